@@ -1,0 +1,237 @@
+"""The `graphrag-mcp` command: thin typer commands; graphrag is imported only inside them."""
+
+import asyncio
+import os
+import sys
+from enum import StrEnum
+from functools import wraps
+from pathlib import Path
+from typing import Annotated, Any, Callable
+
+import typer
+
+from graphrag_mcp_server import __version__
+from graphrag_mcp_server.config.providers import Provider
+from graphrag_mcp_server.config.settings import ServerSettings
+from graphrag_mcp_server.errors import GraphRagMcpError
+from graphrag_mcp_server.handlers.index import IndexMethod, IndexMode
+from graphrag_mcp_server.handlers.search import SearchType
+
+app = typer.Typer(
+    name="graphrag-mcp",
+    help="GraphRAG knowledge of your own documents for AI assistants: index a folder, query it, serve it over MCP.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+OFFLINE_NOTICE = (
+    "Using the offline model: no language model, answers are extracted from your documents "
+    "(for trying graphrag-mcp without a key, and for tests). Configure one with: graphrag-mcp init --provider openai"
+)
+
+
+class OutputFormat(StrEnum):
+    """Output of a command: readable text or one JSON object on stdout."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
+IndexPath = Annotated[
+    Path | None,
+    typer.Option("--index-path", "-i", help="Index root [env GRAPHRAG_MCP_INDEX_PATH, default ./graphrag_index]."),
+]
+FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json (one object on stdout).")]
+
+
+def _index_root(index_path: Path | None) -> Path:
+    return (index_path or ServerSettings().index_path).resolve()
+
+
+def _fail(message: str, code: int = 1) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Report GraphRagMcpError as one line on stderr with exit code 1, never a traceback."""
+
+    @wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except GraphRagMcpError as error:
+            _fail(str(error))
+
+    return run
+
+
+def _notice(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def _version(show: bool) -> None:
+    if show:
+        typer.echo(f"graphrag-mcp {__version__}")
+        raise typer.Exit
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """GraphRAG knowledge of your own documents for AI assistants."""
+
+
+@app.command()
+@_user_errors
+def init(
+    index_path: IndexPath = None,
+    provider: Annotated[Provider, typer.Option(help="Model provider to configure.")] = Provider.OPENAI,
+    model: Annotated[str | None, typer.Option(help="Completion model (provider's default if omitted).")] = None,
+    embedding_model: Annotated[str | None, typer.Option(help="Embedding model (provider's default if omitted).")] = None,
+    force: Annotated[bool, typer.Option(help="Overwrite an existing settings.yaml and prompts.")] = False,
+) -> None:
+    """Write graphrag's settings.yaml and prompts into the index root, configured for a provider."""
+    from graphrag_mcp_server.config.index_root import write_index_root
+
+    settings = write_index_root(_index_root(index_path), provider, model, embedding_model, force)
+    typer.echo(f"Wrote {settings} and prompts/ for provider {provider.value}.")
+    if provider is not Provider.OFFLINE:
+        typer.echo("Credentials are read from the environment: see the ${...} references in settings.yaml.")
+
+
+@app.command()
+@_user_errors
+def index(
+    data_path: Annotated[Path, typer.Argument(help="Folder of documents (.txt and .md by default).")],
+    index_path: IndexPath = None,
+    full: Annotated[bool, typer.Option("--full", help="Rebuild the whole index.")] = False,
+    incremental: Annotated[bool, typer.Option("--incremental", help="Update the existing index.")] = False,
+    method: Annotated[IndexMethod, typer.Option(help="standard: LLM extraction; fast: NLP extraction.")] = (
+        IndexMethod.STANDARD
+    ),
+    offline: Annotated[bool, typer.Option(help="Use the offline model (no key, no network).")] = False,
+    watch: Annotated[bool, typer.Option(help="Keep the index current as files change.")] = False,
+    output_format: FormatOption = OutputFormat.TEXT,
+) -> None:
+    """Build or update the index of DATA_PATH (GraphRAG parquet tables + LanceDB vectors)."""
+    if full and incremental:
+        raise typer.BadParameter("choose one of --full and --incremental")
+    if watch:
+        _fail("--watch is not yet available; run `graphrag-mcp index` again after changes", code=2)
+    mode = IndexMode.FULL if full else IndexMode.INCREMENTAL if incremental else IndexMode.AUTO
+    summary = asyncio.run(_run_index(data_path.resolve(), _index_root(index_path), mode, method, offline))
+    if output_format is OutputFormat.JSON:
+        typer.echo(summary.model_dump_json())
+        return
+    typer.echo(
+        f"Indexed ({summary.mode}) {summary.documents} documents into {summary.text_units} text units: "
+        f"{summary.entities} entities, {summary.relationships} relationships, {summary.communities} communities, "
+        f"{summary.community_reports} community reports.\n"
+        f"LLM calls {summary.llm_calls}, prompt tokens {summary.prompt_tokens}, "
+        f"completion tokens {summary.completion_tokens}, {summary.seconds:.1f} s."
+    )
+
+
+async def _run_index(data_path: Path, root: Path, mode: IndexMode, method: IndexMethod, offline: bool) -> Any:
+    from graphrag_mcp_server.config.index_root import SETTINGS_FILE, is_offline, load_index_config, write_index_root
+    from graphrag_mcp_server.errors import ConfigError
+    from graphrag_mcp_server.handlers.index import build, check_data_path, input_overrides
+
+    check_data_path(data_path)
+    if not (root / SETTINGS_FILE).exists():
+        use_offline = offline or not os.environ.get("GRAPHRAG_API_KEY")
+        write_index_root(root, Provider.OFFLINE if use_offline else Provider.OPENAI)
+    config = load_index_config(root, input_overrides(data_path))
+    if offline and not is_offline(config):
+        msg = (
+            f"{root / SETTINGS_FILE} configures other models than the offline one; drop --offline, "
+            f"or switch this root to it with: graphrag-mcp init --index-path {root} --provider offline --force"
+        )
+        raise ConfigError(msg)
+    if is_offline(config):
+        _notice(OFFLINE_NOTICE)
+    from graphrag_mcp_server.cli.progress import RichWorkflowProgress
+
+    with RichWorkflowProgress() as progress:
+        return await build(config, mode, method, callbacks=[progress])
+
+
+@app.command()
+@_user_errors
+def query(
+    query_text: Annotated[str, typer.Argument(metavar="QUERY", help="The question.")],
+    index_path: IndexPath = None,
+    query_type: Annotated[SearchType, typer.Option("--type", "-t", help="Search method.")] = SearchType.GLOBAL,
+    community_level: Annotated[int, typer.Option(min=0, help="Community level (0 = broadest).")] = 2,
+    top_k: Annotated[
+        int | None, typer.Option(min=1, help="Records to retrieve: text units (basic) or entities (local, drift).")
+    ] = None,
+    response_type: Annotated[str, typer.Option(help="Form of the answer.")] = "Multiple Paragraphs",
+    output_format: FormatOption = OutputFormat.TEXT,
+) -> None:
+    """Answer a question from the index (for debugging what the MCP tools return)."""
+    result = asyncio.run(_run_query(_index_root(index_path), query_text, query_type, community_level, top_k, response_type))
+    if output_format is OutputFormat.JSON:
+        typer.echo(result.model_dump_json())
+        return
+    typer.echo(result.answer)
+    documents = list(dict.fromkeys(source.document for source in result.sources))
+    typer.echo("\nSources: " + (", ".join(documents) if documents else "none"))
+    typer.echo(
+        f"LLM calls {result.llm_calls}, prompt tokens {result.prompt_tokens}, "
+        f"completion tokens {result.completion_tokens}, {result.seconds:.1f} s.",
+        err=True,
+    )
+
+
+async def _run_query(
+    root: Path, text: str, search_type: SearchType, level: int, top_k: int | None, response_type: str
+) -> Any:
+    from graphrag_mcp_server.config.index_root import load_index_config
+    from graphrag_mcp_server.handlers.search import run_search, with_top_k
+    from graphrag_mcp_server.handlers.tables import load_tables
+
+    config = load_index_config(root)
+    tables = await load_tables(config, root)
+    return await run_search(
+        with_top_k(config, search_type, top_k),
+        tables,
+        search_type,
+        text,
+        community_level=level,
+        response_type=response_type,
+    )
+
+
+@app.command()
+@_user_errors
+def stats(index_path: IndexPath = None, output_format: FormatOption = OutputFormat.TEXT) -> None:
+    """Show the size and makeup of the index."""
+    statistics = asyncio.run(_run_stats(_index_root(index_path)))
+    if output_format is OutputFormat.JSON:
+        typer.echo(statistics.model_dump_json())
+        return
+    for key, value in statistics.model_dump(mode="json").items():
+        typer.echo(f"{key:>18}: {value}")
+
+
+async def _run_stats(root: Path) -> Any:
+    from graphrag_mcp_server.config.index_root import load_index_config
+    from graphrag_mcp_server.handlers.stats import statistics
+    from graphrag_mcp_server.handlers.tables import load_tables
+
+    config = load_index_config(root)
+    return statistics(config, await load_tables(config, root))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="graphrag-mcp")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""An index root: graphrag's settings.yaml, written by graphrag's own init and loaded by its loader."""
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from graphrag_mcp_server.config.runtime import prepare_graphrag
+from graphrag_mcp_server.errors import ConfigError, IndexNotFoundError
+from graphrag_mcp_server.config.providers import DEFAULT_MODELS, KNOWN_VECTOR_SIZES, OFFLINE_TYPE, Provider, model_block
+
+if TYPE_CHECKING:
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+
+SETTINGS_FILE = "settings.yaml"
+INPUT_FILE_PATTERN = r".*\.(txt|md|markdown)$"
+
+
+def _replace_between(text: str, start: str, end: str, new: str) -> str:
+    """Replace text[start:end) of graphrag's init template; fail loudly if the template changed."""
+    begin, finish = text.find(start), text.find(end)
+    if begin < 0 or finish < begin:
+        msg = f"graphrag's settings template changed: cannot find {start!r}"
+        raise RuntimeError(msg)
+    return text[:begin] + new + text[finish:]
+
+
+def write_index_root(
+    root: Path,
+    provider: Provider,
+    model: str | None = None,
+    embedding_model: str | None = None,
+    force: bool = False,
+) -> Path:
+    """Write settings.yaml and prompts/ with graphrag's init, then set the models for `provider`."""
+    prepare_graphrag()
+    from graphrag.cli.initialize import initialize_project_at
+
+    default_model, default_embedding, default_size = DEFAULT_MODELS[provider]
+    model = model or default_model
+    embedding_model = embedding_model or default_embedding
+    vector_size = default_size if embedding_model == default_embedding else KNOWN_VECTOR_SIZES.get(embedding_model)
+    settings = root / SETTINGS_FILE
+    if settings.exists() and not force:
+        msg = f"{settings} already exists; add --force to overwrite it (prompts you edited are kept only without --force)"
+        raise ConfigError(msg)
+    initialize_project_at(root, force=force, model=model, embedding_model=embedding_model)
+
+    text = settings.read_text(encoding="utf-8")
+    models = model_block(provider, model, "completion") + "\n" + model_block(provider, embedding_model, "embedding")
+    text = _replace_between(text, "completion_models:", "### Document processing settings ###", models + "\n")
+    size_line = (
+        f"  vector_size: {vector_size}\n"
+        if vector_size
+        else "  vector_size: 1536  # TODO: set to your embedding model's dimension\n"
+    )
+    text = _replace_between(text, "\n### Workflow settings ###", "\n### Workflow settings ###", size_line)
+    pattern = INPUT_FILE_PATTERN.replace("$", "$$")  # graphrag substitutes ${VARS} in the whole file
+    text = text.replace("input:\n  type: text", f"input:\n  type: text\n  file_pattern: '{pattern}'", 1)
+    text = text.replace("  max_gleanings: 1\n", "  max_gleanings: 0\n", 1) if provider is Provider.OFFLINE else text
+    settings.write_text(text, encoding="utf-8")
+    (root / ".env").write_text(
+        "# Credentials for settings.yaml; the environment wins over this file.\n# GRAPHRAG_API_KEY=\n",
+        encoding="utf-8",
+    )
+    return settings
+
+
+def load_index_config(root: Path, overrides: dict[str, Any] | None = None) -> "GraphRagConfig":
+    """Load the root's settings.yaml with graphrag's loader; errors say what to fix.
+
+    graphrag's loader changes the working directory to the root so that its relative paths
+    resolve; callers resolve their own paths first.
+    """
+    prepare_graphrag()
+    from graphrag.config.load_config import load_config
+    from graphrag_common.config.load_config import ConfigParsingError
+    from pydantic import ValidationError
+
+    from graphrag_mcp_server.providers import register_providers
+    from graphrag_mcp_server.providers.usage import enable_usage_tracking
+
+    root = root.resolve()
+    if not (root / SETTINGS_FILE).exists():
+        msg = f"no index at {root} (no {SETTINGS_FILE}); build one with: graphrag-mcp index DATA_PATH --index-path {root}"
+        raise IndexNotFoundError(msg)
+    register_providers()
+    try:
+        config = load_config(root_dir=root, cli_overrides=overrides)
+    except ConfigParsingError as error:
+        cause = error.__cause__
+        if isinstance(cause, KeyError):
+            variable = cause.args[0]
+            msg = (
+                f"{root / SETTINGS_FILE} needs the environment variable {variable}: export it (or put it in "
+                f"{root / '.env'}), or switch to the offline model: graphrag-mcp init --index-path {root} "
+                "--provider offline --force"
+            )
+            raise ConfigError(msg) from error
+        raise ConfigError(f"cannot read {root / SETTINGS_FILE}: {error}") from error
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise ConfigError(f"invalid {root / SETTINGS_FILE}: {problems}") from error
+    except ValueError as error:  # string.Template: a "$" that is no ${VAR} reference
+        msg = f"cannot read {root / SETTINGS_FILE}: {error}; write a literal $ as $$"
+        raise ConfigError(msg) from error
+    enable_usage_tracking(config)
+    return config
+
+
+def is_offline(config: "GraphRagConfig") -> bool:
+    """True when every model of the config is the offline model."""
+    models = [*config.completion_models.values(), *config.embedding_models.values()]
+    return all(model.type == OFFLINE_TYPE for model in models)

@@ -1,0 +1,62 @@
+"""Model providers `init` writes a ready settings.yaml section for (no graphrag import here)."""
+
+from enum import StrEnum
+
+OFFLINE_TYPE = "offline"
+"""graphrag-llm model type of the offline model (see providers/offline.py)."""
+
+OFFLINE_DIMENSIONS = 256
+"""Vector size of the offline embedding."""
+
+
+class Provider(StrEnum):
+    """Model providers that `init` writes a ready configuration for."""
+
+    OPENAI = "openai"
+    AZURE = "azure"
+    OLLAMA = "ollama"
+    OFFLINE = "offline"
+
+
+DEFAULT_MODELS: dict[Provider, tuple[str, str, int]] = {
+    Provider.OPENAI: ("gpt-4.1-mini", "text-embedding-3-small", 1536),
+    Provider.AZURE: ("gpt-4.1-mini", "text-embedding-3-small", 1536),
+    Provider.OLLAMA: ("llama3.1", "nomic-embed-text", 768),
+    Provider.OFFLINE: ("offline-extractive", "offline-hashing", OFFLINE_DIMENSIONS),
+}
+"""Completion model, embedding model and its vector size, per provider."""
+
+KNOWN_VECTOR_SIZES = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+    "nomic-embed-text": 768,
+    "mxbai-embed-large": 1024,
+    "all-minilm": 384,
+}
+
+
+def model_block(provider: Provider, model: str, section: str) -> str:
+    """YAML lines for one model entry; credentials only as ${ENV_VAR} references."""
+    lines = {
+        Provider.OPENAI: ["model_provider: openai", f"model: {model}", "api_key: ${GRAPHRAG_API_KEY}"],
+        Provider.AZURE: [
+            "model_provider: azure",
+            f"model: {model}",
+            f"azure_deployment_name: {model}  # the deployment's name in your Azure OpenAI resource",
+            "api_base: ${GRAPHRAG_API_BASE}  # https://<resource>.openai.azure.com",
+            'api_version: "2024-10-21"',
+            "api_key: ${GRAPHRAG_API_KEY}  # or auth_method: azure_managed_identity without api_key",
+        ],
+        Provider.OLLAMA: [
+            "model_provider: ollama_chat" if section == "completion" else "model_provider: ollama",
+            f"model: {model}",
+            "api_base: http://localhost:11434",
+            "api_key: ollama  # Ollama needs no key; graphrag requires a non-empty value",
+        ],
+        Provider.OFFLINE: [f"type: {OFFLINE_TYPE}", "model_provider: offline", f"model: {model}"],
+    }[provider]
+    if provider is not Provider.OFFLINE:
+        lines += ["retry:", "  type: exponential_backoff"]
+    name = f"default_{section}_model"
+    return f"{section}_models:\n  {name}:\n" + "".join(f"    {line}\n" for line in lines)

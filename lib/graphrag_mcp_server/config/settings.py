@@ -1,0 +1,17 @@
+"""The server's own settings (GRAPHRAG_MCP_ prefix, .env); the index's config is graphrag's settings.yaml."""
+
+from pathlib import Path
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ServerSettings(BaseSettings):
+    """Settings of graphrag-mcp itself, read from the environment and ./.env."""
+
+    model_config = SettingsConfigDict(env_prefix="GRAPHRAG_MCP_", env_file=".env", extra="ignore")
+
+    index_path: Path = Path("graphrag_index")
+    """Index root: settings.yaml, prompts/, output/ (parquet tables and LanceDB), cache/, logs/."""
+
+    log_level: str = "WARNING"
+    """Level of the server's own log lines, written to stderr."""

@@ -1,0 +1,74 @@
+"""Typed results shared by the CLI's JSON output and the MCP tools' structured output."""
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+
+class Source(BaseModel):
+    """A text unit an answer drew on, with the document it came from."""
+
+    document: str = Field(description="Title of the source document (its file name for text input)")
+    text_unit_id: str = Field(description="Id of the text unit (chunk) in the index")
+
+
+class SearchResult(BaseModel):
+    """An answer with the sources and cost behind it."""
+
+    type: str = Field(description="Search method: global, local, drift or basic")
+    query: str
+    answer: str
+    sources: list[Source] = Field(description="Text units behind the answer, cited ones first")
+    context_counts: dict[str, int] = Field(
+        description="Records of each kind (entities, relationships, reports, sources...) that went into the context"
+    )
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+
+
+class IndexSummary(BaseModel):
+    """What an indexing run produced and what it cost."""
+
+    documents: int
+    text_units: int
+    entities: int
+    relationships: int
+    communities: int
+    community_reports: int
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    mode: str = Field(description="full or incremental")
+
+
+class ModelNames(BaseModel):
+    """The models the index was configured with, as provider/model."""
+
+    completion: list[str]
+    embedding: list[str]
+
+
+class VectorStoreInfo(BaseModel):
+    """The vector store and the tables it holds."""
+
+    type: str
+    tables: dict[str, int] = Field(description="Vector table name -> rows")
+
+
+class IndexStatistics(BaseModel):
+    """Size and makeup of an index."""
+
+    documents: int
+    text_units: int
+    entities: int
+    relationships: int
+    communities: int
+    community_reports: int
+    community_levels: int
+    covariates: int
+    index_updated_at: datetime | None
+    models: ModelNames
+    vector_store: VectorStoreInfo

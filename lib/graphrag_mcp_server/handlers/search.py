@@ -1,0 +1,174 @@
+"""The four searches: one graphrag.api call each, mapped to a SearchResult with sources and cost."""
+
+import re
+import time
+from collections.abc import Iterator
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from graphrag_mcp_server.handlers.results import SearchResult, Source
+from graphrag_mcp_server.handlers.tables import IndexTables
+from graphrag_mcp_server.providers.usage import count_streamed_answer, track_usage
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+
+MAX_SOURCES = 20
+_CITATION = re.compile(r"\[Data:([^\]]*)\]")
+_CITED_KIND = re.compile(r"(Entities|Relationships|Sources|Reports)\s*\(([^)]*)\)")
+
+
+class SearchType(StrEnum):
+    """GraphRAG's search methods."""
+
+    GLOBAL = "global"
+    LOCAL = "local"
+    DRIFT = "drift"
+    BASIC = "basic"
+
+
+def with_top_k(config: "GraphRagConfig", search_type: SearchType, top_k: int | None) -> "GraphRagConfig":
+    """A copy of the config retrieving `top_k` records (text units for basic, entities for local and drift)."""
+    if top_k is None or search_type is SearchType.GLOBAL:
+        return config
+    section, field = {
+        SearchType.BASIC: ("basic_search", "k"),
+        SearchType.LOCAL: ("local_search", "top_k_entities"),
+        SearchType.DRIFT: ("drift_search", "local_search_top_k_mapped_entities"),
+    }[search_type]
+    updated = getattr(config, section).model_copy(update={field: top_k})
+    return config.model_copy(update={section: updated})
+
+
+async def run_search(
+    config: "GraphRagConfig",
+    tables: IndexTables,
+    search_type: SearchType,
+    query: str,
+    *,
+    community_level: int = 2,
+    response_type: str = "Multiple Paragraphs",
+    dynamic_community_selection: bool = False,
+) -> SearchResult:
+    """Answer `query` with the graphrag.api search of `search_type` over the loaded tables."""
+    import graphrag.api as api
+
+    common = {"config": config, "response_type": response_type, "query": query}
+    graph = {
+        "entities": tables.entities,
+        "communities": tables.communities,
+        "community_reports": tables.community_reports,
+        "community_level": community_level,
+    }
+    local = {**graph, "text_units": tables.text_units, "relationships": tables.relationships}
+    started = time.perf_counter()
+    with track_usage() as usage:
+        match search_type:
+            case SearchType.GLOBAL:
+                call = api.global_search(
+                    **common, **graph, dynamic_community_selection=dynamic_community_selection
+                )
+            case SearchType.LOCAL:
+                call = api.local_search(**common, **local, covariates=tables.covariates)
+            case SearchType.DRIFT:
+                call = api.drift_search(**common, **local)
+            case SearchType.BASIC:
+                call = api.basic_search(**common, text_units=tables.text_units)
+        answer, context = await call
+    answer = answer if isinstance(answer, str) else str(answer)
+    count_streamed_answer(usage, answer, _answer_model_id(config, search_type))
+    frames = list(_context_frames(context))
+    return SearchResult(
+        type=search_type.value,
+        query=query,
+        answer=answer,
+        sources=find_sources(answer, frames, tables),
+        context_counts=_count_records(frames),
+        llm_calls=usage.llm_calls,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+def _answer_model_id(config: "GraphRagConfig", search_type: SearchType) -> str:
+    """provider/model of the completion model that writes (streams) the search's answer."""
+    model_id = getattr(config, f"{search_type.value}_search").completion_model_id
+    model = config.get_completion_model_config(model_id)
+    return f"{model.model_provider}/{model.model}"
+
+
+def _context_frames(context: Any, kind: str = "") -> Iterator[tuple[str, "pd.DataFrame"]]:
+    """(kind, records) for every table in graphrag's context data, however deeply nested (drift)."""
+    import pandas as pd
+
+    if isinstance(context, pd.DataFrame):
+        yield kind.lower(), context
+    elif isinstance(context, dict):
+        for key, value in context.items():
+            yield from _context_frames(value, str(key))
+    elif isinstance(context, list):
+        for value in context:
+            yield from _context_frames(value, kind)
+
+
+def _count_records(frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for kind, frame in frames:
+        counts[kind] = counts.get(kind, 0) + len(frame)
+    return counts
+
+
+def _cited(answer: str) -> dict[str, list[str]]:
+    """Record ids cited in graphrag's `[Data: Entities (1, 2); Sources (3)]` style, by lower-case kind."""
+    cited: dict[str, list[str]] = {}
+    for block in _CITATION.findall(answer):
+        for kind, ids in _CITED_KIND.findall(block):
+            cited.setdefault(kind.lower(), []).extend(re.findall(r"\d+", ids))
+    return cited
+
+
+def _in_context(frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str, list[str]]:
+    """Record ids present in the context, by kind, in context order."""
+    ids: dict[str, list[str]] = {}
+    for kind, frame in frames:
+        if "id" in frame.columns:
+            ids.setdefault(kind, []).extend(str(value) for value in frame["id"])
+    return ids
+
+
+def _text_units_of(kind: str, ids: list[str], tables: IndexTables) -> list[str]:
+    """Text unit ids behind records of `kind` named by their human-readable ids."""
+    table, id_column = {
+        "sources": (tables.text_units, "human_readable_id"),
+        "entities": (tables.entities, "human_readable_id"),
+        "relationships": (tables.relationships, "human_readable_id"),
+        "reports": (tables.communities, "community"),
+    }.get(kind, (None, ""))
+    if table is None or not ids:
+        return []
+    by_id = table.set_index(table[id_column].astype(str))
+    found: list[str] = []
+    for record_id in ids:
+        if record_id not in by_id.index:
+            continue
+        row = by_id.loc[record_id]
+        row = row.iloc[0] if hasattr(row, "iloc") and row.ndim > 1 else row
+        found.extend([row["id"]] if kind == "sources" else list(row["text_unit_ids"]))
+    return found
+
+
+def find_sources(answer: str, frames: list[tuple[str, "pd.DataFrame"]], tables: IndexTables) -> list[Source]:
+    """Text units behind the answer: those it cites, else those in its context; text first, then graph."""
+    records = _cited(answer) or _in_context(frames)
+    unit_ids: list[str] = []
+    for kind in ("sources", "entities", "relationships", "reports"):
+        unit_ids.extend(_text_units_of(kind, records.get(kind, []), tables))
+    titles = tables.documents.set_index("id")["title"]
+    document_of = tables.text_units.set_index("id")["document_id"]
+    sources: list[Source] = []
+    for unit_id in dict.fromkeys(unit_ids):
+        if unit_id in document_of.index:
+            sources.append(Source(document=str(titles.get(document_of[unit_id], "")), text_unit_id=unit_id))
+    return sources[:MAX_SOURCES]

@@ -1,0 +1,67 @@
+"""Index statistics, read from the parquet tables and the LanceDB vector store."""
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from graphrag_mcp_server.handlers.results import IndexStatistics, ModelNames, VectorStoreInfo
+from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables, output_dir
+
+if TYPE_CHECKING:
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag_storage.tables.table_provider import TableProvider
+
+
+def _table_provider(config: "GraphRagConfig") -> "TableProvider":
+    from graphrag_storage import create_storage
+    from graphrag_storage.tables.table_provider_factory import create_table_provider
+
+    return create_table_provider(config.table_provider, storage=create_storage(config.output_storage))
+
+
+async def has_index(config: "GraphRagConfig") -> bool:
+    """True when every table the searches need exists."""
+    provider = _table_provider(config)
+    return all([await provider.has(name) for name in REQUIRED_TABLES])
+
+
+async def count_rows(config: "GraphRagConfig") -> dict[str, int]:
+    """Rows of each required table (0 for a table not written)."""
+    provider = _table_provider(config)
+    return {
+        name: len(await provider.read_dataframe(name)) if await provider.has(name) else 0 for name in REQUIRED_TABLES
+    }
+
+
+def vector_tables(config: "GraphRagConfig") -> dict[str, int]:
+    """Rows of each table in the LanceDB vector store (empty for other stores)."""
+    import lancedb
+
+    if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
+        return {}
+    db = lancedb.connect(config.vector_store.db_uri)
+    return {name: db.open_table(name).count_rows() for name in db.list_tables().tables}
+
+
+def _updated_at(config: "GraphRagConfig") -> datetime | None:
+    stats_file = output_dir(config) / "stats.json"
+    return datetime.fromtimestamp(stats_file.stat().st_mtime, UTC) if stats_file.exists() else None
+
+
+def statistics(config: "GraphRagConfig", tables: IndexTables) -> IndexStatistics:
+    """Counts, community levels, update time, models and vector tables of a loaded index."""
+    return IndexStatistics(
+        documents=len(tables.documents),
+        text_units=len(tables.text_units),
+        entities=len(tables.entities),
+        relationships=len(tables.relationships),
+        communities=len(tables.communities),
+        community_reports=len(tables.community_reports),
+        community_levels=int(tables.communities["level"].nunique()),
+        covariates=0 if tables.covariates is None else len(tables.covariates),
+        index_updated_at=_updated_at(config),
+        models=ModelNames(
+            completion=[f"{m.model_provider}/{m.model}" for m in config.completion_models.values()],
+            embedding=[f"{m.model_provider}/{m.model}" for m in config.embedding_models.values()],
+        ),
+        vector_store=VectorStoreInfo(type=str(config.vector_store.type), tables=vector_tables(config)),
+    )

@@ -1,0 +1,81 @@
+"""`graphrag-mcp index` and `stats` on the fixture corpus: real pipeline, real LanceDB, offline model."""
+
+from pathlib import Path
+
+import lancedb
+import pandas as pd
+
+from conftest import CORPUS, run_cli
+
+SUMMARY_KEYS = {
+    "documents", "text_units", "entities", "relationships", "communities", "community_reports",
+    "llm_calls", "prompt_tokens", "completion_tokens", "seconds", "mode",
+}
+STATS_KEYS = {
+    "documents", "text_units", "entities", "relationships", "communities", "community_reports",
+    "community_levels", "covariates", "index_updated_at", "models", "vector_store",
+}
+
+
+def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) -> None:
+    _, summary = built_index
+    assert set(summary) == SUMMARY_KEYS
+    assert summary["mode"] == "full"
+    assert summary["documents"] == len(list(CORPUS.iterdir()))
+    for key in ("text_units", "entities", "relationships", "communities", "community_reports"):
+        assert summary[key] > 0, key
+    assert summary["llm_calls"] > 0
+    assert summary["prompt_tokens"] > summary["llm_calls"]
+    assert summary["completion_tokens"] > 0
+
+
+def test_stats_agree_with_parquet_and_lancedb(built_index: tuple[Path, dict]) -> None:
+    root, summary = built_index
+    result = run_cli("stats", "--index-path", root, "--format", "json")
+    assert result.code == 0, result.stderr
+    stats = result.json()
+    assert set(stats) == STATS_KEYS
+    output = root / "output"
+    for table in ("documents", "text_units", "entities", "relationships", "communities", "community_reports"):
+        assert stats[table] == len(pd.read_parquet(output / f"{table}.parquet")) == summary[table], table
+    assert stats["community_levels"] == pd.read_parquet(output / "communities.parquet")["level"].nunique()
+    assert stats["models"] == {"completion": ["offline/offline-extractive"], "embedding": ["offline/offline-hashing"]}
+    assert stats["index_updated_at"] is not None
+
+    db = lancedb.connect(output / "lancedb")
+    vector_tables = {name: db.open_table(name).count_rows() for name in db.list_tables().tables}
+    assert stats["vector_store"] == {"type": "lancedb", "tables": vector_tables}
+    assert vector_tables["text_unit_text"] == stats["text_units"]
+    assert vector_tables["entity_description"] == stats["entities"]
+    assert vector_tables["community_full_content"] == stats["community_reports"]
+
+
+def test_stats_text_format(built_index: tuple[Path, dict]) -> None:
+    root, summary = built_index
+    result = run_cli("stats", "--index-path", root)
+    assert result.code == 0, result.stderr
+    assert f"entities: {summary['entities']}" in result.stdout
+
+
+def test_incremental_run_adds_a_new_document(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in sorted(p.name for p in CORPUS.iterdir())[:3]:
+        (data / name).write_text((CORPUS / name).read_text())
+    root = tmp_path / "index"
+    first = run_cli("index", data, "--index-path", root, "--offline", "--format", "json")
+    assert first.code == 0, first.stderr
+    assert first.json()["mode"] == "full"
+
+    (data / "12_visiting_delegation.txt").write_text(
+        "In May 2024 Oskar Lindqvist led a delegation from the Baltic Tidal Forum to Port Evander. "
+        "Oskar Lindqvist met Mirela Voss at the Harrowgate Tidal Cooperative and studied the Slack Water Protocol."
+    )
+    second = run_cli("index", data, "--index-path", root, "--incremental", "--offline", "--format", "json")
+    assert second.code == 0, second.stderr
+    summary = second.json()
+    assert summary["mode"] == "incremental"
+    assert summary["documents"] == first.json()["documents"] + 1
+    entities = pd.read_parquet(root / "output" / "entities.parquet")
+    assert "OSKAR LINDQVIST" in set(entities["title"].str.upper())
+    assert summary["llm_calls"] < first.json()["llm_calls"]
