@@ -56,6 +56,8 @@ def write_index_root(
     pattern = INPUT_FILE_PATTERN.replace("$", "$$")  # graphrag substitutes ${VARS} in the whole file
     text = text.replace("input:\n  type: text", f"input:\n  type: text\n  file_pattern: '{pattern}'", 1)
     text = text.replace("  max_gleanings: 1\n", "  max_gleanings: 0\n", 1) if provider is Provider.OFFLINE else text
+    # graphrag's init writes prompts/drift_reduce_prompt.txt but points settings elsewhere
+    text = text.replace("prompts/drift_search_reduce_prompt.txt", "prompts/drift_reduce_prompt.txt")
     settings.write_text(text, encoding="utf-8")
     (root / ".env").write_text(
         "# Credentials for settings.yaml; the environment wins over this file.\n# GRAPHRAG_API_KEY=\n",

@@ -1,0 +1,526 @@
+"""Tests for the offline model: each GraphRAG prompt is answered in a format
+GraphRAG's own parser accepts, and a tiny corpus indexes and searches offline."""
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import json
+import re
+from pathlib import Path
+
+import litellm  # noqa: F401  (bundles the tiktoken encodings GraphRAG needs)
+import numpy as np
+import pandas as pd
+import pytest
+from graphrag.cache.cache_key_creator import cache_key_creator
+from graphrag.config.models.drift_search_config import DRIFTSearchConfig
+from graphrag.data_model.community_report import CommunityReport
+from graphrag.data_model.entity import Entity
+from graphrag.data_model.relationship import Relationship
+from graphrag.data_model.text_unit import TextUnit
+from graphrag.index.operations.extract_covariates.claim_extractor import (
+    ClaimExtractor,
+)
+from graphrag.index.operations.extract_graph.graph_extractor import (
+    GraphExtractor,
+)
+from graphrag.index.operations.summarize_communities.community_reports_extractor import (
+    CommunityReportResponse,
+    CommunityReportsExtractor,
+)
+from graphrag.index.operations.summarize_descriptions.description_summary_extractor import (
+    SummarizeExtractor,
+)
+from graphrag.prompts.index.community_report import COMMUNITY_REPORT_PROMPT
+from graphrag.prompts.index.extract_claims import EXTRACT_CLAIMS_PROMPT
+from graphrag.prompts.index.extract_graph import GRAPH_EXTRACTION_PROMPT
+from graphrag.prompts.index.summarize_descriptions import SUMMARIZE_PROMPT
+from graphrag.prompts.query.basic_search_system_prompt import (
+    BASIC_SEARCH_SYSTEM_PROMPT,
+)
+from graphrag.prompts.query.drift_search_system_prompt import (
+    DRIFT_LOCAL_SYSTEM_PROMPT,
+    DRIFT_REDUCE_PROMPT,
+)
+from graphrag.prompts.query.local_search_system_prompt import (
+    LOCAL_SEARCH_SYSTEM_PROMPT,
+)
+from graphrag.query.context_builder.builders import ContextBuilderResult
+from graphrag.query.context_builder.community_context import (
+    build_community_context,
+)
+from graphrag.query.context_builder.local_context import (
+    build_entity_context,
+    build_relationship_context,
+)
+from graphrag.query.context_builder.rate_relevancy import rate_relevancy
+from graphrag.query.context_builder.source_context import (
+    build_text_unit_context,
+)
+from graphrag.query.structured_search.drift_search.action import DriftAction
+from graphrag.query.structured_search.drift_search.primer import (
+    DRIFTPrimer,
+    PrimerQueryProcessor,
+)
+from graphrag.query.structured_search.global_search.search import (
+    GlobalSearch,
+)
+from graphrag.query.structured_search.local_search.search import LocalSearch
+from graphrag_cache.memory_cache import MemoryCache
+from graphrag_llm.completion import LLMCompletion, create_completion
+from graphrag_llm.config import ModelConfig
+from graphrag_llm.embedding import LLMEmbedding, create_embedding
+from graphrag_llm.types import LLMCompletionChunk
+from graphrag_llm.utils import (
+    CompletionMessagesBuilder,
+    gather_completion_response_async,
+)
+from graphrag_mcp_server.providers.offline import (
+    DEFAULT_OFFLINE_DIMENSIONS,
+    OFFLINE_TYPE,
+    OfflineCompletion,
+    OfflineEmbedding,
+    register_offline_models,
+)
+from pydantic import BaseModel
+
+TEXT = (
+    "The Harrowgate Tidal Cooperative was founded in 1987 by Mirela Voss in Port Evander. "
+    'Voss said the cooperative would adopt the "Slack Water Protocol" to protect the '
+    "oyster beds. Anika Holm chairs the Port Evander Harbour Board and often disagrees "
+    "with Mirela Voss about dredging. The Estuary Festival is held every August."
+)
+ENTITY_TYPES = ["organization", "person", "geo", "event"]
+QUERY = "What does Mirela Voss do at the Harrowgate Tidal Cooperative?"
+
+ENTITIES = [
+    ("MIRELA VOSS", "Mirela Voss founded the Harrowgate Tidal Cooperative in 1987.", 3),
+    ("HARROWGATE TIDAL COOPERATIVE", "The cooperative farms oysters near Port Evander.", 2),
+    ("PORT EVANDER", "Port Evander is a harbour town on the estuary.", 2),
+    ("ANIKA HOLM", "Anika Holm chairs the Port Evander Harbour Board.", 1),
+]
+RELATIONSHIPS = [
+    ("MIRELA VOSS", "HARROWGATE TIDAL COOPERATIVE", "Mirela Voss founded the cooperative."),
+    ("HARROWGATE TIDAL COOPERATIVE", "PORT EVANDER", "The cooperative is based in Port Evander."),
+    ("ANIKA HOLM", "MIRELA VOSS", "Anika Holm disagrees with Mirela Voss about dredging."),
+]
+REPORT = CommunityReport(
+    id="r1",
+    short_id="7",
+    title="Mirela Voss and Harrowgate Tidal Cooperative",
+    community_id="7",
+    summary="Mirela Voss founded the Harrowgate Tidal Cooperative in Port Evander.",
+    full_content=(
+        "# Mirela Voss and Harrowgate Tidal Cooperative\n\n"
+        "Mirela Voss founded the Harrowgate Tidal Cooperative in Port Evander.\n\n"
+        "## The role of Anika Holm\n\n"
+        "Anika Holm chairs the Port Evander Harbour Board and disputes dredging."
+    ),
+    rank=6.0,
+)
+
+
+# --------------------------------------------------------------------------
+# Fixtures and helpers
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def model() -> LLMCompletion:
+    """The offline completion model, created through graphrag-llm's factory."""
+    register_offline_models()
+    config = ModelConfig(type=OFFLINE_TYPE, model_provider="offline", model="offline-extractive")
+    return create_completion(config)
+
+
+@pytest.fixture
+def embedder() -> LLMEmbedding:
+    """The offline embedding model, created through graphrag-llm's factory."""
+    register_offline_models()
+    config = ModelConfig(type=OFFLINE_TYPE, model_provider="offline", model="offline-hashing")
+    return create_embedding(config)
+
+
+def _entities() -> list[Entity]:
+    return [
+        Entity(id=f"e{i}", short_id=str(i), title=title, description=desc, rank=rank)
+        for i, (title, desc, rank) in enumerate(ENTITIES)
+    ]
+
+
+def _relationships() -> list[Relationship]:
+    return [
+        Relationship(id=f"r{i}", short_id=str(i), source=s, target=t, description=d, rank=2)
+        for i, (s, t, d) in enumerate(RELATIONSHIPS)
+    ]
+
+
+def _local_context() -> str:
+    """Local search tables built by GraphRAG's own context builders."""
+    entity_text, _ = build_entity_context(_entities())
+    relationship_text, _ = build_relationship_context(_entities(), _relationships())
+    source_text, _ = build_text_unit_context([TextUnit(id="t1", short_id="4", text=TEXT)])
+    return "\n\n".join([entity_text, relationship_text, source_text])
+
+
+async def _ask(model: LLMCompletion, system_prompt: str, query: str, **kwargs) -> str:
+    """Stream an answer the way GraphRAG's searches consume it."""
+    messages = CompletionMessagesBuilder().add_system_message(system_prompt).add_user_message(query)
+    stream = await model.completion_async(messages=messages.build(), stream=True, **kwargs)
+    chunks = [chunk async for chunk in stream]
+    assert all(isinstance(c, LLMCompletionChunk) for c in chunks)
+    assert chunks[-1].choices[0].finish_reason == "stop"
+    return "".join(c.choices[0].delta.content or "" for c in chunks)
+
+
+class _StaticContext:
+    """A context builder returning fixed tables."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def build_context(self, **_: object) -> ContextBuilderResult:
+        return ContextBuilderResult(context_chunks=self.text, context_records={})
+
+
+# --------------------------------------------------------------------------
+# Indexing prompts
+# --------------------------------------------------------------------------
+
+
+async def test_graph_extraction_is_parsed_by_graph_extractor(model: LLMCompletion) -> None:
+    extractor = GraphExtractor(model=model, prompt=GRAPH_EXTRACTION_PROMPT, max_gleanings=2)
+    entities, relationships = await extractor(TEXT, ENTITY_TYPES, source_id="t1")
+    types = dict(zip(entities["title"], entities["type"], strict=True))
+    assert types["MIRELA VOSS"] == "PERSON"
+    assert types["HARROWGATE TIDAL COOPERATIVE"] == "ORGANIZATION"
+    assert types["PORT EVANDER"] == "GEO"
+    assert types["ESTUARY FESTIVAL"] == "EVENT"
+    assert "SLACK WATER PROTOCOL" in types
+    assert not {"MARTIN SMITH", "CENTRAL INSTITUTION", "TECHGLOBAL"} & set(types)
+    assert "THE HARROWGATE TIDAL COOPERATIVE" not in types
+    voss = entities[entities["title"] == "MIRELA VOSS"]["description"].iloc[0]
+    assert "founded in 1987 by Mirela Voss" in voss and "<|" not in voss
+    pairs = set(zip(relationships["source"], relationships["target"], strict=True))
+    assert ("HARROWGATE TIDAL COOPERATIVE", "MIRELA VOSS") in pairs
+    assert relationships["weight"].between(1, 10).all()
+    assert (relationships["weight"] > 1).all()  # numeric strengths survive parsing
+
+
+async def test_summarize_descriptions_merges_distinct_sentences(model: LLMCompletion) -> None:
+    extractor = SummarizeExtractor(
+        model=model,
+        max_summary_length=40,
+        max_input_tokens=4000,
+        summarization_prompt=SUMMARIZE_PROMPT,
+    )
+    first = "Mirela Voss founded the cooperative. She lives in Port Evander."
+    second = "Mirela Voss founded the cooperative. She opposes dredging."
+    result = await extractor(id="MIRELA VOSS", descriptions=[first, second])
+    summary = result.description
+    assert summary.count("Mirela Voss founded the cooperative.") == 1
+    assert "Port Evander" in summary and "dredging" in summary
+    assert len(summary.split()) <= 40
+
+
+async def test_community_report_is_structured_output(model: LLMCompletion) -> None:
+    entities = pd.DataFrame(
+        [(i, t, d, deg) for i, (t, d, deg) in enumerate(ENTITIES)],
+        columns=["human_readable_id", "title", "description", "degree"],
+    )
+    relationships = pd.DataFrame(
+        [(i, s, t, d, 4) for i, (s, t, d) in enumerate(RELATIONSHIPS)],
+        columns=["human_readable_id", "source", "target", "description", "combined_degree"],
+    )
+    input_text = (
+        f"-----Entities-----\n{entities.to_csv(index=False, sep=',')}\n\n"
+        f"-----Relationships-----\n{relationships.to_csv(index=False, sep=',')}"
+    )
+    extractor = CommunityReportsExtractor(
+        model=model, extraction_prompt=COMMUNITY_REPORT_PROMPT, max_report_length=500
+    )
+    result = await extractor(input_text)
+    report = result.structured_output
+    assert isinstance(report, CommunityReportResponse)
+    assert report.title.startswith("Mirela Voss")
+    assert 0 <= report.rating <= 10
+    assert len(report.findings) >= 3
+    assert "[Data: Entities (0)" in report.findings[0].explanation
+    assert result.output.startswith("# Mirela Voss")
+
+
+async def test_claims_are_parsed_by_claim_extractor(model: LLMCompletion) -> None:
+    extractor = ClaimExtractor(
+        model=model, extraction_prompt=EXTRACT_CLAIMS_PROMPT, max_gleanings=1
+    )
+    result = await extractor(
+        texts=[TEXT],
+        entity_spec=ENTITY_TYPES,
+        resolved_entities={},
+        claim_description="Any claims or facts that could be relevant to information discovery.",
+    )
+    subjects = {claim["subject_id"] for claim in result.output}
+    assert "HARROWGATE TIDAL COOPERATIVE" in subjects
+    assert all(claim["description"] for claim in result.output)
+
+
+# --------------------------------------------------------------------------
+# Query prompts
+# --------------------------------------------------------------------------
+
+
+async def test_local_search_answer_names_entities_with_citations(model: LLMCompletion) -> None:
+    prompt = LOCAL_SEARCH_SYSTEM_PROMPT.format(
+        context_data=_local_context(), response_type="multiple paragraphs"
+    )
+    answer = await _ask(model, prompt, QUERY)
+    assert "**Mirela Voss**" in answer
+    assert re.search(r"\[Data: Entities \([\d, ]+\)", answer)
+    assert "Sources (4)" in answer
+
+
+async def test_basic_search_answer_cites_sources(model: LLMCompletion) -> None:
+    sources = pd.DataFrame({"id": ["4"], "text": [TEXT]}).to_csv(
+        index=False, escapechar="\\", sep="|"
+    )
+    prompt = BASIC_SEARCH_SYSTEM_PROMPT.format(context_data=sources, response_type="a paragraph")
+    answer = await _ask(model, prompt, "Who chairs the Harbour Board?")
+    assert "Anika Holm chairs the Port Evander Harbour Board" in answer
+    assert "[Data: Sources (4)]" in answer
+
+
+async def test_global_map_and_reduce_are_parsed_by_global_search(model: LLMCompletion) -> None:
+    chunks, _ = build_community_context(
+        [REPORT], use_community_summary=False, single_batch=False, shuffle_data=False
+    )
+    search = GlobalSearch(model=model, context_builder=None)  # type: ignore[arg-type]
+    mapped = await search._map_response_single_batch(
+        context_data=chunks[0], query="Who disputes dredging?", max_length=500
+    )
+    assert mapped.response[0]["score"] > 0
+    assert "[Data: Reports (7)]" in mapped.response[0]["answer"]
+    reduced = await search._reduce_response(map_responses=[mapped], query="Who disputes dredging?")
+    assert "Anika Holm" in reduced.response
+    assert "[Data: Reports (7)]" in reduced.response
+
+
+async def test_global_map_offers_top_reports_for_broad_questions(model: LLMCompletion) -> None:
+    chunks, _ = build_community_context(
+        [REPORT], use_community_summary=False, single_batch=False, shuffle_data=False
+    )
+    search = GlobalSearch(model=model, context_builder=None)  # type: ignore[arg-type]
+    mapped = await search._map_response_single_batch(
+        context_data=chunks[0], query="What are the main themes?", max_length=500
+    )
+    assert mapped.response[0]["score"] > 0
+
+
+async def test_drift_primer_and_expansion(model: LLMCompletion, embedder: LLMEmbedding) -> None:
+    primer = DRIFTPrimer(config=DRIFTSearchConfig(), chat_model=model)
+    reports = pd.DataFrame({"full_content": [REPORT.full_content]})
+    parsed, _ = await primer.decompose_query(QUERY, reports)
+    action = DriftAction.from_primer_response(QUERY, parsed)
+    assert action.answer and "Mirela Voss founded" in action.answer
+    assert "What is the role of Anika Holm?" in action.follow_ups
+    assert all("Mirela Voss" not in q for q in action.follow_ups)
+    processor = PrimerQueryProcessor(chat_model=model, text_embedder=embedder, reports=[REPORT])
+    expanded, _ = await processor.expand_query(QUERY)
+    assert expanded.startswith(f"# {QUERY}")
+    assert "Mirela Voss founded" in expanded
+
+
+async def test_drift_local_step_is_parsed_by_drift_action(model: LLMCompletion) -> None:
+    local = LocalSearch(
+        model=model,
+        context_builder=_StaticContext(_local_context()),  # type: ignore[arg-type]
+        system_prompt=DRIFT_LOCAL_SYSTEM_PROMPT,
+        model_params={"response_format_json_object": True},
+    )
+    action = DriftAction("What is the role of Anika Holm?")
+    await action.search(search_engine=local, global_query=QUERY, k_followups=2)
+    assert action.answer and "Anika Holm" in action.answer
+    assert 0 < action.score <= 100
+    assert 0 < len(action.follow_ups) <= 2
+    assert all(q.startswith("What is the role of") for q in action.follow_ups)
+
+
+async def test_drift_reduce_merges_intermediate_answers(model: LLMCompletion) -> None:
+    founded = "- Mirela Voss founded the cooperative."
+    answers = [
+        f"The records concern **Mirela Voss**.\n\n{founded} [Data: Sources (4)]",
+        f"- Anika Holm disputes dredging. [Data: Sources (5)]\n{founded}",
+    ]
+    prompt = DRIFT_REDUCE_PROMPT.format(context_data=answers, response_type="multiple paragraphs")
+    messages = CompletionMessagesBuilder().add_system_message(prompt).add_user_message(QUERY)
+    answer = await gather_completion_response_async(
+        await model.completion_async(messages=messages.build())
+    )
+    assert "**Mirela Voss**" in answer
+    assert answer.count("Mirela Voss founded the cooperative.") == 1
+    assert "[Data: Sources (4)]" in answer
+
+
+async def test_rate_relevancy_rates_overlap(model: LLMCompletion) -> None:
+    relevant = await rate_relevancy(QUERY, REPORT.full_content, model, model.tokenizer)
+    unrelated = await rate_relevancy(QUERY, "The weather was mild.", model, model.tokenizer)
+    assert relevant["rating"] > unrelated["rating"] >= 1
+
+
+# --------------------------------------------------------------------------
+# Provider behaviour
+# --------------------------------------------------------------------------
+
+
+def test_unrecognised_prompts_get_an_answer(model: LLMCompletion) -> None:
+    class Verdict(BaseModel):
+        verdict: str
+        confidence: float
+        reasons: list[str]
+
+    plain = model.completion(messages="This is an LLM connectivity test. Say Hello World")
+    assert plain.content
+    structured = model.completion(messages="Judge this.", response_format=Verdict)
+    assert isinstance(structured.formatted_response, Verdict)
+
+
+def test_usage_metrics_and_cache(model: LLMCompletion) -> None:
+    register_offline_models()  # idempotent
+    config = ModelConfig(type=OFFLINE_TYPE, model_provider="offline", model="offline-extractive")
+    cached = create_completion(config, cache=MemoryCache(), cache_key_creator=cache_key_creator)
+    assert isinstance(cached, OfflineCompletion)
+    cached.metrics_store.clear_metrics()  # the store is shared per model id
+    first = cached.completion(messages=TEXT)
+    second = cached.completion(messages=TEXT)
+    assert first.content == second.content
+    assert first.usage.prompt_tokens > 0 and first.usage.completion_tokens > 0
+    metrics = cached.metrics_store.get_metrics()
+    assert metrics["attempted_request_count"] == 2
+    assert metrics["cached_responses"] == 1
+    assert metrics["prompt_tokens"] == 2 * first.usage.prompt_tokens
+
+
+def test_streaming_reports_usage_when_asked(model: LLMCompletion) -> None:
+    chunks = list(
+        model.completion(messages=TEXT, stream=True, stream_options={"include_usage": True})
+    )
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens > 0
+    with pytest.raises(ValueError, match="streaming"):
+        model.completion(messages=TEXT, stream=True, response_format=CommunityReportResponse)
+
+
+def test_embeddings_are_deterministic_normalised_and_lexical(embedder: LLMEmbedding) -> None:
+    assert isinstance(embedder, OfflineEmbedding)
+    texts = [
+        "Dredging harms the oyster beds of the estuary.",
+        "The oyster beds in the estuary suffer from dredging.",
+        "The council approved the library budget.",
+        "",
+    ]
+    response = embedder.embedding(input=texts)
+    vectors = np.array(response.embeddings)
+    assert vectors.shape == (4, DEFAULT_OFFLINE_DIMENSIONS)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
+    assert response.usage.prompt_tokens > 0
+    assert embedder.embedding(input=texts).embeddings == response.embeddings
+
+
+def test_embedding_dimensions_come_from_settings() -> None:
+    register_offline_models()
+    config = ModelConfig(
+        type=OFFLINE_TYPE, model_provider="offline", model="offline-hashing", dimensions=64
+    )
+    assert len(create_embedding(config).embedding(input=["Port Evander"]).first_embedding) == 64
+
+
+# --------------------------------------------------------------------------
+# End to end
+# --------------------------------------------------------------------------
+
+CORPUS = {
+    "cooperative.txt": TEXT,
+    "harbour.txt": (
+        "The Port Evander Harbour Board manages the quays of Port Evander. After the Storm "
+        "of 1987, the Harbour Board hired Kestrel Engineering Ltd to rebuild the sea wall."
+    ),
+    "survey.txt": (
+        "Tomas Reyes of the Marine Survey Institute measured silt in the Evander Estuary. "
+        "Reyes warned the Port Evander Harbour Board that dredging would harm the oyster "
+        "beds of the Harrowgate Tidal Cooperative."
+    ),
+}
+
+OFFLINE_MODELS = f"""completion_models:
+  default_completion_model:
+    type: {OFFLINE_TYPE}
+    model_provider: offline
+    model: offline-extractive
+
+embedding_models:
+  default_embedding_model:
+    type: {OFFLINE_TYPE}
+    model_provider: offline
+    model: offline-hashing
+    dimensions: {DEFAULT_OFFLINE_DIMENSIONS}
+
+"""
+
+
+def _offline_project(root: Path) -> None:
+    """A graphrag project using the offline models, with a tiny corpus."""
+    from graphrag.cli.initialize import initialize_project_at
+
+    initialize_project_at(root, force=True, model="x", embedding_model="y")
+    settings = (root / "settings.yaml").read_text()
+    start, end = settings.index("completion_models:"), settings.index("### Document processing")
+    settings = settings[:start] + OFFLINE_MODELS + settings[end:]
+    settings = settings.replace(
+        "vector_store:\n", f"vector_store:\n  vector_size: {DEFAULT_OFFLINE_DIMENSIONS}\n"
+    )
+    (root / "settings.yaml").write_text(settings)
+    for name, text in CORPUS.items():
+        (root / "input" / name).write_text(text)
+
+
+@pytest.mark.slow
+async def test_index_and_all_searches_offline(tmp_path: Path) -> None:
+    import graphrag.api as api
+    from graphrag.config.load_config import load_config
+
+    register_offline_models()
+    _offline_project(tmp_path)
+    config = load_config(root_dir=tmp_path)
+
+    results = await api.build_index(config)
+    assert results and all(r.error is None for r in results), [r.error for r in results]
+    names = ["entities", "relationships", "communities", "community_reports", "text_units"]
+    tables = {n: pd.read_parquet(tmp_path / "output" / f"{n}.parquet") for n in names}
+    assert all(len(t) > 0 for t in tables.values())
+    assert {"MIRELA VOSS", "PORT EVANDER HARBOUR BOARD"} <= set(tables["entities"]["title"])
+    report = json.loads(tables["community_reports"]["full_content_json"].iloc[0])
+    assert report["findings"]
+
+    graph = {k: tables[k] for k in ("entities", "communities", "community_reports")}
+    local, _ = await api.local_search(
+        config=config, **graph, text_units=tables["text_units"],
+        relationships=tables["relationships"], covariates=None, community_level=2,
+        response_type="multiple paragraphs", query=QUERY,
+    )  # fmt: skip
+    global_, _ = await api.global_search(
+        config=config, **graph, community_level=2, dynamic_community_selection=False,
+        response_type="multiple paragraphs", query="Who disputes dredging in Port Evander?",
+    )  # fmt: skip
+    drift, _ = await api.drift_search(
+        config=config, **graph, text_units=tables["text_units"],
+        relationships=tables["relationships"], community_level=2,
+        response_type="multiple paragraphs", query="Who warned about the oyster beds?",
+    )  # fmt: skip
+    basic, _ = await api.basic_search(
+        config=config, text_units=tables["text_units"], response_type="multiple paragraphs",
+        query="Who rebuilt the sea wall after the storm?",
+    )  # fmt: skip
+    assert "Mirela Voss" in local
+    assert "Anika Holm" in global_ or "Reyes" in global_
+    assert "Reyes" in drift
+    assert "Kestrel Engineering Ltd" in basic
