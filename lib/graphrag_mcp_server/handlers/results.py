@@ -28,8 +28,8 @@ class SearchResult(BaseModel):
     seconds: float
 
 
-class IndexSummary(BaseModel):
-    """What an indexing run produced and what it cost."""
+class TableCounts(BaseModel):
+    """Rows of each of the index's tables."""
 
     documents: int
     text_units: int
@@ -37,6 +37,11 @@ class IndexSummary(BaseModel):
     relationships: int
     communities: int
     community_reports: int
+
+
+class IndexSummary(TableCounts):
+    """What an indexing run produced and what it cost."""
+
     llm_calls: int
     prompt_tokens: int
     completion_tokens: int
@@ -58,15 +63,9 @@ class VectorStoreInfo(BaseModel):
     tables: dict[str, int] = Field(description="Vector table name -> rows")
 
 
-class IndexStatistics(BaseModel):
+class IndexStatistics(TableCounts):
     """Size and makeup of an index."""
 
-    documents: int
-    text_units: int
-    entities: int
-    relationships: int
-    communities: int
-    community_reports: int
     community_levels: int
     covariates: int
     index_updated_at: datetime | None

@@ -112,7 +112,8 @@ _CALENDAR = frozenset(
 _TITLES = frozenset(
     """
     dr mr mrs ms miss mx prof professor sir dame lord lady captain capt mayor
-    councillor inspector sergeant judge
+    councillor inspector sergeant judge agent agents doctor officer detective
+    lieutenant colonel commander chief president senator minister reverend
     """.split()
 )
 _PLACE_PREPOSITIONS = frozenset({"in", "at", "near"})
@@ -126,6 +127,7 @@ _TYPE_CUES = {
         ministry department commission union guild partners holdings laboratory
         labs services school hospital party club press gazette network alliance
         federation office bureau fund industries systems technologies inspectorate
+        squad team unit division corps force army navy police command agency
         """.split()
     ),
     "geo": frozenset(
@@ -398,6 +400,9 @@ def _find_entities(text: str) -> _Mentions:
             found.setdefault(name.upper(), name)
             if is_place:
                 places.add(found[name.upper()])
+    given_names = {name.split()[0].upper() for name in found.values() if " " in name}
+    for given in given_names & {place.upper() for place in places}:
+        places.discard(found.pop(given))  # 'looked at Alex' names Alex Mercer, not a place
     quoted = {found.setdefault(q.upper(), q) for q in _quoted_names(text)}
     tails = _tail_names(list(found.values()))
     names = [n for n in found.values() if not any(n in t for t in tails.values())]
