@@ -159,9 +159,20 @@ def _text_units_of(kind: str, ids: list[str], tables: IndexTables) -> list[str]:
     return found
 
 
+def _evidence(answer: str, frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str, list[str]]:
+    """The records that back the answer: cited text units, else cited graph records, else the context."""
+    cited = _cited(answer)
+    if cited.get("sources"):
+        return {"sources": cited["sources"]}
+    if cited:
+        return cited
+    in_context = _in_context(frames)
+    return {"sources": in_context["sources"]} if in_context.get("sources") else in_context
+
+
 def find_sources(answer: str, frames: list[tuple[str, "pd.DataFrame"]], tables: IndexTables) -> list[Source]:
-    """Text units behind the answer: those it cites, else those in its context; text first, then graph."""
-    records = _cited(answer) or _in_context(frames)
+    """Text units behind the answer, with their documents, most direct evidence first."""
+    records = _evidence(answer, frames)
     unit_ids: list[str] = []
     for kind in ("sources", "entities", "relationships", "reports"):
         unit_ids.extend(_text_units_of(kind, records.get(kind, []), tables))

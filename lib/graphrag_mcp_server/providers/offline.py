@@ -188,11 +188,12 @@ def _overlap(terms: set[str], text: str) -> int:
 
 
 def _split_sentences(text: str) -> list[str]:
-    """Split prose into sentences; blank lines and headings also break."""
+    """Split prose into sentences; blank lines, headings and list items also break."""
     sentences: list[str] = []
-    for paragraph in re.split(r"\n\s*\n|\n(?=#)", text):
+    for paragraph in re.split(r"\n\s*\n|\n(?=#)|\n(?=\s*[-*+] )", text):
+        paragraph = re.sub(r"^\s*(?:#+|[-*+])\s+", "", paragraph)
         merged: list[str] = []
-        for piece in _SENTENCE_BREAK.split(" ".join(paragraph.lstrip("# ").split())):
+        for piece in _SENTENCE_BREAK.split(" ".join(paragraph.split())):
             if merged and merged[-1].rsplit(" ", 1)[-1].rstrip(".").lower() in _ABBREVIATIONS:
                 merged[-1] = f"{merged[-1]} {piece}"
             elif piece:
