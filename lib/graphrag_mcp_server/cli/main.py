@@ -1,7 +1,6 @@
 """The `graphrag-mcp` command: thin typer commands; graphrag is imported only inside them."""
 
 import asyncio
-import os
 import sys
 from enum import StrEnum
 from functools import wraps
@@ -39,7 +38,7 @@ class OutputFormat(StrEnum):
 
 IndexPath = Annotated[
     Path | None,
-    typer.Option("--index-path", "-i", help="Index root [env GRAPHRAG_MCP_INDEX_PATH, default ./graphrag_index]."),
+    typer.Option("--index-path", "-i", help="Index root (env GRAPHRAG_MCP_INDEX_PATH; default ./graphrag_index)."),
 ]
 FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json (one object on stdout).")]
 
@@ -137,21 +136,10 @@ def index(
 
 
 async def _run_index(data_path: Path, root: Path, mode: IndexMode, method: IndexMethod, offline: bool) -> Any:
-    from graphrag_mcp_server.config.index_root import SETTINGS_FILE, is_offline, load_index_config, write_index_root
-    from graphrag_mcp_server.errors import ConfigError
-    from graphrag_mcp_server.handlers.index import build, check_data_path, input_overrides
+    from graphrag_mcp_server.config.index_root import is_offline
+    from graphrag_mcp_server.handlers.index import build, index_config
 
-    check_data_path(data_path)
-    if not (root / SETTINGS_FILE).exists():
-        use_offline = offline or not os.environ.get("GRAPHRAG_API_KEY")
-        write_index_root(root, Provider.OFFLINE if use_offline else Provider.OPENAI)
-    config = load_index_config(root, input_overrides(data_path))
-    if offline and not is_offline(config):
-        msg = (
-            f"{root / SETTINGS_FILE} configures other models than the offline one; drop --offline, "
-            f"or switch this root to it with: graphrag-mcp init --index-path {root} --provider offline --force"
-        )
-        raise ConfigError(msg)
+    config = index_config(root, data_path, offline)
     if is_offline(config):
         _notice(OFFLINE_NOTICE)
     from graphrag_mcp_server.cli.progress import RichWorkflowProgress
@@ -192,13 +180,13 @@ async def _run_query(
     root: Path, text: str, search_type: SearchType, level: int, top_k: int | None, response_type: str
 ) -> Any:
     from graphrag_mcp_server.config.index_root import load_index_config
-    from graphrag_mcp_server.handlers.search import run_search, with_top_k
+    from graphrag_mcp_server.handlers.search import run_search, tuned_config
     from graphrag_mcp_server.handlers.tables import load_tables
 
     config = load_index_config(root)
     tables = await load_tables(config, root)
     return await run_search(
-        with_top_k(config, search_type, top_k),
+        tuned_config(config, search_type, top_k=top_k),
         tables,
         search_type,
         text,
@@ -226,6 +214,32 @@ async def _run_stats(root: Path) -> Any:
 
     config = load_index_config(root)
     return statistics(config, await load_tables(config, root))
+
+
+class TransportOption(StrEnum):
+    """MCP transports."""
+
+    STDIO = "stdio"
+    SSE = "sse"
+    STREAMABLE_HTTP = "streamable-http"
+
+
+@app.command()
+@_user_errors
+def serve(
+    index_path: IndexPath = None,
+    transport: Annotated[TransportOption, typer.Option(help="stdio for local clients; HTTP transports for remote.")] = (
+        TransportOption.STDIO
+    ),
+    host: Annotated[str | None, typer.Option(help="Address to bind (env GRAPHRAG_MCP_HOST; default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to bind (env GRAPHRAG_MCP_PORT; default 8080).")] = None,
+) -> None:
+    """Serve the index to MCP clients (Claude, VS Code, Cursor...): search tools, resources, prompts."""
+    from graphrag_mcp_server.server.app import serve as run_server
+
+    settings = ServerSettings()
+    overrides = {key: value for key, value in {"host": host, "port": port}.items() if value is not None}
+    run_server(_index_root(index_path), transport.value, settings.model_copy(update=overrides))
 
 
 def main() -> None:

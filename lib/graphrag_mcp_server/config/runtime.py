@@ -12,7 +12,7 @@ def prepare_graphrag() -> None:
     encodings it bundles; LanceDB's Rust log limited to errors.
     """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("LANCE_LOG", "error")
+    os.environ.setdefault("LANCEDB_LOG", "error")
     import litellm
 
     litellm.suppress_debug_info = True

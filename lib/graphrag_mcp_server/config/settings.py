@@ -15,3 +15,12 @@ class ServerSettings(BaseSettings):
 
     log_level: str = "WARNING"
     """Level of the server's own log lines, written to stderr."""
+
+    host: str = "127.0.0.1"
+    """Address the HTTP transports bind."""
+
+    port: int = 8080
+    """Port of the HTTP transports."""
+
+    build_wait_seconds: float = 20.0
+    """How long a build_index call waits for its job before returning the job id instead."""

@@ -19,3 +19,7 @@ class InputDataError(GraphRagMcpError):
 
 class IndexBuildError(GraphRagMcpError):
     """A workflow of the indexing pipeline failed."""
+
+
+class ModelCallsFailedError(GraphRagMcpError):
+    """Every model call of an operation failed, though graphrag carried on without raising."""

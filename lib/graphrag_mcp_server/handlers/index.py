@@ -1,12 +1,15 @@
 """Building an index: graphrag.api.build_index over the documents of a data path."""
 
+import os
 import time
 from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from graphrag_mcp_server.errors import IndexBuildError, InputDataError
+from graphrag_mcp_server.config.index_root import SETTINGS_FILE, is_offline, load_index_config, write_index_root
+from graphrag_mcp_server.config.providers import Provider
+from graphrag_mcp_server.errors import ConfigError, IndexBuildError, InputDataError
 from graphrag_mcp_server.handlers.results import IndexSummary
 from graphrag_mcp_server.handlers.stats import count_rows, has_index
 from graphrag_mcp_server.providers.usage import track_usage
@@ -32,17 +35,32 @@ class IndexMethod(StrEnum):
     FAST = "fast"
 
 
-def input_overrides(data_path: Path) -> dict:
-    """Config overrides that make graphrag read its input from `data_path`."""
-    return {"input_storage": {"type": "file", "base_dir": str(data_path.resolve())}}
-
-
-def check_data_path(data_path: Path) -> None:
+def _check_data_path(data_path: Path) -> None:
     """Refuse a data path that does not exist or is no directory."""
     if not data_path.exists():
         raise InputDataError(f"data path {data_path} does not exist")
     if not data_path.is_dir():
         raise InputDataError(f"data path {data_path} is not a directory; give the folder that holds your documents")
+
+
+def index_config(root: Path, data_path: Path, offline: bool = False) -> "GraphRagConfig":
+    """The root's config reading input from `data_path`; a root without settings.yaml gets one.
+
+    A new root is configured for the offline model when `offline` is asked for or no
+    GRAPHRAG_API_KEY is set, else for OpenAI. `offline` refuses a root set up for other models.
+    """
+    _check_data_path(data_path)
+    if not (root / SETTINGS_FILE).exists():
+        use_offline = offline or not os.environ.get("GRAPHRAG_API_KEY")
+        write_index_root(root, Provider.OFFLINE if use_offline else Provider.OPENAI)
+    config = load_index_config(root, {"input_storage": {"type": "file", "base_dir": str(data_path.resolve())}})
+    if offline and not is_offline(config):
+        msg = (
+            f"{root / SETTINGS_FILE} configures other models than the offline one; drop --offline, "
+            f"or switch this root to it with: graphrag-mcp init --index-path {root} --provider offline --force"
+        )
+        raise ConfigError(msg)
+    return config
 
 
 async def read_documents(config: "GraphRagConfig") -> "pd.DataFrame":

@@ -1,6 +1,7 @@
 """Typed results shared by the CLI's JSON output and the MCP tools' structured output."""
 
 from datetime import datetime
+from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
@@ -71,3 +72,37 @@ class IndexStatistics(TableCounts):
     index_updated_at: datetime | None
     models: ModelNames
     vector_store: VectorStoreInfo
+
+
+class JobState(StrEnum):
+    """Where an index job stands."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class IndexJob(BaseModel):
+    """An index build: its progress while it runs, its summary or error once it ends."""
+
+    job_id: str
+    state: JobState = JobState.RUNNING
+    data_path: str
+    mode: str = Field(description="Requested mode: full or incremental")
+    started_at: datetime
+    finished_at: datetime | None = None
+    workflow: str | None = Field(default=None, description="graphrag workflow now running")
+    workflows_done: int = 0
+    workflows_total: int | None = None
+    summary: IndexSummary | None = None
+    error: str | None = None
+
+
+
+class ServerStatistics(IndexStatistics):
+    """Index statistics plus the serving process's view of it."""
+
+    uptime_seconds: float
+    index_version: str = Field(description="Digest of the loaded index files; changes with every rebuild")
+    loaded_at: datetime
+    last_job: IndexJob | None = Field(description="The last index job started by this server (see index_status)")

@@ -4,8 +4,10 @@ import re
 import time
 from collections.abc import Iterator
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.errors import ModelCallsFailedError
 from graphrag_mcp_server.handlers.results import SearchResult, Source
 from graphrag_mcp_server.handlers.tables import IndexTables
 from graphrag_mcp_server.providers.usage import count_streamed_answer, track_usage
@@ -28,17 +30,31 @@ class SearchType(StrEnum):
     BASIC = "basic"
 
 
-def with_top_k(config: "GraphRagConfig", search_type: SearchType, top_k: int | None) -> "GraphRagConfig":
-    """A copy of the config retrieving `top_k` records (text units for basic, entities for local and drift)."""
-    if top_k is None or search_type is SearchType.GLOBAL:
-        return config
-    section, field = {
-        SearchType.BASIC: ("basic_search", "k"),
-        SearchType.LOCAL: ("local_search", "top_k_entities"),
-        SearchType.DRIFT: ("drift_search", "local_search_top_k_mapped_entities"),
-    }[search_type]
-    updated = getattr(config, section).model_copy(update={field: top_k})
-    return config.model_copy(update={section: updated})
+def tuned_config(
+    config: "GraphRagConfig", search_type: SearchType, *, top_k: int | None = None, follow_up_depth: int | None = None
+) -> "GraphRagConfig":
+    """A copy of the config retrieving `top_k` records (text units for basic, entities for local
+    and drift) and, for drift, following up `follow_up_depth` rounds."""
+    updates: dict[str, dict[str, int]] = {}
+    if top_k is not None and search_type is not SearchType.GLOBAL:
+        section, field = {
+            SearchType.BASIC: ("basic_search", "k"),
+            SearchType.LOCAL: ("local_search", "top_k_entities"),
+            SearchType.DRIFT: ("drift_search", "local_search_top_k_mapped_entities"),
+        }[search_type]
+        updates.setdefault(section, {})[field] = top_k
+    if follow_up_depth is not None and search_type is SearchType.DRIFT:
+        updates.setdefault("drift_search", {})["n_depth"] = follow_up_depth
+    sections = {name: getattr(config, name).model_copy(update=fields) for name, fields in updates.items()}
+    return config.model_copy(update=sections) if sections else config
+
+
+def _of_types(entities: "pd.DataFrame", entity_types: list[str] | None) -> "pd.DataFrame":
+    """Only the entities of the given types (case-insensitive); all of them when none are given."""
+    if not entity_types:
+        return entities
+    wanted = {entity_type.casefold() for entity_type in entity_types}
+    return entities[entities["type"].str.casefold().isin(wanted)]
 
 
 async def run_search(
@@ -50,8 +66,12 @@ async def run_search(
     community_level: int = 2,
     response_type: str = "Multiple Paragraphs",
     dynamic_community_selection: bool = False,
+    entity_types: list[str] | None = None,
 ) -> SearchResult:
-    """Answer `query` with the graphrag.api search of `search_type` over the loaded tables."""
+    """Answer `query` with the graphrag.api search of `search_type` over the loaded tables.
+
+    `entity_types` keeps local search to entities of those types.
+    """
     import graphrag.api as api
 
     common = {"config": config, "response_type": response_type, "query": query}
@@ -62,6 +82,8 @@ async def run_search(
         "community_level": community_level,
     }
     local = {**graph, "text_units": tables.text_units, "relationships": tables.relationships}
+    if search_type is SearchType.LOCAL:
+        local["entities"] = _of_types(tables.entities, entity_types)
     started = time.perf_counter()
     with track_usage() as usage:
         match search_type:
@@ -76,6 +98,10 @@ async def run_search(
             case SearchType.BASIC:
                 call = api.basic_search(**common, text_units=tables.text_units)
         answer, context = await call
+    if usage.failed_calls and usage.failed_calls >= usage.llm_calls:
+        logs = Path(config.reporting.base_dir or "logs").resolve() / "query.log"
+        msg = f"the model provider failed: all {usage.failed_calls} model calls failed (the provider's errors are in {logs})"
+        raise ModelCallsFailedError(msg)
     answer = answer if isinstance(answer, str) else str(answer)
     count_streamed_answer(usage, answer, _answer_model_id(config, search_type))
     frames = list(_context_frames(context))

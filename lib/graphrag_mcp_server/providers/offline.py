@@ -191,7 +191,7 @@ def _split_sentences(text: str) -> list[str]:
     """Split prose into sentences; blank lines, headings and list items also break."""
     sentences: list[str] = []
     for paragraph in re.split(r"\n\s*\n|\n(?=#)|\n(?=\s*[-*+] )", text):
-        paragraph = re.sub(r"^\s*(?:#+|[-*+])\s+", "", paragraph)
+        paragraph = re.sub(r"^\s*(?:#+|[-*+])\s+", "", paragraph).replace("**", "")
         merged: list[str] = []
         for piece in _SENTENCE_BREAK.split(" ".join(paragraph.split())):
             if merged and merged[-1].rsplit(" ", 1)[-1].rstrip(".").lower() in _ABBREVIATIONS:

@@ -29,6 +29,7 @@ class Usage(BaseModel):
     """Model requests and tokens spent by one operation (cache hits are not calls)."""
 
     llm_calls: int = 0
+    failed_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     embedding_calls: int = 0
@@ -62,6 +63,7 @@ def _record(metrics: dict[str, Any], *, embedding: bool) -> None:
         usage.embedding_tokens += int(metrics.get("prompt_tokens", 0))
     else:
         usage.llm_calls += calls
+        usage.failed_calls += int(metrics.get("failed_response_count", 0))
         usage.prompt_tokens += int(metrics.get("prompt_tokens", 0))
         usage.completion_tokens += int(metrics.get("completion_tokens", 0))
 

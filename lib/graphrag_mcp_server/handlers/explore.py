@@ -1,0 +1,184 @@
+"""Read-only views of the index's records: entities, communities and text units, for MCP resources."""
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from graphrag_mcp_server.errors import GraphRagMcpError
+from graphrag_mcp_server.handlers.tables import IndexTables
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+MAX_RELATIONSHIPS = 50
+DESCRIPTION_CHARS = 300
+
+
+class RecordNotFoundError(GraphRagMcpError):
+    """No entity, community or text unit has the asked-for name or id."""
+
+
+class EntitySummary(BaseModel):
+    """An entity in a listing."""
+
+    name: str
+    type: str
+    degree: int
+    description: str
+
+
+class Relationship(BaseModel):
+    """An edge of the graph."""
+
+    source: str
+    target: str
+    description: str
+    weight: float
+
+
+class CommunityRef(BaseModel):
+    """A community an entity belongs to."""
+
+    id: int
+    level: int
+    title: str
+
+
+class EntityDetail(EntitySummary):
+    """An entity with its neighbourhood and provenance."""
+
+    relationships: list[Relationship] = Field(description=f"Strongest first, at most {MAX_RELATIONSHIPS}")
+    communities: list[CommunityRef]
+    documents: list[str] = Field(description="Titles of the documents that mention it")
+
+
+class Finding(BaseModel):
+    """One finding of a community report."""
+
+    summary: str
+    explanation: str
+
+
+class CommunityDetail(BaseModel):
+    """A community and its report."""
+
+    id: int
+    level: int
+    title: str
+    summary: str
+    rating: float | None
+    findings: list[Finding]
+    members: list[str] = Field(description="Entity names")
+    parent: int | None
+    children: list[int]
+
+
+class TextUnitDetail(BaseModel):
+    """A chunk of a document as indexed."""
+
+    id: str
+    document: str
+    text: str
+    entities: list[str]
+
+
+def _short(text: Any) -> str:
+    text = str(text or "")
+    return text if len(text) <= DESCRIPTION_CHARS else text[:DESCRIPTION_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+def top_entities(tables: IndexTables, limit: int = 50) -> list[EntitySummary]:
+    """The most connected entities."""
+    top = tables.entities.sort_values(["degree", "title"], ascending=[False, True]).head(limit)
+    return [
+        EntitySummary(name=row.title, type=str(row.type), degree=int(row.degree), description=_short(row.description))
+        for row in top.itertuples()
+    ]
+
+
+def _documents_of(tables: IndexTables, text_unit_ids: Any) -> list[str]:
+    units = tables.text_units[tables.text_units["id"].isin(list(text_unit_ids))]
+    titles = tables.documents.set_index("id")["title"]
+    return sorted({str(titles[document_id]) for document_id in units["document_id"] if document_id in titles.index})
+
+
+def _row(frame: "pd.DataFrame", mask: "pd.Series", what: str) -> Any:
+    found = frame[mask]
+    if found.empty:
+        raise RecordNotFoundError(what)
+    return found.iloc[0]
+
+
+def entity_detail(tables: IndexTables, name: str) -> EntityDetail:
+    """An entity by name (case-insensitive), with relationships, communities and source documents."""
+    entities = tables.entities
+    entity = _row(
+        entities,
+        entities["title"].str.casefold() == name.strip().casefold(),
+        f"no entity named {name!r}; list them with the graphrag://entities resource",
+    )
+    edges = tables.relationships
+    touching = edges[(edges["source"] == entity.title) | (edges["target"] == entity.title)]
+    touching = touching.sort_values("weight", ascending=False).head(MAX_RELATIONSHIPS)
+    communities = tables.communities
+    member_of = communities[communities["entity_ids"].map(lambda ids: entity.id in set(ids))]
+    return EntityDetail(
+        name=entity.title,
+        type=str(entity.type),
+        degree=int(entity.degree),
+        description=str(entity.description or ""),
+        relationships=[
+            Relationship(source=r.source, target=r.target, description=str(r.description), weight=float(r.weight))
+            for r in touching.itertuples()
+        ],
+        communities=[
+            CommunityRef(id=int(c.community), level=int(c.level), title=_report_title(tables, int(c.community), c.title))
+            for c in member_of.sort_values("level").itertuples()
+        ],
+        documents=_documents_of(tables, entity.text_unit_ids),
+    )
+
+
+def _report_title(tables: IndexTables, community: int, default: str) -> str:
+    reports = tables.community_reports
+    titles = reports.loc[reports["community"] == community, "title"]
+    return str(titles.iloc[0]) if len(titles) else str(default)
+
+
+def community_detail(tables: IndexTables, community_id: int) -> CommunityDetail:
+    """A community by its number, with its report and member entities."""
+    communities = tables.communities
+    community = _row(
+        communities,
+        communities["community"] == community_id,
+        f"no community {community_id}; ids run from 0 to {int(communities['community'].max())}",
+    )
+    reports = tables.community_reports
+    matching = reports[reports["community"] == community_id]
+    report = matching.iloc[0] if len(matching) else None
+    members = tables.entities[tables.entities["id"].isin(list(community.entity_ids))]
+    return CommunityDetail(
+        id=community_id,
+        level=int(community.level),
+        title=str(report.title if report is not None else community.title),
+        summary=str(report.summary) if report is not None else "",
+        rating=float(report["rank"]) if report is not None else None,
+        findings=[Finding(summary=f["summary"], explanation=f["explanation"]) for f in report.findings]
+        if report is not None
+        else [],
+        members=sorted(members["title"]),
+        parent=None if int(community.parent) < 0 else int(community.parent),
+        children=[int(child) for child in community.children],
+    )
+
+
+def text_unit_detail(tables: IndexTables, text_unit_id: str) -> TextUnitDetail:
+    """A text unit by id, with its document and the entities found in it."""
+    units = tables.text_units
+    unit = _row(units, units["id"] == text_unit_id, f"no text unit {text_unit_id!r}")
+    titles = tables.documents.set_index("id")["title"]
+    entity_ids = [] if unit.entity_ids is None else list(unit.entity_ids)
+    names = tables.entities.loc[tables.entities["id"].isin(entity_ids), "title"]
+    return TextUnitDetail(
+        id=unit.id, document=str(titles.get(unit.document_id, "")), text=str(unit.text), entities=sorted(names)
+    )

@@ -1,0 +1,110 @@
+"""The MCP server: tools, resources and prompts over one index root, on stdio, SSE or streamable HTTP."""
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from pydantic import ValidationError
+
+from graphrag_mcp_server import __version__
+from graphrag_mcp_server.config.settings import ServerSettings
+from graphrag_mcp_server.handlers.jobs import IndexJobs
+from graphrag_mcp_server.server.state import IndexState
+
+Transport = Literal["stdio", "sse", "streamable-http"]
+
+INSTRUCTIONS = """\
+GraphRAG knowledge of the user's own documents: a graph of entities, relationships and
+community reports built from them. Pick the search by the question:
+- local_search: about specific people, places, organisations or things (cheap: one model call).
+- global_search: themes or summaries across the whole corpus (one call per batch of community reports).
+- drift_search: specific questions that need wider context (many calls: the most thorough, the slowest).
+- basic_search: plain passage lookup by similarity (one call).
+Every answer lists its sources (documents) and its cost. Browse entities and communities through
+the graphrag:// resources; get_statistics tells what the index holds."""
+
+
+@dataclass
+class ServerContext:
+    """What the tools, resources and prompts share: the index root, its loaded state, its jobs."""
+
+    root: Path
+    base_dir: Path
+    settings: ServerSettings
+    state: IndexState
+    jobs: IndexJobs = field(default_factory=IndexJobs)
+    started: float = field(default_factory=time.monotonic)
+
+
+class GraphRagServer(MCPServer[Any]):
+    """MCPServer that answers tool arguments failing their schema with JSON-RPC invalid params."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
+        """Run the tool; a validation failure names each offending argument."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            if not isinstance(error.__cause__, ValidationError):
+                raise
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in problem['loc']) or 'arguments'}: {problem['msg']}"
+                for problem in error.__cause__.errors()
+            )
+            raise MCPError(code=INVALID_PARAMS, message=f"invalid arguments for {name}: {problems}") from error
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        """Render the prompt; missing or invalid arguments are JSON-RPC invalid params."""
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except ValueError as error:
+            root_cause: BaseException = error
+            while root_cause.__cause__ is not None:  # the SDK wraps the prompt's own message
+                root_cause = root_cause.__cause__
+            raise MCPError(code=INVALID_PARAMS, message=f"prompt {name}: {root_cause}") from error
+
+
+def create_server(root: Path, settings: ServerSettings | None = None) -> GraphRagServer:
+    """A server over the index at `root`; graphrag loads in the background once it starts."""
+    from graphrag_mcp_server.server.prompts import register_prompts
+    from graphrag_mcp_server.server.resources import register_resources
+    from graphrag_mcp_server.server.tools import register_tools
+
+    settings = settings or ServerSettings()
+    shared = ServerContext(root=root.resolve(), base_dir=Path.cwd(), settings=settings, state=IndexState(root.resolve()))
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[ServerContext]:
+        shared.state.start_warm_up()
+        yield shared
+
+    server = GraphRagServer(
+        name="graphrag-mcp",
+        title="GraphRAG knowledge of your documents",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        log_level=settings.log_level.upper(),  # type: ignore[arg-type]
+    )
+    for handler in logging.getLogger().handlers:  # graphrag sets its own loggers to INFO
+        handler.setLevel(settings.log_level.upper())
+    register_tools(server, shared)
+    register_resources(server, shared)
+    register_prompts(server)
+    return server
+
+
+def serve(root: Path, transport: Transport, settings: ServerSettings) -> None:
+    """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
+    server = create_server(root, settings)
+    if transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run(transport, host=settings.host, port=settings.port)

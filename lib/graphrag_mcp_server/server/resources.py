@@ -1,0 +1,70 @@
+"""MCP resources: read-only JSON views of the index (statistics, entities, communities, text units)."""
+
+import json
+from collections.abc import Callable
+from typing import TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from pydantic import BaseModel, TypeAdapter
+
+from graphrag_mcp_server.errors import GraphRagMcpError
+from graphrag_mcp_server.handlers import explore
+from graphrag_mcp_server.handlers.tables import IndexTables
+from graphrag_mcp_server.server.app import ServerContext
+
+JSON = "application/json"
+T = TypeVar("T")
+
+
+def register_resources(server: MCPServer, shared: ServerContext) -> None:
+    """Add the graphrag:// resources and resource templates."""
+
+    async def view(read: Callable[[IndexTables], T]) -> str:
+        try:
+            snapshot = await shared.state.snapshot()
+            result = read(snapshot.tables)
+        except explore.RecordNotFoundError as error:
+            raise ResourceNotFoundError(str(error)) from error
+        except GraphRagMcpError as error:
+            raise ResourceError(str(error)) from error
+        return _to_json(result)
+
+    @server.resource("graphrag://statistics", name="statistics", mime_type=JSON,
+                     description="Index and server statistics (the same as the get_statistics tool)")
+    async def statistics() -> str:
+        from graphrag_mcp_server.server.tools import server_statistics
+
+        try:
+            return (await server_statistics(shared)).model_dump_json(indent=2)
+        except GraphRagMcpError as error:
+            raise ResourceError(str(error)) from error
+
+    @server.resource("graphrag://entities", name="entities", mime_type=JSON,
+                     description="The 50 most connected entities: name, type, degree, short description")
+    async def entities() -> str:
+        return await view(explore.top_entities)
+
+    @server.resource("graphrag://entities/{name}", name="entity", mime_type=JSON,
+                     description="One entity by name: type, description, degree, relationships, communities, "
+                     "source documents")
+    async def entity(name: str) -> str:
+        return await view(lambda tables: explore.entity_detail(tables, name))
+
+    @server.resource("graphrag://communities/{community_id}", name="community", mime_type=JSON,
+                     description="One community by number: report title, summary, findings, rating, level, members")
+    async def community(community_id: str) -> str:
+        if not community_id.isdigit():
+            raise ResourceNotFoundError(f"community ids are numbers, not {community_id!r}")
+        return await view(lambda tables: explore.community_detail(tables, int(community_id)))
+
+    @server.resource("graphrag://text_units/{text_unit_id}", name="text_unit", mime_type=JSON,
+                     description="One text unit (chunk) by id: its text, its document, the entities found in it")
+    async def text_unit(text_unit_id: str) -> str:
+        return await view(lambda tables: explore.text_unit_detail(tables, text_unit_id))
+
+
+def _to_json(result: object) -> str:
+    if isinstance(result, BaseModel):
+        return result.model_dump_json(indent=2)
+    return json.dumps(TypeAdapter(type(result)).dump_python(result, mode="json"), indent=2)

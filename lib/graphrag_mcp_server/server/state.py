@@ -1,0 +1,102 @@
+"""The loaded index a server answers from: warmed in the background, reloaded when the disk changes."""
+
+import asyncio
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from graphrag_mcp_server.config.index_root import SETTINGS_FILE
+from graphrag_mcp_server.errors import IndexNotFoundError
+from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables
+
+if TYPE_CHECKING:
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One version of the index: its config and tables, never changed once loaded."""
+
+    config: "GraphRagConfig"
+    tables: IndexTables
+    version: str
+    loaded_at: datetime
+
+
+def _load(root: Path) -> Snapshot:
+    """Import graphrag, read settings.yaml and every table (blocking: run in a worker thread)."""
+    from graphrag_mcp_server.config.index_root import load_index_config
+    from graphrag_mcp_server.handlers.tables import load_tables
+
+    version = disk_version(root)
+    config = load_index_config(root)
+    tables = asyncio.run(load_tables(config, root))
+    return Snapshot(config, tables, version, datetime.now(UTC))
+
+
+def disk_version(root: Path) -> str:
+    """A short digest of settings.yaml and the table files: it changes whenever the index is rewritten."""
+    files = [root / SETTINGS_FILE, *(root / "output" / f"{name}.parquet" for name in REQUIRED_TABLES)]
+    signature = [(path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in files if path.exists()]
+    return hashlib.sha256(repr(signature).encode()).hexdigest()[:12]
+
+
+class IndexState:
+    """Keeps the current Snapshot warm; queries take the snapshot current when they start."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._current: Snapshot | None = None
+        self._lock = asyncio.Lock()
+        self._warm_up: asyncio.Task[Snapshot | None] | None = None
+        self.reload_paused = False
+        """Set while this server writes the index itself, so no half-written version is loaded."""
+
+    def start_warm_up(self) -> None:
+        """Import graphrag and load the tables in the background, so the first query finds them ready.
+
+        Called by every session's lifespan (once per HTTP session): only the first call starts it.
+        """
+        if self._warm_up is None:
+            self._warm_up = asyncio.create_task(self._try_load())
+
+    async def _try_load(self) -> Snapshot | None:
+        try:
+            return await self.snapshot()
+        except Exception as error:  # noqa: BLE001 - a missing index is reported to the first query
+            logger.info("index not loaded at start: %s", error)
+            return None
+
+    async def snapshot(self) -> Snapshot:
+        """The current snapshot, reloaded first if the index on disk has changed."""
+        if self._warm_up is not None and asyncio.current_task() is not self._warm_up:
+            await asyncio.shield(self._warm_up)
+        async with self._lock:
+            on_disk = await asyncio.to_thread(disk_version, self.root)
+            stale = self._current is None or (self._current.version != on_disk and not self.reload_paused)
+            if stale:
+                await self._reload()
+            if self._current is None:
+                msg = f"no index at {self.root}; build one with: graphrag-mcp index DATA_PATH --index-path {self.root}"
+                raise IndexNotFoundError(msg)
+            return self._current
+
+    async def _reload(self) -> None:
+        """Load the disk's version; while one is loaded, a failed load keeps it serving."""
+        try:
+            self._current = await asyncio.to_thread(_load, self.root)
+            logger.info("loaded index version %s", self._current.version)
+        except Exception as error:
+            if self._current is None:
+                raise
+            logger.warning("index changed on disk but did not load (%s); still serving %s", error, self._current.version)
+
+    @property
+    def current(self) -> Snapshot | None:
+        """The snapshot loaded last, without checking the disk."""
+        return self._current

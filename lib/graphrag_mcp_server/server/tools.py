@@ -1,0 +1,213 @@
+"""MCP tools: each validates its arguments, calls one handler, and returns the handler's typed result."""
+
+import asyncio
+import time
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Annotated, Literal, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from graphrag_mcp_server.errors.handlers import tool_error
+from graphrag_mcp_server.handlers.index import IndexMode
+from graphrag_mcp_server.handlers.results import IndexJob, JobState, SearchResult, ServerStatistics
+from graphrag_mcp_server.handlers.search import SearchType
+from graphrag_mcp_server.server.app import ServerContext
+
+T = TypeVar("T")
+
+Query = Annotated[str, Field(min_length=1, description="The question, in natural language")]
+CommunityLevel = Annotated[
+    int, Field(ge=0, le=10, description="Community hierarchy level: 0 = broadest communities, higher = finer")
+]
+ResponseType = Annotated[
+    str, Field(min_length=1, description="Form of the answer, e.g. 'Multiple Paragraphs', 'Single Sentence', 'List'")
+]
+
+
+async def _guarded(shared: ServerContext, work: Awaitable[T]) -> T:
+    """Await `work`; failures the caller can act on become tool errors that say what to do."""
+    try:
+        return await work
+    except Exception as error:
+        mapped = tool_error(error, shared.root)
+        if mapped is None:
+            raise
+        raise mapped from error
+
+
+def register_tools(server: MCPServer, shared: ServerContext) -> None:
+    """Add the search, index and statistics tools."""
+
+    async def search(search_type: SearchType, query: str, **options: object) -> SearchResult:
+        from graphrag_mcp_server.handlers.search import run_search, tuned_config
+
+        snapshot = await shared.state.snapshot()
+        tuning = {key: options.pop(key) for key in ("top_k", "follow_up_depth") if key in options}
+        config = tuned_config(snapshot.config, search_type, **tuning)  # type: ignore[arg-type]
+        return await run_search(config, snapshot.tables, search_type, query, **options)  # type: ignore[arg-type]
+
+    @server.tool(
+        description="Answer a question about the corpus as a whole (themes, trends, 'what are the main...') "
+        "from GraphRAG's community reports, map-reduce style. Cost: one model call per batch of reports at the "
+        "chosen level plus one to combine, so several calls; prefer local_search for questions about specific "
+        "entities."
+    )
+    async def global_search(
+        query: Query,
+        community_level: CommunityLevel = 2,
+        response_type: ResponseType = "Multiple Paragraphs",
+        dynamic_community_selection: Annotated[
+            bool, Field(description="Let the model pick relevant communities across levels instead of one level")
+        ] = False,
+    ) -> SearchResult:
+        return await _guarded(
+            shared,
+            search(
+                SearchType.GLOBAL,
+                query,
+                community_level=community_level,
+                response_type=response_type,
+                dynamic_community_selection=dynamic_community_selection,
+            ),
+        )
+
+    @server.tool(
+        description="Answer a question about specific people, places, organisations or things from the entities "
+        "closest to it, their relationships, community reports and source text. Cost: one model call. The best "
+        "first choice for 'who/what is X', 'how are X and Y related'."
+    )
+    async def local_search(
+        query: Query,
+        entity_types: Annotated[
+            list[str],
+            Field(description="Only use entities of these types (e.g. ['PERSON', 'ORGANIZATION']); empty = all"),
+        ] = [],  # noqa: B006 - pydantic copies defaults
+        community_level: CommunityLevel = 2,
+        response_type: ResponseType = "Multiple Paragraphs",
+    ) -> SearchResult:
+        return await _guarded(
+            shared,
+            search(
+                SearchType.LOCAL,
+                query,
+                entity_types=entity_types,
+                community_level=community_level,
+                response_type=response_type,
+            ),
+        )
+
+    @server.tool(
+        description="DRIFT search: starts from the community reports that fit the question, then asks and answers "
+        "follow-up questions locally. The most thorough answer to specific questions that need wider context, and "
+        "the most expensive: tens of model calls. Use when local_search is too narrow."
+    )
+    async def drift_search(
+        query: Query,
+        follow_up_depth: Annotated[int, Field(ge=0, le=5, description="Rounds of follow-up questions")] = 2,
+        community_level: CommunityLevel = 2,
+        response_type: ResponseType = "Multiple Paragraphs",
+    ) -> SearchResult:
+        return await _guarded(
+            shared,
+            search(
+                SearchType.DRIFT,
+                query,
+                follow_up_depth=follow_up_depth,
+                community_level=community_level,
+                response_type=response_type,
+            ),
+        )
+
+    @server.tool(
+        description="Plain retrieval-augmented answer from the text chunks most similar to the question (vector "
+        "search, no graph). Cost: one model call. Use to find passages, or when the graph adds nothing."
+    )
+    async def basic_search(
+        query: Query,
+        top_k: Annotated[int, Field(ge=1, le=100, description="Number of text chunks to retrieve")] = 10,
+        response_type: ResponseType = "Multiple Paragraphs",
+    ) -> SearchResult:
+        return await _guarded(
+            shared, search(SearchType.BASIC, query, top_k=top_k, response_type=response_type)
+        )
+
+    @server.tool(
+        description="Build or update the index from a folder of documents (.txt and .md by default). Runs in the "
+        "background: returns the finished job if it ends within a short wait, otherwise the running job, whose "
+        "progress index_status reports. One job at a time. Cost: model calls for every new or changed chunk."
+    )
+    async def build_index(
+        data_path: Annotated[
+            str, Field(min_length=1, description="Folder of documents; relative paths start at the server's directory")
+        ],
+        mode: Annotated[
+            Literal["incremental", "full"], Field(description="incremental updates the index; full rebuilds it")
+        ] = "incremental",
+        ctx: Context | None = None,
+    ) -> IndexJob:
+        return await _guarded(shared, _build_index(shared, data_path, mode, ctx))
+
+    @server.tool(description="State, progress, counts and error of an index job (the latest when no id is given).")
+    async def index_status(
+        job_id: Annotated[str | None, Field(description="Job id returned by build_index")] = None,
+    ) -> IndexJob:
+        return await _guarded(shared, _index_status(shared, job_id))
+
+    @server.tool(
+        description="What the index holds: documents, text units, entities, relationships, communities, reports, "
+        "community levels, models, vector tables, plus the server's uptime, index version and last index job."
+    )
+    async def get_statistics() -> ServerStatistics:
+        return await _guarded(shared, server_statistics(shared))
+
+
+async def server_statistics(shared: ServerContext) -> ServerStatistics:
+    """Statistics of the loaded index and of this server process."""
+    from graphrag_mcp_server.handlers.stats import statistics
+
+    snapshot = await shared.state.snapshot()
+    index = await asyncio.to_thread(statistics, snapshot.config, snapshot.tables)
+    return ServerStatistics(
+        **index.model_dump(),
+        uptime_seconds=round(time.monotonic() - shared.started, 1),
+        index_version=snapshot.version,
+        loaded_at=snapshot.loaded_at,
+        last_job=shared.jobs.latest,
+    )
+
+
+async def _index_status(shared: ServerContext, job_id: str | None) -> IndexJob:
+    if job_id is not None:
+        return shared.jobs.get(job_id)
+    if shared.jobs.latest is None:
+        raise ToolError("no index job has run on this server yet; start one with build_index")
+    return shared.jobs.latest
+
+
+async def _build_index(shared: ServerContext, data_path: str, mode: str, ctx: Context | None) -> IndexJob:
+    from graphrag_mcp_server.handlers.index import build, index_config
+
+    folder = (shared.base_dir / Path(data_path).expanduser()).resolve()
+    config = await asyncio.to_thread(index_config, shared.root, folder)
+    index_mode = IndexMode(mode)
+
+    def finished(job: IndexJob) -> None:
+        shared.state.reload_paused = False
+        if job.state is JobState.SUCCEEDED:
+            asyncio.get_running_loop().create_task(shared.state.snapshot())
+
+    job = shared.jobs.start(str(folder), mode, lambda progress: build(config, index_mode, callbacks=[progress]), finished)
+    shared.state.reload_paused = True
+
+    async def report(running: IndexJob) -> None:
+        if ctx is not None:
+            step = f"workflow {running.workflow}" if running.workflow else "starting"
+            await ctx.report_progress(running.workflows_done, running.workflows_total, step)
+
+    job = await shared.jobs.wait(job.job_id, shared.settings.build_wait_seconds, report)
+    if job.state is JobState.FAILED:
+        raise ToolError(f"index job {job.job_id} failed: {job.error}")
+    return job

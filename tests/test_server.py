@@ -1,0 +1,153 @@
+"""`graphrag-mcp serve` through real MCP client sessions: stdio subprocess, streamable HTTP and SSE."""
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import quote
+
+import pandas as pd
+import pytest
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+
+from mcp_client import TRANSPORTS, mcp_session
+
+TOOLS = {"global_search", "local_search", "drift_search", "basic_search", "build_index", "index_status", "get_statistics"}
+PROMPTS = {"analyze", "explore", "compare", "summarize"}
+SEARCHES = [
+    ("local_search", {"query": "Who designed Old Bessie and which firm built it?"}, "Tobias Arkwright"),
+    ("basic_search", {"query": "Who inspected the Kelling Point turbine in 1994?", "top_k": 5}, "Leonard Quist"),
+    ("drift_search", {"query": "What did Ines Halloran study at Marrow Sands?", "follow_up_depth": 1}, "Ines Halloran"),
+    ("global_search", {"query": "What is the Harrowgate Tidal Cooperative?", "community_level": 1},
+     "Harrowgate Tidal Cooperative"),
+]
+
+
+async def _call(session: ClientSession, tool: str, arguments: dict) -> dict:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    assert json.loads(result.content[0].text) == result.structured_content
+    return result.structured_content
+
+
+async def _read_json(session: ClientSession, uri: str) -> dict | list:
+    contents = (await session.read_resource(uri)).contents
+    assert contents[0].mime_type == "application/json"
+    return json.loads(contents[0].text)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_every_tool_resource_and_prompt(
+    built_index: tuple[Path, dict], corpus_titles: set[str], transport: str
+) -> None:
+    root, summary = built_index
+    async with mcp_session(root, transport) as session:
+        assert {tool.name for tool in (await session.list_tools()).tools} == TOOLS
+        assert {prompt.name for prompt in (await session.list_prompts()).prompts} == PROMPTS
+        assert {str(r.uri) for r in (await session.list_resources()).resources} == {
+            "graphrag://statistics", "graphrag://entities"
+        }
+        assert {t.uri_template for t in (await session.list_resource_templates()).resource_templates} == {
+            "graphrag://entities/{name}", "graphrag://communities/{community_id}", "graphrag://text_units/{text_unit_id}"
+        }
+
+        for tool, arguments, expected in SEARCHES:
+            result = await _call(session, tool, arguments)
+            assert expected.lower() in result["answer"].lower(), (tool, result["answer"])
+            assert result["sources"] and {s["document"] for s in result["sources"]} <= corpus_titles
+            assert result["llm_calls"] >= 1 and result["prompt_tokens"] > 0 and result["completion_tokens"] > 0
+
+        statistics = await _call(session, "get_statistics", {})
+        for key in ("documents", "entities", "relationships", "community_reports"):
+            assert statistics[key] == summary[key]
+        assert statistics["uptime_seconds"] >= 0 and len(statistics["index_version"]) == 12
+        assert statistics["vector_store"]["tables"]["text_unit_text"] == summary["text_units"]
+        assert (await _read_json(session, "graphrag://statistics"))["index_version"] == statistics["index_version"]
+
+        entities = await _read_json(session, "graphrag://entities")
+        assert len(entities) <= 50 and entities[0]["degree"] >= entities[-1]["degree"]
+        voss = await _read_json(session, f"graphrag://entities/{quote('Mirela Voss')}")
+        assert voss["name"] == "MIRELA VOSS" and voss["type"] == "PERSON"
+        assert any("HARROWGATE TIDAL COOPERATIVE" in (r["source"], r["target"]) for r in voss["relationships"])
+        assert "01_founding_of_the_cooperative.txt" in voss["documents"]
+        assert voss["communities"]
+
+        community = await _read_json(session, f"graphrag://communities/{voss['communities'][0]['id']}")
+        assert "MIRELA VOSS" in community["members"] and community["title"] and community["findings"]
+
+        unit_id = result["sources"][0]["text_unit_id"]
+        unit = await _read_json(session, f"graphrag://text_units/{unit_id}")
+        assert unit["document"] in corpus_titles and len(unit["text"]) > 100
+
+        prompt = await session.get_prompt("explore", {"entity": "Mirela Voss"})
+        text = prompt.messages[0].content.text
+        assert "local_search" in text and "graphrag://entities/Mirela%20Voss" in text
+        for name, arguments in (("analyze", {"topic": "tidal energy"}), ("compare", {"a": "Mirela Voss", "b": "Ruth Calloway"}),
+                                ("summarize", {"level": "1"})):
+            text = (await session.get_prompt(name, arguments)).messages[0].content.text
+            assert "global_search" in text or "local_search" in text
+
+
+async def test_statistics_resource_matches_tool(built_index: tuple[Path, dict]) -> None:
+    root, _ = built_index
+    async with mcp_session(root) as session:
+        tool = await _call(session, "get_statistics", {})
+        resource = await _read_json(session, "graphrag://statistics")
+    tool.pop("uptime_seconds"), resource.pop("uptime_seconds")
+    assert resource == tool
+
+
+async def test_local_search_entity_types_filter_the_context(built_index: tuple[Path, dict]) -> None:
+    root, _ = built_index
+    entities = pd.read_parquet(root / "output" / "entities.parquet")
+    type_of = dict(zip(entities["human_readable_id"].astype(str), entities["type"], strict=True))
+    async with mcp_session(root) as session:
+        for wanted in ("GEO", "ORGANIZATION"):
+            result = await _call(
+                session, "local_search", {"query": "Who designed Old Bessie?", "entity_types": [wanted.lower()]}
+            )
+            cited = {i for block in re.findall(r"Entities \(([^)]*)\)", result["answer"]) for i in re.findall(r"\d+", block)}
+            assert cited, result["answer"]
+            assert {type_of[i] for i in cited} == {wanted}
+
+
+async def test_errors_are_clear_and_the_server_keeps_serving(built_index: tuple[Path, dict], tmp_path: Path) -> None:
+    root, _ = built_index
+    async with mcp_session(root) as session:
+        with pytest.raises(MCPError) as invalid:
+            await session.call_tool("local_search", {"query": "Who?", "community_level": -1})
+        assert invalid.value.error.code == -32602 and "community_level" in invalid.value.error.message
+        with pytest.raises(MCPError) as missing_argument:
+            await session.call_tool("basic_search", {"top_k": 3})
+        assert missing_argument.value.error.code == -32602 and "query" in missing_argument.value.error.message
+        with pytest.raises(MCPError) as unknown_entity:
+            await session.read_resource("graphrag://entities/Nobody%20Here")
+        assert "graphrag://entities" in unknown_entity.value.error.message
+
+        with pytest.raises(MCPError) as missing_prompt_argument:
+            await session.get_prompt("compare", {"a": "Mirela Voss"})
+        assert missing_prompt_argument.value.error.code == -32602 and "'b'" in missing_prompt_argument.value.error.message
+        with pytest.raises(MCPError) as bad_level:
+            await session.get_prompt("summarize", {"level": "high"})
+        assert bad_level.value.error.code == -32602 and "community level" in bad_level.value.error.message
+
+        no_data = await session.call_tool("build_index", {"data_path": str(tmp_path / "missing")})
+        assert no_data.is_error and "does not exist" in no_data.content[0].text
+        no_job = await session.call_tool("index_status", {"job_id": "nope"})
+        assert no_job.is_error and "no index job 'nope'" in no_job.content[0].text
+
+        assert (await _call(session, "get_statistics", {}))["documents"] > 0
+
+
+async def test_no_index_says_how_to_build_one(tmp_path: Path) -> None:
+    async with mcp_session(tmp_path / "empty_root") as session:
+        assert len((await session.list_tools()).tools) == 7
+        result = await session.call_tool("local_search", {"query": "Who is Mirela Voss?"})
+        assert result.is_error
+        message = result.content[0].text
+        assert "build_index" in message and f"graphrag-mcp index DATA_PATH --index-path {tmp_path / 'empty_root'}" in message
+        assert message.count("graphrag-mcp index") == 1
+        with pytest.raises(MCPError) as resource:
+            await session.read_resource("graphrag://entities")
+        assert "graphrag-mcp index DATA_PATH" in resource.value.error.message
