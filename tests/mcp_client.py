@@ -57,11 +57,12 @@ async def http_server(root: Path, transport: str, env: dict[str, str] | None = N
 
 
 @asynccontextmanager
-async def _streams(root: Path, transport: str, env: dict[str, str] | None) -> AsyncIterator[tuple]:
+async def _streams(root: Path, transport: str, env: dict[str, str] | None, watch: Path | None) -> AsyncIterator[tuple]:
     if transport == "stdio":
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "graphrag_mcp_server", "serve", "--index-path", str(root)],
+            args=["-m", "graphrag_mcp_server", "serve", "--index-path", str(root),
+                  *(["--watch", str(watch)] if watch else [])],
             env={**cli_env(), **(env or {})},
         )
         async with stdio_client(params) as (read, write):
@@ -75,9 +76,10 @@ async def _streams(root: Path, transport: str, env: dict[str, str] | None) -> As
 
 @asynccontextmanager
 async def mcp_session(
-    root: Path, transport: str = "stdio", env: dict[str, str] | None = None, **session_options: object
+    root: Path, transport: str = "stdio", env: dict[str, str] | None = None, watch: Path | None = None,
+    **session_options: object,
 ) -> AsyncIterator[ClientSession]:
-    """An initialized client session with `graphrag-mcp serve` over `root`, on `transport`."""
-    async with _streams(root, transport, env) as (read, write), ClientSession(read, write, **session_options) as session:
+    """An initialized client session with `graphrag-mcp serve` over `root` (watching `watch`), on `transport`."""
+    async with _streams(root, transport, env, watch) as (read, write), ClientSession(read, write, **session_options) as session:
         await session.initialize()
         yield session

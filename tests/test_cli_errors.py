@@ -51,11 +51,6 @@ def test_full_and_incremental_together_is_a_usage_error(tmp_path: Path) -> None:
     assert_one_line_error(result, 2, "--full", "--incremental")
 
 
-def test_watch_is_not_yet_available(tmp_path: Path) -> None:
-    result = run_cli("index", CORPUS, "--index-path", tmp_path, "--watch")
-    assert_one_line_error(result, 2, "not yet available")
-
-
 def test_openai_settings_without_key_say_which_variable(tmp_path: Path) -> None:
     assert run_cli("init", "--index-path", tmp_path, "--provider", "openai").code == 0
     result = run_cli("index", CORPUS, "--index-path", tmp_path)

@@ -9,6 +9,7 @@ from conftest import CORPUS, run_cli
 
 SUMMARY_KEYS = {
     "documents", "text_units", "entities", "relationships", "communities", "community_reports",
+    "documents_added", "documents_updated", "documents_deleted", "documents_renamed",
     "llm_calls", "prompt_tokens", "completion_tokens", "seconds", "mode",
 }
 STATS_KEYS = {
@@ -21,7 +22,7 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
     _, summary = built_index
     assert set(summary) == SUMMARY_KEYS
     assert summary["mode"] == "full"
-    assert summary["documents"] == len(list(CORPUS.iterdir()))
+    assert summary["documents"] == summary["documents_added"] == len(list(CORPUS.iterdir()))
     for key in ("text_units", "entities", "relationships", "communities", "community_reports"):
         assert summary[key] > 0, key
     assert summary["llm_calls"] > 0
@@ -75,7 +76,17 @@ def test_incremental_run_adds_a_new_document(tmp_path: Path) -> None:
     assert second.code == 0, second.stderr
     summary = second.json()
     assert summary["mode"] == "incremental"
-    assert summary["documents"] == first.json()["documents"] + 1
+    assert summary["documents"] == first.json()["documents"] + 1 and summary["documents_added"] == 1
     entities = pd.read_parquet(root / "output" / "entities.parquet")
     assert "OSKAR LINDQVIST" in set(entities["title"].str.upper())
     assert summary["llm_calls"] < first.json()["llm_calls"]
+
+    unchanged = run_cli("index", data, "--index-path", root, "--offline", "--format", "json")
+    assert unchanged.code == 0, unchanged.stderr
+    assert unchanged.json()["mode"] == "incremental" and unchanged.json()["documents"] == summary["documents"]
+    assert unchanged.json()["llm_calls"] == unchanged.json()["prompt_tokens"] == 0
+
+    rebuilt = run_cli("index", data, "--index-path", root, "--full", "--offline", "--format", "json")
+    assert rebuilt.code == 0, rebuilt.stderr
+    assert rebuilt.json()["mode"] == "full" and rebuilt.json()["entities"] == summary["entities"]
+    assert rebuilt.json()["llm_calls"] == 0  # every request is answered by graphrag's LLM cache

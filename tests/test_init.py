@@ -36,7 +36,7 @@ def test_init_writes_loadable_graphrag_settings(tmp_path: Path, provider: str, m
     assert completion.model_provider == expected_provider
     assert config.vector_store.vector_size == yaml.safe_load(text)["vector_store"]["vector_size"]
     assert embedding.model
-    assert config.input.file_pattern.endswith("(txt|md|markdown)$")
+    assert config.input.file_pattern == r"(^|/)[^./][^/]*\.(txt|md|markdown)$"
 
 
 def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:

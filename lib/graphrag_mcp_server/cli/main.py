@@ -119,10 +119,15 @@ def index(
     """Build or update the index of DATA_PATH (GraphRAG parquet tables + LanceDB vectors)."""
     if full and incremental:
         raise typer.BadParameter("choose one of --full and --incremental")
-    if watch:
-        _fail("--watch is not yet available; run `graphrag-mcp index` again after changes", code=2)
     mode = IndexMode.FULL if full else IndexMode.INCREMENTAL if incremental else IndexMode.AUTO
-    summary = asyncio.run(_run_index(data_path.resolve(), _index_root(index_path), mode, method, offline))
+    data_path, root = data_path.resolve(), _index_root(index_path)
+    summary = asyncio.run(_run_index(data_path, root, mode, method, offline))
+    _print_summary(summary, output_format)
+    if watch:
+        _watch(data_path, root, method, offline, output_format)
+
+
+def _print_summary(summary: Any, output_format: OutputFormat) -> None:
     if output_format is OutputFormat.JSON:
         typer.echo(summary.model_dump_json())
         return
@@ -130,9 +135,28 @@ def index(
         f"Indexed ({summary.mode}) {summary.documents} documents into {summary.text_units} text units: "
         f"{summary.entities} entities, {summary.relationships} relationships, {summary.communities} communities, "
         f"{summary.community_reports} community reports.\n"
+        f"Documents added {summary.documents_added}, updated {summary.documents_updated}, "
+        f"deleted {summary.documents_deleted}, renamed {summary.documents_renamed}. "
         f"LLM calls {summary.llm_calls}, prompt tokens {summary.prompt_tokens}, "
         f"completion tokens {summary.completion_tokens}, {summary.seconds:.1f} s."
     )
+
+
+def _watch(data_path: Path, root: Path, method: IndexMethod, offline: bool, output_format: OutputFormat) -> None:
+    """Update the index after each burst of changes under `data_path` until Ctrl-C."""
+    from graphrag_mcp_server.handlers.watch import watch_folder
+
+    async def update() -> None:
+        try:
+            _print_summary(await _run_index(data_path, root, IndexMode.INCREMENTAL, method, offline), output_format)
+        except GraphRagMcpError as error:
+            typer.echo(f"error: {error} (still watching)", err=True)
+
+    _notice(f"Watching {data_path} for changes (Ctrl-C to stop).")
+    try:
+        asyncio.run(watch_folder(data_path, root, ServerSettings().watch_settle_seconds, update))
+    except KeyboardInterrupt:
+        _notice("Stopped watching.")
 
 
 async def _run_index(data_path: Path, root: Path, mode: IndexMode, method: IndexMethod, offline: bool) -> Any:
@@ -145,7 +169,7 @@ async def _run_index(data_path: Path, root: Path, mode: IndexMode, method: Index
     from graphrag_mcp_server.cli.progress import RichWorkflowProgress
 
     with RichWorkflowProgress() as progress:
-        return await build(config, mode, method, callbacks=[progress])
+        return await build(config, root, mode, method, callbacks=[progress])
 
 
 @app.command()
@@ -233,13 +257,18 @@ def serve(
     ),
     host: Annotated[str | None, typer.Option(help="Address to bind (env GRAPHRAG_MCP_HOST; default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port to bind (env GRAPHRAG_MCP_PORT; default 8080).")] = None,
+    watch: Annotated[
+        Path | None, typer.Option(help="Folder of documents to keep the index current with while serving.")
+    ] = None,
 ) -> None:
     """Serve the index to MCP clients (Claude, VS Code, Cursor...): search tools, resources, prompts."""
     from graphrag_mcp_server.server.app import serve as run_server
 
     settings = ServerSettings()
     overrides = {key: value for key, value in {"host": host, "port": port}.items() if value is not None}
-    run_server(_index_root(index_path), transport.value, settings.model_copy(update=overrides))
+    if watch is not None and not watch.is_dir():
+        _fail(f"--watch {watch} is not a folder")
+    run_server(_index_root(index_path), transport.value, settings.model_copy(update=overrides), watch)
 
 
 def main() -> None:

@@ -11,7 +11,8 @@ if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
 SETTINGS_FILE = "settings.yaml"
-INPUT_FILE_PATTERN = r".*\.(txt|md|markdown)$"
+INPUT_FILE_PATTERN = r"(^|/)[^./][^/]*\.(txt|md|markdown)$"
+"""Text and markdown files, hidden ones (name starting with '.') excluded."""
 
 
 def _replace_between(text: str, start: str, end: str, new: str) -> str:
@@ -105,7 +106,22 @@ def load_index_config(root: Path, overrides: dict[str, Any] | None = None) -> "G
         msg = f"cannot read {root / SETTINGS_FILE}: {error}; write a literal $ as $$"
         raise ConfigError(msg) from error
     enable_usage_tracking(config)
-    return config
+    output = root / (config.output_storage.base_dir or "output")
+    return pin_output(config, output.resolve()) if output.is_symlink() else config
+
+
+def pin_output(config: "GraphRagConfig", directory: Path) -> "GraphRagConfig":
+    """The config reading and writing its tables in `directory` (and LanceDB too, when it lives
+    under the output folder), so that a reader holds one version however `output` moves."""
+    output = Path(config.output_storage.base_dir or "output")
+    storage = config.output_storage.model_copy(update={"base_dir": str(directory)})
+    vectors = config.vector_store
+    db_uri = Path(vectors.db_uri) if vectors.db_uri else None  # graphrag made it absolute, through the link
+    for place in (output.absolute(), output.resolve()):
+        if db_uri is not None and db_uri.is_relative_to(place):
+            vectors = vectors.model_copy(update={"db_uri": str(directory / db_uri.relative_to(place))})
+            break
+    return config.model_copy(update={"output_storage": storage, "vector_store": vectors})
 
 
 def is_offline(config: "GraphRagConfig") -> bool:

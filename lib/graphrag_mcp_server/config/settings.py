@@ -24,3 +24,6 @@ class ServerSettings(BaseSettings):
 
     build_wait_seconds: float = 20.0
     """How long a build_index call waits for its job before returning the job id instead."""
+
+    watch_settle_seconds: float = 1.0
+    """With --watch: how long the data folder must be quiet before an update runs."""

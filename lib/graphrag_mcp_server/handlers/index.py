@@ -7,12 +7,19 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from graphrag_mcp_server.config.index_root import SETTINGS_FILE, is_offline, load_index_config, write_index_root
+from graphrag_mcp_server.config.index_root import (
+    SETTINGS_FILE,
+    is_offline,
+    load_index_config,
+    pin_output,
+    write_index_root,
+)
 from graphrag_mcp_server.config.providers import Provider
 from graphrag_mcp_server.errors import ConfigError, IndexBuildError, InputDataError
 from graphrag_mcp_server.handlers.results import IndexSummary
-from graphrag_mcp_server.handlers.stats import count_rows, has_index
-from graphrag_mcp_server.providers.usage import track_usage
+from graphrag_mcp_server.handlers import versions
+from graphrag_mcp_server.handlers.stats import count_rows
+from graphrag_mcp_server.providers.usage import Usage, track_usage
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -82,34 +89,58 @@ async def read_documents(config: "GraphRagConfig") -> "pd.DataFrame":
 
 async def build(
     config: "GraphRagConfig",
+    root: Path,
     mode: IndexMode = IndexMode.AUTO,
     method: IndexMethod = IndexMethod.STANDARD,
     callbacks: "list[WorkflowCallbacks] | None" = None,
 ) -> IndexSummary:
-    """Index the configured input; incremental runs use graphrag's own update."""
+    """Index the current documents into a new version and switch to it.
+
+    Every run is graphrag's full pipeline over all current documents, so the result is exactly a
+    rebuild; graphrag's LLM cache answers every request that unchanged content repeats, so only
+    what changed costs model calls. An incremental run with no changed document does nothing.
+    """
     from graphrag.api import build_index
 
     started = time.perf_counter()
-    documents = await read_documents(config)
-    incremental = mode is IndexMode.INCREMENTAL or (mode is IndexMode.AUTO and await has_index(config))
-    if incremental and not await has_index(config):
-        incremental = False
-    with track_usage() as usage:
-        outputs = await build_index(
-            config,
-            method=method.value,
-            is_update_run=incremental,
-            callbacks=callbacks,
-            input_documents=None if incremental else documents,
-        )
+    with versions.index_lock(root):
+        documents = await read_documents(config)
+        manifest = dict(zip(documents["title"].astype(str), documents["id"].astype(str), strict=True))
+        previous = versions.read_manifest(versions.current_version(root))
+        changes = versions.diff(previous, manifest)
+        incremental = previous is not None and mode is not IndexMode.FULL
+        if incremental and not changes.any:
+            return _summary(await count_rows(config), changes, Usage(), started, incremental)
+        version = versions.new_version(root)
+        try:
+            target = pin_output(config, version)
+            with track_usage() as usage:
+                outputs = await build_index(target, method=method.value, callbacks=callbacks, input_documents=documents)
+            _raise_first_failure(config, outputs)
+            counts = await count_rows(target)
+        except BaseException:
+            versions.discard(version)
+            raise
+        versions.switch_to(root, version, manifest)
+    return _summary(counts, changes, usage, started, incremental)
+
+
+def _raise_first_failure(config: "GraphRagConfig", outputs: list) -> None:
     failed = [output for output in outputs if output.error is not None]
     if failed:
-        first = failed[0]
-        msg = f"indexing failed in workflow {first.workflow}: {first.error} (details in {Path(config.reporting.base_dir).resolve()})"
+        logs = Path(config.reporting.base_dir or "logs").resolve()
+        msg = f"indexing failed in workflow {failed[0].workflow}: {failed[0].error} (details in {logs})"
         raise IndexBuildError(msg)
-    counts = await count_rows(config)
+
+
+def _summary(counts: dict[str, int], changes: "versions.DocumentChanges", usage: Usage, started: float,
+             incremental: bool) -> IndexSummary:
     return IndexSummary(
         **counts,
+        documents_added=len(changes.added),
+        documents_updated=len(changes.updated),
+        documents_deleted=len(changes.deleted),
+        documents_renamed=len(changes.renamed),
         llm_calls=usage.llm_calls,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,

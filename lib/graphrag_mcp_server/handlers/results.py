@@ -43,6 +43,10 @@ class TableCounts(BaseModel):
 class IndexSummary(TableCounts):
     """What an indexing run produced and what it cost."""
 
+    documents_added: int
+    documents_updated: int = Field(description="Same title, new content")
+    documents_deleted: int
+    documents_renamed: int = Field(description="Same content, new title")
     llm_calls: int
     prompt_tokens: int
     completion_tokens: int

@@ -18,12 +18,6 @@ def _table_provider(config: "GraphRagConfig") -> "TableProvider":
     return create_table_provider(config.table_provider, storage=create_storage(config.output_storage))
 
 
-async def has_index(config: "GraphRagConfig") -> bool:
-    """True when every table the searches need exists."""
-    provider = _table_provider(config)
-    return all([await provider.has(name) for name in REQUIRED_TABLES])
-
-
 async def count_rows(config: "GraphRagConfig") -> dict[str, int]:
     """Rows of each required table (0 for a table not written)."""
     provider = _table_provider(config)

@@ -56,8 +56,10 @@ def _record(metrics: dict[str, Any], *, embedding: bool) -> None:
     if usage is None:
         return
     cached = int(metrics.get("cached_responses", 0))
-    calls = int(metrics.get("attempted_request_count", 0)) - cached
     usage.cached_responses += cached
+    if cached:  # graphrag-llm replays the original call's metrics on a cache hit: nothing was spent
+        return
+    calls = int(metrics.get("attempted_request_count", 0))
     if embedding:
         usage.embedding_calls += calls
         usage.embedding_tokens += int(metrics.get("prompt_tokens", 0))

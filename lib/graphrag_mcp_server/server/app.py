@@ -1,5 +1,6 @@
 """The MCP server: tools, resources and prompts over one index root, on stdio, SSE or streamable HTTP."""
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -20,6 +21,7 @@ from graphrag_mcp_server.handlers.jobs import IndexJobs
 from graphrag_mcp_server.server.state import IndexState
 
 Transport = Literal["stdio", "sse", "streamable-http"]
+logger = logging.getLogger(__name__)
 
 INSTRUCTIONS = """\
 GraphRAG knowledge of the user's own documents: a graph of entities, relationships and
@@ -42,6 +44,33 @@ class ServerContext:
     state: IndexState
     jobs: IndexJobs = field(default_factory=IndexJobs)
     started: float = field(default_factory=time.monotonic)
+    watch: Path | None = None
+    watcher: "asyncio.Task[None] | None" = None
+
+    def start_watching(self) -> None:
+        """Keep the index current with the watched folder (once, though HTTP runs the lifespan per session)."""
+        if self.watch is not None and self.watcher is None:
+            self.watcher = asyncio.create_task(_watch(self, self.watch))
+
+
+async def _watch(shared: ServerContext, folder: Path) -> None:
+    """Run an incremental index job after each burst of changes in the watched folder."""
+    from graphrag_mcp_server.handlers.watch import watch_folder
+    from graphrag_mcp_server.server.tools import start_build
+
+    async def update() -> None:
+        while shared.jobs.running is not None:  # a build_index job goes first
+            await asyncio.sleep(0.5)
+        job = await start_build(shared, folder, "incremental")
+        job = await shared.jobs.wait(job.job_id, float("inf"), _ignore)
+        logger.warning("index update after changes in %s: %s%s", folder, job.state.value,
+                       f" ({job.error})" if job.error else "")
+
+    await watch_folder(folder, shared.root, shared.settings.watch_settle_seconds, update)
+
+
+async def _ignore(_: Any) -> None:
+    """No progress to report for a watcher's job."""
 
 
 class GraphRagServer(MCPServer[Any]):
@@ -71,18 +100,25 @@ class GraphRagServer(MCPServer[Any]):
             raise MCPError(code=INVALID_PARAMS, message=f"prompt {name}: {root_cause}") from error
 
 
-def create_server(root: Path, settings: ServerSettings | None = None) -> GraphRagServer:
-    """A server over the index at `root`; graphrag loads in the background once it starts."""
+def create_server(root: Path, settings: ServerSettings | None = None, watch: Path | None = None) -> GraphRagServer:
+    """A server over the index at `root`; graphrag loads in the background once it starts.
+
+    With `watch`, the index is updated from that folder after each burst of changes.
+    """
     from graphrag_mcp_server.server.prompts import register_prompts
     from graphrag_mcp_server.server.resources import register_resources
     from graphrag_mcp_server.server.tools import register_tools
 
     settings = settings or ServerSettings()
-    shared = ServerContext(root=root.resolve(), base_dir=Path.cwd(), settings=settings, state=IndexState(root.resolve()))
+    shared = ServerContext(
+        root=root.resolve(), base_dir=Path.cwd(), settings=settings, state=IndexState(root.resolve()),
+        watch=watch.resolve() if watch else None,
+    )
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[ServerContext]:
         shared.state.start_warm_up()
+        shared.start_watching()
         yield shared
 
     server = GraphRagServer(
@@ -101,9 +137,9 @@ def create_server(root: Path, settings: ServerSettings | None = None) -> GraphRa
     return server
 
 
-def serve(root: Path, transport: Transport, settings: ServerSettings) -> None:
+def serve(root: Path, transport: Transport, settings: ServerSettings, watch: Path | None = None) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
-    server = create_server(root, settings)
+    server = create_server(root, settings, watch)
     if transport == "stdio":
         server.run("stdio")
     else:

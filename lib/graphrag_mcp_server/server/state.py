@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from graphrag_mcp_server.config.index_root import SETTINGS_FILE
 from graphrag_mcp_server.errors import IndexNotFoundError
 from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables
+from graphrag_mcp_server.handlers.versions import current_version
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
@@ -40,9 +41,10 @@ def _load(root: Path) -> Snapshot:
 
 
 def disk_version(root: Path) -> str:
-    """A short digest of settings.yaml and the table files: it changes whenever the index is rewritten."""
+    """A short digest of settings.yaml, the current version's directory and its table files."""
+    output = current_version(root)
     files = [root / SETTINGS_FILE, *(root / "output" / f"{name}.parquet" for name in REQUIRED_TABLES)]
-    signature = [(path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in files if path.exists()]
+    signature = [str(output), *((path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in files if path.exists())]
     return hashlib.sha256(repr(signature).encode()).hexdigest()[:12]
 
 
@@ -54,8 +56,6 @@ class IndexState:
         self._current: Snapshot | None = None
         self._lock = asyncio.Lock()
         self._warm_up: asyncio.Task[Snapshot | None] | None = None
-        self.reload_paused = False
-        """Set while this server writes the index itself, so no half-written version is loaded."""
 
     def start_warm_up(self) -> None:
         """Import graphrag and load the tables in the background, so the first query finds them ready.
@@ -78,7 +78,7 @@ class IndexState:
             await asyncio.shield(self._warm_up)
         async with self._lock:
             on_disk = await asyncio.to_thread(disk_version, self.root)
-            stale = self._current is None or (self._current.version != on_disk and not self.reload_paused)
+            stale = self._current is None or self._current.version != on_disk
             if stale:
                 await self._reload()
             if self._current is None:

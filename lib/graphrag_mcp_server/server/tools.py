@@ -187,20 +187,24 @@ async def _index_status(shared: ServerContext, job_id: str | None) -> IndexJob:
     return shared.jobs.latest
 
 
-async def _build_index(shared: ServerContext, data_path: str, mode: str, ctx: Context | None) -> IndexJob:
+async def start_build(shared: ServerContext, folder: Path, mode: str) -> IndexJob:
+    """Start an index job over `folder`; the new version is loaded as soon as it succeeds."""
     from graphrag_mcp_server.handlers.index import build, index_config
 
-    folder = (shared.base_dir / Path(data_path).expanduser()).resolve()
     config = await asyncio.to_thread(index_config, shared.root, folder)
     index_mode = IndexMode(mode)
 
     def finished(job: IndexJob) -> None:
-        shared.state.reload_paused = False
-        if job.state is JobState.SUCCEEDED:
+        if job.state is JobState.SUCCEEDED:  # load the new version now, not at the next request
             asyncio.get_running_loop().create_task(shared.state.snapshot())
 
-    job = shared.jobs.start(str(folder), mode, lambda progress: build(config, index_mode, callbacks=[progress]), finished)
-    shared.state.reload_paused = True
+    return shared.jobs.start(
+        str(folder), mode, lambda progress: build(config, shared.root, index_mode, callbacks=[progress]), finished
+    )
+
+
+async def _build_index(shared: ServerContext, data_path: str, mode: str, ctx: Context | None) -> IndexJob:
+    job = await start_build(shared, (shared.base_dir / Path(data_path).expanduser()).resolve(), mode)
 
     async def report(running: IndexJob) -> None:
         if ctx is not None:

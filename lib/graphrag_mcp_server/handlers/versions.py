@@ -1,0 +1,121 @@
+"""Index versions: each run writes a new version beside the current one and switches in one step.
+
+Layout of an index root::
+
+    output -> versions/<id>     symlink, replaced atomically (os.replace) when a run succeeds
+    versions/<id>/              parquet tables, lancedb/, stats.json, manifest.json
+    cache/                      graphrag's LLM cache, shared by all versions
+
+A run killed at any point leaves `output` on the previous, complete version; the partial version
+is removed by the next run. At most one previous version is kept, for readers still on it.
+"""
+
+import fcntl
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from graphrag_mcp_server.errors import GraphRagMcpError
+
+OUTPUT = "output"
+VERSIONS = "versions"
+MANIFEST = "manifest.json"
+LOCK = ".index.lock"
+
+
+class IndexBusyError(GraphRagMcpError):
+    """Another index run holds the root's lock."""
+
+
+class DocumentChanges(BaseModel):
+    """How the documents differ from the previous version (by content hash, not title)."""
+
+    added: list[str] = []
+    updated: list[str] = []
+    deleted: list[str] = []
+    renamed: list[str] = []
+
+    @property
+    def any(self) -> bool:
+        """True when anything changed."""
+        return bool(self.added or self.updated or self.deleted or self.renamed)
+
+
+def current_version(root: Path) -> Path | None:
+    """The directory `output` points to (or `output` itself in a root from before versions)."""
+    output = root / OUTPUT
+    return output.resolve() if output.exists() else None
+
+
+def read_manifest(version: Path | None) -> dict[str, str] | None:
+    """title -> content id of a version's documents; None when it has no manifest."""
+    if version is None or not (version / MANIFEST).exists():
+        return None
+    return json.loads((version / MANIFEST).read_text(encoding="utf-8"))
+
+
+def diff(previous: dict[str, str] | None, current: dict[str, str]) -> DocumentChanges:
+    """Added, updated (same title, new content), deleted and renamed (same content, new title) documents."""
+    previous = previous or {}
+    gone = {title: content for title, content in previous.items() if title not in current}
+    new = {title: content for title, content in current.items() if title not in previous}
+    moved_contents = set(gone.values()) & set(new.values())
+    return DocumentChanges(
+        added=sorted(title for title, content in new.items() if content not in moved_contents),
+        updated=sorted(t for t, c in current.items() if t in previous and previous[t] != c),
+        deleted=sorted(title for title, content in gone.items() if content not in moved_contents),
+        renamed=sorted(title for title, content in new.items() if content in moved_contents),
+    )
+
+
+@contextmanager
+def index_lock(root: Path) -> Iterator[None]:
+    """Hold the root's index lock for the block; refuse if another run holds it."""
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / LOCK, "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            msg = f"another index run is updating {root}; wait for it to finish"
+            raise IndexBusyError(msg) from None
+        yield
+
+
+def new_version(root: Path) -> Path:
+    """An empty directory for the next version (invisible to readers until `switch_to`)."""
+    version = root / VERSIONS / f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    version.mkdir(parents=True)
+    return version
+
+
+def switch_to(root: Path, version: Path, manifest: dict[str, str]) -> None:
+    """Make `version` current in one atomic step, then keep only it and the one before."""
+    (version / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+    output = root / OUTPUT
+    previous = current_version(root)
+    if output.exists() and not output.is_symlink():  # a root from before versions: make it one
+        previous = root / VERSIONS / "legacy"
+        output.rename(previous)
+    link = root / f".{OUTPUT}.{uuid.uuid4().hex[:6]}"
+    link.symlink_to(version.relative_to(root))
+    os.replace(link, output)
+    _prune(root, keep={version, previous})
+
+
+def _prune(root: Path, keep: set[Path | None]) -> None:
+    """Remove every version but those in `keep` (older ones and the leftovers of killed runs)."""
+    for version in (root / VERSIONS).iterdir():
+        if version.resolve() not in {path.resolve() for path in keep if path is not None}:
+            shutil.rmtree(version, ignore_errors=True)
+
+
+def discard(version: Path) -> None:
+    """Remove a version that failed to build."""
+    shutil.rmtree(version, ignore_errors=True)
