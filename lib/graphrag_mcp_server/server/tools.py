@@ -44,10 +44,13 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
     async def search(search_type: SearchType, query: str, **options: object) -> SearchResult:
         from graphrag_mcp_server.handlers.search import run_search, tuned_config
 
-        snapshot = await shared.state.snapshot()
-        tuning = {key: options.pop(key) for key in ("top_k", "follow_up_depth") if key in options}
-        config = tuned_config(snapshot.config, search_type, **tuning)  # type: ignore[arg-type]
-        return await run_search(config, snapshot.tables, search_type, query, **options)  # type: ignore[arg-type]
+        async def answer() -> SearchResult:
+            snapshot = await shared.state.snapshot()
+            tuning = {key: options.pop(key) for key in ("top_k", "follow_up_depth") if key in options}
+            config = tuned_config(snapshot.config, search_type, **tuning)  # type: ignore[arg-type]
+            return await run_search(config, snapshot.tables, search_type, query, **options)  # type: ignore[arg-type]
+
+        return await _guarded(shared, answer())
 
     @server.tool(
         description="Answer a question about the corpus as a whole (themes, trends, 'what are the main...') "
@@ -63,15 +66,12 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
             bool, Field(description="Let the model pick relevant communities across levels instead of one level")
         ] = False,
     ) -> SearchResult:
-        return await _guarded(
-            shared,
-            search(
-                SearchType.GLOBAL,
-                query,
-                community_level=community_level,
-                response_type=response_type,
-                dynamic_community_selection=dynamic_community_selection,
-            ),
+        return await search(
+            SearchType.GLOBAL,
+            query,
+            community_level=community_level,
+            response_type=response_type,
+            dynamic_community_selection=dynamic_community_selection,
         )
 
     @server.tool(
@@ -88,15 +88,12 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         community_level: CommunityLevel = 2,
         response_type: ResponseType = "Multiple Paragraphs",
     ) -> SearchResult:
-        return await _guarded(
-            shared,
-            search(
-                SearchType.LOCAL,
-                query,
-                entity_types=entity_types,
-                community_level=community_level,
-                response_type=response_type,
-            ),
+        return await search(
+            SearchType.LOCAL,
+            query,
+            entity_types=entity_types,
+            community_level=community_level,
+            response_type=response_type,
         )
 
     @server.tool(
@@ -110,15 +107,12 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         community_level: CommunityLevel = 2,
         response_type: ResponseType = "Multiple Paragraphs",
     ) -> SearchResult:
-        return await _guarded(
-            shared,
-            search(
-                SearchType.DRIFT,
-                query,
-                follow_up_depth=follow_up_depth,
-                community_level=community_level,
-                response_type=response_type,
-            ),
+        return await search(
+            SearchType.DRIFT,
+            query,
+            follow_up_depth=follow_up_depth,
+            community_level=community_level,
+            response_type=response_type,
         )
 
     @server.tool(
@@ -130,9 +124,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         top_k: Annotated[int, Field(ge=1, le=100, description="Number of text chunks to retrieve")] = 10,
         response_type: ResponseType = "Multiple Paragraphs",
     ) -> SearchResult:
-        return await _guarded(
-            shared, search(SearchType.BASIC, query, top_k=top_k, response_type=response_type)
-        )
+        return await search(SearchType.BASIC, query, top_k=top_k, response_type=response_type)
 
     @server.tool(
         description="Build or update the index from a folder of documents (.txt and .md by default). Runs in the "
