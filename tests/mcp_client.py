@@ -3,6 +3,7 @@
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -63,10 +64,16 @@ async def _streams(root: Path, transport: str, env: dict[str, str] | None, watch
             command=sys.executable,
             args=["-m", "graphrag_mcp_server", "serve", "--index-path", str(root),
                   *(["--watch", str(watch)] if watch else [])],
-            env={**cli_env(), **(env or {})},
+            env={**cli_env(), "PYTHONFAULTHANDLER": "1", **(env or {})},
         )
-        async with stdio_client(params) as (read, write):
-            yield read, write
+        with tempfile.TemporaryFile("w+") as errors:
+            try:
+                async with stdio_client(params, errlog=errors) as (read, write):
+                    yield read, write
+            except BaseException:
+                errors.seek(0)
+                print(f"server stderr:\n{errors.read()[-60000:]}", file=sys.stderr)
+                raise
         return
     async with http_server(root, transport, env) as url:
         client = streamable_http_client(url) if transport == "streamable-http" else sse_client(url)

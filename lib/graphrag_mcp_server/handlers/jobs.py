@@ -1,10 +1,12 @@
-"""Index builds as background jobs: one at a time, off the event loop, observable while they run."""
+"""Index builds as background jobs: one at a time, in a worker process, observable while they run."""
 
 import asyncio
+import json
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
 
 from graphrag_mcp_server.errors import GraphRagMcpError
 from graphrag_mcp_server.handlers.results import IndexJob, IndexSummary, JobState
@@ -14,45 +16,8 @@ class JobBusyError(GraphRagMcpError):
     """A second index job was asked for while one runs."""
 
 
-class JobProgress:
-    """graphrag WorkflowCallbacks that record a job's progress and wake those who wait on it."""
-
-    def __init__(self, job: IndexJob, loop: asyncio.AbstractEventLoop, changed: asyncio.Event) -> None:
-        self._job, self._loop, self._changed = job, loop, changed
-
-    def _update(self, **fields: Any) -> None:
-        for name, value in fields.items():
-            setattr(self._job, name, value)
-        self._loop.call_soon_threadsafe(self._changed.set)
-
-    def pipeline_start(self, names: list[str]) -> None:
-        """The pipeline's workflows are known."""
-        self._update(workflows_total=len(names))
-
-    def workflow_start(self, name: str, instance: object) -> None:
-        """A workflow began."""
-        self._update(workflow=name)
-
-    def workflow_end(self, name: str, instance: object) -> None:
-        """A workflow ended."""
-        self._update(workflows_done=self._job.workflows_done + 1)
-
-    def pipeline_end(self, results: list[Any]) -> None:
-        """The workflows that ran are the total (graphrag announces some it then skips)."""
-        self._update(workflows_total=len(results))
-
-    def progress(self, progress: Any) -> None:
-        """Item-level progress inside a workflow is not recorded."""
-
-    def pipeline_error(self, error: BaseException) -> None:
-        """Errors are recorded when the build raises."""
-
-
-BuildFn = Callable[[JobProgress], Awaitable[IndexSummary]]
-
-
 class IndexJobs:
-    """The server's index jobs; each runs in a worker thread with its own event loop."""
+    """The server's index jobs; each runs `build_worker` in a child process."""
 
     def __init__(self) -> None:
         self._jobs: dict[str, IndexJob] = {}
@@ -76,27 +41,33 @@ class IndexJobs:
             raise GraphRagMcpError(f"no index job {job_id!r} (known jobs: {known})")
         return self._jobs[job_id]
 
-    def start(self, data_path: str, mode: str, build: BuildFn, on_end: Callable[[IndexJob], None]) -> IndexJob:
-        """Start `build` in the background; refuse while another job runs."""
+    def start(self, root: Path, data_path: Path, mode: str, on_end: Callable[[IndexJob], None]) -> IndexJob:
+        """Start a build of `data_path` into `root` in a worker process; refuse while another job runs."""
         if (running := self.running) is not None:
             msg = f"index job {running.job_id} is still running ({running.workflow or 'starting'}); check it with index_status"
             raise JobBusyError(msg)
-        job = IndexJob(job_id=uuid.uuid4().hex[:12], data_path=data_path, mode=mode, started_at=datetime.now(UTC))
+        job = IndexJob(job_id=uuid.uuid4().hex[:12], data_path=str(data_path), mode=mode, started_at=datetime.now(UTC))
         changed = asyncio.Event()
-        progress = JobProgress(job, asyncio.get_running_loop(), changed)
         self._jobs[job.job_id], self._changed[job.job_id] = job, changed
-        self._tasks[job.job_id] = asyncio.create_task(self._run(job, build, progress, changed, on_end))
+        self._tasks[job.job_id] = asyncio.create_task(self._run(job, root, changed, on_end))
         return job
 
-    async def _run(
-        self, job: IndexJob, build: BuildFn, progress: JobProgress, changed: asyncio.Event, on_end: Callable[[IndexJob], None]
-    ) -> None:
+    async def _run(self, job: IndexJob, root: Path, changed: asyncio.Event, on_end: Callable[[IndexJob], None]) -> None:
         try:
-            job.summary = await asyncio.to_thread(asyncio.run, build(progress))
-            job.state = JobState.SUCCEEDED
+            worker = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "graphrag_mcp_server.handlers.build_worker", str(root), job.data_path, job.mode,
+                stdout=asyncio.subprocess.PIPE,
+            )
+            assert worker.stdout is not None
+            async for line in worker.stdout:
+                _apply(job, line)
+                changed.set()
+            await worker.wait()
+            if job.summary is None and job.error is None:
+                job.error = f"the index worker ended with exit code {worker.returncode} and no result"
+            job.state = JobState.SUCCEEDED if job.error is None else JobState.FAILED
         except Exception as error:  # noqa: BLE001 - a failed build is reported on the job, not raised
-            job.error = str(error) if isinstance(error, GraphRagMcpError) else f"{type(error).__name__}: {error}"
-            job.state = JobState.FAILED
+            job.error, job.state = f"{type(error).__name__}: {error}", JobState.FAILED
         finally:
             job.finished_at = datetime.now(UTC)
             on_end(job)
@@ -119,3 +90,22 @@ class IndexJobs:
         if job.state is not JobState.RUNNING:
             await on_change(job)
         return job
+
+
+def _apply(job: IndexJob, line: bytes) -> None:
+    """Record one progress line of the build worker on the job (other output is ignored)."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return
+    match event.get("event"):
+        case "pipeline_start" | "pipeline_end":
+            job.workflows_total = event["total"]
+        case "workflow_start":
+            job.workflow = event["name"]
+        case "workflow_end":
+            job.workflows_done += 1
+        case "summary":
+            job.summary = IndexSummary.model_validate(event["summary"])
+        case "error":
+            job.error = event["message"]

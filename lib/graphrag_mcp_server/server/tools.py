@@ -181,18 +181,15 @@ async def _index_status(shared: ServerContext, job_id: str | None) -> IndexJob:
 
 async def start_build(shared: ServerContext, folder: Path, mode: str) -> IndexJob:
     """Start an index job over `folder`; the new version is loaded as soon as it succeeds."""
-    from graphrag_mcp_server.handlers.index import build, index_config
+    from graphrag_mcp_server.handlers.index import index_config
 
-    config = await asyncio.to_thread(index_config, shared.root, folder)
-    index_mode = IndexMode(mode)
+    await asyncio.to_thread(index_config, shared.root, folder)  # a bad folder or config fails the call itself
 
     def finished(job: IndexJob) -> None:
         if job.state is JobState.SUCCEEDED:  # load the new version now, not at the next request
             asyncio.get_running_loop().create_task(shared.state.snapshot())
 
-    return shared.jobs.start(
-        str(folder), mode, lambda progress: build(config, shared.root, index_mode, callbacks=[progress]), finished
-    )
+    return shared.jobs.start(shared.root, folder, IndexMode(mode).value, finished)
 
 
 async def _build_index(shared: ServerContext, data_path: str, mode: str, ctx: Context | None) -> IndexJob:
