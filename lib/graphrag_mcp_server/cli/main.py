@@ -119,7 +119,7 @@ def index(
     """Build or update the index of DATA_PATH (GraphRAG parquet tables + LanceDB vectors)."""
     if full and incremental:
         raise typer.BadParameter("choose one of --full and --incremental")
-    mode = IndexMode.FULL if full else IndexMode.INCREMENTAL if incremental else IndexMode.AUTO
+    mode = IndexMode.FULL if full else IndexMode.INCREMENTAL
     data_path, root = data_path.resolve(), _index_root(index_path)
     summary = asyncio.run(_run_index(data_path, root, mode, method, offline))
     _print_summary(summary, output_format)

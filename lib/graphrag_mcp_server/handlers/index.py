@@ -28,9 +28,8 @@ if TYPE_CHECKING:
 
 
 class IndexMode(StrEnum):
-    """How a run treats an existing index."""
+    """How a run treats an existing index: incremental updates it (a first run builds it in full)."""
 
-    AUTO = "auto"
     FULL = "full"
     INCREMENTAL = "incremental"
 
@@ -90,7 +89,7 @@ async def read_documents(config: "GraphRagConfig") -> "pd.DataFrame":
 async def build(
     config: "GraphRagConfig",
     root: Path,
-    mode: IndexMode = IndexMode.AUTO,
+    mode: IndexMode = IndexMode.INCREMENTAL,
     method: IndexMethod = IndexMethod.STANDARD,
     callbacks: "list[WorkflowCallbacks] | None" = None,
 ) -> IndexSummary:

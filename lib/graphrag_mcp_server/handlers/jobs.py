@@ -21,7 +21,7 @@ class IndexJobs:
 
     def __init__(self) -> None:
         self._jobs: dict[str, IndexJob] = {}
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}  # strong references: asyncio keeps only weak ones
         self._changed: dict[str, asyncio.Event] = {}
 
     @property
