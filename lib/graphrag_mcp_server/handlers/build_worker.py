@@ -4,7 +4,11 @@ The server runs its index jobs here: LanceDB segfaults when one process writes a
 another thread of the same process reads one, and a separate process also keeps the build's CPU
 work off the server's interpreter.
 
-    python -m graphrag_mcp_server.handlers.build_worker ROOT DATA_PATH MODE
+The worker first imports graphrag, LanceDB and the tokenizer (about 5 s), says `ready`, then reads
+its job from stdin as one JSON line ({"root", "data_path", "mode"}); so a server can start one
+ahead and hand it the next job warm. End of input before a job ends it quietly.
+
+    python -m graphrag_mcp_server.handlers.build_worker
 """
 
 import asyncio
@@ -24,8 +28,8 @@ class LineProgress:
     """graphrag WorkflowCallbacks that print each step as a JSON line."""
 
     def pipeline_start(self, names: list[str]) -> None:
-        """Announce the workflows."""
-        _emit("pipeline_start", total=len(names))
+        """Announce the workflows that will run (graphrag lists the input loader that build() skips)."""
+        _emit("pipeline_start", total=len([name for name in names if name != "load_input_documents"]))
 
     def workflow_start(self, name: str, instance: object) -> None:
         """A workflow began."""
@@ -54,11 +58,28 @@ async def _build(root: Path, data_path: Path, mode: str) -> None:
     _emit("summary", summary=summary.model_dump(mode="json"))
 
 
+def _warm_up() -> None:
+    """Import what every build needs, so a job handed to a waiting worker starts at once."""
+    from graphrag_mcp_server.config.runtime import prepare_graphrag
+
+    prepare_graphrag()
+    import graphrag.api  # noqa: F401
+    import graphrag_vectors.lancedb  # noqa: F401
+    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+    get_tokenizer()  # loads and keeps graphrag's default tiktoken encoding
+
+
 def main() -> int:
-    """Build, print the result, exit 0 on success and 1 on failure."""
-    root, data_path, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    """Warm up, take one job from stdin, build; exit 0 on success (or no job) and 1 on failure."""
     try:
-        asyncio.run(_build(root, data_path, mode))
+        _warm_up()
+        _emit("ready")
+        line = sys.stdin.readline()
+        if not line:
+            return 0
+        job = json.loads(line)
+        asyncio.run(_build(Path(job["root"]), Path(job["data_path"]), job["mode"]))
     except GraphRagMcpError as error:
         _emit("error", message=str(error))
         return 1

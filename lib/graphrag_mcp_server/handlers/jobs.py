@@ -23,6 +23,35 @@ class IndexJobs:
         self._jobs: dict[str, IndexJob] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}  # strong references: asyncio keeps only weak ones
         self._changed: dict[str, asyncio.Event] = {}
+        self._keep_warm = False
+        self._spare: asyncio.Task[asyncio.subprocess.Process] | None = None
+
+    def keep_warm(self) -> None:
+        """From now on keep a worker started ahead, waiting with graphrag imported (about 5 s saved per job)."""
+        self._keep_warm = True
+        self._start_spare()
+
+    def _start_spare(self) -> None:
+        if self._keep_warm and self._spare is None:
+            self._spare = asyncio.create_task(_spawn_worker())
+
+    async def stop_warm(self) -> None:
+        """Stop keeping a worker ahead and end the waiting one (it also ends when this process goes)."""
+        self._keep_warm = False
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            worker = await spare
+            if worker.returncode is None:
+                worker.kill()
+                await worker.wait()
+
+    async def _take_worker(self) -> asyncio.subprocess.Process:
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            worker = await spare
+            if worker.returncode is None:
+                return worker
+        return await _spawn_worker()
 
     @property
     def running(self) -> IndexJob | None:
@@ -54,11 +83,12 @@ class IndexJobs:
 
     async def _run(self, job: IndexJob, root: Path, changed: asyncio.Event, on_end: Callable[[IndexJob], None]) -> None:
         try:
-            worker = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "graphrag_mcp_server.handlers.build_worker", str(root), job.data_path, job.mode,
-                stdout=asyncio.subprocess.PIPE,
-            )
-            assert worker.stdout is not None
+            worker = await self._take_worker()
+            assert worker.stdin is not None and worker.stdout is not None
+            order = {"root": str(root), "data_path": job.data_path, "mode": job.mode}
+            worker.stdin.write(json.dumps(order).encode() + b"\n")
+            await worker.stdin.drain()
+            worker.stdin.close()
             async for line in worker.stdout:
                 _apply(job, line)
                 changed.set()
@@ -72,6 +102,7 @@ class IndexJobs:
             job.finished_at = datetime.now(UTC)
             on_end(job)
             changed.set()
+            self._start_spare()
 
     async def wait(self, job_id: str, timeout: float, on_change: Callable[[IndexJob], Awaitable[None]]) -> IndexJob:
         """Wait up to `timeout` seconds for the job to end, calling `on_change` at each step."""
@@ -90,6 +121,14 @@ class IndexJobs:
         if job.state is not JobState.RUNNING:
             await on_change(job)
         return job
+
+
+async def _spawn_worker() -> asyncio.subprocess.Process:
+    """A build worker process, importing graphrag until it is handed a job on stdin."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "graphrag_mcp_server.handlers.build_worker",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )
 
 
 def _apply(job: IndexJob, line: bytes) -> None:

@@ -66,7 +66,11 @@ async def _watch(shared: ServerContext, folder: Path) -> None:
         logger.warning("index update after changes in %s: %s%s", folder, job.state.value,
                        f" ({job.error})" if job.error else "")
 
-    await watch_folder(folder, shared.root, shared.settings.watch_settle_seconds, update)
+    shared.jobs.keep_warm()
+    try:
+        await watch_folder(folder, shared.root, shared.settings.watch_settle_seconds, update)
+    finally:
+        await shared.jobs.stop_warm()
 
 
 async def _ignore(_: Any) -> None:

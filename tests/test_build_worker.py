@@ -1,0 +1,66 @@
+"""The index worker process and the LLM cache keys that make an update's unchanged content free."""
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import CORPUS, cli_env
+
+WORKER = [sys.executable, "-m", "graphrag_mcp_server.handlers.build_worker"]
+KEY_OF_ARGUMENTS = """
+import sys
+from graphrag_mcp_server.config.runtime import prepare_graphrag
+prepare_graphrag()
+from graphrag.cache.cache_key_creator import cache_key_creator
+import graphrag_cache.cache_key
+print(graphrag_cache.cache_key.hash_data.__name__, cache_key_creator({
+    "model": "offline/extract", "temperature": 0,
+    "messages": [{"role": "user", "content": sys.argv[1]}],
+}))
+"""
+
+
+def _cache_key(prompt: str) -> tuple[str, str]:
+    """(the hasher graphrag uses, the cache key of a request with `prompt`), computed in a fresh process."""
+    output = subprocess.run([sys.executable, "-c", KEY_OF_ARGUMENTS, prompt], capture_output=True, text=True,
+                            check=True, env=cli_env()).stdout.split()
+    return output[0], output[1]
+
+
+def test_cache_keys_are_hashed_by_libyaml_and_stable_between_processes() -> None:
+    prompt = sorted(CORPUS.iterdir())[0].read_text(encoding="utf-8")
+    hasher, first = _cache_key(prompt)
+    _, again = _cache_key(prompt)
+    _, edited = _cache_key(prompt.replace("the", "a", 1))
+    assert hasher == "hash_with_libyaml"
+    assert first == again, "a cache key must not change between runs, or no update would find its cache"
+    assert first != edited
+    assert first.endswith("_v4")
+
+
+def test_a_waiting_worker_without_a_job_ends_cleanly(tmp_path) -> None:
+    worker = subprocess.Popen(WORKER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=cli_env(),
+                              cwd=tmp_path)
+    ready = worker.stdout.readline()
+    worker.stdin.close()
+    assert worker.wait(timeout=60) == 0
+    assert json.loads(ready) == {"event": "ready"}
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_worker_handed_a_job_builds_and_reports(tmp_path) -> None:
+    root, data = tmp_path / "index", tmp_path / "data"
+    data.mkdir()
+    for document in sorted(CORPUS.iterdir())[:2]:
+        (data / document.name).write_text(document.read_text(encoding="utf-8"), encoding="utf-8")
+    job = json.dumps({"root": str(root), "data_path": str(data), "mode": "incremental"})
+    done = subprocess.run(WORKER, input=job + "\n", capture_output=True, text=True, env=cli_env(), timeout=600)
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert events[0] == {"event": "ready"}
+    started = [event for event in events if event["event"] == "workflow_start"]
+    ended = [event for event in events if event["event"] == "workflow_end"]
+    assert len(started) == len(ended) == next(event["total"] for event in events if event["event"] == "pipeline_start")
+    summary = events[-1]["summary"]
+    assert events[-1]["event"] == "summary"
+    assert summary["documents"] == 2 and summary["documents_added"] == 2 and summary["entities"] > 0
