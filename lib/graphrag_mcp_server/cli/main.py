@@ -2,6 +2,7 @@
 
 import asyncio
 import sys
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import wraps
 from pathlib import Path
@@ -11,8 +12,9 @@ import typer
 
 from graphrag_mcp_server import __version__
 from graphrag_mcp_server.config.providers import Provider
-from graphrag_mcp_server.config.settings import ServerSettings
+from graphrag_mcp_server.config.settings import AnswerModel, ServerSettings
 from graphrag_mcp_server.errors import GraphRagMcpError
+from graphrag_mcp_server.handlers.context import DEFAULT_CONTEXT_TOKENS
 from graphrag_mcp_server.handlers.index import IndexMethod, IndexMode
 from graphrag_mcp_server.handlers.search import SearchType
 
@@ -137,7 +139,7 @@ def _print_summary(summary: Any, output_format: OutputFormat) -> None:
         f"{summary.community_reports} community reports.\n"
         f"Documents added {summary.documents_added}, updated {summary.documents_updated}, "
         f"deleted {summary.documents_deleted}, renamed {summary.documents_renamed}. "
-        f"LLM calls {summary.llm_calls}, prompt tokens {summary.prompt_tokens}, "
+        f"LLM calls {summary.llm_calls}, prompt tokens {summary.prompt_tokens}, embedding calls {summary.embedding_calls}, "
         f"completion tokens {summary.completion_tokens}, {summary.seconds:.1f} s."
     )
 
@@ -183,40 +185,80 @@ def query(
         int | None, typer.Option(min=1, help="Records to retrieve: text units (basic) or entities (local, drift).")
     ] = None,
     response_type: Annotated[str, typer.Option(help="Form of the answer.")] = "Multiple Paragraphs",
+    context_only: Annotated[
+        bool, typer.Option("--context-only", help="Print the context the model would get instead of an answer (no completion call).")
+    ] = False,
+    max_tokens: Annotated[
+        int, typer.Option(min=100, help="Token budget of the context (with --context-only).")
+    ] = DEFAULT_CONTEXT_TOKENS,
     output_format: FormatOption = OutputFormat.TEXT,
 ) -> None:
     """Answer a question from the index (for debugging what the MCP tools return)."""
-    result = asyncio.run(_run_query(_index_root(index_path), query_text, query_type, community_level, top_k, response_type))
+    options = QueryOptions(query_type, community_level, top_k, response_type, max_tokens if context_only else None)
+    result = asyncio.run(_run_query(_index_root(index_path), query_text, options))
     if output_format is OutputFormat.JSON:
         typer.echo(result.model_dump_json())
         return
-    typer.echo(result.answer)
+    typer.echo(result.answer if result.context is None else render_context(result.context))
     documents = list(dict.fromkeys(source.document for source in result.sources))
     typer.echo("\nSources: " + (", ".join(documents) if documents else "none"))
     typer.echo(
         f"LLM calls {result.llm_calls}, prompt tokens {result.prompt_tokens}, "
-        f"completion tokens {result.completion_tokens}, {result.seconds:.1f} s.",
+        f"completion tokens {result.completion_tokens}, embedding calls {result.embedding_calls}, "
+        f"{result.seconds:.1f} s.",
         err=True,
     )
 
 
-async def _run_query(
-    root: Path, text: str, search_type: SearchType, level: int, top_k: int | None, response_type: str
-) -> Any:
+@dataclass(frozen=True)
+class QueryOptions:
+    """How `query` searches; `context_tokens` set means context only, within that budget."""
+
+    search_type: SearchType
+    community_level: int
+    top_k: int | None
+    response_type: str
+    context_tokens: int | None
+
+
+async def _run_query(root: Path, text: str, options: QueryOptions) -> Any:
     from graphrag_mcp_server.config.index_root import load_index_config
+    from graphrag_mcp_server.handlers.context import search_context
     from graphrag_mcp_server.handlers.search import run_search, tuned_config
     from graphrag_mcp_server.handlers.tables import load_tables
 
     config = load_index_config(root)
     tables = await load_tables(config, root)
+    config = tuned_config(config, options.search_type, top_k=options.top_k)
+    if options.context_tokens is not None:
+        return search_context(config, tables, options.search_type, text, max_tokens=options.context_tokens,
+                              community_level=options.community_level)
     return await run_search(
-        tuned_config(config, search_type, top_k=top_k),
-        tables,
-        search_type,
-        text,
-        community_level=level,
-        response_type=response_type,
+        config, tables, options.search_type, text, community_level=options.community_level,
+        response_type=options.response_type,
     )
+
+
+def render_context(context: Any) -> str:
+    """A search context as readable text: reports, entities, relationships, passages, then what was left out."""
+    lines = [f"# Context ({context.tokens} of {context.max_tokens} tokens)"]
+    for report in context.reports:
+        lines += [f"\n## Report {report.community}: {report.title} (rating {report.rating})", report.content,
+                  f"Documents: {', '.join(report.documents)}"]
+    if context.entities:
+        lines.append("\n## Entities")
+        lines += [f"- {entity.name} ({entity.type}): {entity.description} [{', '.join(entity.documents)}]"
+                  for entity in context.entities]
+    if context.relationships:
+        lines.append("\n## Relationships")
+        lines += [f"- {rel.source} -> {rel.target}: {rel.description} [{', '.join(rel.documents)}]"
+                  for rel in context.relationships]
+    for unit in context.text_units:
+        lines += [f"\n## Passage from {unit.document}", unit.text]
+    if context.omitted:
+        left_out = ", ".join(f"{count} {kind}" for kind, count in context.omitted.items())
+        lines.append(f"\nLeft out to stay within {context.max_tokens} tokens: {left_out}.")
+    return "\n".join(lines)
 
 
 @app.command()
@@ -260,12 +302,17 @@ def serve(
     watch: Annotated[
         Path | None, typer.Option(help="Folder of documents to keep the index current with while serving.")
     ] = None,
+    llm: Annotated[
+        AnswerModel | None,
+        typer.Option(help="Who writes search answers: index (settings.yaml's model) or sampling (each client's own "
+                     "model, through MCP sampling). Env GRAPHRAG_MCP_LLM; default index."),
+    ] = None,
 ) -> None:
     """Serve the index to MCP clients (Claude, VS Code, Cursor...): search tools, resources, prompts."""
     from graphrag_mcp_server.server.app import serve as run_server
 
     settings = ServerSettings()
-    overrides = {key: value for key, value in {"host": host, "port": port}.items() if value is not None}
+    overrides = {key: value for key, value in {"host": host, "port": port, "llm": llm}.items() if value is not None}
     if watch is not None and not watch.is_dir():
         _fail(f"--watch {watch} is not a folder")
     run_server(_index_root(index_path), transport.value, settings.model_copy(update=overrides), watch)

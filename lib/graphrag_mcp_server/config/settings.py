@@ -1,8 +1,16 @@
 """The server's own settings (GRAPHRAG_MCP_ prefix, .env); the index's config is graphrag's settings.yaml."""
 
+from enum import StrEnum
 from pathlib import Path
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class AnswerModel(StrEnum):
+    """Who writes the searches' answers: the index's completion model, or each client's own through MCP sampling."""
+
+    INDEX = "index"
+    SAMPLING = "sampling"
 
 
 class ServerSettings(BaseSettings):
@@ -27,3 +35,6 @@ class ServerSettings(BaseSettings):
 
     watch_settle_seconds: float = 1.0
     """With --watch: how long the data folder must be quiet before an update runs."""
+
+    llm: AnswerModel = AnswerModel.INDEX
+    """Model for search answers: `index` (settings.yaml's completion model) or `sampling` (the calling client's)."""

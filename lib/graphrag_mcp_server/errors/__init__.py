@@ -23,3 +23,7 @@ class IndexBuildError(GraphRagMcpError):
 
 class ModelCallsFailedError(GraphRagMcpError):
     """Every model call of an operation failed, though graphrag carried on without raising."""
+
+
+class SamplingUnavailableError(GraphRagMcpError):
+    """The server answers through MCP sampling, but the calling client cannot sample."""

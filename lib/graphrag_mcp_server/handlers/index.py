@@ -143,6 +143,7 @@ def _summary(counts: dict[str, int], changes: "versions.DocumentChanges", usage:
         llm_calls=usage.llm_calls,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
+        embedding_calls=usage.embedding_calls,
         seconds=round(time.perf_counter() - started, 3),
         mode=IndexMode.INCREMENTAL.value if incremental else IndexMode.FULL.value,
     )

@@ -13,19 +13,75 @@ class Source(BaseModel):
     text_unit_id: str = Field(description="Id of the text unit (chunk) in the index")
 
 
+class ContextEntity(BaseModel):
+    """An entity in a search's context."""
+
+    id: str = Field(description="The entity's short id, as graphrag's prompts cite it")
+    name: str
+    type: str
+    description: str
+    documents: list[str] = Field(description="Titles of the documents that mention it")
+
+
+class ContextRelationship(BaseModel):
+    """A relationship in a search's context."""
+
+    id: str = Field(description="The relationship's short id, as graphrag's prompts cite it")
+    source: str
+    target: str
+    description: str
+    weight: float
+    documents: list[str]
+
+
+class ContextReport(BaseModel):
+    """A community report in a search's context."""
+
+    community: str = Field(description="The community's short id (see graphrag://communities/{id})")
+    title: str
+    rating: float | None = Field(description="graphrag's importance rating of the report (0-10)")
+    similarity: float | None = Field(default=None, description="Similarity of the report to the query (-1 to 1)")
+    content: str
+    documents: list[str]
+
+
+class ContextTextUnit(BaseModel):
+    """A passage of a source document in a search's context."""
+
+    id: str = Field(description="Text unit id (see graphrag://text_units/{id})")
+    document: str
+    text: str
+
+
+class SearchContext(BaseModel):
+    """What graphrag would have sent the model, ranked, within a token budget."""
+
+    entities: list[ContextEntity] = []
+    relationships: list[ContextRelationship] = []
+    reports: list[ContextReport] = []
+    text_units: list[ContextTextUnit] = []
+    max_tokens: int = Field(description="The token budget the context was built within")
+    tokens: int = Field(description="Tokens the context takes, counted with the answer model's tokenizer")
+    omitted: dict[str, int] = Field(
+        description="Relevant records of each kind left out to stay within the budget (raise max_context_tokens)"
+    )
+
+
 class SearchResult(BaseModel):
-    """An answer with the sources and cost behind it."""
+    """An answer, or with context_only the context for one, with the sources and cost behind it."""
 
     type: str = Field(description="Search method: global, local, drift or basic")
     query: str
-    answer: str
-    sources: list[Source] = Field(description="Text units behind the answer, cited ones first")
+    answer: str | None = Field(description="The model's answer; null with context_only")
+    context: SearchContext | None = Field(default=None, description="With context_only: the records to answer from")
+    sources: list[Source] = Field(description="Text units behind the answer (cited ones first) or the context")
     context_counts: dict[str, int] = Field(
         description="Records of each kind (entities, relationships, reports, sources...) that went into the context"
     )
-    llm_calls: int
+    llm_calls: int = Field(description="Completion calls sent to the model (cache hits excluded)")
     prompt_tokens: int
     completion_tokens: int
+    embedding_calls: int = Field(default=0, description="Embedding calls (the query's, for vector search)")
     seconds: float
 
 
@@ -50,6 +106,7 @@ class IndexSummary(TableCounts):
     llm_calls: int
     prompt_tokens: int
     completion_tokens: int
+    embedding_calls: int = 0
     seconds: float
     mode: str = Field(description="full or incremental")
 
@@ -103,6 +160,24 @@ class IndexJob(BaseModel):
 
 
 
+class OperationCost(BaseModel):
+    """Model usage of all operations of one kind."""
+
+    operations: int = 0
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    embedding_calls: int = 0
+
+    def add(self, result: "SearchResult | IndexSummary") -> None:
+        """Count one more operation and what it spent."""
+        self.operations += 1
+        self.llm_calls += result.llm_calls
+        self.prompt_tokens += result.prompt_tokens
+        self.completion_tokens += result.completion_tokens
+        self.embedding_calls += result.embedding_calls
+
+
 class ServerStatistics(IndexStatistics):
     """Index statistics plus the serving process's view of it."""
 
@@ -110,3 +185,6 @@ class ServerStatistics(IndexStatistics):
     index_version: str = Field(description="Digest of the loaded index files; changes with every rebuild")
     loaded_at: datetime
     last_job: IndexJob | None = Field(description="The last index job started by this server (see index_status)")
+    costs: dict[str, OperationCost] = Field(
+        description="Model usage since the server started, per operation kind (tool; context_only searches apart)"
+    )

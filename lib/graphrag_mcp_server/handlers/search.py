@@ -49,7 +49,7 @@ def tuned_config(
     return config.model_copy(update=sections) if sections else config
 
 
-def _of_types(entities: "pd.DataFrame", entity_types: list[str] | None) -> "pd.DataFrame":
+def entities_of_types(entities: "pd.DataFrame", entity_types: list[str] | None) -> "pd.DataFrame":
     """Only the entities of the given types (case-insensitive); all of them when none are given."""
     if not entity_types:
         return entities
@@ -83,7 +83,7 @@ async def run_search(
     }
     local = {**graph, "text_units": tables.text_units, "relationships": tables.relationships}
     if search_type is SearchType.LOCAL:
-        local["entities"] = _of_types(tables.entities, entity_types)
+        local["entities"] = entities_of_types(tables.entities, entity_types)
     started = time.perf_counter()
     with track_usage() as usage:
         match search_type:
@@ -104,7 +104,7 @@ async def run_search(
         raise ModelCallsFailedError(msg)
     answer = answer if isinstance(answer, str) else str(answer)
     count_streamed_answer(usage, answer, _answer_model_id(config, search_type))
-    frames = list(_context_frames(context))
+    frames = list(context_frames(context))
     return SearchResult(
         type=search_type.value,
         query=query,
@@ -114,6 +114,7 @@ async def run_search(
         llm_calls=usage.llm_calls,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
+        embedding_calls=usage.embedding_calls,
         seconds=round(time.perf_counter() - started, 3),
     )
 
@@ -125,7 +126,7 @@ def _answer_model_id(config: "GraphRagConfig", search_type: SearchType) -> str:
     return f"{model.model_provider}/{model.model}"
 
 
-def _context_frames(context: Any, kind: str = "") -> Iterator[tuple[str, "pd.DataFrame"]]:
+def context_frames(context: Any, kind: str = "") -> Iterator[tuple[str, "pd.DataFrame"]]:
     """(kind, records) for every table in graphrag's context data, however deeply nested (drift)."""
     import pandas as pd
 
@@ -133,10 +134,10 @@ def _context_frames(context: Any, kind: str = "") -> Iterator[tuple[str, "pd.Dat
         yield kind.lower(), context
     elif isinstance(context, dict):
         for key, value in context.items():
-            yield from _context_frames(value, str(key))
+            yield from context_frames(value, str(key))
     elif isinstance(context, list):
         for value in context:
-            yield from _context_frames(value, kind)
+            yield from context_frames(value, kind)
 
 
 def _count_records(frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str, int]:

@@ -1,10 +1,12 @@
-"""Model providers this project adds to graphrag-llm: the offline model and usage accounting."""
+"""Model providers this project adds to graphrag-llm: the offline model, MCP sampling and usage accounting."""
 
 
 def register_providers() -> None:
-    """Register the offline model and the usage-tracking metrics stores with graphrag-llm."""
+    """Register the offline and sampling models and the usage-tracking metrics stores with graphrag-llm."""
     from graphrag_mcp_server.providers.offline import register_offline_models
+    from graphrag_mcp_server.providers.sampling import register_sampling_model
     from graphrag_mcp_server.providers.usage import register_usage_stores
 
     register_offline_models()
+    register_sampling_model()
     register_usage_stores()

@@ -966,7 +966,7 @@ _HANDLERS: tuple[tuple[tuple[str, ...], Callable[[_Request], str]], ...] = (
 )
 
 
-def _message_text(content: Any) -> str:
+def message_text(content: Any) -> str:
     """Text of a message content (a string or a list of parts)."""
     if isinstance(content, str):
         return content
@@ -978,8 +978,8 @@ def _message_text(content: Any) -> str:
 def _to_request(messages: Iterable[Any]) -> _Request:
     """Reduce chat messages to instructions and the last user message."""
     items = [m if isinstance(m, dict) else m.model_dump() for m in messages]
-    system = "\n".join(_message_text(m.get("content")) for m in items if m.get("role") == "system")
-    users = [_message_text(m.get("content")) for m in items if m.get("role") == "user"]
+    system = "\n".join(message_text(m.get("content")) for m in items if m.get("role") == "system")
+    users = [message_text(m.get("content")) for m in items if m.get("role") == "user"]
     query = users[-1] if users else ""
     return _Request(instructions=system or query, query=query)
 
@@ -1024,7 +1024,7 @@ def _answer(messages: Iterable[Any], response_format: type[BaseModel] | None) ->
 # --------------------------------------------------------------------------
 
 
-def _completion_response(
+def completion_response(
     text: str, model: str, usage: llm_types.LLMCompletionUsage
 ) -> llm_types.LLMCompletionResponse:
     """A chat completion carrying ``text`` and its token usage."""
@@ -1034,7 +1034,7 @@ def _completion_response(
     return response
 
 
-def _chunks(
+def stream_chunks(
     text: str, model: str, usage: llm_types.LLMCompletionUsage | None
 ) -> list[llm_types.LLMCompletionChunk]:
     """``text`` as word-sized stream chunks, ending with a 'stop' chunk."""
@@ -1058,7 +1058,7 @@ def _chunks(
     return [*pieces, last]
 
 
-async def _aiter(
+async def async_items(
     items: list[llm_types.LLMCompletionChunk],
 ) -> AsyncIterator[llm_types.LLMCompletionChunk]:
     """Yield ``items`` asynchronously."""
@@ -1084,16 +1084,16 @@ def _base_completions(
             total_tokens=prompt_tokens + completion_tokens,
         )
         if not kwargs.get("stream"):
-            return _completion_response(text, model, usage)
+            return completion_response(text, model, usage)
         include_usage = (kwargs.get("stream_options") or {}).get("include_usage", False)
-        return iter(_chunks(text, model, usage if include_usage else None))
+        return iter(stream_chunks(text, model, usage if include_usage else None))
 
     async def _complete_async(
         **kwargs: Any,
     ) -> llm_types.LLMCompletionResponse | AsyncIterator[llm_types.LLMCompletionChunk]:
         result = _complete(**kwargs)
         return (
-            result if isinstance(result, llm_types.LLMCompletionResponse) else _aiter(list(result))
+            result if isinstance(result, llm_types.LLMCompletionResponse) else async_items(list(result))
         )
 
     return _complete, _complete_async  # type: ignore[return-value]
@@ -1121,7 +1121,7 @@ class OfflineCompletion(LLMCompletion):
         self._tokenizer = tokenizer
         self._metrics_store = metrics_store
         self._track_metrics = metrics_processor is not None
-        complete, complete_async = _base_completions(model_config.model, tokenizer)
+        complete, complete_async = self._base_functions(model_config.model, tokenizer)
         self._completion, self._completion_async = with_middleware_pipeline(
             model_config=model_config,
             model_fn=complete,
@@ -1134,6 +1134,12 @@ class OfflineCompletion(LLMCompletion):
             rate_limiter=rate_limiter,
             retrier=retrier,
         )
+
+    def _base_functions(
+        self, model: str, tokenizer: Tokenizer
+    ) -> tuple[llm_types.LLMCompletionFunction, llm_types.AsyncLLMCompletionFunction]:
+        """The sync and async functions that answer a request, before the middleware."""
+        return _base_completions(model, tokenizer)
 
     def completion(
         self, /, **kwargs: Unpack[llm_types.LLMCompletionArgs[llm_types.ResponseFormat]]

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from graphrag_mcp_server import __version__
 from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.handlers.jobs import IndexJobs
+from graphrag_mcp_server.handlers.results import IndexSummary, OperationCost, SearchResult
 from graphrag_mcp_server.server.state import IndexState
 
 Transport = Literal["stdio", "sse", "streamable-http"]
@@ -35,6 +36,17 @@ the graphrag:// resources; get_statistics tells what the index holds."""
 
 
 @dataclass
+class CostLedger:
+    """Model usage since the server started, per operation kind."""
+
+    totals: dict[str, OperationCost] = field(default_factory=dict)
+
+    def add(self, kind: str, result: SearchResult | IndexSummary) -> None:
+        """Count one operation of `kind` and what it spent."""
+        self.totals.setdefault(kind, OperationCost()).add(result)
+
+
+@dataclass
 class ServerContext:
     """What the tools, resources and prompts share: the index root, its loaded state, its jobs."""
 
@@ -43,6 +55,7 @@ class ServerContext:
     settings: ServerSettings
     state: IndexState
     jobs: IndexJobs = field(default_factory=IndexJobs)
+    costs: CostLedger = field(default_factory=CostLedger)
     started: float = field(default_factory=time.monotonic)
     watch: Path | None = None
     watcher: "asyncio.Task[None] | None" = None

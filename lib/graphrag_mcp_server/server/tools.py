@@ -4,17 +4,25 @@ import asyncio
 import time
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ClientCapabilities, SamplingCapability
 from pydantic import Field
 
 from graphrag_mcp_server.errors.handlers import tool_error
 from graphrag_mcp_server.handlers.index import IndexMode
 from graphrag_mcp_server.handlers.results import IndexJob, JobState, SearchResult, ServerStatistics
-from graphrag_mcp_server.handlers.search import SearchType
+from graphrag_mcp_server.config.settings import AnswerModel
+from graphrag_mcp_server.handlers.context import DEFAULT_CONTEXT_TOKENS
+from graphrag_mcp_server.handlers.search import SearchType, tuned_config
 from graphrag_mcp_server.server.app import ServerContext
+
+if TYPE_CHECKING:
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+
+    from graphrag_mcp_server.handlers.tables import IndexTables
 
 T = TypeVar("T")
 
@@ -24,6 +32,15 @@ CommunityLevel = Annotated[
 ]
 ResponseType = Annotated[
     str, Field(min_length=1, description="Form of the answer, e.g. 'Multiple Paragraphs', 'Single Sentence', 'List'")
+]
+ContextOnly = Annotated[
+    bool,
+    Field(description="Return the ranked context (entities, relationships, reports, passages, each with its documents) "
+          "instead of an answer: no model call but the query's embedding; answer from it yourself"),
+]
+MaxContextTokens = Annotated[
+    int, Field(ge=500, le=200_000, description="With context_only: token budget of the context; what does not fit "
+               "is counted in context.omitted")
 ]
 
 
@@ -41,16 +58,16 @@ async def _guarded(shared: ServerContext, work: Awaitable[T]) -> T:
 def register_tools(server: MCPServer, shared: ServerContext) -> None:
     """Add the search, index and statistics tools."""
 
-    async def search(search_type: SearchType, query: str, **options: object) -> SearchResult:
-        from graphrag_mcp_server.handlers.search import run_search, tuned_config
-
+    async def search(search_type: SearchType, query: str, ctx: Context | None, options: dict[str, Any]) -> SearchResult:
         async def answer() -> SearchResult:
             snapshot = await shared.state.snapshot()
             tuning = {key: options.pop(key) for key in ("top_k", "follow_up_depth") if key in options}
-            config = tuned_config(snapshot.config, search_type, **tuning)  # type: ignore[arg-type]
-            return await run_search(config, snapshot.tables, search_type, query, **options)  # type: ignore[arg-type]
+            config = tuned_config(snapshot.config, search_type, **tuning)
+            return await _answer(shared, config, snapshot.tables, search_type, query, ctx, options)
 
-        return await _guarded(shared, answer())
+        result = await _guarded(shared, answer())
+        shared.costs.add(f"{search_type.value}_search" + (" (context_only)" if result.context else ""), result)
+        return result
 
     @server.tool(
         description="Answer a question about the corpus as a whole (themes, trends, 'what are the main...') "
@@ -65,14 +82,15 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         dynamic_community_selection: Annotated[
             bool, Field(description="Let the model pick relevant communities across levels instead of one level")
         ] = False,
+        context_only: ContextOnly = False,
+        max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
+        ctx: Context | None = None,
     ) -> SearchResult:
-        return await search(
-            SearchType.GLOBAL,
-            query,
-            community_level=community_level,
-            response_type=response_type,
-            dynamic_community_selection=dynamic_community_selection,
-        )
+        return await search(SearchType.GLOBAL, query, ctx, {
+            "community_level": community_level, "response_type": response_type,
+            "dynamic_community_selection": dynamic_community_selection,
+            "context_only": context_only, "max_context_tokens": max_context_tokens,
+        })
 
     @server.tool(
         description="Answer a question about specific people, places, organisations or things from the entities "
@@ -87,14 +105,14 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         ] = [],  # noqa: B006 - pydantic copies defaults
         community_level: CommunityLevel = 2,
         response_type: ResponseType = "Multiple Paragraphs",
+        context_only: ContextOnly = False,
+        max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
+        ctx: Context | None = None,
     ) -> SearchResult:
-        return await search(
-            SearchType.LOCAL,
-            query,
-            entity_types=entity_types,
-            community_level=community_level,
-            response_type=response_type,
-        )
+        return await search(SearchType.LOCAL, query, ctx, {
+            "entity_types": entity_types, "community_level": community_level, "response_type": response_type,
+            "context_only": context_only, "max_context_tokens": max_context_tokens,
+        })
 
     @server.tool(
         description="DRIFT search: starts from the community reports that fit the question, then asks and answers "
@@ -106,14 +124,14 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         follow_up_depth: Annotated[int, Field(ge=0, le=5, description="Rounds of follow-up questions")] = 2,
         community_level: CommunityLevel = 2,
         response_type: ResponseType = "Multiple Paragraphs",
+        context_only: ContextOnly = False,
+        max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
+        ctx: Context | None = None,
     ) -> SearchResult:
-        return await search(
-            SearchType.DRIFT,
-            query,
-            follow_up_depth=follow_up_depth,
-            community_level=community_level,
-            response_type=response_type,
-        )
+        return await search(SearchType.DRIFT, query, ctx, {
+            "follow_up_depth": follow_up_depth, "community_level": community_level, "response_type": response_type,
+            "context_only": context_only, "max_context_tokens": max_context_tokens,
+        })
 
     @server.tool(
         description="Plain retrieval-augmented answer from the text chunks most similar to the question (vector "
@@ -123,8 +141,14 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         query: Query,
         top_k: Annotated[int, Field(ge=1, le=100, description="Number of text chunks to retrieve")] = 10,
         response_type: ResponseType = "Multiple Paragraphs",
+        context_only: ContextOnly = False,
+        max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
+        ctx: Context | None = None,
     ) -> SearchResult:
-        return await search(SearchType.BASIC, query, top_k=top_k, response_type=response_type)
+        return await search(SearchType.BASIC, query, ctx, {
+            "top_k": top_k, "response_type": response_type,
+            "context_only": context_only, "max_context_tokens": max_context_tokens,
+        })
 
     @server.tool(
         description="Build or update the index from a folder of documents (.txt and .md by default). Runs in the "
@@ -168,7 +192,33 @@ async def server_statistics(shared: ServerContext) -> ServerStatistics:
         index_version=snapshot.version,
         loaded_at=snapshot.loaded_at,
         last_job=shared.jobs.latest,
+        costs=shared.costs.totals,
     )
+
+
+async def _answer(shared: ServerContext, config: "GraphRagConfig", tables: "IndexTables", search_type: SearchType,
+                  query: str, ctx: Context | None, options: dict[str, Any]) -> SearchResult:
+    """The search's answer from the index's model or the client's (sampling), or with context_only its context."""
+    from graphrag_mcp_server.handlers.context import search_context
+    from graphrag_mcp_server.handlers.search import run_search
+
+    context_only, max_tokens = options.pop("context_only"), options.pop("max_context_tokens")
+    if context_only:
+        scope = {key: options[key] for key in ("community_level", "entity_types") if key in options}
+        return await asyncio.to_thread(search_context, config, tables, search_type, query, max_tokens=max_tokens, **scope)
+    if shared.settings.llm is not AnswerModel.SAMPLING:
+        return await run_search(config, tables, search_type, query, **options)
+    from graphrag_mcp_server.providers.sampling import sampling_client, sampling_config
+
+    if ctx is None or not ctx.session.check_client_capability(ClientCapabilities(sampling=SamplingCapability())):
+        msg = (
+            "this server writes answers with your client's own model (MCP sampling, serve --llm sampling), and this "
+            "client does not offer sampling; call again with context_only=true and answer from the context, or run "
+            "the server with --llm index to use the model in settings.yaml"
+        )
+        raise ToolError(msg)
+    with sampling_client(ctx.session, ctx.request_context.request_id):
+        return await run_search(sampling_config(config), tables, search_type, query, **options)
 
 
 async def _index_status(shared: ServerContext, job_id: str | None) -> IndexJob:
@@ -186,6 +236,8 @@ async def start_build(shared: ServerContext, folder: Path, mode: str) -> IndexJo
     await asyncio.to_thread(index_config, shared.root, folder)  # a bad folder or config fails the call itself
 
     def finished(job: IndexJob) -> None:
+        if job.summary is not None:
+            shared.costs.add("build_index", job.summary)
         if job.state is JobState.SUCCEEDED:  # load the new version now, not at the next request
             asyncio.get_running_loop().create_task(shared.state.snapshot())
 

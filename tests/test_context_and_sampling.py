@@ -1,0 +1,156 @@
+"""Answers without an API key: context-only search, the client's model through MCP sampling, cost accounting."""
+
+import json
+from pathlib import Path
+
+import pytest
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp_types import CreateMessageRequestParams, CreateMessageResult, TextContent
+
+from conftest import run_cli
+from mcp_client import mcp_session
+
+INSPECTION = "04_inspection_report_1994.md"
+SAMPLING = {"GRAPHRAG_MCP_LLM": "sampling"}
+
+
+async def _tool(session: ClientSession, tool: str, arguments: dict) -> dict:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+def _documents(context: dict) -> set[str]:
+    return {doc for kind in ("entities", "relationships", "reports") for record in context[kind] for doc in record["documents"]} | {
+        unit["document"] for unit in context["text_units"]
+    }
+
+
+async def test_context_only_returns_ranked_records_with_documents_and_no_completion_call(
+    built_index: tuple[Path, dict], corpus_titles: set[str]
+) -> None:
+    root, _ = built_index
+    question = {"query": "Who is Leonard Quist?", "context_only": True}
+    async with mcp_session(root) as session:
+        local = await _tool(session, "local_search", question)
+        basic = await _tool(session, "basic_search", {**question, "top_k": 5})
+        drift = await _tool(session, "drift_search", question)
+        global_ = await _tool(session, "global_search", {**question, "community_level": 1})
+        statistics = await _tool(session, "get_statistics", {})
+
+    for result in (local, basic, drift, global_):
+        assert result["answer"] is None and result["context"] is not None
+        assert result["llm_calls"] == 0 and result["completion_tokens"] == 0
+        assert result["embedding_calls"] >= 1  # the query's embedding, by the index's embedding model
+        assert result["sources"] and {source["document"] for source in result["sources"]} <= corpus_titles
+        assert 0 < result["context"]["tokens"] <= result["context"]["max_tokens"] == 8000
+
+    quist = next(entity for entity in local["context"]["entities"] if entity["name"] == "LEONARD QUIST")
+    assert quist["type"] == "PERSON" and quist["documents"] == [INSPECTION]
+    assert local["sources"][0]["document"] == INSPECTION
+    assert local["context"]["text_units"][0]["document"] == INSPECTION
+    assert INSPECTION in {unit["document"] for unit in basic["context"]["text_units"]}
+    assert any("Leonard Quist" in unit["text"] for unit in basic["context"]["text_units"])
+    assert "LEONARD QUIST" in {entity["name"] for entity in drift["context"]["entities"]} and drift["context"]["reports"]
+
+    reports = global_["context"]["reports"]
+    assert reports and all(report["documents"] and report["content"] for report in reports)
+    similarities = [report["similarity"] for report in reports]
+    assert similarities == sorted(similarities, reverse=True), "global context is ranked by similarity to the query"
+    assert all(report["rating"] is not None for report in reports)
+
+    costs = statistics["costs"]
+    assert costs["local_search (context_only)"] == {
+        "operations": 1, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+        "embedding_calls": local["embedding_calls"],
+    }
+    assert set(costs) == {f"{kind}_search (context_only)" for kind in ("local", "basic", "drift", "global")}
+
+
+async def test_context_budget_is_kept_and_what_is_left_out_is_counted(built_index: tuple[Path, dict]) -> None:
+    root, _ = built_index
+    async with mcp_session(root) as session:
+        small = await _tool(session, "global_search", {"query": "tidal power", "context_only": True,
+                                                       "max_context_tokens": 1000, "community_level": 1})
+        large = await _tool(session, "global_search", {"query": "tidal power", "context_only": True,
+                                                       "max_context_tokens": 100_000, "community_level": 1})
+        local = await _tool(session, "local_search", {"query": "Leonard Quist", "context_only": True,
+                                                      "max_context_tokens": 600})
+        with pytest.raises(MCPError, match="max_context_tokens: Input should be greater than or equal to 500"):
+            await session.call_tool("basic_search", {"query": "x", "context_only": True, "max_context_tokens": 10})
+    assert small["context"]["tokens"] <= 1000 < large["context"]["tokens"]
+    assert large["context"]["omitted"] == {}
+    assert small["context"]["omitted"]["reports"] == len(large["context"]["reports"]) - len(small["context"]["reports"]) > 0
+    assert local["context"]["tokens"] <= 600 and local["context"]["omitted"]
+
+
+def test_query_cli_context_only(built_index: tuple[Path, dict]) -> None:
+    root, _ = built_index
+    as_json = run_cli("query", "Who is Leonard Quist?", "--index-path", root, "--type", "local", "--context-only",
+                      "--format", "json")
+    as_text = run_cli("query", "Who is Leonard Quist?", "--index-path", root, "--type", "local", "--context-only",
+                      "--max-tokens", "1500")
+    assert as_json.code == 0, as_json.stderr
+    result = as_json.json()
+    assert result["answer"] is None and result["llm_calls"] == 0
+    assert "LEONARD QUIST" in {entity["name"] for entity in result["context"]["entities"]}
+    assert as_text.code == 0, as_text.stderr
+    assert as_text.stdout.startswith("# Context (") and "of 1500 tokens" in as_text.stdout
+    assert "Left out to stay within 1500 tokens:" in as_text.stdout
+    assert f"Sources: {INSPECTION}" in as_text.stdout
+    assert "LLM calls 0," in as_text.stderr
+
+
+class ClientModel:
+    """A client's sampling callback: records graphrag's prompts and answers like a model would."""
+
+    def __init__(self) -> None:
+        self.requests: list[CreateMessageRequestParams] = []
+
+    async def __call__(self, context: object, params: CreateMessageRequestParams) -> CreateMessageResult:
+        self.requests.append(params)
+        if "\"points\"" in (params.system_prompt or ""):  # global search map step: graphrag asks for JSON points
+            text = json.dumps({"points": [{"description": "The cooperative runs tidal turbines [Data: Reports (0)]",
+                                           "score": 80}]})
+        else:
+            text = f"Client model answer #{len(self.requests)}: Leonard Quist inspected the turbine in 1994."
+        return CreateMessageResult(role="assistant", content=TextContent(type="text", text=text), model="client-test-model")
+
+
+@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
+async def test_sampling_the_clients_model_writes_the_answer(built_index: tuple[Path, dict], transport: str) -> None:
+    root, _ = built_index
+    model = ClientModel()
+    async with mcp_session(root, transport, env=SAMPLING, sampling_callback=model) as session:
+        local = await _tool(session, "local_search", {"query": "Who is Leonard Quist?"})
+        local_requests = list(model.requests)
+        global_ = await _tool(session, "global_search", {"query": "What is the cooperative?", "community_level": 0})
+        statistics = await _tool(session, "get_statistics", {})
+
+    assert local["answer"] == "Client model answer #1: Leonard Quist inspected the turbine in 1994."
+    assert len(local_requests) == local["llm_calls"] == 1
+    prompt = local_requests[0]
+    assert "---Role---" in prompt.system_prompt and "LEONARD QUIST" in prompt.system_prompt  # graphrag's own prompt
+    assert prompt.messages[-1].content.text == "Who is Leonard Quist?"
+    assert local["prompt_tokens"] > 500 and local["completion_tokens"] > 5
+    assert local["sources"] and local["sources"][0]["document"] == INSPECTION
+
+    map_calls = len(model.requests) - len(local_requests) - 1
+    assert map_calls >= 1 and global_["llm_calls"] == map_calls + 1
+    assert global_["answer"] == f"Client model answer #{len(model.requests)}: Leonard Quist inspected the turbine in 1994."
+    assert "tidal turbines" in model.requests[-1].system_prompt  # the reduce step saw the client's map answers
+    assert statistics["costs"]["local_search"]["llm_calls"] == 1
+    assert statistics["costs"]["global_search"]["llm_calls"] == global_["llm_calls"]
+
+
+async def test_a_client_without_sampling_is_told_to_use_context_only(built_index: tuple[Path, dict]) -> None:
+    root, _ = built_index
+    async with mcp_session(root, env=SAMPLING) as session:
+        refused = await session.call_tool("local_search", {"query": "Who is Leonard Quist?"})
+        context = await _tool(session, "local_search", {"query": "Who is Leonard Quist?", "context_only": True})
+    assert refused.is_error
+    message = refused.content[0].text
+    assert "does not offer sampling" in message and "context_only=true" in message
+    assert "Traceback" not in message
+    assert context["llm_calls"] == 0 and context["context"]["entities"]
