@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
-from mcp_types import CreateMessageRequestParams, CreateMessageResult, TextContent
+from mcp_types import CreateMessageRequestParams, CreateMessageResult, ErrorData, TextContent
 
 from conftest import run_cli
 from mcp_client import mcp_session
@@ -154,3 +154,21 @@ async def test_a_client_without_sampling_is_told_to_use_context_only(built_index
     assert "does not offer sampling" in message and "context_only=true" in message
     assert "Traceback" not in message
     assert context["llm_calls"] == 0 and context["context"]["entities"]
+
+
+async def declining_user(context: object, params: CreateMessageRequestParams) -> ErrorData:
+    """A client whose user declines every sampling request."""
+    return ErrorData(code=-1, message="User rejected sampling request")
+
+
+@pytest.mark.parametrize("tool", ["local_search", "global_search"])
+async def test_a_declined_sampling_request_is_a_tool_error(built_index: tuple[Path, dict], tool: str) -> None:
+    root, _ = built_index
+    async with mcp_session(root, env=SAMPLING, sampling_callback=declining_user) as session:
+        declined = await session.call_tool(tool, {"query": "Who is Leonard Quist?", "community_level": 1}
+                                           if tool == "global_search" else {"query": "Who is Leonard Quist?"})
+        context = await _tool(session, "basic_search", {"query": "Who is Leonard Quist?", "context_only": True})
+    assert declined.is_error
+    assert "your client's model did not answer" in declined.content[0].text
+    assert "context_only=true" in declined.content[0].text
+    assert context["context"]["text_units"]

@@ -10,7 +10,7 @@ from conftest import CORPUS, run_cli
 SUMMARY_KEYS = {
     "documents", "text_units", "entities", "relationships", "communities", "community_reports",
     "documents_added", "documents_updated", "documents_deleted", "documents_renamed",
-    "llm_calls", "prompt_tokens", "completion_tokens", "seconds", "mode",
+    "llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "seconds", "mode",
 }
 STATS_KEYS = {
     "documents", "text_units", "entities", "relationships", "communities", "community_reports",
@@ -28,6 +28,7 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
     assert summary["llm_calls"] > 0
     assert summary["prompt_tokens"] > summary["llm_calls"]
     assert summary["completion_tokens"] > 0
+    assert summary["embedding_calls"] > 0  # text units, entity descriptions and reports were embedded
 
 
 def test_stats_agree_with_parquet_and_lancedb(built_index: tuple[Path, dict]) -> None:

@@ -7,8 +7,8 @@ import pytest
 from conftest import run_cli
 
 QUERY_KEYS = {
-    "type", "query", "answer", "sources", "context_counts",
-    "llm_calls", "prompt_tokens", "completion_tokens", "seconds",
+    "type", "query", "answer", "context", "sources", "context_counts",
+    "llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "seconds",
 }
 
 

@@ -31,8 +31,11 @@ community reports built from them. Pick the search by the question:
 - global_search: themes or summaries across the whole corpus (one call per batch of community reports).
 - drift_search: specific questions that need wider context (many calls: the most thorough, the slowest).
 - basic_search: plain passage lookup by similarity (one call).
-Every answer lists its sources (documents) and its cost. Browse entities and communities through
-the graphrag:// resources; get_statistics tells what the index holds."""
+Every answer lists its sources (documents) and its cost. With context_only=true a search returns
+the ranked context (entities, relationships, reports, passages, with their documents) instead of
+an answer, with no model call: answer from it yourself when you can. Browse entities and
+communities through the graphrag:// resources; get_statistics tells what the index holds and
+what the searches have cost."""
 
 
 @dataclass

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 from mcp_types import ClientCapabilities, SamplingCapability
 from pydantic import Field
 
+from graphrag_mcp_server.errors import ModelCallsFailedError
 from graphrag_mcp_server.errors.handlers import tool_error
 from graphrag_mcp_server.handlers.index import IndexMode
 from graphrag_mcp_server.handlers.results import IndexJob, JobState, SearchResult, ServerStatistics
@@ -217,8 +219,12 @@ async def _answer(shared: ServerContext, config: "GraphRagConfig", tables: "Inde
             "the server with --llm index to use the model in settings.yaml"
         )
         raise ToolError(msg)
-    with sampling_client(ctx.session, ctx.request_context.request_id):
-        return await run_search(sampling_config(config), tables, search_type, query, **options)
+    try:
+        with sampling_client(ctx.session, ctx.request_context.request_id):
+            return await run_search(sampling_config(config), tables, search_type, query, **options)
+    except (MCPError, ModelCallsFailedError) as error:  # the client refused or failed its sampling request
+        msg = f"your client's model did not answer ({error}); call again with context_only=true and answer from the context"
+        raise ToolError(msg) from error
 
 
 async def _index_status(shared: ServerContext, job_id: str | None) -> IndexJob:
