@@ -1,6 +1,6 @@
 """Benchmark: what indexing and each search cost in model calls and tokens, for indexes of different sizes.
 
-Run: python tests/benchmarks/bench_cost.py [--documents 50 150]
+Run: python tests/benchmarks/bench_cost.py [--documents 50 150 300]
 Indexes fixtures/corpus and generated corpora of the given sizes with the offline model (no key, no network),
 runs every search type with and without --context-only, prints the figures and writes docs/cost.md.
 Not a test: it takes several minutes. Calls and tokens do not depend on the machine; seconds do.
@@ -18,11 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_incremental import generate_corpus  # noqa: E402
+from bench_incremental import FIRST, LAST, TOPICS  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures" / "corpus"
 FIXTURE_QUESTION = "Who is Leonard Quist?"
+DOCUMENTS_PER_CLUSTER = 5
+ORG_KINDS = ["Shipping Company", "Water Board", "Mining Company", "Engineering Works"]
+PLACE_STARTS = ["Port", "Kell", "Moor", "Grey", "Salt", "Raven", "Copper", "East"]
+PLACE_ENDS = ["wick", "field", "stone", "mere", "hill", "ford", "march", "haven"]
 SEARCHES = ["global", "local", "drift", "basic"]
 MODES = {"answer": [], "context only": ["--context-only"]}
 
@@ -66,12 +70,36 @@ def measure(name: str, data: Path, root: Path, question: str) -> Corpus:
     return Corpus(name, question, build, searches)
 
 
+def generate_growing_corpus(folder: Path, documents: int) -> str:
+    """Write `documents` files whose cast grows with them: every 5 documents share 4 new people, an
+    organisation and a place, and mention one person of the group before. Returns the first person."""
+    folder.mkdir(parents=True)
+    for number in range(documents):
+        cluster = number // DOCUMENTS_PER_CLUSTER
+        cast = [_person(cluster * 4 + k) for k in range(4)]
+        neighbour = _person(max(cluster - 1, 0) * 4 + number % 4)
+        org = f"{LAST[cluster % len(LAST)]} {ORG_KINDS[cluster // len(LAST) % len(ORG_KINDS)]}"
+        place = PLACE_STARTS[cluster % len(PLACE_STARTS)] + PLACE_ENDS[cluster // len(PLACE_STARTS) % len(PLACE_ENDS)]
+        topic = TOPICS[number % len(TOPICS)]
+        sentences = [
+            f"In {1900 + number} {cast[0]} of the {org} travelled to {place} to discuss {topic}.",
+            f"{cast[0]} met {cast[1]}, who had worked for the {org} for many years.",
+            f"{cast[2]} kept the minutes and wrote that {cast[0]} and {cast[1]} agreed on little.",
+            f"{cast[3]} reported on {topic} to {neighbour}, who had led the talks the year before.",
+        ]
+        (folder / f"doc_{number:03d}.txt").write_text(f"Record {number}\n\n{' '.join(sentences * 3)}\n", encoding="utf-8")
+    return _person(0)
+
+
+def _person(index: int) -> str:
+    """The index-th name of the generated cast (distinct for the first 250: enough for 310 documents)."""
+    return f"{FIRST[index % len(FIRST)]} {LAST[(index + index // len(FIRST)) % len(LAST)]}"
+
+
 def generated(work: Path, documents: int) -> Corpus:
-    """Measure a generated corpus, asking about the first person who appears in its first document."""
+    """Measure a generated corpus of `documents` files, asking about its first person."""
     data = work / f"generated_{documents}"
-    people = generate_corpus(data, documents)
-    first = (data / "doc_000.txt").read_text(encoding="utf-8")
-    person = next(person for person in people if person in first)
+    person = generate_growing_corpus(data, documents)
     return measure(f"generated {documents}", data, work / f"index_{documents}", f"Who is {person}?")
 
 
@@ -154,10 +182,10 @@ for local and basic (entity and text-unit lookup) and for global (to rank report
 The context is cut to the token budget (8000 by default): on {big.name} the global context kept \
 {len(report_context['reports'])} reports in {report_context['tokens']} tokens and \
 `context.omitted` counted {report_context['omitted'].get('reports', 0)} more.
-- The generated corpora repeat a fixed cast (25 people, 8 organisations, 8 places), so entities and reports stay \
-flat while documents and relationships grow. Search costs stay flat with them: a search's cost follows the \
-entities, reports and text units it selects, not the number of documents. Indexing cost grows with the \
-documents: {per_document(big):.1f} LLM calls per document on {big.name}.
+- The generated corpora grow their cast with the documents (4 new people, an organisation and a place every 5 \
+documents), so entities, communities and reports grow too. local, basic and drift select a bounded number of \
+records, so their cost stays about the same at every size; global reads every report of the level, so its cost \
+grows with them. Indexing grows with the documents: {per_document(big):.1f} LLM calls per document on {big.name}.
 - Token counts come from the offline model, whose answers are extracted from the documents, so completion \
 tokens with a real model differ; call counts and prompt tokens are what graphrag sends to a real model."""
 
@@ -223,7 +251,7 @@ model calls and tokens, which do not depend on the machine (only seconds do). Qu
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--documents", type=int, nargs="+", default=[50, 150])
+    parser.add_argument("--documents", type=int, nargs="+", default=[50, 150, 300])
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="graphrag-mcp-cost-"))
     try:
