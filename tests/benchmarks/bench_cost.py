@@ -103,36 +103,30 @@ def generated(work: Path, documents: int) -> Corpus:
     return measure(f"generated {documents}", data, work / f"index_{documents}", f"Who is {person}?")
 
 
+def markdown_table(header: list[str], rows: list[list[object]]) -> str:
+    """A markdown table of `rows` under `header`."""
+    lines = [header, ["---"] * len(header), *rows]
+    return "\n".join("| " + " | ".join(str(cell) for cell in line) + " |" for line in lines)
+
+
 def search_table(corpora: list[Corpus]) -> str:
-    lines = [
-        "| corpus (documents / entities / community reports) | search | mode | LLM calls | prompt tokens "
-        "| completion tokens | embedding calls | context tokens |",
-        "|---|---|---|---|---|---|---|---|",
+    header = ["corpus (documents / entities / community reports)", "search", "mode", "LLM calls", "prompt tokens",
+              "completion tokens", "embedding calls", "context tokens"]
+    rows = [
+        [corpus.label, search, mode, result["llm_calls"], result["prompt_tokens"], result["completion_tokens"],
+         result["embedding_calls"], result["context"]["tokens"] if result.get("context") else "-"]
+        for corpus in corpora for search, mode, result in corpus.searches
     ]
-    for corpus in corpora:
-        for search, mode, result in corpus.searches:
-            context_tokens = result["context"]["tokens"] if result.get("context") else "-"
-            lines.append(
-                f"| {corpus.label} | {search} | {mode} | {result['llm_calls']} | {result['prompt_tokens']} "
-                f"| {result['completion_tokens']} | {result['embedding_calls']} | {context_tokens} |"
-            )
-    return "\n".join(lines)
+    return markdown_table(header, rows)
 
 
 def build_table(corpora: list[Corpus]) -> str:
-    lines = [
-        "| corpus | documents | text units | entities | relationships | community reports | LLM calls "
-        "| prompt tokens | completion tokens | seconds |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for corpus in corpora:
-        b = corpus.build
-        lines.append(
-            f"| {corpus.name} | {b['documents']} | {b['text_units']} | {b['entities']} | {b['relationships']} "
-            f"| {b['community_reports']} | {b['llm_calls']} | {b['prompt_tokens']} | {b['completion_tokens']} "
-            f"| {b['seconds']:.1f} |"
-        )
-    return "\n".join(lines)
+    header = ["corpus", "documents", "text units", "entities", "relationships", "community reports", "LLM calls",
+              "prompt tokens", "completion tokens", "seconds"]
+    keys = ["documents", "text_units", "entities", "relationships", "community_reports", "llm_calls", "prompt_tokens",
+            "completion_tokens"]
+    rows = [[corpus.name, *(corpus.build[key] for key in keys), f"{corpus.build['seconds']:.1f}"] for corpus in corpora]
+    return markdown_table(header, rows)
 
 
 def surprises(corpora: list[Corpus]) -> list[str]:
@@ -177,8 +171,9 @@ number of reports: {per_corpus}. {batches}
 query embedding.
 - **drift** makes a primer call, follow-up local searches at each depth and a reduce call, the most calls here: \
 {drift}. The count varies by a few calls from run to run.
-- **context only** makes no completion call (LLM calls 0 in every context-only row). It embeds the query: once \
-for local and basic (entity and text-unit lookup) and for global (to rank reports by similarity), twice for drift. \
+- **context only** makes no completion call (LLM calls 0 in every context-only row). It embeds the query once: \
+for local and basic (entity and text-unit lookup), for global (to rank reports by similarity), and for drift, whose \
+report ranking and local context share it. \
 The context is cut to the token budget (8000 by default): on {big.name} the global context kept \
 {len(report_context['reports'])} reports in {report_context['tokens']} tokens and \
 `context.omitted` counted {report_context['omitted'].get('reports', 0)} more.

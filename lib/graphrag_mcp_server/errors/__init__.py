@@ -26,4 +26,4 @@ class ModelCallsFailedError(GraphRagMcpError):
 
 
 class SamplingUnavailableError(GraphRagMcpError):
-    """The server answers through MCP sampling, but the calling client cannot sample."""
+    """The sampling model was called where no client can answer it (outside a tool call, or synchronously)."""

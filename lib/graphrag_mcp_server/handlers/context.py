@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag.query.context_builder.builders import ContextBuilderResult
-    from graphrag_llm.tokenizer import Tokenizer
 
 DEFAULT_CONTEXT_TOKENS = 8000
 UNBOUNDED_TOKENS = 10_000_000
@@ -75,15 +74,16 @@ def search_context(
     with track_usage() as usage:
         match search_type:
             case SearchType.BASIC:
-                part = _basic(config, tables, query, max_tokens)
+                part = _within_budget(_basic_engine(config, tables), query, max_tokens)
             case SearchType.LOCAL:
-                part = _local(config, tables, query, community_level, max_tokens, entity_types)
+                part = _within_budget(_local_engine(config, tables, community_level, entity_types), query, max_tokens)
             case SearchType.GLOBAL:
-                part = _reports(config, tables, query, community_level, max_tokens)
+                part = _reports(config, tables, query, community_level, max_tokens, _report_embedder(config))
             case SearchType.DRIFT:
+                local = _local_engine(config, tables, community_level, None)
                 primer = _reports(config, tables, query, community_level, max_tokens // 2,
-                                  limit=config.drift_search.drift_k_followups)
-                part = primer.add(_local(config, tables, query, community_level, max_tokens - primer.tokens, None))
+                                  local.context_builder.text_embedder, limit=config.drift_search.drift_k_followups)
+                part = primer.add(_within_budget(local, query, max_tokens - primer.tokens))
     frames = [(kind, frame) for kind, frame in part.records.items() if not frame.empty]
     return SearchResult(
         type=search_type.value,
@@ -101,7 +101,7 @@ def search_context(
 
 
 class _RememberedEmbedder:
-    """An embedding model that embeds each input once: the budgeted and the unbounded build share the query's."""
+    """An embedding model that embeds each input once: every use of the query within one context shares its embedding."""
 
     def __init__(self, model: Any) -> None:
         self._model, self._answers = model, {}
@@ -114,14 +114,20 @@ class _RememberedEmbedder:
         return self._answers[key]
 
 
-def _within_budget(builder: Any, query: str, params: dict[str, Any], max_tokens: int, tokenizer: "Tokenizer") -> _Part:
-    """Build the context twice, with the budget and without: the difference is what the budget left out."""
-    builder.text_embedder = _RememberedEmbedder(builder.text_embedder)
+def _remembering(engine: Any) -> Any:
+    """`engine` with its context builder's embedding model remembering what it embedded."""
+    engine.context_builder.text_embedder = _RememberedEmbedder(engine.context_builder.text_embedder)
+    return engine
+
+
+def _within_budget(engine: Any, query: str, max_tokens: int) -> _Part:
+    """Build the engine's context twice, with the budget and without: the difference is what the budget left out."""
+    builder, params = engine.context_builder, engine.context_builder_params
     kept = builder.build_context(query=query, **{**params, "max_context_tokens": max_tokens})
     everything = builder.build_context(query=query, **{**params, "max_context_tokens": UNBOUNDED_TOKENS})
     candidates = {kind: _ids(frame) for kind, frame in _records(everything).items()}
     chunks = kept.context_chunks if isinstance(kept.context_chunks, str) else "\n".join(kept.context_chunks)
-    return _Part(_records(kept), tokenizer.num_tokens(chunks), candidates)
+    return _Part(_records(kept), engine.tokenizer.num_tokens(chunks), candidates)
 
 
 def _records(result: "ContextBuilderResult") -> dict[str, "pd.DataFrame"]:
@@ -132,23 +138,21 @@ def _ids(frame: "pd.DataFrame | None") -> set[str]:
     return set() if frame is None or "id" not in frame.columns else set(frame["id"].astype(str))
 
 
-def _basic(config: "GraphRagConfig", tables: IndexTables, query: str, max_tokens: int) -> _Part:
+def _basic_engine(config: "GraphRagConfig", tables: IndexTables) -> Any:
     from graphrag.config.embeddings import text_unit_text_embedding
     from graphrag.query.factory import get_basic_search_engine
     from graphrag.query.indexer_adapters import read_indexer_text_units
     from graphrag.utils.api import get_embedding_store
 
-    engine = get_basic_search_engine(
+    return _remembering(get_basic_search_engine(
         config=config,
         text_units=read_indexer_text_units(tables.text_units),
         text_unit_embeddings=get_embedding_store(config=config.vector_store, embedding_name=text_unit_text_embedding),
         response_type="",
-    )
-    return _within_budget(engine.context_builder, query, engine.context_builder_params, max_tokens, engine.tokenizer)
+    ))
 
 
-def _local(config: "GraphRagConfig", tables: IndexTables, query: str, level: int, max_tokens: int,
-           entity_types: list[str] | None) -> _Part:
+def _local_engine(config: "GraphRagConfig", tables: IndexTables, level: int, entity_types: list[str] | None) -> Any:
     from graphrag.config.embeddings import entity_description_embedding
     from graphrag.query.factory import get_local_search_engine
     from graphrag.query.indexer_adapters import (
@@ -161,7 +165,7 @@ def _local(config: "GraphRagConfig", tables: IndexTables, query: str, level: int
     from graphrag.utils.api import get_embedding_store
 
     covariates = read_indexer_covariates(tables.covariates) if tables.covariates is not None else []
-    engine = get_local_search_engine(
+    return _remembering(get_local_search_engine(
         config=config,
         reports=read_indexer_reports(tables.community_reports, tables.communities, level),
         text_units=read_indexer_text_units(tables.text_units),
@@ -172,19 +176,25 @@ def _local(config: "GraphRagConfig", tables: IndexTables, query: str, level: int
             config=config.vector_store, embedding_name=entity_description_embedding
         ),
         response_type="",
-    )
-    return _within_budget(engine.context_builder, query, engine.context_builder_params, max_tokens, engine.tokenizer)
+    ))
+
+
+def _report_embedder(config: "GraphRagConfig") -> _RememberedEmbedder:
+    """The embedding model that ranks reports against the query (DRIFT's, as graphrag's primer uses)."""
+    from graphrag_llm.embedding import create_embedding
+
+    return _RememberedEmbedder(create_embedding(config.get_embedding_model_config(config.drift_search.embedding_model_id)))
 
 
 def _reports(config: "GraphRagConfig", tables: IndexTables, query: str, level: int, max_tokens: int,
-             limit: int | None = None) -> _Part:
+             embedder: Any, limit: int | None = None) -> _Part:
     """The level's community reports, most similar to the query first (then highest rated), within the budget."""
     import pandas as pd
     from graphrag.query.indexer_adapters import read_indexer_reports
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
     reports = read_indexer_reports(tables.community_reports, tables.communities, level)
-    similarity = _report_similarity(config, query)
+    similarity = _report_similarity(config, query, embedder)
     reports.sort(key=lambda report: (similarity.get(report.id, -2.0), report.rank or 0.0), reverse=True)
     candidates = reports[:limit] if limit is not None else reports
     tokenizer = get_tokenizer(config.get_completion_model_config(config.global_search.completion_model_id))
@@ -203,18 +213,16 @@ def _reports(config: "GraphRagConfig", tables: IndexTables, query: str, level: i
     return _Part({"reports": frame}, tokens, {"reports": {str(report.short_id) for report in candidates}})
 
 
-def _report_similarity(config: "GraphRagConfig", query: str) -> dict[str, float]:
+def _report_similarity(config: "GraphRagConfig", query: str, embedder: Any) -> dict[str, float]:
     """Report id -> similarity of its full content's embedding to the query; empty without report embeddings."""
     from graphrag.config.embeddings import community_full_content_embedding
     from graphrag.utils.api import get_embedding_store
-    from graphrag_llm.embedding import create_embedding
 
     if community_full_content_embedding not in (config.embed_text.names or []):
         return {}
     store = get_embedding_store(config=config.vector_store, embedding_name=community_full_content_embedding)
-    model = create_embedding(config.get_embedding_model_config(config.drift_search.embedding_model_id))
     found = store.similarity_search_by_text(
-        query, lambda text: model.embedding(input=[text]).first_embedding, k=max(store.count(), 1),
+        query, lambda text: embedder.embedding(input=[text]).first_embedding, k=max(store.count(), 1),
         include_vectors=False,
     )
     return {str(result.document.id): float(result.score) for result in found}

@@ -38,20 +38,18 @@ class IndexJobs:
     async def stop_warm(self) -> None:
         """Stop keeping a worker ahead and end the waiting one (it also ends when this process goes)."""
         self._keep_warm = False
+        if (worker := await self._take_spare()) is not None:
+            worker.kill()
+            await worker.wait()
+
+    async def _take_spare(self) -> asyncio.subprocess.Process | None:
+        """The worker started ahead, if one is still alive; it is no longer the spare."""
         spare, self._spare = self._spare, None
-        if spare is not None:
-            worker = await spare
-            if worker.returncode is None:
-                worker.kill()
-                await worker.wait()
+        worker = await spare if spare is not None else None
+        return worker if worker is not None and worker.returncode is None else None
 
     async def _take_worker(self) -> asyncio.subprocess.Process:
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            worker = await spare
-            if worker.returncode is None:
-                return worker
-        return await _spawn_worker()
+        return await self._take_spare() or await _spawn_worker()
 
     @property
     def running(self) -> IndexJob | None:

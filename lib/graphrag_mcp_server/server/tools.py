@@ -12,12 +12,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ClientCapabilities, SamplingCapability
 from pydantic import Field
 
+from graphrag_mcp_server.config.settings import AnswerModel
 from graphrag_mcp_server.errors import ModelCallsFailedError
 from graphrag_mcp_server.errors.handlers import tool_error
+from graphrag_mcp_server.handlers.context import DEFAULT_CONTEXT_TOKENS
 from graphrag_mcp_server.handlers.index import IndexMode
 from graphrag_mcp_server.handlers.results import IndexJob, JobState, SearchResult, ServerStatistics
-from graphrag_mcp_server.config.settings import AnswerModel
-from graphrag_mcp_server.handlers.context import DEFAULT_CONTEXT_TOKENS
 from graphrag_mcp_server.handlers.search import SearchType, tuned_config
 from graphrag_mcp_server.server.app import ServerContext
 
