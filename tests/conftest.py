@@ -33,13 +33,14 @@ def cli_env() -> dict[str, str]:
     return env
 
 
-def run_cli(*args: str | Path, cwd: Path | None = None, timeout: float = 900) -> CliResult:
-    """Run the installed CLI in a subprocess, as a user would."""
+def run_cli(*args: str | Path, cwd: Path | None = None, timeout: float = 900,
+            env: dict[str, str] | None = None) -> CliResult:
+    """Run the installed CLI in a subprocess, as a user would (with `env` added to a keyless environment)."""
     process = subprocess.run(
         [sys.executable, "-m", "graphrag_mcp_server", *map(str, args)],
         capture_output=True,
         text=True,
-        env=cli_env(),
+        env={**cli_env(), **(env or {})},
         cwd=cwd,
         timeout=timeout,
     )

@@ -5,9 +5,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
@@ -25,11 +27,11 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _wait_for_port(port: int, server: subprocess.Popen, timeout: float = 60) -> None:
+def _wait_for_port(port: int, server: "RunningServer", timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"server exited with {server.returncode}: {server.stderr.read() if server.stderr else ''}")
+        if server.process.poll() is not None:
+            raise RuntimeError(f"server exited with {server.process.returncode}: {server.stderr()}")
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) == 0:
                 return
@@ -37,33 +39,49 @@ def _wait_for_port(port: int, server: subprocess.Popen, timeout: float = 60) -> 
     raise TimeoutError(f"server did not listen on {port}")
 
 
-@asynccontextmanager
-async def http_server(root: Path, transport: str, env: dict[str, str] | None = None) -> AsyncIterator[str]:
-    """`graphrag-mcp serve` over an HTTP transport in a subprocess; yields its URL."""
+@dataclass
+class RunningServer:
+    """A `graphrag-mcp serve` subprocess on an HTTP transport."""
+
+    process: subprocess.Popen
+    port: int
+    url: str
+    errors: IO[str]
+
+    def stderr(self) -> str:
+        """What the server has written to stderr so far."""
+        self.errors.flush()
+        self.errors.seek(0)
+        return self.errors.read()
+
+
+@contextmanager
+def running_server(root: Path, transport: str = "streamable-http", *args: str, env: dict[str, str] | None = None,
+                   host: str = "127.0.0.1") -> Iterator[RunningServer]:
+    """`graphrag-mcp serve --transport TRANSPORT ARGS...` over `root` on a free port of `host`."""
     port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "graphrag_mcp_server", "serve", "--index-path", str(root),
-         "--transport", transport, "--port", str(port)],
-        env={**cli_env(), **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        _wait_for_port(port, server)
-        yield f"http://127.0.0.1:{port}/{'mcp' if transport == 'streamable-http' else 'sse'}"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with tempfile.TemporaryFile("w+") as errors:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "graphrag_mcp_server", "serve", "--index-path", str(root),
+             "--transport", transport, "--host", host, "--port", str(port), *args],
+            env={**cli_env(), **(env or {})}, stdout=subprocess.DEVNULL, stderr=errors, text=True,
+        )
+        running = RunningServer(server, port, f"http://127.0.0.1:{port}/{'mcp' if transport == 'streamable-http' else 'sse'}",
+                                errors)
+        try:
+            _wait_for_port(port, running)
+            yield running
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
 
 
 @asynccontextmanager
-async def _streams(root: Path, transport: str, env: dict[str, str] | None, watch: Path | None) -> AsyncIterator[tuple]:
+async def _streams(root: Path, transport: str, env: dict[str, str] | None, args: list[str]) -> AsyncIterator[tuple]:
     if transport == "stdio":
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "graphrag_mcp_server", "serve", "--index-path", str(root),
-                  *(["--watch", str(watch)] if watch else [])],
+            args=["-m", "graphrag_mcp_server", "serve", "--index-path", str(root), *args],
             env={**cli_env(), "PYTHONFAULTHANDLER": "1", **(env or {})},
         )
         with tempfile.TemporaryFile("w+") as errors:
@@ -75,7 +93,8 @@ async def _streams(root: Path, transport: str, env: dict[str, str] | None, watch
                 print(f"server stderr:\n{errors.read()[-60000:]}", file=sys.stderr)
                 raise
         return
-    async with http_server(root, transport, env) as url:
+    with running_server(root, transport, *args, env=env) as server:
+        url = server.url
         client = streamable_http_client(url) if transport == "streamable-http" else sse_client(url)
         async with client as streams:
             yield streams[0], streams[1]
@@ -84,9 +103,11 @@ async def _streams(root: Path, transport: str, env: dict[str, str] | None, watch
 @asynccontextmanager
 async def mcp_session(
     root: Path, transport: str = "stdio", env: dict[str, str] | None = None, watch: Path | None = None,
-    **session_options: object,
+    data_path: Path | None = None, **session_options: object,
 ) -> AsyncIterator[ClientSession]:
-    """An initialized client session with `graphrag-mcp serve` over `root` (watching `watch`), on `transport`."""
-    async with _streams(root, transport, env, watch) as (read, write), ClientSession(read, write, **session_options) as session:
+    """An initialized client session with `graphrag-mcp serve` over `root` (watching `watch`; build_index
+    allowed under `data_path`), on `transport`."""
+    args = [*(["--watch", str(watch)] if watch else []), *(["--data-path", str(data_path)] if data_path else [])]
+    async with _streams(root, transport, env, args) as (read, write), ClientSession(read, write, **session_options) as session:
         await session.initialize()
         yield session

@@ -26,7 +26,7 @@ def test_missing_index_names_path_and_build_command(tmp_path: Path, command: str
 def test_settings_without_built_tables_is_a_missing_index(tmp_path: Path) -> None:
     assert run_cli("init", "--index-path", tmp_path, "--provider", "offline").code == 0
     result = run_cli("stats", "--index-path", tmp_path)
-    assert_one_line_error(result, 1, "no complete index", "graphrag-mcp index")
+    assert_one_line_error(result, 1, "no index in", "graphrag-mcp index")
 
 
 def test_missing_data_path(tmp_path: Path) -> None:

@@ -10,11 +10,11 @@ from conftest import CORPUS, run_cli
 SUMMARY_KEYS = {
     "documents", "text_units", "entities", "relationships", "communities", "community_reports",
     "documents_added", "documents_updated", "documents_deleted", "documents_renamed",
-    "llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "seconds", "mode",
+    "llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "seconds", "mode", "skipped",
 }
 STATS_KEYS = {
     "documents", "text_units", "entities", "relationships", "communities", "community_reports",
-    "community_levels", "covariates", "index_updated_at", "models", "vector_store",
+    "community_levels", "covariates", "index_updated_at", "models", "vector_store", "issues",
 }
 
 
@@ -43,6 +43,7 @@ def test_stats_agree_with_parquet_and_lancedb(built_index: tuple[Path, dict]) ->
     assert stats["community_levels"] == pd.read_parquet(output / "communities.parquet")["level"].nunique()
     assert stats["models"] == {"completion": ["offline/offline-extractive"], "embedding": ["offline/offline-hashing"]}
     assert stats["index_updated_at"] is not None
+    assert stats["issues"] == []
 
     db = lancedb.connect(output / "lancedb")
     vector_tables = {name: db.open_table(name).count_rows() for name in db.list_tables().tables}

@@ -12,7 +12,8 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_client import TRANSPORTS, mcp_session
 
-TOOLS = {"global_search", "local_search", "drift_search", "basic_search", "build_index", "index_status", "get_statistics"}
+TOOLS = {"global_search", "local_search", "drift_search", "basic_search", "build_index", "cancel_index_job", "index_status",
+         "get_statistics"}
 PROMPTS = {"analyze", "explore", "compare", "summarize"}
 SEARCHES = [
     ("local_search", {"query": "Who designed Old Bessie and which firm built it?"}, "Tobias Arkwright"),
@@ -114,7 +115,7 @@ async def test_local_search_entity_types_filter_the_context(built_index: tuple[P
 
 async def test_errors_are_clear_and_the_server_keeps_serving(built_index: tuple[Path, dict], tmp_path: Path) -> None:
     root, _ = built_index
-    async with mcp_session(root) as session:
+    async with mcp_session(root, data_path=tmp_path) as session:
         with pytest.raises(MCPError) as invalid:
             await session.call_tool("local_search", {"query": "Who?", "community_level": -1})
         assert invalid.value.error.code == -32602 and "community_level" in invalid.value.error.message
@@ -132,7 +133,7 @@ async def test_errors_are_clear_and_the_server_keeps_serving(built_index: tuple[
             await session.get_prompt("summarize", {"level": "high"})
         assert bad_level.value.error.code == -32602 and "community level" in bad_level.value.error.message
 
-        no_data = await session.call_tool("build_index", {"data_path": str(tmp_path / "missing")})
+        no_data = await session.call_tool("build_index", {"data_path": "missing"})
         assert no_data.is_error and "does not exist" in no_data.content[0].text
         no_job = await session.call_tool("index_status", {"job_id": "nope"})
         assert no_job.is_error and "no index job 'nope'" in no_job.content[0].text
@@ -142,7 +143,7 @@ async def test_errors_are_clear_and_the_server_keeps_serving(built_index: tuple[
 
 async def test_no_index_says_how_to_build_one(tmp_path: Path) -> None:
     async with mcp_session(tmp_path / "empty_root") as session:
-        assert len((await session.list_tools()).tools) == 7
+        assert len((await session.list_tools()).tools) == 8
         result = await session.call_tool("local_search", {"query": "Who is Mirela Voss?"})
         assert result.is_error
         message = result.content[0].text

@@ -63,6 +63,12 @@ def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
         except GraphRagMcpError as error:
             _fail(str(error))
+        except Exception as error:
+            from graphrag_mcp_server.errors.handlers import provider_error_reason
+
+            if (reason := provider_error_reason(error)) is None:
+                raise
+            _fail(f"the model provider failed: {reason}; check the model settings and credentials in settings.yaml")
 
     return run
 
@@ -139,9 +145,20 @@ def _print_summary(summary: Any, output_format: OutputFormat) -> None:
         f"{summary.community_reports} community reports.\n"
         f"Documents added {summary.documents_added}, updated {summary.documents_updated}, "
         f"deleted {summary.documents_deleted}, renamed {summary.documents_renamed}. "
+        f"{_skipped(summary.skipped)}"
         f"LLM calls {summary.llm_calls}, prompt tokens {summary.prompt_tokens}, embedding calls {summary.embedding_calls}, "
         f"completion tokens {summary.completion_tokens}, {summary.seconds:.1f} s."
     )
+
+
+SKIPPED_WORDS = {"hidden": "hidden", "index_root": "in the index root", "link_outside": "links leaving the folder",
+                 "other_type": "of other types", "unreadable": "unreadable"}
+
+
+def _skipped(skipped: dict[str, int]) -> str:
+    if not skipped:
+        return ""
+    return "Skipped " + ", ".join(f"{count} {SKIPPED_WORDS.get(reason, reason)}" for reason, count in skipped.items()) + ". "
 
 
 def _watch(data_path: Path, root: Path, method: IndexMethod, offline: bool, output_format: OutputFormat) -> None:
@@ -191,10 +208,14 @@ def query(
     max_tokens: Annotated[
         int, typer.Option(min=100, help="Token budget of the context (with --context-only).")
     ] = DEFAULT_CONTEXT_TOKENS,
+    timeout: Annotated[
+        float | None, typer.Option(min=1, help="Seconds to wait for the model (default GRAPHRAG_MCP_SEARCH_TIMEOUT_SECONDS, 90).")
+    ] = None,
     output_format: FormatOption = OutputFormat.TEXT,
 ) -> None:
     """Answer a question from the index (for debugging what the MCP tools return)."""
-    options = QueryOptions(query_type, community_level, top_k, response_type, max_tokens if context_only else None)
+    options = QueryOptions(query_type, community_level, top_k, response_type, max_tokens if context_only else None,
+                           timeout or ServerSettings().search_timeout_seconds)
     result = asyncio.run(_run_query(_index_root(index_path), query_text, options))
     if output_format is OutputFormat.JSON:
         typer.echo(result.model_dump_json())
@@ -219,6 +240,7 @@ class QueryOptions:
     top_k: int | None
     response_type: str
     context_tokens: int | None
+    timeout: float
 
 
 async def _run_query(root: Path, text: str, options: QueryOptions) -> Any:
@@ -227,7 +249,7 @@ async def _run_query(root: Path, text: str, options: QueryOptions) -> Any:
     from graphrag_mcp_server.handlers.search import run_search, tuned_config
     from graphrag_mcp_server.handlers.tables import load_tables
 
-    config = load_index_config(root)
+    config = load_index_config(root, without_credentials=True)
     tables = await load_tables(config, root)
     config = tuned_config(config, options.search_type, top_k=options.top_k)
     if options.context_tokens is not None:
@@ -235,7 +257,7 @@ async def _run_query(root: Path, text: str, options: QueryOptions) -> Any:
                               community_level=options.community_level)
     return await run_search(
         config, tables, options.search_type, text, community_level=options.community_level,
-        response_type=options.response_type,
+        response_type=options.response_type, timeout=options.timeout,
     )
 
 
@@ -268,9 +290,13 @@ def stats(index_path: IndexPath = None, output_format: FormatOption = OutputForm
     statistics = asyncio.run(_run_stats(_index_root(index_path)))
     if output_format is OutputFormat.JSON:
         typer.echo(statistics.model_dump_json())
-        return
-    for key, value in statistics.model_dump(mode="json").items():
-        typer.echo(f"{key:>18}: {value}")
+    else:
+        for key, value in statistics.model_dump(mode="json", exclude={"issues"}).items():
+            typer.echo(f"{key:>18}: {value}")
+        for issue in statistics.issues:
+            typer.echo(f"{issue.severity}: {issue.message}", err=True)
+    if any(issue.severity == "error" for issue in statistics.issues):
+        raise typer.Exit(1)
 
 
 async def _run_stats(root: Path) -> Any:
@@ -278,7 +304,7 @@ async def _run_stats(root: Path) -> Any:
     from graphrag_mcp_server.handlers.stats import statistics
     from graphrag_mcp_server.handlers.tables import load_tables
 
-    config = load_index_config(root)
+    config = load_index_config(root, without_credentials=True)
     return statistics(config, await load_tables(config, root))
 
 
@@ -302,6 +328,14 @@ def serve(
     watch: Annotated[
         Path | None, typer.Option(help="Folder of documents to keep the index current with while serving.")
     ] = None,
+    data_path: Annotated[
+        list[Path] | None,
+        typer.Option("--data-path", help="A folder the build_index tool may index (repeatable; env "
+                     "GRAPHRAG_MCP_DATA_ROOTS). Without it (or --watch) build_index is off."),
+    ] = None,
+    read_only: Annotated[
+        bool, typer.Option("--read-only", help="No build_index or cancel_index_job tools (env GRAPHRAG_MCP_READ_ONLY).")
+    ] = False,
     llm: Annotated[
         AnswerModel | None,
         typer.Option(help="Who writes search answers: index (settings.yaml's model) or sampling (each client's own "
@@ -313,8 +347,13 @@ def serve(
 
     settings = ServerSettings()
     overrides = {key: value for key, value in {"host": host, "port": port, "llm": llm}.items() if value is not None}
-    if watch is not None and not watch.is_dir():
-        _fail(f"--watch {watch} is not a folder")
+    for folder in [*(data_path or []), *([watch] if watch else [])]:
+        if not folder.is_dir():
+            _fail(f"{folder} is not a folder (given with --data-path or --watch)")
+    if data_path:
+        overrides["data_roots"] = [folder.resolve() for folder in data_path]
+    if read_only:
+        overrides["read_only"] = True
     run_server(_index_root(index_path), transport.value, settings.model_copy(update=overrides), watch)
 
 

@@ -1,10 +1,13 @@
 """An index root: graphrag's settings.yaml, written by graphrag's own init and loaded by its loader."""
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.config.runtime import prepare_graphrag
-from graphrag_mcp_server.errors import ConfigError, IndexNotFoundError
+from graphrag_mcp_server.errors import ConfigError, IndexNotFoundError, MissingVariableError
 from graphrag_mcp_server.config.providers import DEFAULT_MODELS, KNOWN_VECTOR_SIZES, OFFLINE_TYPE, Provider, model_block
 
 if TYPE_CHECKING:
@@ -67,12 +70,55 @@ def write_index_root(
     return settings
 
 
-def load_index_config(root: Path, overrides: dict[str, Any] | None = None) -> "GraphRagConfig":
+UNSET_CREDENTIAL = "unset-environment-variable:"
+"""Stands in for a ${VAR} that is not set, when the caller needs no model (see require_credentials)."""
+
+
+def load_index_config(root: Path, overrides: dict[str, Any] | None = None, *,
+                      without_credentials: bool = False) -> "GraphRagConfig":
     """Load the root's settings.yaml with graphrag's loader; errors say what to fix.
 
-    graphrag's loader changes the working directory to the root so that its relative paths
-    resolve; callers resolve their own paths first.
+    With `without_credentials`, ${VAR} references that are not set load as placeholders, so that
+    statistics and context-only searches work without model keys; `require_credentials` then
+    refuses a model call that needs one. graphrag's loader changes the working directory to the
+    root so that its relative paths resolve; callers resolve their own paths first.
     """
+    missing: list[str] = []
+    while True:
+        try:
+            with _placeholders(missing):
+                return _load(root, overrides)
+        except MissingVariableError as error:
+            if not without_credentials or error.variable in missing:
+                raise
+            missing.append(error.variable)
+
+
+@contextmanager
+def _placeholders(variables: list[str]) -> Iterator[None]:
+    """Set each unset variable to a placeholder naming it, for the duration of the block."""
+    for variable in variables:
+        os.environ[variable] = UNSET_CREDENTIAL + variable
+    try:
+        yield
+    finally:
+        for variable in variables:
+            os.environ.pop(variable, None)
+
+
+def require_credentials(config: "GraphRagConfig", model_ids: list[str]) -> None:
+    """Refuse, naming the variable, when one of these models' credentials was not set at load."""
+    models = {**config.completion_models, **config.embedding_models}
+    for model_id in model_ids:
+        key = models[model_id].api_key if model_id in models else None
+        if key is not None and key.startswith(UNSET_CREDENTIAL):
+            variable = key.removeprefix(UNSET_CREDENTIAL)
+            msg = (f"model {model_id} needs the environment variable {variable}: export it where the server runs (or "
+                   "put it in the index root's .env); context_only searches and statistics work without it")
+            raise ConfigError(msg)
+
+
+def _load(root: Path, overrides: dict[str, Any] | None) -> "GraphRagConfig":
     prepare_graphrag()
     from graphrag.config.load_config import load_config
     from graphrag_common.config.load_config import ConfigParsingError
@@ -97,7 +143,7 @@ def load_index_config(root: Path, overrides: dict[str, Any] | None = None) -> "G
                 f"{root / '.env'}), or switch to the offline model: graphrag-mcp init --index-path {root} "
                 "--provider offline --force"
             )
-            raise ConfigError(msg) from error
+            raise MissingVariableError(msg, variable) from error
         raise ConfigError(f"cannot read {root / SETTINGS_FILE}: {error}") from error
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())

@@ -57,6 +57,22 @@ def model_block(provider: Provider, model: str, section: str) -> str:
         Provider.OFFLINE: [f"type: {OFFLINE_TYPE}", "model_provider: offline", f"model: {model}"],
     }[provider]
     if provider is not Provider.OFFLINE:
-        lines += ["retry:", "  type: exponential_backoff"]
+        lines += failure_policy(provider)
     name = f"default_{section}_model"
     return f"{section}_models:\n  {name}:\n" + "".join(f"    {line}\n" for line in lines)
+
+
+def failure_policy(provider: Provider) -> list[str]:
+    """YAML lines bounding how long a failing provider is retried (see providers/retry.py)."""
+    timeout = 180 if provider is Provider.OLLAMA else 60  # a local model on CPU answers slowly
+    return [
+        "call_args:",
+        f"  timeout: {timeout}  # seconds one request may take",
+        "  max_retries: 0  # the provider client's own retries off: retry below decides",
+        "retry:",
+        "  type: bounded_backoff  # graphrag-mcp: retries 429, 5xx and dropped connections, honours Retry-After",
+        "  max_retries: 3",
+        "  base_delay: 2.0",
+        "  max_delay: 30",
+        "  total_seconds: 60  # gives up once the next wait would pass this",
+    ]

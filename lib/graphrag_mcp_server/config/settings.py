@@ -2,8 +2,10 @@
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 class AnswerModel(StrEnum):
@@ -11,6 +13,10 @@ class AnswerModel(StrEnum):
 
     INDEX = "index"
     SAMPLING = "sampling"
+
+
+CommaList = Annotated[list[str], NoDecode]
+"""A list read from the environment as comma-separated values (`a,b,c`)."""
 
 
 class ServerSettings(BaseSettings):
@@ -25,9 +31,9 @@ class ServerSettings(BaseSettings):
     """Level of the server's own log lines, written to stderr."""
 
     host: str = "127.0.0.1"
-    """Address the HTTP transports bind."""
+    """Address the HTTP transports bind. A non-loopback address needs authentication."""
 
-    port: int = 8080
+    port: int = Field(default=8080, ge=0, le=65535)
     """Port of the HTTP transports."""
 
     build_wait_seconds: float = 20.0
@@ -38,3 +44,72 @@ class ServerSettings(BaseSettings):
 
     llm: AnswerModel = AnswerModel.INDEX
     """Model for search answers: `index` (settings.yaml's completion model) or `sampling` (the calling client's)."""
+
+    # Failing model providers (docs/tools.md#errors)
+    search_timeout_seconds: float = Field(default=90.0, gt=0, le=3600)
+    """A search with no answer after this long returns the provider's last error (a search's timeout_seconds wins)."""
+
+    provider_probe_seconds: float = Field(default=30.0, gt=0)
+    """How long the one-token check of each model before an index build may take."""
+
+    provider_failure_limit: int = Field(default=5, ge=1)
+    """Consecutive failed model calls (after retries) that stop an index build."""
+
+    # Authentication of the HTTP transports (docs/security.md)
+    auth_token: SecretStr | None = None
+    """Static bearer token every HTTP request must carry (`Authorization: Bearer ...`)."""
+
+    auth_issuer: str | None = Field(default=None, pattern=r"^https?://")
+    """OAuth 2.1 authorization server whose JWT access tokens the server accepts (the tokens' `iss`, exactly)."""
+
+    auth_jwks_url: str | None = Field(default=None, pattern=r"^https?://")
+    """JWKS of the issuer's signing keys; default: the `jwks_uri` of the issuer's metadata."""
+
+    auth_audience: str | None = None
+    """Audience (`aud`) the access tokens must carry; default: public_url."""
+
+    auth_required_scopes: CommaList = []
+    """Scopes every access token must grant (comma-separated)."""
+
+    public_url: str | None = Field(default=None, pattern=r"^https?://")
+    """URL clients reach the MCP endpoint at (e.g. https://mcp.example.com/mcp): the OAuth resource identifier;
+    default http://HOST:PORT/mcp (or /sse)."""
+
+    allowed_hosts: CommaList = []
+    """Host header values accepted (`name`, `name:port` or `name:*`); default: loopback names and public_url's host."""
+
+    allowed_origins: CommaList = []
+    """Origin header values accepted from browsers; default: loopback origins and public_url's origin."""
+
+    # What remote callers may index
+    data_roots: Annotated[list[Path], NoDecode] = []
+    """Folders build_index may index (comma-separated); default: the folder of serve --watch / --data-path."""
+
+    read_only: bool = False
+    """No build_index or cancel_index_job tools: the index changes only through the operator."""
+
+    max_job_documents: int = Field(default=10_000, ge=1)
+    """Most documents one build_index job may read; larger folders are refused before anything runs."""
+
+    max_job_bytes: int = Field(default=1_000_000_000, ge=1)
+    """Most bytes of documents one build_index job may read."""
+
+    # Bounds on requests
+    max_query_chars: int = Field(default=4_000, ge=1)
+    """Longest query (and prompt argument) accepted, in characters."""
+
+    max_request_bytes: int = Field(default=1_048_576, ge=1024)
+    """Largest HTTP request body accepted."""
+
+    max_sessions: int = Field(default=100, ge=1)
+    """Most open streamable HTTP sessions (or SSE streams); one more is answered 503."""
+
+    session_idle_seconds: float = Field(default=300.0, gt=0)
+    """A streamable HTTP session with no request for this long is closed."""
+
+    @field_validator("auth_required_scopes", "allowed_hosts", "allowed_origins", "data_roots", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
+        return value

@@ -13,6 +13,14 @@ class ConfigError(GraphRagMcpError):
     """settings.yaml is missing, invalid, or needs an unset environment variable."""
 
 
+class MissingVariableError(ConfigError):
+    """settings.yaml references an environment variable that is not set."""
+
+    def __init__(self, message: str, variable: str) -> None:
+        super().__init__(message)
+        self.variable = variable
+
+
 class InputDataError(GraphRagMcpError):
     """The data path is missing, empty, or holds no readable documents."""
 
@@ -27,3 +35,15 @@ class ModelCallsFailedError(GraphRagMcpError):
 
 class SamplingUnavailableError(GraphRagMcpError):
     """The sampling model was called where no client can answer it (outside a tool call, or synchronously)."""
+
+
+class SearchTimeoutError(GraphRagMcpError):
+    """A search ran past its deadline; the message carries the provider's last error."""
+
+
+class IndexDamagedError(GraphRagMcpError):
+    """A table or vector table of the index is missing or unreadable."""
+
+
+class ProviderError(GraphRagMcpError):
+    """The model provider refused or failed the calls an operation needs; the message has its reason."""

@@ -11,10 +11,12 @@ def provider_error_reason(error: BaseException) -> str | None:
     """The model provider's reason for a failed call (auth, rate limit, timeout...), if that is what failed."""
     import openai  # LiteLLM raises subclasses of OpenAI's errors for every provider
 
+    from graphrag_mcp_server.providers.retry import describe
+
     cause: BaseException | None = error
     while cause is not None:
         if isinstance(cause, openai.OpenAIError):
-            return f"{type(cause).__name__}: {cause}"
+            return describe(cause)
         cause = cause.__cause__ or cause.__context__
     return None
 

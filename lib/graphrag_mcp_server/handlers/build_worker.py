@@ -5,7 +5,7 @@ another thread of the same process reads one, and a separate process also keeps 
 work off the server's interpreter.
 
 The worker first imports graphrag, LanceDB and the tokenizer (about 5 s), says `ready`, then reads
-its job from stdin as one JSON line ({"root", "data_path", "mode"}); so a server can start one
+its job from stdin as one JSON line ({"root", "data_path", "mode", "limits"}); so a server can start one
 ahead and hand it the next job warm. End of input before a job ends it quietly.
 
     python -m graphrag_mcp_server.handlers.build_worker
@@ -13,11 +13,13 @@ ahead and hand it the next job warm. End of input before a job ends it quietly.
 
 import asyncio
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from graphrag_mcp_server.errors import GraphRagMcpError
+from graphrag_mcp_server.handlers.documents import Limits
 
 
 def _emit(event: str, **fields: Any) -> None:
@@ -50,11 +52,11 @@ class LineProgress:
         """Errors are reported when the build raises."""
 
 
-async def _build(root: Path, data_path: Path, mode: str) -> None:
+async def _build(root: Path, data_path: Path, mode: str, limits: Limits | None) -> None:
     from graphrag_mcp_server.handlers.index import IndexMode, build, index_config
 
     config = index_config(root, data_path)
-    summary = await build(config, root, IndexMode(mode), callbacks=[LineProgress()])
+    summary = await build(config, root, IndexMode(mode), callbacks=[LineProgress()], limits=limits)
     _emit("summary", summary=summary.model_dump(mode="json"))
 
 
@@ -70,8 +72,14 @@ def _warm_up() -> None:
     get_tokenizer()  # loads and keeps graphrag's default tiktoken encoding
 
 
+def _stop(signum: int, frame: object) -> None:
+    """SIGTERM (cancel_index_job) unwinds the build, so the half-written version is removed."""
+    raise KeyboardInterrupt
+
+
 def main() -> int:
     """Warm up, take one job from stdin, build; exit 0 on success (or no job) and 1 on failure."""
+    signal.signal(signal.SIGTERM, _stop)
     try:
         _warm_up()
         _emit("ready")
@@ -79,13 +87,16 @@ def main() -> int:
         if not line:
             return 0
         job = json.loads(line)
-        asyncio.run(_build(Path(job["root"]), Path(job["data_path"]), job["mode"]))
+        limits = Limits(**job["limits"]) if job.get("limits") else None
+        asyncio.run(_build(Path(job["root"]), Path(job["data_path"]), job["mode"], limits))
     except GraphRagMcpError as error:
         _emit("error", message=str(error))
         return 1
     except Exception as error:  # noqa: BLE001 - reported to the job, whatever it is
         _emit("error", message=f"{type(error).__name__}: {error}")
         return 1
+    except KeyboardInterrupt:
+        return 130
     return 0
 
 

@@ -18,7 +18,13 @@ from graphrag_mcp_server.handlers.results import (
     SearchContext,
     SearchResult,
 )
-from graphrag_mcp_server.handlers.search import SearchType, context_frames, entities_of_types, find_sources
+from graphrag_mcp_server.handlers.search import (
+    SearchType,
+    check_ready,
+    context_frames,
+    entities_of_types,
+    find_sources,
+)
 from graphrag_mcp_server.handlers.tables import IndexTables
 from graphrag_mcp_server.providers.usage import track_usage
 
@@ -70,6 +76,7 @@ def search_context(
     entity_types: list[str] | None = None,
 ) -> SearchResult:
     """The context `search_type` would answer `query` from, within `max_tokens` (blocking: run in a thread)."""
+    check_ready(config, tables, search_type, answer=False)
     started = time.perf_counter()
     with track_usage() as usage:
         match search_type:
@@ -87,7 +94,6 @@ def search_context(
     frames = [(kind, frame) for kind, frame in part.records.items() if not frame.empty]
     return SearchResult(
         type=search_type.value,
-        query=query,
         answer=None,
         context=_described(part, tables, max_tokens),
         sources=find_sources("", frames, tables),

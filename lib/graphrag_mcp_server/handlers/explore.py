@@ -115,7 +115,7 @@ def entity_detail(tables: IndexTables, name: str) -> EntityDetail:
     entity = _row(
         entities,
         entities["title"].str.casefold() == name.strip().casefold(),
-        f"no entity named {name!r}; list them with the graphrag://entities resource",
+        f"no entity named {name[:200]!r}; list them with the graphrag://entities resource",
     )
     edges = tables.relationships
     touching = edges[(edges["source"] == entity.title) | (edges["target"] == entity.title)]
@@ -175,7 +175,7 @@ def community_detail(tables: IndexTables, community_id: int) -> CommunityDetail:
 def text_unit_detail(tables: IndexTables, text_unit_id: str) -> TextUnitDetail:
     """A text unit by id, with its document and the entities found in it."""
     units = tables.text_units
-    unit = _row(units, units["id"] == text_unit_id, f"no text unit {text_unit_id!r}")
+    unit = _row(units, units["id"] == text_unit_id, f"no text unit {text_unit_id[:200]!r}")
     titles = tables.documents.set_index("id")["title"]
     entity_ids = [] if unit.entity_ids is None else list(unit.entity_ids)
     names = tables.entities.loc[tables.entities["id"].isin(entity_ids), "title"]

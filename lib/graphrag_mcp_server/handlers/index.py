@@ -1,13 +1,16 @@
 """Building an index: graphrag.api.build_index over the documents of a data path."""
 
 import os
+import re
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.config.index_root import (
+    INPUT_FILE_PATTERN,
     SETTINGS_FILE,
     is_offline,
     load_index_config,
@@ -15,10 +18,13 @@ from graphrag_mcp_server.config.index_root import (
     write_index_root,
 )
 from graphrag_mcp_server.config.providers import Provider
-from graphrag_mcp_server.errors import ConfigError, IndexBuildError, InputDataError
+from graphrag_mcp_server.config.settings import ServerSettings
+from graphrag_mcp_server.errors import ConfigError, IndexBuildError, InputDataError, ProviderError
 from graphrag_mcp_server.handlers.results import IndexSummary
 from graphrag_mcp_server.handlers import versions
+from graphrag_mcp_server.handlers.documents import Limits, Selection, select_documents
 from graphrag_mcp_server.handlers.stats import count_rows
+from graphrag_mcp_server.providers.retry import provider_breaker
 from graphrag_mcp_server.providers.usage import Usage, track_usage
 
 if TYPE_CHECKING:
@@ -69,21 +75,32 @@ def index_config(root: Path, data_path: Path, offline: bool = False) -> "GraphRa
     return config
 
 
-async def read_documents(config: "GraphRagConfig") -> "pd.DataFrame":
-    """The input documents as graphrag's documents table, read with graphrag's own input reader."""
+async def read_documents(config: "GraphRagConfig", root: Path, limits: Limits | None = None
+                         ) -> "tuple[pd.DataFrame, Selection]":
+    """The input documents as graphrag's documents table, read with graphrag's own input reader from the
+    files `select_documents` allows, and that selection (what was skipped)."""
     import pandas as pd
     from graphrag_input import create_input_reader
-    from graphrag_storage import create_storage
+    from graphrag_storage.file_storage import FileStorage
 
-    reader = create_input_reader(config.input, create_storage(config.input_storage))
+    data_path = Path(config.input_storage.base_dir)
+    pattern = config.input.file_pattern or INPUT_FILE_PATTERN
+    selection = select_documents(data_path, root, pattern, limits)
+
+    class SelectedFiles(FileStorage):
+        """graphrag's file storage, finding only the selected documents."""
+
+        def find(self, file_pattern: re.Pattern[str]) -> Iterator[str]:
+            return iter(selection.files)
+
+    reader = create_input_reader(config.input, SelectedFiles(base_dir=str(data_path), encoding=config.input.encoding))
     rows = [asdict(document) async for document in reader]
     if not rows:
-        pattern = config.input.file_pattern or f"graphrag's default for {config.input.type}"
-        msg = f"no documents in {config.input_storage.base_dir} (input type {config.input.type}, files matching {pattern})"
+        msg = f"no documents in {data_path} (input type {config.input.type}, files matching {pattern})"
         raise InputDataError(msg)
     documents = pd.DataFrame(rows)
     documents["human_readable_id"] = range(len(documents))
-    return documents
+    return documents, selection
 
 
 async def build(
@@ -92,6 +109,7 @@ async def build(
     mode: IndexMode = IndexMode.INCREMENTAL,
     method: IndexMethod = IndexMethod.STANDARD,
     callbacks: "list[WorkflowCallbacks] | None" = None,
+    limits: Limits | None = None,
 ) -> IndexSummary:
     """Index the current documents into a new version and switch to it.
 
@@ -101,41 +119,53 @@ async def build(
     """
     from graphrag.api import build_index
 
+    from graphrag_mcp_server.providers.probe import probe_models
+
     started = time.perf_counter()
     with versions.index_lock(root):
-        documents = await read_documents(config)
+        documents, selection = await read_documents(config, root, limits)
         manifest = dict(zip(documents["title"].astype(str), documents["id"].astype(str), strict=True))
         previous = versions.read_manifest(versions.current_version(root))
         changes = versions.diff(previous, manifest)
         incremental = previous is not None and mode is not IndexMode.FULL
         if incremental and not changes.any:
-            return _summary(await count_rows(config), changes, Usage(), started, incremental)
+            return _summary(await count_rows(config), changes, selection, Usage(), started, incremental)
+        settings = ServerSettings()
+        await probe_models(config, settings.provider_probe_seconds)
         version = versions.new_version(root)
         try:
             target = pin_output(config, version)
-            with track_usage() as usage:
+            with track_usage() as usage, provider_breaker(settings.provider_failure_limit) as breaker:
                 outputs = await build_index(target, method=method.value, callbacks=callbacks, input_documents=documents)
-            _raise_first_failure(config, outputs)
+            _raise_first_failure(config, outputs, breaker.reason if breaker.tripped else None, usage.last_error)
             counts = await count_rows(target)
         except BaseException:
             versions.discard(version)
             raise
         versions.switch_to(root, version, manifest)
-    return _summary(counts, changes, usage, started, incremental)
+    return _summary(counts, changes, selection, usage, started, incremental)
 
 
-def _raise_first_failure(config: "GraphRagConfig", outputs: list) -> None:
+def _raise_first_failure(config: "GraphRagConfig", outputs: list, provider_failure: str | None,
+                         last_error: str | None) -> None:
+    """The first failed workflow as an error; the provider's reason when it stopped answering."""
     failed = [output for output in outputs if output.error is not None]
+    if failed and provider_failure is not None:
+        msg = (f"indexing stopped: the model provider failed call after call: {provider_failure}. "
+               "Check the key, base URL and model name in settings.yaml")
+        raise ProviderError(msg)
     if failed:
         logs = Path(config.reporting.base_dir or "logs").resolve()
-        msg = f"indexing failed in workflow {failed[0].workflow}: {failed[0].error} (details in {logs})"
+        provider = f"; the model provider's last error: {last_error}" if last_error else ""
+        msg = f"indexing failed in workflow {failed[0].workflow}: {failed[0].error}{provider} (details in {logs})"
         raise IndexBuildError(msg)
 
 
-def _summary(counts: dict[str, int], changes: "versions.DocumentChanges", usage: Usage, started: float,
-             incremental: bool) -> IndexSummary:
+def _summary(counts: dict[str, int], changes: "versions.DocumentChanges", selection: Selection, usage: Usage,
+             started: float, incremental: bool) -> IndexSummary:
     return IndexSummary(
         **counts,
+        skipped=dict(sorted(selection.skipped.items())),
         documents_added=len(changes.added),
         documents_updated=len(changes.updated),
         documents_deleted=len(changes.deleted),

@@ -5,10 +5,12 @@ import json
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
 from graphrag_mcp_server.errors import GraphRagMcpError
+from graphrag_mcp_server.handlers.documents import Limits
 from graphrag_mcp_server.handlers.results import IndexJob, IndexSummary, JobState
 
 
@@ -23,6 +25,7 @@ class IndexJobs:
         self._jobs: dict[str, IndexJob] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}  # strong references: asyncio keeps only weak ones
         self._changed: dict[str, asyncio.Event] = {}
+        self._workers: dict[str, asyncio.subprocess.Process] = {}
         self._keep_warm = False
         self._spare: asyncio.Task[asyncio.subprocess.Process] | None = None
 
@@ -68,7 +71,8 @@ class IndexJobs:
             raise GraphRagMcpError(f"no index job {job_id!r} (known jobs: {known})")
         return self._jobs[job_id]
 
-    def start(self, root: Path, data_path: Path, mode: str, on_end: Callable[[IndexJob], None]) -> IndexJob:
+    def start(self, root: Path, data_path: Path, mode: str, on_end: Callable[[IndexJob], None],
+              limits: Limits | None = None) -> IndexJob:
         """Start a build of `data_path` into `root` in a worker process; refuse while another job runs."""
         if (running := self.running) is not None:
             msg = f"index job {running.job_id} is still running ({running.workflow or 'starting'}); check it with index_status"
@@ -76,14 +80,32 @@ class IndexJobs:
         job = IndexJob(job_id=uuid.uuid4().hex[:12], data_path=str(data_path), mode=mode, started_at=datetime.now(UTC))
         changed = asyncio.Event()
         self._jobs[job.job_id], self._changed[job.job_id] = job, changed
-        self._tasks[job.job_id] = asyncio.create_task(self._run(job, root, changed, on_end))
+        self._tasks[job.job_id] = asyncio.create_task(self._run(job, root, changed, on_end, limits))
         return job
 
-    async def _run(self, job: IndexJob, root: Path, changed: asyncio.Event, on_end: Callable[[IndexJob], None]) -> None:
+    async def cancel(self, job_id: str | None) -> IndexJob:
+        """Stop a running job (the running one when no id is given): its worker is killed, and the
+        half-written version is never switched to (the next run removes it)."""
+        job = self.get(job_id) if job_id is not None else self.running
+        if job is None:
+            raise GraphRagMcpError("no index job is running")
+        if job.state is not JobState.RUNNING:
+            raise GraphRagMcpError(f"index job {job.job_id} is not running: it {job.state.value}")
+        job.state = JobState.CANCELLED
+        if (worker := self._workers.get(job.job_id)) is not None:
+            await _stop(worker)
+        await asyncio.shield(self._tasks[job.job_id])
+        return job
+
+    async def _run(self, job: IndexJob, root: Path, changed: asyncio.Event, on_end: Callable[[IndexJob], None],
+                   limits: Limits | None) -> None:
         try:
-            worker = await self._take_worker()
+            worker = self._workers[job.job_id] = await self._take_worker()
+            if job.state is JobState.CANCELLED:
+                await _stop(worker)
             assert worker.stdin is not None and worker.stdout is not None
-            order = {"root": str(root), "data_path": job.data_path, "mode": job.mode}
+            order = {"root": str(root), "data_path": job.data_path, "mode": job.mode,
+                     "limits": asdict(limits) if limits else None}
             worker.stdin.write(json.dumps(order).encode() + b"\n")
             await worker.stdin.drain()
             worker.stdin.close()
@@ -91,12 +113,17 @@ class IndexJobs:
                 _apply(job, line)
                 changed.set()
             await worker.wait()
-            if job.summary is None and job.error is None:
+            if job.state is JobState.CANCELLED:
+                job.error = "cancelled with cancel_index_job; the index is unchanged"
+            elif job.summary is None and job.error is None:
                 job.error = f"the index worker ended with exit code {worker.returncode} and no result"
-            job.state = JobState.SUCCEEDED if job.error is None else JobState.FAILED
+            if job.state is JobState.RUNNING:
+                job.state = JobState.SUCCEEDED if job.error is None else JobState.FAILED
         except Exception as error:  # noqa: BLE001 - a failed build is reported on the job, not raised
-            job.error, job.state = f"{type(error).__name__}: {error}", JobState.FAILED
+            if job.state is JobState.RUNNING:
+                job.error, job.state = f"{type(error).__name__}: {error}", JobState.FAILED
         finally:
+            self._workers.pop(job.job_id, None)
             job.finished_at = datetime.now(UTC)
             on_end(job)
             changed.set()
@@ -127,6 +154,17 @@ async def _spawn_worker() -> asyncio.subprocess.Process:
         sys.executable, "-m", "graphrag_mcp_server.handlers.build_worker",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
     )
+
+
+async def _stop(worker: asyncio.subprocess.Process, grace_seconds: float = 10) -> None:
+    """End a worker: SIGTERM lets it remove its half-written version; SIGKILL if it does not end in time."""
+    if worker.returncode is not None:
+        return
+    worker.terminate()
+    try:
+        await asyncio.wait_for(worker.wait(), grace_seconds)
+    except TimeoutError:
+        worker.kill()
 
 
 def _apply(job: IndexJob, line: bytes) -> None:

@@ -2,6 +2,7 @@
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -71,7 +72,6 @@ class SearchResult(BaseModel):
     """An answer, or with context_only the context for one, with the sources and cost behind it."""
 
     type: str = Field(description="Search method: global, local, drift or basic")
-    query: str
     answer: str | None = Field(description="The model's answer; null with context_only")
     context: SearchContext | None = Field(default=None, description="With context_only: the records to answer from")
     sources: list[Source] = Field(description="Text units behind the answer (cited ones first) or the context")
@@ -109,6 +109,10 @@ class IndexSummary(TableCounts):
     embedding_calls: int = 0
     seconds: float
     mode: str = Field(description="full or incremental")
+    skipped: dict[str, int] = Field(
+        default={}, description="Files and folders not read, by reason: hidden, index_root, link_outside (a link "
+        "leaving the data folder), other_type (not matching the input pattern), unreadable"
+    )
 
 
 class ModelNames(BaseModel):
@@ -125,6 +129,13 @@ class VectorStoreInfo(BaseModel):
     tables: dict[str, int] = Field(description="Vector table name -> rows")
 
 
+class IndexIssue(BaseModel):
+    """Something wrong with an index: an `error` stops some searches, a `warning` weakens them."""
+
+    severity: Literal["error", "warning"]
+    message: str = Field(description="What is wrong, where, and the command that fixes it")
+
+
 class IndexStatistics(TableCounts):
     """Size and makeup of an index."""
 
@@ -133,6 +144,7 @@ class IndexStatistics(TableCounts):
     index_updated_at: datetime | None
     models: ModelNames
     vector_store: VectorStoreInfo
+    issues: list[IndexIssue] = Field(default=[], description="Damage and gaps found when the index was loaded")
 
 
 class JobState(StrEnum):
@@ -141,6 +153,7 @@ class JobState(StrEnum):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    CANCELLED = "cancelled"
 
 
 class IndexJob(BaseModel):

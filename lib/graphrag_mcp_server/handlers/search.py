@@ -1,5 +1,6 @@
 """The four searches: one graphrag.api call each, mapped to a SearchResult with sources and cost."""
 
+import asyncio
 import re
 import time
 from collections.abc import Iterator
@@ -7,13 +8,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.errors import ModelCallsFailedError
+from graphrag_mcp_server.errors import IndexDamagedError, ModelCallsFailedError, SearchTimeoutError
 from graphrag_mcp_server.handlers.results import SearchResult, Source
 from graphrag_mcp_server.handlers.tables import IndexTables
 from graphrag_mcp_server.providers.usage import count_streamed_answer, track_usage
 
 if TYPE_CHECKING:
     import pandas as pd
+    from graphrag.callbacks.query_callbacks import QueryCallbacks
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
 MAX_SOURCES = 20
@@ -49,6 +51,29 @@ def tuned_config(
     return config.model_copy(update=sections) if sections else config
 
 
+VECTORS_NEEDED = {
+    SearchType.GLOBAL: (),
+    SearchType.LOCAL: ("entity_description",),
+    SearchType.DRIFT: ("entity_description", "community_full_content"),
+    SearchType.BASIC: ("text_unit_text",),
+}
+"""The embeddings (LanceDB tables) each search reads."""
+
+
+def check_ready(config: "GraphRagConfig", tables: IndexTables, search_type: SearchType, *, answer: bool) -> None:
+    """Refuse a search whose vector tables are damaged, or whose models lack credentials, saying what to fix."""
+    from graphrag_mcp_server.config.index_root import require_credentials
+
+    damaged = [tables.vector_problems[name] for name in VECTORS_NEEDED[search_type] if name in tables.vector_problems]
+    if damaged:
+        raise IndexDamagedError(f"{search_type.value} search cannot run: {damaged[0]}")
+    section = getattr(config, f"{search_type.value}_search")
+    needed = [section.embedding_model_id] if hasattr(section, "embedding_model_id") else []
+    if search_type is SearchType.GLOBAL and not answer:
+        needed = [config.drift_search.embedding_model_id]  # context-only global ranks reports by embedding
+    require_credentials(config, [*needed, *([section.completion_model_id] if answer else [])])
+
+
 def entities_of_types(entities: "pd.DataFrame", entity_types: list[str] | None) -> "pd.DataFrame":
     """Only the entities of the given types (case-insensitive); all of them when none are given."""
     if not entity_types:
@@ -67,14 +92,18 @@ async def run_search(
     response_type: str = "Multiple Paragraphs",
     dynamic_community_selection: bool = False,
     entity_types: list[str] | None = None,
+    timeout: float | None = None,
+    callbacks: "list[QueryCallbacks] | None" = None,
 ) -> SearchResult:
     """Answer `query` with the graphrag.api search of `search_type` over the loaded tables.
 
-    `entity_types` keeps local search to entities of those types.
+    `entity_types` keeps local search to entities of those types. A search still running after
+    `timeout` seconds is stopped with the provider's last error; `callbacks` see its stages.
     """
     import graphrag.api as api
 
-    common = {"config": config, "response_type": response_type, "query": query}
+    check_ready(config, tables, search_type, answer=True)
+    common = {"config": config, "response_type": response_type, "query": query, "callbacks": callbacks}
     graph = {
         "entities": tables.entities,
         "communities": tables.communities,
@@ -97,17 +126,20 @@ async def run_search(
                 call = api.drift_search(**common, **local)
             case SearchType.BASIC:
                 call = api.basic_search(**common, text_units=tables.text_units)
-        answer, context = await call
+        try:
+            answer, context = await asyncio.wait_for(call, timeout)
+        except TimeoutError:
+            raise SearchTimeoutError(_timeout_message(search_type, timeout, usage.last_error)) from None
     if usage.failed_calls and usage.failed_calls >= usage.llm_calls:
         logs = Path(config.reporting.base_dir or "logs").resolve() / "query.log"
-        msg = f"the model provider failed: all {usage.failed_calls} model calls failed (the provider's errors are in {logs})"
+        reason = usage.last_error or f"the provider's errors are in {logs}"
+        msg = f"the model provider failed: all {usage.failed_calls} model calls failed; last error: {reason}"
         raise ModelCallsFailedError(msg)
     answer = answer if isinstance(answer, str) else str(answer)
     count_streamed_answer(usage, answer, _answer_model_id(config, search_type))
     frames = list(context_frames(context))
     return SearchResult(
         type=search_type.value,
-        query=query,
         answer=answer,
         sources=find_sources(answer, frames, tables),
         context_counts=_count_records(frames),
@@ -117,6 +149,14 @@ async def run_search(
         embedding_calls=usage.embedding_calls,
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+def _timeout_message(search_type: SearchType, timeout: float | None, last_error: str | None) -> str:
+    waited = f"{search_type.value} search gave no answer within {timeout:g} s"
+    cause = (f"the model provider's last error: {last_error}" if last_error
+             else "the model provider did not answer in time (slow, overloaded or unreachable)")
+    return (f"{waited}; {cause}. Try context_only=true (no model call: answer from the context yourself), a cheaper "
+            "search (local_search or basic_search: one model call), or a larger timeout_seconds")
 
 
 def _answer_model_id(config: "GraphRagConfig", search_type: SearchType) -> str:

@@ -3,7 +3,7 @@
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from graphrag_mcp_server.handlers.results import IndexStatistics, ModelNames, VectorStoreInfo
+from graphrag_mcp_server.handlers.results import IndexIssue, IndexStatistics, ModelNames, VectorStoreInfo
 from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables, output_dir
 
 if TYPE_CHECKING:
@@ -32,8 +32,18 @@ def vector_tables(config: "GraphRagConfig") -> dict[str, int]:
 
     if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
         return {}
-    db = lancedb.connect(config.vector_store.db_uri)
-    return {name: db.open_table(name).count_rows() for name in db.list_tables().tables}
+    try:
+        db = lancedb.connect(config.vector_store.db_uri)
+        names = db.list_tables().tables
+    except Exception:  # noqa: BLE001 - an unreadable store is an issue of its own (index_issues)
+        return {}
+    counts: dict[str, int] = {}
+    for name in names:
+        try:
+            counts[name] = db.open_table(name).count_rows()
+        except Exception:  # noqa: BLE001, S112 - reported by index_issues
+            continue
+    return counts
 
 
 def _updated_at(config: "GraphRagConfig") -> datetime | None:
@@ -58,4 +68,18 @@ def statistics(config: "GraphRagConfig", tables: IndexTables) -> IndexStatistics
             embedding=[f"{m.model_provider}/{m.model}" for m in config.embedding_models.values()],
         ),
         vector_store=VectorStoreInfo(type=str(config.vector_store.type), tables=vector_tables(config)),
+        issues=index_issues(config, tables),
     )
+
+
+def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIssue]:
+    """Damaged vector tables (errors) and entities no community holds (warning)."""
+    issues = [IndexIssue(severity="error", message=problem) for problem in dict.fromkeys(tables.vector_problems.values())]
+    in_communities = {entity for ids in tables.communities["entity_ids"] for entity in ids}
+    if orphans := int((~tables.entities["id"].isin(in_communities)).sum()):
+        lcc = " (settings.yaml clusters only the largest connected component: set cluster_graph.use_lcc: false and " \
+              "rebuild with --full)" if config.cluster_graph.use_lcc else ""
+        issues.append(IndexIssue(severity="warning", message=(
+            f"{orphans} of {len(tables.entities)} entities belong to no community, so local, global and drift search "
+            f"never see them{lcc}")))
+    return issues

@@ -1,10 +1,13 @@
-"""The index's output tables, read once with graphrag's own DataReader."""
+"""The index's output tables, read once with graphrag's own DataReader, each checked on the way."""
 
-from dataclasses import dataclass
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.errors import IndexNotFoundError
+from graphrag_mcp_server.errors import IndexDamagedError, IndexNotFoundError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -15,7 +18,11 @@ REQUIRED_TABLES = ("documents", "text_units", "entities", "relationships", "comm
 
 @dataclass(frozen=True)
 class IndexTables:
-    """The DataFrames graphrag.api searches take, plus documents for naming sources."""
+    """The DataFrames graphrag.api searches take, plus documents for naming sources.
+
+    `vector_problems` names each embedding (LanceDB table) that is missing or unreadable, with
+    the fix; the searches that need it refuse to run, the others serve.
+    """
 
     documents: "pd.DataFrame"
     text_units: "pd.DataFrame"
@@ -24,6 +31,7 @@ class IndexTables:
     communities: "pd.DataFrame"
     community_reports: "pd.DataFrame"
     covariates: "pd.DataFrame | None"
+    vector_problems: dict[str, str] = field(default_factory=dict)
 
 
 def output_dir(config: "GraphRagConfig") -> Path:
@@ -31,27 +39,106 @@ def output_dir(config: "GraphRagConfig") -> Path:
     return Path(config.output_storage.base_dir or "output").resolve()
 
 
+def rebuild_hint(root: Path) -> str:
+    """The command that writes a whole new version of the index."""
+    return f"rebuild it with: graphrag-mcp index DATA_PATH --index-path {root} --full"
+
+
 async def load_tables(config: "GraphRagConfig", root: Path) -> IndexTables:
-    """Read every table the searches need; a missing table means there is no complete index."""
+    """Read every table the searches need; no table at all means there is no index, a missing or
+    unreadable one that it is damaged (IndexDamagedError names the file and the fix)."""
     from graphrag.data_model.data_reader import DataReader
     from graphrag_storage import create_storage
     from graphrag_storage.tables.table_provider_factory import create_table_provider
 
+    _check_output_link(config, root)
     provider = create_table_provider(config.table_provider, storage=create_storage(config.output_storage))
-    missing = [name for name in REQUIRED_TABLES if not await provider.has(name)]
-    if missing:
-        msg = (
-            f"no complete index in {output_dir(config)} (missing: {', '.join(missing)}); "
-            f"build it with: graphrag-mcp index DATA_PATH --index-path {root}"
-        )
+    present = [name for name in REQUIRED_TABLES if await provider.has(name)]
+    if not present:
+        msg = f"no index in {output_dir(config)}; build it with: graphrag-mcp index DATA_PATH --index-path {root}"
         raise IndexNotFoundError(msg)
+    if missing := [name for name in REQUIRED_TABLES if name not in present]:
+        msg = (f"the index in {output_dir(config)} is damaged: {missing[0]}.parquet is missing"
+               f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}; {rebuild_hint(root)}")
+        raise IndexDamagedError(msg)
     reader = DataReader(provider)
+
+    async def read(name: str, method: Callable[[], Awaitable[Any]]) -> Any:
+        try:
+            with _quiet(STORAGE_LOGGER):  # it logs a whole traceback; the error below says it in one line
+                return await method()
+        except Exception as error:  # noqa: BLE001 - any failure to read the file is damage to report
+            path = output_dir(config) / f"{name}.parquet"
+            reason = " ".join(str(error).split())[:200]
+            raise IndexDamagedError(f"cannot read {path} ({type(error).__name__}: {reason}); "
+                                    f"{rebuild_hint(root)}") from error
+
     return IndexTables(
-        documents=await reader.documents(),
-        text_units=await reader.text_units(),
-        entities=await reader.entities(),
-        relationships=await reader.relationships(),
-        communities=await reader.communities(),
-        community_reports=await reader.community_reports(),
-        covariates=await reader.covariates() if await provider.has("covariates") else None,
+        documents=await read("documents", reader.documents),
+        text_units=await read("text_units", reader.text_units),
+        entities=await read("entities", reader.entities),
+        relationships=await read("relationships", reader.relationships),
+        communities=await read("communities", reader.communities),
+        community_reports=await read("community_reports", reader.community_reports),
+        covariates=await read("covariates", reader.covariates) if await provider.has("covariates") else None,
+        vector_problems=vector_problems(config, root),
     )
+
+
+STORAGE_LOGGER = "graphrag_storage.tables.parquet_table_provider"
+
+
+@contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """Drop the records of logger `name` inside the block."""
+    quiet = logging.getLogger(name)
+    quiet.addFilter(_drop)
+    try:
+        yield
+    finally:
+        quiet.removeFilter(_drop)
+
+
+def _drop(_: logging.LogRecord) -> bool:
+    return False
+
+
+def _check_output_link(config: "GraphRagConfig", root: Path) -> None:
+    """A dangling `output` link (its version removed) is damage, not a missing index."""
+    link = root / "output"
+    if link.is_symlink() and not link.exists():
+        msg = (f"the index's output link {link} points to {link.readlink()}, which does not exist; "
+               f"{rebuild_hint(root)}")
+        raise IndexDamagedError(msg)
+
+
+def expected_vector_tables(config: "GraphRagConfig") -> dict[str, str]:
+    """embedding name -> LanceDB table name, for every embedding the config writes."""
+    schema = config.vector_store.index_schema or {}
+    return {name: schema[name].index_name if name in schema else name for name in config.embed_text.names}
+
+
+def vector_problems(config: "GraphRagConfig", root: Path) -> dict[str, str]:
+    """embedding name -> what is wrong with its LanceDB table, for each one missing or unreadable."""
+    import lancedb
+
+    if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
+        return {}
+    uri = Path(config.vector_store.db_uri)
+    try:
+        db = lancedb.connect(str(uri))
+        present = set(db.list_tables().tables)
+    except Exception as error:  # noqa: BLE001 - an unreadable store is reported for every embedding
+        reason = f"cannot open the vector store {uri} ({type(error).__name__}: {error}); {rebuild_hint(root)}"
+        return dict.fromkeys(expected_vector_tables(config), reason)
+    problems: dict[str, str] = {}
+    for name, table in expected_vector_tables(config).items():
+        path = uri / f"{table}.lance"
+        if table not in present:
+            problems[name] = f"vector table {path} is missing; {rebuild_hint(root)}"
+            continue
+        try:
+            db.open_table(table).count_rows()
+        except Exception as error:  # noqa: BLE001 - any failure to open it is damage to report
+            problems[name] = f"cannot read vector table {path} ({type(error).__name__}: {error}); {rebuild_hint(root)}"
+    return problems

@@ -8,25 +8,24 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from graphrag_mcp_server.handlers.documents import skip_reason
+
 logger = logging.getLogger(__name__)
 
 TEMPORARY_SUFFIXES = (".swp", ".swx", ".swo", ".tmp", ".temp", ".part", ".crdownload", ".bak", "~")
 IGNORED_EVENTS = {"opened", "closed_no_write"}
 
 
-def is_document_change(path: Path, data_path: Path, ignore_under: Path) -> bool:
-    """False for hidden and temporary files, and for anything under `ignore_under` (the index root)."""
-    if path.is_relative_to(ignore_under):
-        return False
-    try:
-        parts = path.relative_to(data_path).parts
-    except ValueError:
+def is_document_change(path: Path, data_path: Path, index_root: Path) -> bool:
+    """False for temporary files and for what is never a document (handlers/documents.py: hidden files,
+    the index root, links leaving the data folder)."""
+    if not path.is_relative_to(data_path):
         return False
     name = path.name
     return not (
-        any(part.startswith(".") for part in parts)
+        skip_reason(path, data_path, index_root) is not None
         or name.endswith(TEMPORARY_SUFFIXES)
-        or name.startswith(("~$", ".#"))
+        or name.startswith("~$")
         or (name.startswith("#") and name.endswith("#"))
         or name == "4913"  # vim's write probe
     )
@@ -35,8 +34,8 @@ def is_document_change(path: Path, data_path: Path, ignore_under: Path) -> bool:
 class _Changes(FileSystemEventHandler):
     """Sets an asyncio event (from watchdog's thread) for each change to a document."""
 
-    def __init__(self, data_path: Path, ignore_under: Path, loop: asyncio.AbstractEventLoop, changed: asyncio.Event):
-        self._data_path, self._ignore_under = data_path, ignore_under
+    def __init__(self, data_path: Path, index_root: Path, loop: asyncio.AbstractEventLoop, changed: asyncio.Event):
+        self._data_path, self._index_root = data_path, index_root
         self._loop, self._changed = loop, changed
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -44,12 +43,12 @@ class _Changes(FileSystemEventHandler):
         if event.event_type in IGNORED_EVENTS or (event.is_directory and event.event_type == "modified"):
             return
         paths = [event.src_path, getattr(event, "dest_path", "")]
-        if any(path and is_document_change(Path(str(path)), self._data_path, self._ignore_under) for path in paths):
+        if any(path and is_document_change(Path(str(path)), self._data_path, self._index_root) for path in paths):
             self._loop.call_soon_threadsafe(self._changed.set)
 
 
 async def watch_folder(
-    data_path: Path, ignore_under: Path, settle_seconds: float, on_change: Callable[[], Awaitable[None]]
+    data_path: Path, index_root: Path, settle_seconds: float, on_change: Callable[[], Awaitable[None]]
 ) -> None:
     """Call `on_change` after each burst of document changes, once `settle_seconds` pass without one.
 
@@ -58,8 +57,8 @@ async def watch_folder(
     """
     changed = asyncio.Event()
     observer = Observer()
-    handler = _Changes(data_path.resolve(), ignore_under.resolve(), asyncio.get_running_loop(), changed)
-    observer.schedule(handler, str(data_path), recursive=True)
+    handler = _Changes(data_path.resolve(), index_root.resolve(), asyncio.get_running_loop(), changed)
+    observer.schedule(handler, str(data_path.resolve()), recursive=True)
     observer.start()
     try:
         while True:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from graphrag_llm.tokenizer import Tokenizer
     from mcp.server.session import ServerSession
 
-SAMPLING_TYPE = "mcp_sampling"
+SAMPLING_TYPE = "mcp_sampling"  # also in providers/probe.py LOCAL_TYPES
 DEFAULT_MAX_TOKENS = 2000
 """Reply length asked of the client when graphrag sets none."""
 

@@ -35,6 +35,8 @@ class Usage(BaseModel):
     embedding_calls: int = 0
     embedding_tokens: int = 0
     cached_responses: int = 0
+    last_error: str | None = None
+    """The provider's reason for the last failed call, if any failed."""
 
 
 _current_usage: ContextVar[Usage | None] = ContextVar("graphrag_mcp_usage", default=None)
@@ -49,6 +51,11 @@ def track_usage() -> Iterator[Usage]:
         yield usage
     finally:
         _current_usage.reset(token)
+
+
+def current_usage() -> Usage | None:
+    """The Usage of the operation in progress, if one is being tracked."""
+    return _current_usage.get()
 
 
 def _record(metrics: dict[str, Any], *, embedding: bool) -> None:

@@ -54,7 +54,6 @@ class ServerContext:
     """What the tools, resources and prompts share: the index root, its loaded state, its jobs."""
 
     root: Path
-    base_dir: Path
     settings: ServerSettings
     state: IndexState
     jobs: IndexJobs = field(default_factory=IndexJobs)
@@ -62,6 +61,8 @@ class ServerContext:
     started: float = field(default_factory=time.monotonic)
     watch: Path | None = None
     watcher: "asyncio.Task[None] | None" = None
+    data_roots: list[Path] = field(default_factory=list)
+    """Folders build_index may index (resolved when the server starts: graphrag's loader changes the cwd)."""
 
     def start_watching(self) -> None:
         """Keep the index current with the watched folder (once, though HTTP runs the lifespan per session)."""
@@ -120,19 +121,25 @@ class GraphRagServer(MCPServer[Any]):
             raise MCPError(code=INVALID_PARAMS, message=f"prompt {name}: {root_cause}") from error
 
 
-def create_server(root: Path, settings: ServerSettings | None = None, watch: Path | None = None) -> GraphRagServer:
+def create_server(root: Path, settings: ServerSettings | None = None, watch: Path | None = None,
+                  transport: Transport = "stdio") -> GraphRagServer:
     """A server over the index at `root`; graphrag loads in the background once it starts.
 
-    With `watch`, the index is updated from that folder after each burst of changes.
+    With `watch`, the index is updated from that folder after each burst of changes. build_index may
+    index folders under the settings' data roots, and under `watch`.
     """
+    from graphrag_mcp_server.server.access import authentication
     from graphrag_mcp_server.server.prompts import register_prompts
     from graphrag_mcp_server.server.resources import register_resources
     from graphrag_mcp_server.server.tools import register_tools
 
     settings = settings or ServerSettings()
+    roots = [path.resolve() for path in settings.data_roots]
+    if watch is not None and watch.resolve() not in roots:
+        roots.append(watch.resolve())
     shared = ServerContext(
-        root=root.resolve(), base_dir=Path.cwd(), settings=settings, state=IndexState(root.resolve()),
-        watch=watch.resolve() if watch else None,
+        root=root.resolve(), settings=settings, state=IndexState(root.resolve()),
+        watch=watch.resolve() if watch else None, data_roots=roots,
     )
 
     @asynccontextmanager
@@ -141,6 +148,7 @@ def create_server(root: Path, settings: ServerSettings | None = None, watch: Pat
         shared.start_watching()
         yield shared
 
+    auth, verifier = authentication(settings, transport) if transport != "stdio" else (None, None)
     server = GraphRagServer(
         name="graphrag-mcp",
         title="GraphRAG knowledge of your documents",
@@ -148,19 +156,22 @@ def create_server(root: Path, settings: ServerSettings | None = None, watch: Pat
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         log_level=settings.log_level.upper(),  # type: ignore[arg-type]
+        auth=auth,
+        token_verifier=verifier,
     )
     for handler in logging.getLogger().handlers:  # graphrag sets its own loggers to INFO
         handler.setLevel(settings.log_level.upper())
     register_tools(server, shared)
     register_resources(server, shared)
-    register_prompts(server)
+    register_prompts(server, settings.max_query_chars)
     return server
 
 
 def serve(root: Path, transport: Transport, settings: ServerSettings, watch: Path | None = None) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
-    server = create_server(root, settings, watch)
     if transport == "stdio":
-        server.run("stdio")
-    else:
-        server.run(transport, host=settings.host, port=settings.port)
+        create_server(root, settings, watch).run("stdio")
+        return
+    from graphrag_mcp_server.server.http import serve_http
+
+    serve_http(create_server(root, settings, watch, transport), root, transport, settings)

@@ -1,17 +1,21 @@
 """MCP prompts: ready-made requests that lead the client's model through the right tools."""
 
-from typing import Annotated
+import re
+from typing import Annotated, Any
 from urllib.parse import quote
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 
-def register_prompts(server: MCPServer) -> None:
-    """Add the analyze, explore, compare and summarize prompts."""
+def register_prompts(server: MCPServer, max_chars: int) -> None:
+    """Add the analyze, explore, compare and summarize prompts; text arguments are at most `max_chars` long."""
+
+    def text(description: str) -> Any:
+        return Field(min_length=1, max_length=max_chars, description=description)
 
     @server.prompt(description="Analyse a topic across the corpus: themes first, then the entities behind them")
-    def analyze(topic: Annotated[str, Field(description="Topic to analyse")]) -> str:
+    def analyze(topic: Annotated[str, text("Topic to analyse")]) -> str:
         return (
             f"Analyse the topic \"{topic}\" in my documents.\n"
             f"1. Call global_search with query \"What do the documents say about {topic}? What are the main themes?\" "
@@ -22,7 +26,7 @@ def register_prompts(server: MCPServer) -> None:
         )
 
     @server.prompt(description="Explore one entity: what it is, what it is connected to, where it is mentioned")
-    def explore(entity: Annotated[str, Field(description="Name of a person, place, organisation or thing")]) -> str:
+    def explore(entity: Annotated[str, text("Name of a person, place, organisation or thing")]) -> str:
         return (
             f"Explore \"{entity}\" in my documents.\n"
             f"1. Read the resource graphrag://entities/{quote(entity)} for its description, relationships and communities "
@@ -35,8 +39,8 @@ def register_prompts(server: MCPServer) -> None:
 
     @server.prompt(description="Compare two entities or topics")
     def compare(
-        a: Annotated[str, Field(description="First entity or topic")],
-        b: Annotated[str, Field(description="Second entity or topic")],
+        a: Annotated[str, text("First entity or topic")],
+        b: Annotated[str, text("Second entity or topic")],
     ) -> str:
         return (
             f"Compare \"{a}\" and \"{b}\" using my documents.\n"
@@ -52,8 +56,8 @@ def register_prompts(server: MCPServer) -> None:
         level: Annotated[str, Field(description="Community level: 0 for the broadest view, higher for finer detail")]
         = "0",
     ) -> str:
-        if not level.isdigit():
-            raise ValueError(f"level must be a community level (0, 1, 2...), not {level!r}")
+        if not re.fullmatch(r"[0-9]{1,2}", level):
+            raise ValueError(f"level must be a community level (0, 1, 2...), not {level[:100]!r}")
         return (
             "Summarise my documents.\n"
             f"1. Call global_search with query \"Summarise the main topics, actors and events\" and community_level "

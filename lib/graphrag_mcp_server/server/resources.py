@@ -1,6 +1,7 @@
 """MCP resources: read-only JSON views of the index (statistics, entities, communities, text units)."""
 
 import json
+import re
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -54,8 +55,8 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
     @server.resource("graphrag://communities/{community_id}", name="community", mime_type=JSON,
                      description="One community by number: report title, summary, findings, rating, level, members")
     async def community(community_id: str) -> str:
-        if not community_id.isdigit():
-            raise ResourceNotFoundError(f"community ids are numbers, not {community_id!r}")
+        if not re.fullmatch(r"[0-9]{1,9}", community_id):
+            raise ResourceNotFoundError(f"community ids are numbers (0, 1, 2...), not {community_id[:100]!r}")
         return await view(lambda tables: explore.community_detail(tables, int(community_id)))
 
     @server.resource("graphrag://text_units/{text_unit_id}", name="text_unit", mime_type=JSON,

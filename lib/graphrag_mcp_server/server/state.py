@@ -35,7 +35,7 @@ def _load(root: Path) -> Snapshot:
     from graphrag_mcp_server.handlers.tables import load_tables
 
     version = disk_version(root)
-    config = load_index_config(root)
+    config = load_index_config(root, without_credentials=True)
     tables = asyncio.run(load_tables(config, root))
     return Snapshot(config, tables, version, datetime.now(UTC))
 
@@ -54,6 +54,7 @@ class IndexState:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._current: Snapshot | None = None
+        self._failed: tuple[str, Exception] | None = None
         self._lock = asyncio.Lock()
         self._warm_up: asyncio.Task[Snapshot | None] | None = None
 
@@ -78,20 +79,27 @@ class IndexState:
             await asyncio.shield(self._warm_up)
         async with self._lock:
             on_disk = await asyncio.to_thread(disk_version, self.root)
+            if self._failed is not None and self._failed[0] == on_disk:  # not re-read until its files change
+                if self._current is None:
+                    raise self._failed[1]
+                return self._current
             stale = self._current is None or self._current.version != on_disk
             if stale:
-                await self._reload()
+                await self._reload(on_disk)
             if self._current is None:
                 msg = f"no index at {self.root}; build one with: graphrag-mcp index DATA_PATH --index-path {self.root}"
                 raise IndexNotFoundError(msg)
             return self._current
 
-    async def _reload(self) -> None:
-        """Load the disk's version; while one is loaded, a failed load keeps it serving."""
+    async def _reload(self, on_disk: str) -> None:
+        """Load the disk's version; while one is loaded, a failed load keeps it serving. A failure is
+        remembered with the version that caused it."""
         try:
             self._current = await asyncio.to_thread(_load, self.root)
+            self._failed = None
             logger.info("loaded index version %s", self._current.version)
         except Exception as error:
+            self._failed = (on_disk, error)
             if self._current is None:
                 raise
             logger.warning("index changed on disk but did not load (%s); still serving %s", error, self._current.version)

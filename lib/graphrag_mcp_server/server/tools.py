@@ -1,6 +1,7 @@
 """MCP tools: each validates its arguments, calls one handler, and returns the handler's typed result."""
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable
 from pathlib import Path
@@ -16,10 +17,13 @@ from graphrag_mcp_server.config.settings import AnswerModel
 from graphrag_mcp_server.errors import ModelCallsFailedError
 from graphrag_mcp_server.errors.handlers import tool_error
 from graphrag_mcp_server.handlers.context import DEFAULT_CONTEXT_TOKENS
+from graphrag_mcp_server.handlers.documents import Limits
 from graphrag_mcp_server.handlers.index import IndexMode
 from graphrag_mcp_server.handlers.results import IndexJob, JobState, SearchResult, ServerStatistics
 from graphrag_mcp_server.handlers.search import SearchType, tuned_config
+from graphrag_mcp_server.server.access import confined_data_path
 from graphrag_mcp_server.server.app import ServerContext
+from graphrag_mcp_server.server.progress import search_progress
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
@@ -27,8 +31,14 @@ if TYPE_CHECKING:
     from graphrag_mcp_server.handlers.tables import IndexTables
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
-Query = Annotated[str, Field(min_length=1, description="The question, in natural language")]
+DataPath = Annotated[
+    str,
+    Field(min_length=1, max_length=4096, pattern=r"^[^\x00]*$",
+          description="Folder of documents under one of the server's data roots; a relative path starts at the "
+          "first root"),
+]
 CommunityLevel = Annotated[
     int, Field(ge=0, le=10, description="Community hierarchy level: 0 = broadest communities, higher = finer")
 ]
@@ -40,6 +50,11 @@ ContextOnly = Annotated[
     Field(description="Return the ranked context (entities, relationships, reports, passages, each with its documents) "
           "instead of an answer: no model call but the query's embedding; answer from it yourself"),
 ]
+TimeoutSeconds = Annotated[
+    float | None,
+    Field(gt=0, le=3600, description="Seconds to wait for the model; then the tool answers with the provider's last "
+          "error. Default: the server's search timeout (90 s unless configured)"),
+]
 MaxContextTokens = Annotated[
     int, Field(ge=500, le=200_000, description="With context_only: token budget of the context; what does not fit "
                "is counted in context.omitted")
@@ -47,18 +62,26 @@ MaxContextTokens = Annotated[
 
 
 async def _guarded(shared: ServerContext, work: Awaitable[T]) -> T:
-    """Await `work`; failures the caller can act on become tool errors that say what to do."""
+    """Await `work`; every failure becomes a tool error that says what went wrong and, where it can, what to do."""
     try:
         return await work
+    except (ToolError, MCPError):
+        raise
     except Exception as error:
         mapped = tool_error(error, shared.root)
         if mapped is None:
-            raise
+            logger.exception("unexpected failure")
+            mapped = ToolError(f"internal error: {type(error).__name__}: {error} (details in the server's log); "
+                               "the server keeps serving")
         raise mapped from error
 
 
 def register_tools(server: MCPServer, shared: ServerContext) -> None:
-    """Add the search, index and statistics tools."""
+    """Add the search and statistics tools, and unless the server is read-only the index tools."""
+    Query = Annotated[  # noqa: N806 - a type, bounded by this server's settings
+        str, Field(min_length=1, max_length=shared.settings.max_query_chars,
+                   description="The question, in natural language")
+    ]
 
     async def search(search_type: SearchType, query: str, ctx: Context | None, options: dict[str, Any]) -> SearchResult:
         async def answer() -> SearchResult:
@@ -86,12 +109,13 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         ] = False,
         context_only: ContextOnly = False,
         max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
+        timeout_seconds: TimeoutSeconds = None,
         ctx: Context | None = None,
     ) -> SearchResult:
         return await search(SearchType.GLOBAL, query, ctx, {
             "community_level": community_level, "response_type": response_type,
             "dynamic_community_selection": dynamic_community_selection,
-            "context_only": context_only, "max_context_tokens": max_context_tokens,
+            "context_only": context_only, "max_context_tokens": max_context_tokens, "timeout": timeout_seconds,
         })
 
     @server.tool(
@@ -109,11 +133,12 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         response_type: ResponseType = "Multiple Paragraphs",
         context_only: ContextOnly = False,
         max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
+        timeout_seconds: TimeoutSeconds = None,
         ctx: Context | None = None,
     ) -> SearchResult:
         return await search(SearchType.LOCAL, query, ctx, {
             "entity_types": entity_types, "community_level": community_level, "response_type": response_type,
-            "context_only": context_only, "max_context_tokens": max_context_tokens,
+            "context_only": context_only, "max_context_tokens": max_context_tokens, "timeout": timeout_seconds,
         })
 
     @server.tool(
@@ -128,11 +153,12 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         response_type: ResponseType = "Multiple Paragraphs",
         context_only: ContextOnly = False,
         max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
+        timeout_seconds: TimeoutSeconds = None,
         ctx: Context | None = None,
     ) -> SearchResult:
         return await search(SearchType.DRIFT, query, ctx, {
             "follow_up_depth": follow_up_depth, "community_level": community_level, "response_type": response_type,
-            "context_only": context_only, "max_context_tokens": max_context_tokens,
+            "context_only": context_only, "max_context_tokens": max_context_tokens, "timeout": timeout_seconds,
         })
 
     @server.tool(
@@ -145,28 +171,16 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         response_type: ResponseType = "Multiple Paragraphs",
         context_only: ContextOnly = False,
         max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
+        timeout_seconds: TimeoutSeconds = None,
         ctx: Context | None = None,
     ) -> SearchResult:
         return await search(SearchType.BASIC, query, ctx, {
             "top_k": top_k, "response_type": response_type,
-            "context_only": context_only, "max_context_tokens": max_context_tokens,
+            "context_only": context_only, "max_context_tokens": max_context_tokens, "timeout": timeout_seconds,
         })
 
-    @server.tool(
-        description="Build or update the index from a folder of documents (.txt and .md by default). Runs in the "
-        "background: returns the finished job if it ends within a short wait, otherwise the running job, whose "
-        "progress index_status reports. One job at a time. Cost: model calls for every new or changed chunk."
-    )
-    async def build_index(
-        data_path: Annotated[
-            str, Field(min_length=1, description="Folder of documents; relative paths start at the server's directory")
-        ],
-        mode: Annotated[
-            Literal["incremental", "full"], Field(description="incremental updates the index; full rebuilds it")
-        ] = "incremental",
-        ctx: Context | None = None,
-    ) -> IndexJob:
-        return await _guarded(shared, _build_index(shared, data_path, mode, ctx))
+    if not shared.settings.read_only:
+        _register_index_tools(server, shared)
 
     @server.tool(description="State, progress, counts and error of an index job (the latest when no id is given).")
     async def index_status(
@@ -180,6 +194,32 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
     )
     async def get_statistics() -> ServerStatistics:
         return await _guarded(shared, server_statistics(shared))
+
+
+def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
+    """build_index and cancel_index_job: absent on a read-only server."""
+
+    @server.tool(
+        description="Build or update the index from a folder of documents (.txt and .md by default) under one of "
+        "the folders the server allows (its data roots). Runs in the background: returns the finished job if it "
+        "ends within a short wait, otherwise the running job, whose progress index_status reports. One job at a "
+        "time. Cost: model calls for every new or changed chunk."
+    )
+    async def build_index(
+        data_path: DataPath,
+        mode: Annotated[
+            Literal["incremental", "full"], Field(description="incremental updates the index; full rebuilds it")
+        ] = "incremental",
+        ctx: Context | None = None,
+    ) -> IndexJob:
+        return await _guarded(shared, _build_index(shared, data_path, mode, ctx))
+
+    @server.tool(description="Stop a running index job (the running one when no id is given); the index stays as "
+                 "it was before the job.")
+    async def cancel_index_job(
+        job_id: Annotated[str | None, Field(max_length=64, description="Job id returned by build_index")] = None,
+    ) -> IndexJob:
+        return await _guarded(shared, shared.jobs.cancel(job_id))
 
 
 async def server_statistics(shared: ServerContext) -> ServerStatistics:
@@ -208,6 +248,8 @@ async def _answer(shared: ServerContext, config: "GraphRagConfig", tables: "Inde
     if context_only:
         scope = {key: options[key] for key in ("community_level", "entity_types") if key in options}
         return await asyncio.to_thread(search_context, config, tables, search_type, query, max_tokens=max_tokens, **scope)
+    options["timeout"] = options["timeout"] or shared.settings.search_timeout_seconds
+    options["callbacks"] = search_progress(ctx)
     if shared.settings.llm is not AnswerModel.SAMPLING:
         return await run_search(config, tables, search_type, query, **options)
     from graphrag_mcp_server.providers.sampling import sampling_client, sampling_config
@@ -235,11 +277,18 @@ async def _index_status(shared: ServerContext, job_id: str | None) -> IndexJob:
     return shared.jobs.latest
 
 
-async def start_build(shared: ServerContext, folder: Path, mode: str) -> IndexJob:
-    """Start an index job over `folder`; the new version is loaded as soon as it succeeds."""
+async def start_build(shared: ServerContext, folder: Path, mode: str, limits: Limits | None = None) -> IndexJob:
+    """Start an index job over `folder`; the new version is loaded as soon as it succeeds.
+
+    With `limits`, a folder over them is refused here, before a job starts.
+    """
+    from graphrag_mcp_server.config.index_root import INPUT_FILE_PATTERN
+    from graphrag_mcp_server.handlers.documents import select_documents
     from graphrag_mcp_server.handlers.index import index_config
 
-    await asyncio.to_thread(index_config, shared.root, folder)  # a bad folder or config fails the call itself
+    config = await asyncio.to_thread(index_config, shared.root, folder)  # a bad folder or config fails the call
+    pattern = config.input.file_pattern or INPUT_FILE_PATTERN
+    await asyncio.to_thread(select_documents, folder, shared.root, pattern, limits)
 
     def finished(job: IndexJob) -> None:
         if job.summary is not None:
@@ -247,11 +296,13 @@ async def start_build(shared: ServerContext, folder: Path, mode: str) -> IndexJo
         if job.state is JobState.SUCCEEDED:  # load the new version now, not at the next request
             asyncio.get_running_loop().create_task(shared.state.snapshot())
 
-    return shared.jobs.start(shared.root, folder, IndexMode(mode).value, finished)
+    return shared.jobs.start(shared.root, folder, IndexMode(mode).value, finished, limits)
 
 
 async def _build_index(shared: ServerContext, data_path: str, mode: str, ctx: Context | None) -> IndexJob:
-    job = await start_build(shared, (shared.base_dir / Path(data_path).expanduser()).resolve(), mode)
+    settings = shared.settings
+    folder = confined_data_path(data_path, shared.data_roots)
+    job = await start_build(shared, folder, mode, Limits(settings.max_job_documents, settings.max_job_bytes))
 
     async def report(running: IndexJob) -> None:
         if ctx is not None:

@@ -1,0 +1,111 @@
+"""Which files of a data folder are documents: the same rule for `index`, `build_index` and the watcher.
+
+Never indexed: the index root (when it lies inside the data folder), hidden files and folders (a
+name starting with '.': .git, .venv, editor state), and symbolic links whose target lies outside the
+data folder. Links inside it are followed, each folder once. Of the rest, the files matching the
+input's `file_pattern` are the documents.
+"""
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphrag_mcp_server.errors import InputDataError
+
+
+INDEX_FOLDERS = ("output", "versions", "cache", "logs", "prompts")
+"""What an index root holds of its own (a data folder may still live in it, as graphrag's `input/`)."""
+
+
+class SkipReason:
+    """Why a file or folder of the data folder is not read (keys of `Selection.skipped`)."""
+
+    HIDDEN = "hidden"
+    INDEX_ROOT = "index_root"
+    LINK_OUTSIDE = "link_outside"
+    OTHER_TYPE = "other_type"
+    UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on one run's documents; a folder over them is refused before anything is read."""
+
+    max_documents: int
+    max_bytes: int
+    setting: str = "GRAPHRAG_MCP_MAX_JOB_DOCUMENTS / GRAPHRAG_MCP_MAX_JOB_BYTES"
+
+
+@dataclass
+class Selection:
+    """The documents of a data folder (paths relative to it) and what was passed over."""
+
+    files: list[str] = field(default_factory=list)
+    bytes: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+def skip_reason(path: Path, data_path: Path, index_root: Path) -> str | None:
+    """Why `path` (under `data_path`, both resolved) is never a document, or None."""
+    relative = path.relative_to(data_path)
+    if any(part.startswith(".") for part in relative.parts):
+        return SkipReason.HIDDEN
+    if path.is_symlink() and not path.resolve().is_relative_to(data_path):
+        return SkipReason.LINK_OUTSIDE
+    if path.resolve().is_relative_to(index_root) and not data_path.is_relative_to(index_root):
+        return SkipReason.INDEX_ROOT
+    return None
+
+
+def select_documents(data_path: Path, index_root: Path, file_pattern: str, limits: Limits | None = None) -> Selection:
+    """The files of `data_path` to index, in a stable order; refuse a folder over `limits`."""
+    data_path, index_root = data_path.resolve(), index_root.resolve()
+    if data_path == index_root or any(data_path.is_relative_to(index_root / name) for name in INDEX_FOLDERS):
+        msg = f"data path {data_path} is the index root or inside its own files; give the folder of your documents"
+        raise InputDataError(msg)
+    pattern, selection = re.compile(file_pattern), Selection()
+    folders, seen = [data_path], set()
+    while folders:
+        folder = folders.pop()
+        if folder.resolve() in seen:
+            continue
+        seen.add(folder.resolve())
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name, reverse=True)
+        except OSError:
+            selection.skipped[SkipReason.UNREADABLE] += 1
+            continue
+        for entry in entries:
+            _consider(Path(entry.path), data_path, index_root, pattern, selection, folders)
+            if limits is not None:
+                _check(selection, data_path, limits)
+    selection.files.sort()
+    return selection
+
+
+def _consider(path: Path, data_path: Path, index_root: Path, pattern: re.Pattern[str], selection: Selection,
+              folders: list[Path]) -> None:
+    if (reason := skip_reason(path, data_path, index_root)) is not None:
+        selection.skipped[reason] += 1
+    elif path.is_dir():
+        folders.append(path)
+    elif not path.is_file() or not os.access(path, os.R_OK):
+        selection.skipped[SkipReason.UNREADABLE] += 1
+    elif not pattern.search(str(path)):
+        selection.skipped[SkipReason.OTHER_TYPE] += 1
+    else:
+        selection.files.append(path.relative_to(data_path).as_posix())
+        selection.bytes += path.stat().st_size
+
+
+def _check(selection: Selection, data_path: Path, limits: Limits) -> None:
+    if len(selection.files) > limits.max_documents:
+        msg = (f"{data_path} holds more than {limits.max_documents:,} documents, the limit of one index job "
+               f"({limits.setting}); index a smaller folder")
+        raise InputDataError(msg)
+    if selection.bytes > limits.max_bytes:
+        msg = (f"{data_path} holds more than {limits.max_bytes:,} bytes of documents ({len(selection.files):,} "
+               f"documents so far), the limit of one index job ({limits.setting}); index a smaller folder")
+        raise InputDataError(msg)

@@ -1,0 +1,214 @@
+"""A retry policy for model calls that fails fast with the provider's reason.
+
+graphrag-llm's `exponential_backoff` retries every error but a fixed list for up to 7 times with
+delays doubling to 128 s, and ignores `Retry-After`: a provider answering 429 or 500 makes a
+search fail only after minutes. `bounded_backoff` (registered with graphrag-llm's retry factory,
+written by `graphrag-mcp init`) retries only what can succeed (429, 5xx, a dropped connection;
+never 401/403/404 or a timeout), waits what `Retry-After` asks, and gives up once the next wait
+would pass `total_seconds`.
+
+Every failed call's reason is kept in the current operation's `Usage.last_error` (from
+graphrag-llm's request log, whatever the retry policy), so a search or build that fails says why. Inside `provider_breaker(n)` (index builds), n consecutive calls that
+fail for good trip the breaker: later calls fail at once, without reaching the provider.
+"""
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from graphrag_mcp_server.providers.usage import current_usage
+
+logger = logging.getLogger(__name__)
+
+RETRY_TYPE = "bounded_backoff"
+RETRYABLE_STATUS = {408, 409, 429}
+
+
+class ProviderUnavailableError(Exception):
+    """The provider failed too many calls in a row; this call was not sent."""
+
+
+@dataclass
+class Breaker:
+    """Counts consecutive failed model calls of one operation."""
+
+    limit: int
+    failures: int = 0
+    reason: str | None = None
+
+    @property
+    def tripped(self) -> bool:
+        """True once `limit` calls in a row have failed."""
+        return self.failures >= self.limit
+
+
+_breaker: ContextVar[Breaker | None] = ContextVar("graphrag_mcp_breaker", default=None)
+
+
+@contextmanager
+def provider_breaker(limit: int) -> Iterator[Breaker]:
+    """Stop calling the provider after `limit` consecutive failed calls inside the block."""
+    breaker = Breaker(limit)
+    token = _breaker.set(breaker)
+    try:
+        yield breaker
+    finally:
+        _breaker.reset(token)
+
+
+def describe(error: BaseException) -> str:
+    """The provider's reason in one line, e.g. `RateLimitError (HTTP 429): OpenAIException - Rate limit reached...`."""
+    name = type(error).__name__
+    text = " ".join(str(error).split())
+    for prefix in (f"litellm.{name}: ", f"{name}: "):
+        text = text.removeprefix(prefix)
+    status = getattr(error, "status_code", None)
+    return f"{name}{f' (HTTP {status})' if isinstance(status, int) else ''}: {text}"[:600]
+
+
+def is_retryable(error: BaseException) -> bool:
+    """True for failures a later attempt may not repeat: rate limits, server errors, dropped connections."""
+    import openai
+
+    if isinstance(error, openai.APITimeoutError):
+        return False  # the provider hung for a whole attempt: another attempt would too
+    if isinstance(error, openai.APIConnectionError):
+        return True
+    status = getattr(error, "status_code", None)
+    return isinstance(status, int) and (status in RETRYABLE_STATUS or status >= 500)
+
+
+def retry_after(error: BaseException) -> float | None:
+    """Seconds the provider asked to wait (`Retry-After`, in seconds or as an HTTP date), if it did."""
+    headers: Any = getattr(error, "litellm_response_headers", None)
+    response = getattr(error, "response", None)
+    if headers is None and response is not None:
+        headers = getattr(response, "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+class BoundedRetry:
+    """graphrag-llm Retry: bounded attempts and total time, `Retry-After` honoured, reasons kept."""
+
+    def __init__(self, *, max_retries: int | None = 3, base_delay: float | None = 2.0,
+                 max_delay: float | None = 30.0, total_seconds: float = 60.0, jitter: bool | None = True,
+                 **_: Any) -> None:
+        self._max_retries = 3 if max_retries is None else max_retries
+        self._base_delay = base_delay or 2.0
+        self._max_delay = max_delay or 30.0
+        self._total_seconds = total_seconds
+        self._jitter = bool(jitter)
+
+    def retry(self, *, func: Callable[..., Any], input_args: dict[str, Any]) -> Any:
+        """Call `func` until it succeeds or the policy gives up (blocking)."""
+        started, attempt = time.monotonic(), 0
+        while True:
+            _refuse_if_tripped()
+            try:
+                return _succeeded(func(**input_args))
+            except Exception as error:
+                wait = self._next_wait(error, attempt, started)
+                attempt += 1
+                time.sleep(wait)
+            finally:
+                _count_retries(input_args, attempt)
+
+    async def retry_async(self, *, func: Callable[..., Awaitable[Any]], input_args: dict[str, Any]) -> Any:
+        """Await `func` until it succeeds or the policy gives up."""
+        started, attempt = time.monotonic(), 0
+        while True:
+            _refuse_if_tripped()
+            try:
+                return _succeeded(await func(**input_args))
+            except Exception as error:
+                wait = self._next_wait(error, attempt, started)
+                attempt += 1
+                await asyncio.sleep(wait)
+            finally:
+                _count_retries(input_args, attempt)
+
+    def _next_wait(self, error: Exception, attempt: int, started: float) -> float:
+        """How long to wait before the next attempt; re-raises `error` when there is none."""
+        _note_failure(error)
+        if not is_retryable(error) or attempt >= self._max_retries:
+            _fail_for_good(error)
+            raise error
+        asked = retry_after(error)
+        wait = asked if asked is not None else self._base_delay ** (attempt + 1) + self._jitter * random.uniform(0, 1)  # noqa: S311
+        wait = min(wait, self._max_delay)
+        if time.monotonic() - started + wait > self._total_seconds:
+            _fail_for_good(error)
+            raise error
+        return wait
+
+
+def _refuse_if_tripped() -> None:
+    breaker = _breaker.get()
+    if breaker is not None and breaker.tripped:
+        msg = f"not calling the model provider after {breaker.failures} failed calls in a row: {breaker.reason}"
+        raise ProviderUnavailableError(msg)
+
+
+def _succeeded(response: Any) -> Any:
+    if (breaker := _breaker.get()) is not None:
+        breaker.failures = 0
+    return response
+
+
+def _note_failure(error: BaseException) -> None:
+    if not isinstance(error, ProviderUnavailableError) and (usage := current_usage()) is not None:
+        usage.last_error = describe(error)
+
+
+def _fail_for_good(error: BaseException) -> None:
+    breaker = _breaker.get()
+    if breaker is not None and not isinstance(error, ProviderUnavailableError):
+        breaker.failures += 1
+        breaker.reason = describe(error)
+
+
+def _count_retries(input_args: dict[str, Any], attempt: int) -> None:
+    if (metrics := input_args.get("metrics")) is not None:
+        metrics["retries"] = attempt
+        metrics["requests_with_retries"] = 1 if attempt > 0 else 0
+
+
+class _FailedRequestRecorder(logging.Handler):
+    """Keeps the reason of each request graphrag-llm logs as failed in the operation's Usage, and
+    logs it in one line (graphrag-llm's own record carries a whole traceback)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None:
+            _note_failure(record.exc_info[1])
+            logger.warning("model call failed: %s", describe(record.exc_info[1]))
+
+
+REQUEST_LOGGER = "graphrag_llm.middleware.with_logging"
+
+
+def register_retry_policy() -> None:
+    """Register `bounded_backoff` with graphrag-llm's retry factory, and record failed requests (idempotent)."""
+    from graphrag_llm.retry.retry_factory import register_retry, retry_factory
+
+    if RETRY_TYPE not in retry_factory:
+        register_retry(RETRY_TYPE, BoundedRetry)
+    request_log = logging.getLogger(REQUEST_LOGGER)
+    if not any(isinstance(handler, _FailedRequestRecorder) for handler in request_log.handlers):
+        request_log.addHandler(_FailedRequestRecorder(logging.ERROR))
+        request_log.propagate = False

@@ -1,0 +1,121 @@
+"""An OpenAI-compatible model provider on loopback that answers, or fails, as a test tells it.
+
+Real HTTP: LiteLLM and the OpenAI client talk to it exactly as to a hosted provider. Modes, per
+kind of request (`chat`, `embeddings`):
+
+- `ok`: a valid answer (streamed when asked), vectors of `dimensions` numbers;
+- `401`: invalid key; `429`: rate limited with `Retry-After: 1`; `500`: server error;
+- `hang`: never answers (until the provider is stopped); `close`: drops the connection unanswered.
+"""
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ERRORS = {
+    "401": (401, "invalid_api_key", "Incorrect API key provided: sk-fake. You can find your API key at the dashboard."),
+    "429": (429, "rate_limit_exceeded", "Rate limit reached for requests. Please try again in 1s."),
+    "500": (500, "server_error", "The server had an error while processing your request."),
+}
+
+
+@dataclass
+class FakeProvider:
+    """The provider's behaviour and the requests it received."""
+
+    url: str = ""
+    modes: dict[str, str] = field(default_factory=lambda: {"chat": "ok", "embeddings": "ok"})
+    dimensions: int = 256
+    requests: list[tuple[str, float]] = field(default_factory=list)
+    fail_after: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """kind -> (n, mode): after n requests of that kind, answer in that mode."""
+    stopped: threading.Event = field(default_factory=threading.Event)
+
+    def count(self, kind: str) -> int:
+        """How many requests of `kind` (`chat` or `embeddings`) arrived."""
+        return sum(1 for path, _ in self.requests if path.endswith(kind if kind == "embeddings" else "completions"))
+
+
+def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *_: object) -> None:
+            """Quiet."""
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            provider.requests.append((self.path, time.monotonic()))
+            kind = "embeddings" if self.path.endswith("embeddings") else "chat"
+            if kind in provider.fail_after and provider.count(kind) > provider.fail_after[kind][0]:
+                provider.modes[kind] = provider.fail_after[kind][1]
+            mode = provider.modes[kind]
+            if mode == "hang":
+                provider.stopped.wait(600)
+                return
+            if mode == "close":
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            if mode in ERRORS:
+                status, code, message = ERRORS[mode]
+                headers = {"Retry-After": "1"} if status == 429 else {}
+                self._send(status, {"error": {"message": message, "type": code, "code": code}}, headers)
+            elif kind == "embeddings":
+                inputs = body.get("input", [])
+                inputs = [inputs] if isinstance(inputs, str) else inputs
+                data = [{"object": "embedding", "index": i, "embedding": [0.1] * provider.dimensions}
+                        for i in range(len(inputs))]
+                self._send(200, {"object": "list", "data": data, "model": body.get("model", "m"),
+                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+            elif body.get("stream"):
+                self._stream()
+            else:
+                self._send(200, {"id": "c1", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
+                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
+                                              "finish_reason": "stop"}],
+                                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+        def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _stream(self) -> None:
+            chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                     "choices": [{"index": 0, "delta": {"role": "assistant", "content": "ok"}, "finish_reason": None}]}
+            end = {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+            data = b"".join(f"data: {json.dumps(item)}\n\n".encode() for item in (chunk, end)) + b"data: [DONE]\n\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+@contextmanager
+def fake_provider(chat: str = "ok", embeddings: str = "ok", dimensions: int = 256) -> Iterator[FakeProvider]:
+    """A FakeProvider serving on a free loopback port for the duration of the block."""
+    provider = FakeProvider(modes={"chat": chat, "embeddings": embeddings}, dimensions=dimensions)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(provider))
+    server.daemon_threads = True
+    provider.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield provider
+    finally:
+        provider.stopped.set()
+        server.shutdown()
+        server.server_close()

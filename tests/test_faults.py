@@ -1,0 +1,201 @@
+"""Faults say what is wrong, quickly: a failing model provider (a real HTTP fake on loopback) and
+damaged indexes, each through the CLI and a real MCP client session."""
+
+import asyncio
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import CORPUS, run_cli
+from fake_provider import fake_provider
+from mcp_client import mcp_session
+from test_cli_errors import assert_one_line_error
+
+from graphrag_mcp_server.config.providers import Provider, failure_policy
+
+QUESTION = "Who is Mirela Voss?"
+
+
+def with_provider(root: Path, url: str, *, embedding: bool = False, api_key: str = "sk-test") -> None:
+    """Point the root's completion model (and with `embedding` its embedding model) at an OpenAI-compatible
+    provider, with the failure policy `init --provider openai` writes."""
+    settings = yaml.safe_load((root / "settings.yaml").read_text())
+    policy = yaml.safe_load("\n".join(failure_policy(Provider.OPENAI)))
+    remote = {"model_provider": "openai", "api_key": api_key, "api_base": url, **policy}
+    settings["completion_models"]["default_completion_model"] = {**remote, "model": "gpt-4.1-mini"}
+    if embedding:
+        settings["embedding_models"]["default_embedding_model"] = {**remote, "model": "text-embedding-3-small"}
+    (root / "settings.yaml").write_text(yaml.safe_dump(settings))
+
+
+@pytest.fixture
+def copied_index(built_index: tuple[Path, dict], tmp_path: Path) -> Path:
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    return root
+
+
+async def timed_call(session, tool: str, arguments: dict) -> tuple[float, object]:
+    started = time.monotonic()
+    result = await session.call_tool(tool, arguments)
+    return time.monotonic() - started, result
+
+
+# (mode, most seconds to the tool error, requests the provider sees, words of the reason)
+PROVIDER_FAULTS = [
+    ("401", 5, 1, ["AuthenticationError", "Incorrect API key"]),
+    ("429", 12, 4, ["RateLimitError", "HTTP 429", "Rate limit reached"]),
+    ("500", 30, 4, ["InternalServerError", "HTTP 500"]),
+    ("close", 30, 4, ["Connection error"]),
+]
+
+
+async def test_provider_faults_are_tool_errors_with_the_reason_within_bounds(copied_index: Path) -> None:
+    with fake_provider() as provider:
+        with_provider(copied_index, provider.url)
+        async with mcp_session(copied_index) as session:
+            provider.modes["chat"] = "401"
+            await session.call_tool("local_search", {"query": QUESTION})  # warm: the answer path's first call
+            for mode, most_seconds, requests, reason in PROVIDER_FAULTS:
+                provider.modes["chat"], before = mode, provider.count("chat")
+                seconds, result = await timed_call(session, "local_search", {"query": QUESTION})
+                message = result.content[0].text
+                assert result.is_error, (mode, message)
+                assert seconds < most_seconds, (mode, seconds)
+                assert provider.count("chat") - before == requests, mode
+                assert all(word in message for word in reason), (mode, message)
+                if mode == "429":  # Retry-After: 1 honoured between the four attempts
+                    assert seconds >= 3
+            provider.modes["chat"] = "401"
+            everything_failed = await session.call_tool("global_search", {"query": "What are the main themes?"})
+            assert everything_failed.is_error
+            assert "Incorrect API key" in everything_failed.content[0].text
+
+
+async def test_a_hung_provider_meets_the_search_deadline_while_context_only_serves(copied_index: Path) -> None:
+    with fake_provider(chat="hang") as provider:
+        with_provider(copied_index, provider.url)
+        async with mcp_session(copied_index) as session:
+            await session.call_tool("local_search", {"query": QUESTION, "context_only": True})  # warm
+            hung = asyncio.create_task(timed_call(session, "local_search", {"query": QUESTION, "timeout_seconds": 6}))
+            await asyncio.sleep(1)
+            seconds, context = await timed_call(session, "local_search", {"query": QUESTION, "context_only": True})
+            assert not context.is_error and seconds < 5 and not hung.done()
+            assert "MIRELA VOSS" in {entity["name"] for entity in context.structured_content["context"]["entities"]}
+            seconds, result = await hung
+            assert result.is_error and 6 <= seconds < 15, seconds
+            message = result.content[0].text
+            assert "no answer within 6 s" in message and "context_only=true" in message
+            assert provider.count("chat") == 1
+
+
+def test_cli_query_names_the_provider_reason(copied_index: Path) -> None:
+    with fake_provider(chat="401") as provider:
+        with_provider(copied_index, provider.url)
+        started = time.monotonic()
+        result = run_cli("query", QUESTION, "--type", "local", "--index-path", copied_index)
+        assert_one_line_error(result, 1, "the model provider failed", "AuthenticationError", "Incorrect API key")
+        assert time.monotonic() - started < 60 and provider.count("chat") == 1
+
+
+@pytest.mark.parametrize(("mode", "reason"), [("401", "Incorrect API key"), ("hang", "no answer within 3 s")])
+def test_index_stops_at_the_probe_with_the_provider_reason(tmp_path: Path, mode: str, reason: str) -> None:
+    root = tmp_path / "index"
+    assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
+    with fake_provider(chat=mode) as provider:
+        with_provider(root, provider.url)
+        started = time.monotonic()
+        result = run_cli("index", CORPUS, "--index-path", root, env={"GRAPHRAG_MCP_PROVIDER_PROBE_SECONDS": "3"})
+        seconds = time.monotonic() - started
+        assert_one_line_error(result, 1, "before indexing started", "default_completion_model", reason)
+        assert seconds < 40 and provider.count("chat") == 1
+    assert not (root / "output").exists()
+
+
+def test_index_stops_after_consecutive_provider_failures(tmp_path: Path) -> None:
+    root = tmp_path / "index"
+    assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
+    with fake_provider(chat="ok") as provider:
+        with_provider(root, provider.url)
+        provider.fail_after = {"chat": (1, "401")}  # the probe passes, every extraction call is refused
+        result = run_cli("index", CORPUS, "--index-path", root)
+        assert_one_line_error(result, 1, "indexing stopped", "failed call after call", "Incorrect API key")
+        assert provider.count("chat") <= 1 + 11  # the probe, then at most one call per document in flight
+    assert not (root / "output").exists()
+
+
+def test_stats_and_context_only_need_no_key(copied_index: Path) -> None:
+    with_provider(copied_index, "https://api.openai.com/v1", api_key="${GRAPHRAG_API_KEY}")
+    stats = run_cli("stats", "--index-path", copied_index, "--format", "json")
+    assert stats.code == 0, stats.stderr
+    assert stats.json()["documents"] == 11 and stats.json()["issues"] == []
+    context = run_cli("query", QUESTION, "--type", "local", "--context-only", "--index-path", copied_index)
+    assert context.code == 0 and "Mirela Voss" in context.stdout
+    answer = run_cli("query", QUESTION, "--type", "local", "--index-path", copied_index)
+    assert_one_line_error(answer, 1, "needs the environment variable GRAPHRAG_API_KEY", "context_only")
+
+
+def truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+DAMAGE = {
+    "truncated parquet": (lambda root: truncate(root / "output" / "entities.parquet"), "entities.parquet"),
+    "zero-byte parquet": (lambda root: (root / "output" / "communities.parquet").write_bytes(b""), "communities.parquet"),
+    "dangling output link": (lambda root: shutil.rmtree((root / "output").resolve()), "points to versions/"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+async def test_a_damaged_table_is_named_by_cli_tools_and_resources(copied_index: Path, damage: str) -> None:
+    harm, named = DAMAGE[damage]
+    harm(copied_index)
+    for args in (["stats"], ["query", QUESTION, "--type", "local", "--context-only"]):
+        assert_one_line_error(run_cli(*args, "--index-path", copied_index), 1, named, "--full")
+    async with mcp_session(copied_index) as session:
+        for _ in range(2):  # the failed version is remembered, and reported the same way each time
+            result = await session.call_tool("local_search", {"query": QUESTION, "context_only": True})
+            assert result.is_error and named in result.content[0].text and "--full" in result.content[0].text
+        statistics = await session.call_tool("get_statistics", {})
+        assert statistics.is_error and named in statistics.content[0].text
+        with pytest.raises(Exception, match=named.replace(".", r"\.")):
+            await session.read_resource("graphrag://entities")
+
+
+async def test_a_deleted_vector_table_stops_only_the_searches_that_need_it(copied_index: Path) -> None:
+    shutil.rmtree(copied_index / "output" / "lancedb" / "entity_description.lance")
+    stats = run_cli("stats", "--index-path", copied_index)
+    assert stats.code == 1 and "Traceback" not in stats.stderr
+    assert "error: vector table" in stats.stderr and "entity_description.lance is missing" in stats.stderr
+    async with mcp_session(copied_index) as session:
+        local = await session.call_tool("local_search", {"query": QUESTION, "context_only": True})
+        assert local.is_error and "entity_description.lance is missing" in local.content[0].text
+        drift = await session.call_tool("drift_search", {"query": QUESTION, "context_only": True})
+        assert drift.is_error and "entity_description.lance" in drift.content[0].text
+        basic = await session.call_tool("basic_search", {"query": QUESTION, "context_only": True})
+        assert not basic.is_error
+        statistics = (await session.call_tool("get_statistics", {})).structured_content
+        assert [issue["severity"] for issue in statistics["issues"]] == ["error"]
+        assert "entity_description.lance" in statistics["issues"][0]["message"]
+
+
+async def test_a_repaired_index_serves_again(copied_index: Path, built_index: tuple[Path, dict]) -> None:
+    entities = copied_index / "output" / "entities.parquet"
+    truncate(entities)
+    async with mcp_session(copied_index) as session:
+        damaged = await session.call_tool("local_search", {"query": QUESTION, "context_only": True})
+        assert damaged.is_error
+        shutil.copy2(built_index[0] / "output" / "entities.parquet", entities)
+        repaired = await session.call_tool("local_search", {"query": QUESTION, "context_only": True})
+        assert not repaired.is_error
+
+
+def test_init_writes_a_bounded_retry_policy(tmp_path: Path) -> None:
+    assert run_cli("init", "--index-path", tmp_path, "--provider", "openai").code == 0
+    settings = yaml.safe_load((tmp_path / "settings.yaml").read_text())
+    for section in ("completion_models", "embedding_models"):
+        model = next(iter(settings[section].values()))
+        assert model["retry"]["type"] == "bounded_backoff" and model["retry"]["total_seconds"] <= 60
+        assert model["call_args"] == {"timeout": 60, "max_retries": 0}
