@@ -10,7 +10,7 @@ from conftest import CORPUS, run_cli
 SUMMARY_KEYS = {
     "documents", "text_units", "entities", "relationships", "communities", "community_reports",
     "documents_added", "documents_updated", "documents_deleted", "documents_renamed",
-    "llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "seconds", "mode", "skipped",
+    "llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "seconds", "mode", "skipped", "unreadable",
 }
 STATS_KEYS = {
     "documents", "text_units", "entities", "relationships", "communities", "community_reports",

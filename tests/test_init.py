@@ -36,7 +36,8 @@ def test_init_writes_loadable_graphrag_settings(tmp_path: Path, provider: str, m
     assert completion.model_provider == expected_provider
     assert config.vector_store.vector_size == yaml.safe_load(text)["vector_store"]["vector_size"]
     assert embedding.model
-    assert config.input.file_pattern == r"(^|/)[^./][^/]*\.(txt|md|markdown)$"
+    assert config.input.file_pattern == r"(^|/)[^./][^/]*\.(csv|docx|htm|html|json|jsonl|markdown|md|pdf|pptx|txt|xlsx)$"
+    assert config.cluster_graph.use_lcc is False
 
 
 def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:

@@ -149,6 +149,8 @@ def _print_summary(summary: Any, output_format: OutputFormat) -> None:
         f"LLM calls {summary.llm_calls}, prompt tokens {summary.prompt_tokens}, embedding calls {summary.embedding_calls}, "
         f"completion tokens {summary.completion_tokens}, {summary.seconds:.1f} s."
     )
+    for path, reason in summary.unreadable.items():
+        typer.echo(f"Not read: {path}: {reason}", err=True)
 
 
 SKIPPED_WORDS = {"hidden": "hidden", "index_root": "in the index root", "link_outside": "links leaving the folder",

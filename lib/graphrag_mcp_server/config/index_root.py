@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.config.runtime import prepare_graphrag
 from graphrag_mcp_server.errors import ConfigError, IndexNotFoundError, MissingVariableError
+from graphrag_mcp_server.handlers.readers import SUFFIXES
 from graphrag_mcp_server.config.providers import DEFAULT_MODELS, KNOWN_VECTOR_SIZES, OFFLINE_TYPE, Provider, model_block
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
 SETTINGS_FILE = "settings.yaml"
-INPUT_FILE_PATTERN = r"(^|/)[^./][^/]*\.(txt|md|markdown)$"
-"""Text and markdown files, hidden ones (name starting with '.') excluded."""
+INPUT_FILE_PATTERN = r"(^|/)[^./][^/]*\.(" + "|".join(SUFFIXES) + ")$"
+"""Every format handlers/readers.py reads (text, Markdown, PDF, Office, HTML, CSV, JSON), hidden files excluded."""
 
 
 def _replace_between(text: str, start: str, end: str, new: str) -> str:
@@ -60,6 +61,9 @@ def write_index_root(
     pattern = INPUT_FILE_PATTERN.replace("$", "$$")  # graphrag substitutes ${VARS} in the whole file
     text = text.replace("input:\n  type: text", f"input:\n  type: text\n  file_pattern: '{pattern}'", 1)
     text = text.replace("  max_gleanings: 1\n", "  max_gleanings: 0\n", 1) if provider is Provider.OFFLINE else text
+    # cluster every connected component: graphrag's default keeps only the largest (docs/configuration.md)
+    every_component = "cluster_graph:\n  use_lcc: false  # cluster every connected component, not only the largest\n"
+    text = text.replace("cluster_graph:\n", every_component, 1)
     # graphrag's init writes prompts/drift_reduce_prompt.txt but points settings elsewhere
     text = text.replace("prompts/drift_search_reduce_prompt.txt", "prompts/drift_reduce_prompt.txt")
     settings.write_text(text, encoding="utf-8")

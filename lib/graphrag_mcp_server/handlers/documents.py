@@ -45,6 +45,8 @@ class Selection:
     files: list[str] = field(default_factory=list)
     bytes: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
+    unreadable: dict[str, str] = field(default_factory=dict)
+    """Files that matched but could not be read, with the reason."""
 
 
 def skip_reason(path: Path, data_path: Path, index_root: Path) -> str | None:
@@ -93,6 +95,7 @@ def _consider(path: Path, data_path: Path, index_root: Path, pattern: re.Pattern
         folders.append(path)
     elif not path.is_file() or not os.access(path, os.R_OK):
         selection.skipped[SkipReason.UNREADABLE] += 1
+        selection.unreadable[path.relative_to(data_path).as_posix()] = "no read permission"
     elif not pattern.search(str(path)):
         selection.skipped[SkipReason.OTHER_TYPE] += 1
     else:

@@ -22,7 +22,8 @@ from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.errors import ConfigError, IndexBuildError, InputDataError, ProviderError
 from graphrag_mcp_server.handlers.results import IndexSummary
 from graphrag_mcp_server.handlers import versions
-from graphrag_mcp_server.handlers.documents import Limits, Selection, select_documents
+from graphrag_mcp_server.handlers.documents import Limits, Selection, SkipReason, select_documents
+from graphrag_mcp_server.handlers.readers import CorpusReader
 from graphrag_mcp_server.handlers.stats import count_rows
 from graphrag_mcp_server.providers.retry import provider_breaker
 from graphrag_mcp_server.providers.usage import Usage, track_usage
@@ -77,30 +78,29 @@ def index_config(root: Path, data_path: Path, offline: bool = False) -> "GraphRa
 
 async def read_documents(config: "GraphRagConfig", root: Path, limits: Limits | None = None
                          ) -> "tuple[pd.DataFrame, Selection]":
-    """The input documents as graphrag's documents table, read with graphrag's own input reader from the
-    files `select_documents` allows, and that selection (what was skipped)."""
+    """The input documents as graphrag's documents table, each selected file read by the graphrag reader
+    that fits its format (handlers/readers.py), and that selection (what was skipped, and why)."""
     import pandas as pd
-    from graphrag_input import create_input_reader
     from graphrag_storage.file_storage import FileStorage
 
     data_path = Path(config.input_storage.base_dir)
     pattern = config.input.file_pattern or INPUT_FILE_PATTERN
     selection = select_documents(data_path, root, pattern, limits)
-
-    class SelectedFiles(FileStorage):
-        """graphrag's file storage, finding only the selected documents."""
-
-        def find(self, file_pattern: re.Pattern[str]) -> Iterator[str]:
-            return iter(selection.files)
-
-    reader = create_input_reader(config.input, SelectedFiles(base_dir=str(data_path), encoding=config.input.encoding))
-    rows = [asdict(document) async for document in reader]
+    reader = CorpusReader(config, FileStorage(base_dir=str(data_path), encoding=config.input.encoding))
+    rows = await reader.read(selection.files)
+    selection.unreadable.update(reader.unreadable)
+    selection.skipped[SkipReason.UNREADABLE] += len(reader.unreadable)
     if not rows:
-        msg = f"no documents in {data_path} (input type {config.input.type}, files matching {pattern})"
+        left_out = f"; unreadable: {_listed(reader.unreadable)}" if reader.unreadable else ""
+        msg = f"no documents in {data_path} (files matching {pattern}{left_out})"
         raise InputDataError(msg)
     documents = pd.DataFrame(rows)
     documents["human_readable_id"] = range(len(documents))
     return documents, selection
+
+
+def _listed(unreadable: dict[str, str]) -> str:
+    return "; ".join(f"{path} ({reason})" for path, reason in list(unreadable.items())[:5])
 
 
 async def build(
@@ -119,6 +119,7 @@ async def build(
     """
     from graphrag.api import build_index
 
+    from graphrag_mcp_server.handlers.communities import with_every_entity_clustered
     from graphrag_mcp_server.providers.probe import probe_models
 
     started = time.perf_counter()
@@ -134,7 +135,7 @@ async def build(
         await probe_models(config, settings.provider_probe_seconds)
         version = versions.new_version(root)
         try:
-            target = pin_output(config, version)
+            target = with_every_entity_clustered(pin_output(config, version), method.value)
             with track_usage() as usage, provider_breaker(settings.provider_failure_limit) as breaker:
                 outputs = await build_index(target, method=method.value, callbacks=callbacks, input_documents=documents)
             _raise_first_failure(config, outputs, breaker.reason if breaker.tripped else None, usage.last_error)
@@ -166,6 +167,7 @@ def _summary(counts: dict[str, int], changes: "versions.DocumentChanges", select
     return IndexSummary(
         **counts,
         skipped=dict(sorted(selection.skipped.items())),
+        unreadable=selection.unreadable,
         documents_added=len(changes.added),
         documents_updated=len(changes.updated),
         documents_deleted=len(changes.deleted),

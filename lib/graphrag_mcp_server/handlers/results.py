@@ -113,6 +113,10 @@ class IndexSummary(TableCounts):
         default={}, description="Files and folders not read, by reason: hidden, index_root, link_outside (a link "
         "leaving the data folder), other_type (not matching the input pattern), unreadable"
     )
+    unreadable: dict[str, str] = Field(
+        default={}, description="Documents left out because they could not be read: path -> reason (encrypted, "
+        "damaged, no text)"
+    )
 
 
 class ModelNames(BaseModel):

@@ -77,9 +77,9 @@ def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIss
     issues = [IndexIssue(severity="error", message=problem) for problem in dict.fromkeys(tables.vector_problems.values())]
     in_communities = {entity for ids in tables.communities["entity_ids"] for entity in ids}
     if orphans := int((~tables.entities["id"].isin(in_communities)).sum()):
-        lcc = " (settings.yaml clusters only the largest connected component: set cluster_graph.use_lcc: false and " \
-              "rebuild with --full)" if config.cluster_graph.use_lcc else ""
+        fix = ("set cluster_graph.use_lcc: false in settings.yaml (it clusters only the largest connected "
+               "component) and rebuild" if config.cluster_graph.use_lcc else "rebuild")
         issues.append(IndexIssue(severity="warning", message=(
             f"{orphans} of {len(tables.entities)} entities belong to no community, so local, global and drift search "
-            f"never see them{lcc}")))
+            f"never see them; {fix} with: graphrag-mcp index DATA_PATH --full (every entity gets a community)")))
     return issues

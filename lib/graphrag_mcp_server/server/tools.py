@@ -200,7 +200,8 @@ def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
     """build_index and cancel_index_job: absent on a read-only server."""
 
     @server.tool(
-        description="Build or update the index from a folder of documents (.txt and .md by default) under one of "
+        description="Build or update the index from a folder of documents (text, Markdown, PDF, Word, PowerPoint, "
+        "Excel, HTML, CSV, JSON) under one of "
         "the folders the server allows (its data roots). Runs in the background: returns the finished job if it "
         "ends within a short wait, otherwise the running job, whose progress index_status reports. One job at a "
         "time. Cost: model calls for every new or changed chunk."

@@ -1,0 +1,67 @@
+"""Every entity in a community: a graphrag workflow that gives each entity without relationships its own.
+
+graphrag clusters the relationship graph with Leiden. An entity with no relationship is in no edge,
+so no community holds it, and local, global and drift search (which read entities through their
+communities, up to a level) never see it. (With `cluster_graph.use_lcc: true`, graphrag's default,
+every connected component but the largest is left out the same way: `init` writes `use_lcc: false`,
+and a root that keeps `true` keeps that choice, reported by `stats`.) This workflow runs after
+graphrag's `create_communities` and adds a level-0 community for each entity without relationships,
+so the next workflow writes its report like any other.
+"""
+
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag.index.typing.context import PipelineRunContext
+    from graphrag.index.typing.workflow import WorkflowFunctionOutput
+
+WORKFLOW = "cluster_unclustered_entities"
+AFTER = "create_communities"
+
+
+async def run_workflow(config: "GraphRagConfig", context: "PipelineRunContext") -> "WorkflowFunctionOutput":
+    """Append a singleton community for each entity that has no relationship and so no community."""
+    import pandas as pd
+    from graphrag.data_model.schemas import COMMUNITIES_FINAL_COLUMNS
+    from graphrag.index.typing.workflow import WorkflowFunctionOutput
+
+    tables = context.output_table_provider
+    communities = await tables.read_dataframe("communities")
+    entities = await tables.read_dataframe("entities")
+    held = {entity for ids in communities["entity_ids"] for entity in ids}
+    alone = entities[~entities["id"].isin(held) & (entities["degree"] == 0)].sort_values("title")
+    if alone.empty:
+        return WorkflowFunctionOutput(result=[])
+    first = int(communities["community"].max()) + 1 if len(communities) else 0
+    numbers = range(first, first + len(alone))
+    added = pd.DataFrame({
+        "id": [str(uuid.uuid4()) for _ in numbers],
+        "human_readable_id": list(numbers),
+        "community": list(numbers),
+        "level": 0,
+        "parent": -1,
+        "children": [[] for _ in numbers],
+        "title": [f"Community {number}" for number in numbers],
+        "entity_ids": [[entity] for entity in alone["id"]],
+        "relationship_ids": [[] for _ in numbers],
+        "text_unit_ids": [sorted(units) for units in alone["text_unit_ids"]],
+        "period": datetime.now(UTC).date().isoformat(),
+        "size": 1,
+    })
+    combined = pd.concat([communities, added], ignore_index=True).loc[:, COMMUNITIES_FINAL_COLUMNS]
+    await tables.write_dataframe("communities", combined)
+    return WorkflowFunctionOutput(result=added.to_dict("records")[:5])
+
+
+def with_every_entity_clustered(config: "GraphRagConfig", method: str) -> "GraphRagConfig":
+    """The config running graphrag's pipeline for `method` with this workflow after create_communities."""
+    from graphrag.index.workflows.factory import PipelineFactory
+
+    PipelineFactory.register(WORKFLOW, run_workflow)
+    workflows = list(config.workflows or PipelineFactory.pipelines[method])
+    if AFTER in workflows and WORKFLOW not in workflows:
+        workflows.insert(workflows.index(AFTER) + 1, WORKFLOW)
+    return config.model_copy(update={"workflows": workflows})

@@ -1,0 +1,93 @@
+"""Reading a folder of mixed formats as one corpus, each file with the graphrag reader that fits it.
+
+Text and Markdown go through graphrag's text reader; PDF, Word, PowerPoint, Excel and HTML through
+its markitdown reader; CSV, JSON and JSON Lines through its structured readers (one document per
+row) when their rows have the input's text column, otherwise through markitdown as one document.
+Every document is titled by its path in the data folder. A file that cannot be read (encrypted,
+damaged, empty) is left out with its reason, and the run goes on.
+"""
+
+import zipfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag_input import InputReader
+    from graphrag_storage import Storage
+
+TEXT = {".txt", ".md", ".markdown"}
+OFFICE = {".docx", ".pptx", ".xlsx"}
+MARKITDOWN = {".pdf", ".html", ".htm", *OFFICE}
+STRUCTURED = {".csv": "csv", ".json": "json", ".jsonl": "jsonl"}
+SUFFIXES = sorted(suffix.lstrip(".") for suffix in (*TEXT, *MARKITDOWN, *STRUCTURED))
+"""Every file type a data folder may hold (the file pattern `init` writes)."""
+
+
+class CorpusReader:
+    """Reads the selected files of one data folder into graphrag documents."""
+
+    def __init__(self, config: "GraphRagConfig", storage: "Storage") -> None:
+        self._config, self._storage = config, storage
+        self._readers: dict[str, InputReader] = {}
+        self.unreadable: dict[str, str] = {}
+        """path -> why it was left out."""
+
+    async def read(self, paths: list[str]) -> list[dict[str, Any]]:
+        """graphrag's document rows of every readable file, in order."""
+        rows: list[dict[str, Any]] = []
+        for path in paths:
+            try:
+                documents = await self._read_file(path)
+            except Exception as error:  # noqa: BLE001 - any reader failure leaves only this file out
+                self.unreadable[path] = _reason(error)
+                continue
+            documents = [document for document in documents if str(document.text or "").strip()]
+            if not documents:
+                self.unreadable[path] = "no text found in it"
+                continue
+            rows += [asdict(document) for document in documents]
+        return rows
+
+    async def _read_file(self, path: str) -> list[Any]:
+        suffix = Path(path).suffix.lower()
+        if suffix in STRUCTURED and self._config.input.type not in ("text", "markitdown"):
+            return await self._reader(self._config.input.type).read_file(path)  # configured as structured input
+        if suffix in STRUCTURED:
+            try:
+                return await self._reader(STRUCTURED[suffix]).read_file(path)
+            except (KeyError, ValueError, TypeError):  # rows without the text column: the whole file is the text
+                pass
+        if suffix in MARKITDOWN or suffix in STRUCTURED:
+            self._check_container(path, suffix)
+            documents = await self._reader("markitdown").read_file(path)
+        else:
+            documents = await self._reader("text").read_file(path)
+        for document in documents:
+            document.title = path
+        return documents
+
+    def _reader(self, input_type: str) -> "InputReader":
+        from graphrag_input import create_input_reader
+
+        if input_type not in self._readers:
+            self._readers[input_type] = create_input_reader(
+                self._config.input.model_copy(update={"type": input_type}), self._storage)
+        return self._readers[input_type]
+
+    def _check_container(self, path: str, suffix: str) -> None:
+        """Refuse a file whose bytes are not its format (markitdown would read them as plain text)."""
+        file = Path(self._config.input_storage.base_dir) / path
+        if suffix in OFFICE and not zipfile.is_zipfile(file):
+            raise ValueError(f"not a valid {suffix[1:].upper()} file")
+        if suffix == ".pdf" and not file.read_bytes()[:1024].lstrip().startswith(b"%PDF"):
+            raise ValueError("not a valid PDF file")
+
+
+def _reason(error: Exception) -> str:
+    """A reader's failure in a few words (markitdown wraps the converter's own error)."""
+    text = " ".join(str(error).split())
+    if "PDFPasswordIncorrect" in text or "password" in text.lower() or "encrypt" in text.lower():
+        return "encrypted (password protected)"
+    return f"{type(error).__name__}: {text}"[:300] if text else type(error).__name__
