@@ -37,9 +37,9 @@ def copied_index(built_index: tuple[Path, dict], tmp_path: Path) -> Path:
     return root
 
 
-async def timed_call(session, tool: str, arguments: dict) -> tuple[float, object]:
+async def timed_call(session, tool: str, arguments: dict, progress=None) -> tuple[float, object]:
     started = time.monotonic()
-    result = await session.call_tool(tool, arguments)
+    result = await session.call_tool(tool, arguments, progress_callback=progress)
     return time.monotonic() - started, result
 
 
@@ -79,7 +79,13 @@ async def test_a_hung_provider_meets_the_search_deadline_while_context_only_serv
         with_provider(copied_index, provider.url)
         async with mcp_session(copied_index) as session:
             await session.call_tool("local_search", {"query": QUESTION, "context_only": True})  # warm
-            hung = asyncio.create_task(timed_call(session, "local_search", {"query": QUESTION, "timeout_seconds": 6}))
+            beats: list[tuple[float, str]] = []
+
+            async def progress(value: float, total: float | None, message: str | None) -> None:
+                beats.append((value, message or ""))
+
+            hung = asyncio.create_task(timed_call(session, "local_search", {"query": QUESTION, "timeout_seconds": 6},
+                                                  progress))
             await asyncio.sleep(1)
             seconds, context = await timed_call(session, "local_search", {"query": QUESTION, "context_only": True})
             assert not context.is_error and seconds < 5 and not hung.done()
@@ -89,6 +95,23 @@ async def test_a_hung_provider_meets_the_search_deadline_while_context_only_serv
             message = result.content[0].text
             assert "no answer within 6 s" in message and "context_only=true" in message
             assert provider.count("chat") == 1
+            assert any(message.startswith("searching: ") for _, message in beats), beats  # the heartbeat
+
+
+async def test_global_search_reports_its_stages_as_progress(built_index: tuple[Path, dict]) -> None:
+    updates: list[tuple[float, str]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        updates.append((value, message or ""))
+
+    async with mcp_session(built_index[0]) as session:
+        result = await session.call_tool("global_search", {"query": "What are the main themes?"},
+                                         progress_callback=progress)
+    assert not result.is_error
+    messages = [message for _, message in updates]
+    assert any(message.startswith("asking the model about") for message in messages), messages
+    assert "1 partial answers received" in messages
+    assert [value for value, _ in updates] == sorted(value for value, _ in updates)
 
 
 def test_cli_query_names_the_provider_reason(copied_index: Path) -> None:
@@ -164,8 +187,11 @@ async def test_a_damaged_table_is_named_by_cli_tools_and_resources(copied_index:
             await session.read_resource("graphrag://entities")
 
 
-async def test_a_deleted_vector_table_stops_only_the_searches_that_need_it(copied_index: Path) -> None:
-    shutil.rmtree(copied_index / "output" / "lancedb" / "entity_description.lance")
+async def test_a_deleted_vector_table_stops_only_the_searches_that_need_it(
+    copied_index: Path, built_index: tuple[Path, dict]
+) -> None:
+    table = Path("output") / "lancedb" / "entity_description.lance"
+    shutil.rmtree(copied_index / table)
     stats = run_cli("stats", "--index-path", copied_index)
     assert stats.code == 1 and "Traceback" not in stats.stderr
     assert "error: vector table" in stats.stderr and "entity_description.lance is missing" in stats.stderr
@@ -179,6 +205,9 @@ async def test_a_deleted_vector_table_stops_only_the_searches_that_need_it(copie
         statistics = (await session.call_tool("get_statistics", {})).structured_content
         assert [issue["severity"] for issue in statistics["issues"]] == ["error"]
         assert "entity_description.lance" in statistics["issues"][0]["message"]
+        shutil.copytree(built_index[0] / table, copied_index / table)  # restored: served again
+        restored = await session.call_tool("local_search", {"query": QUESTION, "context_only": True})
+        assert not restored.is_error, restored.content[0].text
 
 
 async def test_a_repaired_index_serves_again(copied_index: Path, built_index: tuple[Path, dict]) -> None:

@@ -1,6 +1,11 @@
-"""MCP progress notifications for the searches that make many model calls (global, drift)."""
+"""MCP progress notifications while a search waits for its model: GraphRAG's stages (global's map
+and reduce calls, drift's final reduce) and a heartbeat every few seconds, so a client sees a long
+search (global, drift) at work and one that resets its timeout on progress keeps waiting."""
 
 import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context
@@ -8,18 +13,24 @@ from mcp.server.mcpserver import Context
 if TYPE_CHECKING:
     from graphrag.callbacks.query_callbacks import QueryCallbacks
 
+HEARTBEAT_SECONDS = 5.0
 
-def search_progress(ctx: Context | None) -> "list[QueryCallbacks]":
-    """graphrag query callbacks that report each stage of a search to the client (sent only when the
-    client asked for progress with a progress token)."""
+
+@asynccontextmanager
+async def search_progress(ctx: Context | None) -> "AsyncIterator[list[QueryCallbacks]]":
+    """graphrag query callbacks reporting each stage, plus a heartbeat while the block runs. Sent only
+    when the client asked for progress (a progress token); the progress value only grows."""
     if ctx is None:
-        return []
+        yield []
+        return
     from graphrag.callbacks.noop_query_callbacks import NoopQueryCallbacks
 
-    loop = asyncio.get_running_loop()
+    loop, started, step = asyncio.get_running_loop(), time.monotonic(), 0
     pending: set[asyncio.Task[None]] = set()
 
-    def report(step: int, message: str) -> None:
+    def report(message: str) -> None:
+        nonlocal step
+        step += 1
         task = loop.create_task(ctx.report_progress(step, None, message))
         pending.add(task)
         task.add_done_callback(pending.discard)
@@ -28,12 +39,21 @@ def search_progress(ctx: Context | None) -> "list[QueryCallbacks]":
         """Turns graphrag's map/reduce callbacks into progress notifications."""
 
         def on_map_response_start(self, map_response_contexts: list[Any]) -> None:
-            report(1, f"asking the model about {len(map_response_contexts)} batches of community reports")
+            report(f"asking the model about {len(map_response_contexts)} batches of community reports")
 
         def on_map_response_end(self, map_response_outputs: list[Any]) -> None:
-            report(2, f"{len(map_response_outputs)} partial answers received")
+            report(f"{len(map_response_outputs)} partial answers received")
 
         def on_reduce_response_start(self, reduce_response_context: Any) -> None:
-            report(3, "combining the partial answers")
+            report("combining the partial answers")
 
-    return [StageProgress()]
+    async def heartbeat() -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+            report(f"searching: {time.monotonic() - started:.0f} s")
+
+    beating = loop.create_task(heartbeat())
+    try:
+        yield [StageProgress()]
+    finally:
+        beating.cancel()

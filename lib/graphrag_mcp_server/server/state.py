@@ -41,9 +41,11 @@ def _load(root: Path) -> Snapshot:
 
 
 def disk_version(root: Path) -> str:
-    """A short digest of settings.yaml, the current version's directory and its table files."""
+    """A short digest of settings.yaml, the current version's directory, its table files and its vector
+    store folder (which changes when a LanceDB table is removed or restored)."""
     output = current_version(root)
-    files = [root / SETTINGS_FILE, *(root / "output" / f"{name}.parquet" for name in REQUIRED_TABLES)]
+    files = [root / SETTINGS_FILE, *(root / "output" / f"{name}.parquet" for name in REQUIRED_TABLES),
+             root / "output" / "lancedb"]
     signature = [str(output), *((path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in files if path.exists())]
     return hashlib.sha256(repr(signature).encode()).hexdigest()[:12]
 

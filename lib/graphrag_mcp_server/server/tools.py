@@ -243,14 +243,22 @@ async def _answer(shared: ServerContext, config: "GraphRagConfig", tables: "Inde
                   query: str, ctx: Context | None, options: dict[str, Any]) -> SearchResult:
     """The search's answer from the index's model or the client's (sampling), or with context_only its context."""
     from graphrag_mcp_server.handlers.context import search_context
-    from graphrag_mcp_server.handlers.search import run_search
 
     context_only, max_tokens = options.pop("context_only"), options.pop("max_context_tokens")
     if context_only:
         scope = {key: options[key] for key in ("community_level", "entity_types") if key in options}
         return await asyncio.to_thread(search_context, config, tables, search_type, query, max_tokens=max_tokens, **scope)
     options["timeout"] = options["timeout"] or shared.settings.search_timeout_seconds
-    options["callbacks"] = search_progress(ctx)
+    async with search_progress(ctx) as callbacks:
+        return await _answer_with_model(shared, config, tables, search_type, query, ctx, {**options, "callbacks": callbacks})
+
+
+async def _answer_with_model(shared: ServerContext, config: "GraphRagConfig", tables: "IndexTables",
+                             search_type: SearchType, query: str, ctx: Context | None,
+                             options: dict[str, Any]) -> SearchResult:
+    """The answer from the index's model, or with `serve --llm sampling` from the client's."""
+    from graphrag_mcp_server.handlers.search import run_search
+
     if shared.settings.llm is not AnswerModel.SAMPLING:
         return await run_search(config, tables, search_type, query, **options)
     from graphrag_mcp_server.providers.sampling import sampling_client, sampling_config
