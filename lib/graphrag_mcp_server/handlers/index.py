@@ -89,7 +89,8 @@ async def read_documents(config: "GraphRagConfig", root: Path, limits: Limits | 
     reader = CorpusReader(config, FileStorage(base_dir=str(data_path), encoding=config.input.encoding))
     rows = await reader.read(selection.files)
     selection.unreadable.update(reader.unreadable)
-    selection.skipped[SkipReason.UNREADABLE] += len(reader.unreadable)
+    if reader.unreadable:
+        selection.skipped[SkipReason.UNREADABLE] += len(reader.unreadable)
     if not rows:
         left_out = f"; unreadable: {_listed(reader.unreadable)}" if reader.unreadable else ""
         msg = f"no documents in {data_path} (files matching {pattern}{left_out})"
