@@ -1,0 +1,591 @@
+"""Benchmark: how builds, updates, searches, concurrency, memory and the CLI scale with the corpus (issue 12).
+
+Run: python tests/benchmarks/bench_scale.py [--sizes 100,300,1000] [--queries 10] [--repeat 2]
+For each size, generates a corpus whose cast grows with it (4 new people, an organisation and a place every 5
+documents), indexes it with the offline model (no key, no network) and measures, side by side in one run:
+- cold build and a one-document edit's incremental `index`: wall seconds and LLM calls;
+- save -> queryable under `serve --watch`;
+- search latency over real MCP sessions (stdio) against the in-process floor (graphrag called directly on
+  preloaded tables, the same queries, alternating with the server's calls);
+- 16 concurrent streamable-HTTP sessions against one client; the server's resident memory;
+- cold `graphrag-mcp stats` and `graphrag-mcp query --context-only`.
+Prints the table and writes the "Scale" section of docs/benchmarks.md (the other sections are kept).
+The model is always the offline one (`--offline` is accepted and changes nothing). Smoke run:
+`--sizes 20,40 --queries 3` (about 8 minutes on 2 cores). Not a test: a cold build of 1000 documents alone takes
+about 4 minutes on 2 cores; figures depend on the machine, so compare the columns of one run.
+"""
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_incremental import FIRST, LAST, TOPICS  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+BENCHMARKS_DOC = REPO / "docs" / "benchmarks.md"
+SECTION = "## Scale"
+DOCUMENTS_PER_CLUSTER = 5
+SURNAMES = LAST + [start + end for start in ["Ash", "Brook", "Clay", "Dun", "Elm", "Fen", "Glen", "Holt", "Ives",
+                                             "Kirk", "Lund", "Marsh"]
+                   for end in ["by", "ford", "ley", "ton", "wood", "well", "combe", "stead"]]
+ORG_KINDS = ["Shipping Company", "Water Board", "Mining Company", "Engineering Works"]
+PLACE_STARTS = ["Port", "Kell", "Moor", "Grey", "Salt", "Raven", "Copper", "East"]
+PLACE_ENDS = ["wick", "field", "stone", "mere", "hill", "ford", "march", "haven"]
+PLACE_KINDS = ["", " Bay", " Junction", " Harbour", " Valley"]
+SESSIONS = 16
+SETTLE_SECONDS = 0.5  # serve --watch's settle window, as bench_incremental.py
+IDLE_BEFORE_SAVE = 10.0  # as in use, the server has been up a while: its spare index worker is ready
+WATCH_DEADLINE = 900.0
+CLI_RUNS = 3  # cold CLI figures are the median of this many fresh processes
+EDITED_NAME, WATCHED_NAME = "Zora Quillfeather", "Ysolde Marchbank"
+
+
+# --- corpus -------------------------------------------------------------------------------------------------
+
+def person(index: int) -> str:
+    """The index-th person of the generated cast: distinct for 25 x 116 people (enough for 3600 documents), and
+    people next to each other have different surnames."""
+    first = index % len(FIRST)
+    return f"{FIRST[first]} {SURNAMES[(index // len(FIRST) + 7 * first) % len(SURNAMES)]}"
+
+
+def cast_of(cluster: int) -> list[str]:
+    return [person(cluster * 4 + k) for k in range(4)]
+
+
+def generate_corpus(folder: Path, documents: int) -> None:
+    """Write `documents` files: every 5 share 4 new people, an organisation and a place, and mention one person
+    of the group before, so entities, relationships and communities grow with the corpus."""
+    folder.mkdir(parents=True)
+    for number in range(documents):
+        cluster = number // DOCUMENTS_PER_CLUSTER
+        cast = cast_of(cluster)
+        neighbour = person(max(cluster - 1, 0) * 4 + number % 4)
+        org = f"{SURNAMES[cluster % len(SURNAMES)]} {ORG_KINDS[cluster // len(SURNAMES) % len(ORG_KINDS)]}"
+        places = len(PLACE_STARTS) * len(PLACE_ENDS)
+        place = (PLACE_STARTS[cluster % len(PLACE_STARTS)] + PLACE_ENDS[cluster // len(PLACE_STARTS) % len(PLACE_ENDS)]
+                 + PLACE_KINDS[cluster // places % len(PLACE_KINDS)])
+        topic = TOPICS[number % len(TOPICS)]
+        sentences = [
+            f"In {1900 + number % 120} {cast[0]} of the {org} travelled to {place} to discuss {topic}.",
+            f"{cast[0]} met {cast[1]}, who had worked for the {org} for many years.",
+            f"{cast[2]} kept the minutes and wrote that {cast[0]} and {cast[1]} agreed on little.",
+            f"{cast[3]} reported on {topic} to {neighbour}, who had led the talks the year before.",
+        ]
+        (folder / f"doc_{number:04d}.txt").write_text(f"Record {number}\n\n{' '.join(sentences * 3)}\n",
+                                                      encoding="utf-8")
+
+
+def queries(documents: int, count: int) -> list[str]:
+    """'Who is X?' for `count` people spread evenly over the corpus's clusters."""
+    clusters = math.ceil(documents / DOCUMENTS_PER_CLUSTER)
+    picked = [round(k * (clusters - 1) / max(count - 1, 1)) * 4 + k % 4 for k in range(count)]
+    return [f"Who is {person(index)}?" for index in dict.fromkeys(picked)]
+
+
+def rename(data: Path, number: int, slot: int, new: str) -> None:
+    """Rename the `slot`-th person of document `number`'s cluster to `new` in that document only."""
+    path = sorted(data.iterdir())[number]
+    old = cast_of(number // DOCUMENTS_PER_CLUSTER)[slot]
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+
+
+# --- CLI ----------------------------------------------------------------------------------------------------
+
+def cli(*args: str) -> tuple[float, dict]:
+    """Wall seconds of one `graphrag-mcp ... --format json` process, and its JSON object; exits on failure."""
+    command = [sys.executable, "-m", "graphrag_mcp_server", *args, "--format", "json"]
+    started = time.perf_counter()
+    completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+    seconds = time.perf_counter() - started
+    if completed.returncode != 0:
+        print(f"failed ({completed.returncode}): {' '.join(command)}\n{completed.stderr[-5000:]}", file=sys.stderr)
+        sys.exit(1)
+    return seconds, json.loads(completed.stdout)
+
+
+def cold_cli(*args: str) -> float:
+    """Median wall seconds of CLI_RUNS fresh `graphrag-mcp` processes."""
+    return statistics.median(cli(*args)[0] for _ in range(CLI_RUNS))
+
+
+# --- MCP sessions -------------------------------------------------------------------------------------------
+
+def serve_args(root: Path, *extra: str) -> list[str]:
+    return ["-m", "graphrag_mcp_server", "serve", "--index-path", str(root), *extra]
+
+
+@asynccontextmanager
+async def stdio_session(root: Path, log: Path, *extra: str, env: dict[str, str] | None = None):
+    """A client session with `graphrag-mcp serve` over stdio (the server's stderr goes to `log`)."""
+    params = StdioServerParameters(command=sys.executable, args=serve_args(root, *extra),
+                                   env={**os.environ, **(env or {})})
+    with log.open("a") as errors:
+        try:
+            async with stdio_client(params, errlog=errors) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                await session.call_tool("get_statistics", {})  # the index is loaded
+                yield session
+        except BaseException:
+            print(log.read_text()[-5000:], file=sys.stderr)
+            raise
+
+
+@contextmanager
+def http_server(root: Path, log: Path):
+    """`graphrag-mcp serve --transport streamable-http` on a free loopback port; yields (process, url)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with log.open("a") as errors:
+        process = subprocess.Popen([sys.executable, *serve_args(root, "--transport", "streamable-http", "--host",
+                                                                "127.0.0.1", "--port", str(port))],
+                                   stdout=subprocess.DEVNULL, stderr=errors)
+        try:
+            _wait_for_port(port, process, log)
+            yield process, f"http://127.0.0.1:{port}/mcp"
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            sys.exit(f"server exited with {process.returncode}:\n{log.read_text()[-5000:]}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    sys.exit(f"server did not listen on {port}")
+
+
+@asynccontextmanager
+async def http_session(url: str):
+    async with streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as session:
+        await session.initialize()
+        yield session
+
+
+async def call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> float:
+    """Seconds of one tool call; a tool error raises."""
+    started = time.perf_counter()
+    result = await session.call_tool(tool, arguments)
+    seconds = time.perf_counter() - started
+    if result.is_error:
+        raise RuntimeError(f"{tool} failed: {result.content}")
+    return seconds
+
+
+def server_pid(root: Path) -> int:
+    """The pid of the `serve` child this process started over `root` (the stdio client spawns it)."""
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text, command = status.read_text(), (status.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if f"PPid:\t{os.getpid()}\n" in text and b"serve" in command and str(root).encode() in command:
+            return int(status.parent.name)
+    raise RuntimeError(f"no server process over {root}")
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of process `pid` in MB (VmRSS)."""
+    line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024
+
+
+# --- in-process floors --------------------------------------------------------------------------------------
+
+@dataclass
+class Loaded:
+    """The index's config and tables, loaded once in this process with the project's own helpers."""
+
+    config: Any
+    tables: Any
+
+
+async def load_index(root: Path) -> Loaded:
+    from graphrag_mcp_server.config.index_root import load_index_config
+    from graphrag_mcp_server.config.runtime import prepare_graphrag
+    from graphrag_mcp_server.handlers.tables import load_tables
+
+    prepare_graphrag()
+    try:
+        config = load_index_config(root)  # changes the working directory to the root
+        return Loaded(config, await load_tables(config, root))
+    finally:
+        os.chdir(REPO)
+
+
+async def floor_local_answer(index: Loaded, query: str) -> None:
+    """graphrag.api.local_search on the preloaded tables, with the server's default options."""
+    import graphrag.api as api
+
+    tables = index.tables
+    await api.local_search(
+        config=index.config, entities=tables.entities, communities=tables.communities,
+        community_reports=tables.community_reports, text_units=tables.text_units, relationships=tables.relationships,
+        covariates=tables.covariates, community_level=2, response_type="Multiple Paragraphs", query=query,
+    )
+
+
+async def floor_local_context(index: Loaded, query: str) -> None:
+    """graphrag's local context for `query`: the engine built as graphrag.api.local_search builds it, then its
+    context builder once, with the server's default budget."""
+    from graphrag.config.embeddings import entity_description_embedding
+    from graphrag.query.factory import get_local_search_engine
+    from graphrag.query.indexer_adapters import (
+        read_indexer_covariates,
+        read_indexer_entities,
+        read_indexer_relationships,
+        read_indexer_reports,
+        read_indexer_text_units,
+    )
+    from graphrag.utils.api import get_embedding_store
+
+    from graphrag_mcp_server.handlers.context import DEFAULT_CONTEXT_TOKENS
+
+    tables, level = index.tables, 2
+    covariates = read_indexer_covariates(tables.covariates) if tables.covariates is not None else []
+    engine = get_local_search_engine(
+        config=index.config,
+        reports=read_indexer_reports(tables.community_reports, tables.communities, level),
+        text_units=read_indexer_text_units(tables.text_units),
+        entities=read_indexer_entities(tables.entities, tables.communities, level),
+        relationships=read_indexer_relationships(tables.relationships),
+        covariates={"claims": covariates},
+        description_embedding_store=get_embedding_store(config=index.config.vector_store,
+                                                        embedding_name=entity_description_embedding),
+        response_type="Multiple Paragraphs",
+    )
+    engine.context_builder.build_context(
+        query=query, **{**engine.context_builder_params, "max_context_tokens": DEFAULT_CONTEXT_TOKENS})
+
+
+# --- measurements -------------------------------------------------------------------------------------------
+
+@dataclass
+class Scale:
+    """Everything measured on one corpus size."""
+
+    documents: int
+    entities: int = 0
+    cold_seconds: float = 0.0
+    cold_calls: int = 0
+    edit_seconds: float = 0.0
+    edit_calls: int = 0
+    save_to_queryable: float | None = None
+    p50: dict[str, float] = field(default_factory=dict)  # what -> median seconds
+    single_rate: float = 0.0
+    concurrent_rate: float = 0.0
+    concurrent_errors: int = 0
+    concurrent_p50: float = 0.0
+    rss: dict[str, float] = field(default_factory=dict)  # server -> MB
+    stats_seconds: float = 0.0
+    query_seconds: float = 0.0
+
+
+SEARCHES = {  # what -> (tool, arguments besides the query)
+    "local answer": ("local_search", {}),
+    "local context_only": ("local_search", {"context_only": True}),
+    "basic context_only": ("basic_search", {"context_only": True}),
+    "global context_only": ("global_search", {"context_only": True}),
+}
+FLOORS: dict[str, Callable[[Loaded, str], Awaitable[None]]] = {
+    "local answer": floor_local_answer,
+    "local context_only": floor_local_context,
+}
+
+
+async def timed(work: Awaitable[Any]) -> float:
+    started = time.perf_counter()
+    await work
+    return time.perf_counter() - started
+
+
+async def latencies(scale: Scale, root: Path, asked: list[str], repeat: int, log: Path) -> None:
+    """p50 of each search over stdio and of its in-process floor, calls alternating; then the server's RSS.
+    One untimed round first warms both (imports, caches)."""
+    index = await load_index(root)
+    samples: dict[str, list[float]] = {}
+    async with stdio_session(root, log) as session:
+        for round_number in range(repeat + 1):
+            for what, (tool, options) in SEARCHES.items():
+                for query in asked:
+                    server = await call(session, tool, {"query": query, **options})
+                    floor = await timed(FLOORS[what](index, query)) if what in FLOORS else None
+                    if round_number:
+                        samples.setdefault(what, []).append(server)
+                        if floor is not None:
+                            samples.setdefault(f"{what} floor", []).append(floor)
+        scale.rss["stdio, after the searches"] = rss_mb(server_pid(root))
+    scale.p50 = {what: statistics.median(values) for what, values in samples.items()}
+
+
+async def concurrency(scale: Scale, root: Path, asked: list[str], log: Path) -> None:
+    """Local searches: one client over the query set, then SESSIONS sessions each over it at once."""
+    with http_server(root, log) as (process, url):
+        async with http_session(url) as single:
+            for query in asked:  # warm-up
+                await call(single, "local_search", {"query": query})
+            started = time.perf_counter()
+            for query in asked:
+                await call(single, "local_search", {"query": query})
+            scale.single_rate = len(asked) / (time.perf_counter() - started)
+        results = await _sessions_at_once(url, asked)
+        scale.rss[f"streamable HTTP, after {SESSIONS} sessions"] = rss_mb(process.pid)
+    seconds, outcomes = results
+    scale.concurrent_errors = sum(1 for outcome in outcomes if isinstance(outcome, BaseException))
+    done = [outcome for outcome in outcomes if not isinstance(outcome, BaseException)]
+    scale.concurrent_rate = len(done) / seconds
+    scale.concurrent_p50 = statistics.median(done) if done else math.nan
+
+
+async def _sessions_at_once(url: str, asked: list[str]) -> tuple[float, list[float | BaseException]]:
+    """SESSIONS sessions connect, then all search at once (each its own rotation of the queries); the
+    wall seconds from the start signal to the last answer, and each call's seconds or error."""
+    start, ready = asyncio.Event(), []
+    outcomes: list[float | BaseException] = []
+
+    async def client(number: int) -> None:
+        rotated = asked[number % len(asked):] + asked[:number % len(asked)]
+        try:
+            async with http_session(url) as session:
+                ready.append(number)
+                await start.wait()
+                for query in rotated:
+                    try:
+                        outcomes.append(await call(session, "local_search", {"query": query}))
+                    except Exception as error:  # noqa: BLE001 - an error is a figure here
+                        outcomes.append(error)
+        except Exception as error:  # noqa: BLE001 - so is a session that fails
+            outcomes.append(error)
+            ready.append(number)
+
+    tasks = [asyncio.create_task(client(number)) for number in range(SESSIONS)]
+    while len(ready) < SESSIONS:
+        await asyncio.sleep(0.05)
+    started = time.perf_counter()
+    start.set()
+    await asyncio.gather(*tasks)
+    return time.perf_counter() - started, outcomes
+
+
+async def save_to_queryable(data: Path, root: Path, documents: int, log: Path) -> float | None:
+    """Seconds from saving a renamed person under `serve --watch` until a basic_search context shows the name;
+    None after WATCH_DEADLINE."""
+    env = {"GRAPHRAG_MCP_WATCH_SETTLE_SECONDS": str(SETTLE_SECONDS)}
+    async with stdio_session(root, log, "--watch", str(data), "--data-path", str(data), env=env) as session:
+        await asyncio.sleep(IDLE_BEFORE_SAVE)
+        version = await _statistics(session)
+        saved = time.monotonic()
+        rename(data, documents // 3, 2, WATCHED_NAME)
+        while time.monotonic() - saved < WATCH_DEADLINE:
+            if (await _statistics(session))["index_version"] != version["index_version"]:
+                result = await session.call_tool("basic_search", {"query": f"Who is {WATCHED_NAME}?",
+                                                                  "context_only": True})
+                if WATCHED_NAME in json.dumps(result.structured_content):
+                    return time.monotonic() - saved
+            await asyncio.sleep(0.2)
+    return None
+
+
+async def _statistics(session: ClientSession) -> dict:
+    statistics_ = (await session.call_tool("get_statistics", {})).structured_content
+    job = statistics_.get("last_job") or {}
+    if job.get("state") == "failed":
+        raise RuntimeError(f"the watcher's index job failed: {job.get('error')}")
+    return statistics_
+
+
+def measure(work: Path, documents: int, query_count: int, repeat: int) -> Scale:
+    """Build, update and query a generated corpus of `documents` files."""
+    data, root, log = work / f"data_{documents}", work / f"index_{documents}", work / f"server_{documents}.log"
+    generate_corpus(data, documents)
+    scale = Scale(documents)
+    scale.cold_seconds, build = cli("index", str(data), "--index-path", str(root), "--offline")
+    scale.cold_calls, scale.entities = build["llm_calls"], build["entities"]
+    print(f"{documents} documents: cold build {scale.cold_seconds:.1f} s, {scale.cold_calls} calls", flush=True)
+    rename(data, documents // 2, 1, EDITED_NAME)
+    scale.edit_seconds, edit = cli("index", str(data), "--index-path", str(root), "--offline", "--incremental")
+    scale.edit_calls = edit["llm_calls"]
+    asked = queries(documents, query_count)
+    asyncio.run(latencies(scale, root, asked, repeat, log))
+    print(f"{documents} documents: latencies measured", flush=True)
+    asyncio.run(concurrency(scale, root, asked, log))
+    print(f"{documents} documents: {SESSIONS} sessions measured", flush=True)
+    scale.stats_seconds = cold_cli("stats", "--index-path", str(root))
+    scale.query_seconds = cold_cli("query", asked[0], "--index-path", str(root), "--type", "local", "--context-only")
+    scale.save_to_queryable = asyncio.run(save_to_queryable(data, root, documents, log))
+    print(f"{documents} documents measured", flush=True)
+    return scale
+
+
+# --- report -------------------------------------------------------------------------------------------------
+
+def verdict(scales: list[Scale], ok: Callable[[Scale], bool]) -> str:
+    """'met', or 'not met' naming the sizes that miss."""
+    missed = [str(scale.documents) for scale in scales if not ok(scale)]
+    return "met" if not missed else f"not met ({', '.join(missed)} docs)"
+
+
+def row(scales: list[Scale], what: str, cell: Callable[[Scale], str], target: str = "-",
+        ok: Callable[[Scale], bool] | None = None, judged: list[Scale] | None = None) -> list[str]:
+    """One table row: `cell` for each size, the target, and whether the `judged` sizes (all by default) meet it."""
+    return [what, *map(cell, scales), target, verdict(scales if judged is None else judged, ok) if ok else "-"]
+
+
+def ms(seconds: float) -> str:
+    return f"{1000 * seconds:.0f} ms"
+
+
+def share(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.0f}%"
+
+
+def build_rows(scales: list[Scale]) -> list[list[str]]:
+    return [
+        row(scales, "cold build: wall seconds", lambda s: f"{s.cold_seconds:.1f}"),
+        row(scales, "cold build: LLM calls", lambda s: str(s.cold_calls)),
+        row(scales, "edit one document, incremental index: wall seconds (of cold)",
+            lambda s: f"{s.edit_seconds:.1f} ({share(s.edit_seconds, s.cold_seconds)})", "<= 10% of cold",
+            lambda s: s.edit_seconds <= 0.1 * s.cold_seconds),
+        row(scales, "edit one document, incremental index: LLM calls (of cold)",
+            lambda s: f"{s.edit_calls} ({share(s.edit_calls, s.cold_calls)})", "<= 10% of cold",
+            lambda s: s.edit_calls <= 0.1 * s.cold_calls),
+        row(scales, "save -> queryable under serve --watch: seconds",
+            lambda s: "timed out" if s.save_to_queryable is None else f"{s.save_to_queryable:.1f}", "<= 10 s",
+            lambda s: s.save_to_queryable is not None and s.save_to_queryable <= 10),
+    ]
+
+
+def search_rows(scales: list[Scale]) -> list[list[str]]:
+    def against_floor(what: str, limit: float) -> list[str]:
+        def cell(s: Scale) -> str:
+            server, floor = s.p50[what], s.p50[f"{what} floor"]
+            return f"{ms(server)} / {ms(floor)} = {server / floor:.2f}x"
+
+        return row(scales, f"{what}: server p50 / in-process floor", cell, f"<= {limit}x",
+                   lambda s: s.p50[what] <= limit * s.p50[f"{what} floor"])
+
+    def flat(what: str) -> list[str]:
+        growth = scales[-1].p50[what] / scales[0].p50[what]
+        return row(scales, f"{what}: server p50", lambda s: ms(s.p50[what]),
+                   f"flat: {scales[-1].documents} docs <= 1.5x {scales[0].documents} docs (here {growth:.2f}x)",
+                   lambda s: s.p50[what] <= 1.5 * scales[0].p50[what], scales[-1:])
+
+    return [against_floor("local answer", 1.15), against_floor("local context_only", 1.5),
+            flat("basic context_only"), flat("global context_only")]
+
+
+def load_rows(scales: list[Scale]) -> list[list[str]]:
+    return [
+        row(scales, f"{SESSIONS} sessions: errors", lambda s: str(s.concurrent_errors), "0",
+            lambda s: s.concurrent_errors == 0),
+        row(scales, f"{SESSIONS} sessions: searches/s vs 1 client",
+            lambda s: f"{s.concurrent_rate:.1f} vs {s.single_rate:.1f} = {s.concurrent_rate / s.single_rate:.2f}x",
+            ">= 1.5x", lambda s: s.concurrent_rate >= 1.5 * s.single_rate),
+        row(scales, f"{SESSIONS} sessions: p50 latency", lambda s: ms(s.concurrent_p50)),
+        row(scales, "server RSS after load: MB (stdio / HTTP)",
+            lambda s: " / ".join(f"{mb:.0f}" for mb in s.rss.values()), "<= 700 MB",
+            lambda s: max(s.rss.values()) <= 700),
+    ]
+
+
+def cli_rows(scales: list[Scale]) -> list[list[str]]:
+    at = f"at {scales[-1].documents} docs"
+    return [
+        row(scales, "cold `graphrag-mcp stats`: wall seconds", lambda s: f"{s.stats_seconds:.2f}", f"< 2 s {at}",
+            lambda s: s.stats_seconds < 2, scales[-1:]),
+        row(scales, "cold `graphrag-mcp query --context-only`: wall seconds", lambda s: f"{s.query_seconds:.2f}",
+            f"< 4 s {at}", lambda s: s.query_seconds < 4, scales[-1:]),
+    ]
+
+
+def table(scales: list[Scale]) -> str:
+    header = ["what", *(f"{s.documents} docs ({s.entities} entities)" for s in scales), "target", "met"]
+    rows = [*build_rows(scales), *search_rows(scales), *load_rows(scales), *cli_rows(scales)]
+    return "\n".join("| " + " | ".join(line) + " |" for line in [header, ["---"] * len(header), *rows])
+
+
+def section(scales: list[Scale], query_count: int, repeat: int, minutes: float) -> str:
+    sizes = ", ".join(str(scale.documents) for scale in scales)
+    return f"""{SECTION}
+
+Measured by `python tests/benchmarks/bench_scale.py --sizes {sizes.replace(', ', ',')} --queries {query_count} \
+--repeat {repeat}` ({minutes:.0f} minutes) on generated corpora of {sizes} documents of about 200 words whose cast \
+grows with them (4 new people, an organisation and a place every 5 documents), the offline model, a \
+{platform.machine()} machine with {os.cpu_count()} cores. Queries: "Who is X?" for {query_count} people spread over \
+each corpus. Figures vary between runs and machines; compare columns of the same run.
+
+- Builds: `graphrag-mcp index DATA --offline` (cold: new index root, empty cache), then one document edited (a \
+person renamed) and `index --incremental`. Wall seconds include the process's imports.
+- Save -> queryable: `serve --watch DATA` over stdio, up {IDLE_BEFORE_SAVE:.0f} s, settle window \
+{SETTLE_SECONDS} s; from saving a renamed person to the first `basic_search` context (context_only) naming them.
+- Latency: p50 of {repeat} timed round(s) over the queries (after an untimed round) of MCP tool calls over stdio to \
+`graphrag-mcp serve`, as the client sees them. The in-process floor runs in the benchmark process on tables \
+loaded once, alternating with the server's calls: `graphrag.api.local_search` for answers; for context_only, \
+graphrag's local engine built as `graphrag.api.local_search` builds it and its context builder once, within the \
+same 8000-token budget.
+- Concurrency: `serve --transport streamable-http`; one session runs `local_search` over the queries, then \
+{SESSIONS} sessions do so at once (each from another query). RSS: VmRSS of the server process after the stdio \
+searches, and of the HTTP server after the {SESSIONS} sessions.
+- Cold CLI: median of {CLI_RUNS} fresh processes: `graphrag-mcp stats` and \
+`graphrag-mcp query "Who is X?" --type local --context-only`.
+
+{table(scales)}
+"""
+
+
+def write_section(text: str) -> None:
+    """Replace the Scale section of docs/benchmarks.md (or append it), keeping the other sections."""
+    document = BENCHMARKS_DOC.read_text(encoding="utf-8")
+    if SECTION in document:
+        start = document.index(SECTION)
+        end = document.find("\n## ", start + len(SECTION))
+        document = document[:start] + text + (document[end:] if end != -1 else "")
+    else:
+        document = document.rstrip() + "\n\n" + text
+    BENCHMARKS_DOC.write_text(document, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,300,1000", help="comma-separated corpus sizes (documents)")
+    parser.add_argument("--queries", type=int, default=10, help="queries per search kind")
+    parser.add_argument("--repeat", type=int, default=2, help="timed rounds over the queries")
+    parser.add_argument("--offline", action="store_true", default=True,
+                        help="the offline model (no key, no network): the only model this benchmark uses")
+    args = parser.parse_args()
+    sizes = sorted(int(size) for size in args.sizes.split(","))
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="graphrag-mcp-scale-") as tmp:
+        scales = [measure(Path(tmp), documents, args.queries, args.repeat) for documents in sizes]
+    text = section(scales, args.queries, args.repeat, (time.monotonic() - started) / 60)
+    print(text)
+    write_section(text)
+
+
+if __name__ == "__main__":
+    main()
