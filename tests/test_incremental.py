@@ -56,7 +56,9 @@ def _content(root: Path) -> dict[str, object]:
             (r.source, r.target, tuple(sorted(units[u] for u in r.text_unit_ids))) for r in relationships.itertuples()
         ),
         "communities": sorted((c.level, tuple(sorted(title_of[i] for i in c.entity_ids))) for c in communities.itertuples()),
-        "reports": len(_table(root, "community_reports")),
+        "descriptions": sorted(zip(entities["title"], entities["description"], strict=True))
+        + sorted(zip(relationships["source"], relationships["target"], relationships["description"], strict=True)),
+        "reports": sorted(_table(root, "community_reports")["full_content"]),
         "vectors": sorted(db.open_table("text_unit_text").to_pandas()["id"]) == sorted(units.index)
         and db.open_table("entity_description").count_rows() == len(entities),
     }
@@ -83,6 +85,7 @@ def test_every_change_leaves_the_index_equal_to_a_full_rebuild(tmp_path: Path) -
     report.write_text(report.read_text().replace("Leonard Quist", "Leopold Quaranta"))
     edited = step("edit", report)
     assert edited["documents_updated"] == 1 and edited["documents_added"] == edited["documents_deleted"] == 0
+    assert min(edited["carried_over"].values()) > 0, edited["carried_over"]
     assert "LEOPOLD QUARANTA" in _titles(root) and "LEONARD QUIST" not in _titles(root)
 
     shutil.copy(CORPUS / "10_annual_meeting_minutes_2023.md", data)

@@ -116,18 +116,22 @@ async def build(
 
     Every run is graphrag's full pipeline over all current documents, so the result is exactly a
     rebuild; graphrag's LLM cache answers every request that unchanged content repeats, so only
-    what changed costs model calls. An incremental run with no changed document does nothing.
+    what changed costs model calls, and an incremental run takes unchanged extractions, description
+    summaries and report contexts from the previous version (handlers/carry_over.py). An incremental run with no
+    changed document does nothing.
     """
     from graphrag.api import build_index
 
     from graphrag_mcp_server.handlers.communities import with_every_entity_clustered
+    from graphrag_mcp_server.handlers.carry_over import fingerprint, work_carried_over
     from graphrag_mcp_server.providers.probe import probe_models
 
     started = time.perf_counter()
     with versions.index_lock(root):
         documents, selection = await read_documents(config, root, limits)
         manifest = dict(zip(documents["title"].astype(str), documents["id"].astype(str), strict=True))
-        previous = versions.read_manifest(versions.current_version(root))
+        current = versions.current_version(root)
+        previous = versions.read_manifest(current)
         changes = versions.diff(previous, manifest)
         incremental = previous is not None and mode is not IndexMode.FULL
         if incremental and not changes.any:
@@ -137,7 +141,8 @@ async def build(
         version = versions.new_version(root)
         try:
             target = with_every_entity_clustered(pin_output(config, version), method.value)
-            with track_usage() as usage, provider_breaker(settings.provider_failure_limit) as breaker:
+            with (track_usage() as usage, provider_breaker(settings.provider_failure_limit) as breaker,
+                  work_carried_over(current if incremental else None, version, fingerprint(config)) as carried):
                 outputs = await build_index(target, method=method.value, callbacks=callbacks, input_documents=documents)
             _raise_first_failure(config, outputs, breaker.reason if breaker.tripped else None, usage.last_error)
             counts = await count_rows(target)
@@ -145,7 +150,8 @@ async def build(
             versions.discard(version)
             raise
         versions.switch_to(root, version, manifest)
-    return _summary(counts, changes, selection, usage, started, incremental)
+    reused = {step.value: memo.reused for step, memo in carried.items()}
+    return _summary(counts, changes, selection, usage, started, incremental, reused)
 
 
 def _raise_first_failure(config: "GraphRagConfig", outputs: list, provider_failure: str | None,
@@ -164,7 +170,7 @@ def _raise_first_failure(config: "GraphRagConfig", outputs: list, provider_failu
 
 
 def _summary(counts: dict[str, int], changes: "versions.DocumentChanges", selection: Selection, usage: Usage,
-             started: float, incremental: bool) -> IndexSummary:
+             started: float, incremental: bool, carried_over: dict[str, int] | None = None) -> IndexSummary:
     return IndexSummary(
         **counts,
         skipped=dict(sorted(selection.skipped.items())),
@@ -179,4 +185,5 @@ def _summary(counts: dict[str, int], changes: "versions.DocumentChanges", select
         embedding_calls=usage.embedding_calls,
         seconds=round(time.perf_counter() - started, 3),
         mode=IndexMode.INCREMENTAL.value if incremental else IndexMode.FULL.value,
+        carried_over=carried_over or {},
     )

@@ -117,6 +117,10 @@ class IndexSummary(TableCounts):
         default={}, description="Documents left out because they could not be read: path -> reason (encrypted, "
         "damaged, no text)"
     )
+    carried_over: dict[str, int] = Field(
+        default={}, description="Results taken from the previous version because their input is unchanged, by "
+        "step: extraction (text units), summary (descriptions), report_context (community contexts)"
+    )
 
 
 class ModelNames(BaseModel):

@@ -1,0 +1,217 @@
+"""Work carried over from the previous version where its input is unchanged.
+
+An update runs graphrag's whole pipeline over every current document (handlers/index.py), so its
+result is a rebuild by construction. Three steps of it are pure functions of their input that cost
+time for every record although an edit touches a few:
+
+- graph extraction of a text unit and the summary of an entity's or relationship's descriptions
+  (LLM calls, answered by graphrag's cache when unchanged, but each lookup hashes the prompt and
+  reads a file);
+- the context string of a community report (`sort_context`, which tokenises every record of the
+  community: most of an update's pipeline time on a 300-document corpus before this module).
+
+Each version stores what these steps produced, by a hash of their whole input, in
+`carried_over.parquet`; the next run takes from there every result whose input is unchanged and
+computes the others with graphrag's own functions. Stored results are used only while the models
+are configured as before (`fingerprint`). A failed extraction (graphrag returns no entities) is
+never stored, so a provider fault is retried.
+"""
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag_llm.tokenizer import Tokenizer
+
+TABLE = "carried_over.parquet"
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Memo:
+    """Results by input hash: the previous version's, and those this run used (stored for the next)."""
+
+    previous: dict[str, Any] = field(default_factory=dict)
+    used: dict[str, Any] = field(default_factory=dict)
+    computed: int = 0
+
+    def get(self, key: str) -> Any:
+        """The stored result for `key` (now counted as used), or None."""
+        found = self.used.get(key) or self.previous.get(key)
+        if found is not None:
+            self.used[key] = found
+        return found
+
+    @property
+    def reused(self) -> int:
+        """Results this run took from the previous version."""
+        return len(self.used) - self.computed
+
+    def put(self, key: str, result: Any) -> None:
+        """Remember a result computed by this run."""
+        self.used[key] = result
+        self.computed += 1
+
+
+class Step(StrEnum):
+    """The steps whose results are carried over (the `step` column of the table)."""
+
+    EXTRACTION = "extraction"
+    SUMMARY = "summary"
+    REPORT_CONTEXT = "report_context"
+
+
+CarriedOver = dict[Step, Memo]
+_current: ContextVar[CarriedOver | None] = ContextVar("carried_over", default=None)
+
+
+def _hash(*parts: Any) -> str:
+    text = json.dumps(parts, default=str, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _sort_context_batch(community_df: "pd.DataFrame", tokenizer: "Tokenizer", max_context_tokens: int,
+                        parallel: bool = False) -> "pd.DataFrame":
+    """graphrag's `parallel_sort_context_batch`, taking unchanged contexts from the previous version."""
+    import graphrag.data_model.schemas as schemas
+    from graphrag.index.operations.summarize_communities.graph_context.sort_context import (
+        parallel_sort_context_batch,
+        sort_context,
+    )
+
+    carried = _current.get()
+    if carried is None:
+        return parallel_sort_context_batch(community_df, tokenizer, max_context_tokens, parallel)
+    found = []
+    for records in community_df[schemas.ALL_CONTEXT]:
+        key = _hash(max_context_tokens, records)
+        context = carried[Step.REPORT_CONTEXT].get(key)
+        if context is None:
+            text = sort_context(records, tokenizer, max_context_tokens=max_context_tokens)
+            context = (text, tokenizer.num_tokens(text))
+            carried[Step.REPORT_CONTEXT].put(key, context)
+        found.append(context)
+    community_df[schemas.CONTEXT_STRING] = [text for text, _ in found]
+    community_df[schemas.CONTEXT_SIZE] = [size for _, size in found]
+    community_df[schemas.CONTEXT_EXCEED_FLAG] = community_df[schemas.CONTEXT_SIZE] > max_context_tokens
+    return community_df
+
+
+async def _run_extract_graph(text: str, source_id: str, entity_types: list[str], model: Any, prompt: str,
+                             max_gleanings: int) -> "tuple[pd.DataFrame, pd.DataFrame]":
+    """graphrag's per-text-unit extraction, taking an unchanged unit's entities and relationships
+    from the previous version."""
+    carried = _current.get()
+    if carried is None:
+        return await _GRAPHRAG["extract"](text, source_id, entity_types, model, prompt, max_gleanings)
+    key = _hash(text.strip(), entity_types, prompt, max_gleanings)
+    stored = carried[Step.EXTRACTION].get(key)
+    if stored is not None:
+        entities, relationships = (_frame(split, source_id) for split in stored)
+        return entities, relationships
+    entities, relationships = await _GRAPHRAG["extract"](text, source_id, entity_types, model, prompt, max_gleanings)
+    if len(entities):
+        carried[Step.EXTRACTION].put(key, [frame.to_dict(orient="split", index=False) for frame in (entities, relationships)])
+    return entities, relationships
+
+
+async def _run_summarize_descriptions(id: str | tuple[str, str], descriptions: list[str], model: Any,  # noqa: A002
+                                      max_summary_length: int, max_input_tokens: int, prompt: str) -> Any:
+    """graphrag's summary of one entity's or relationship's descriptions, taking an unchanged one
+    from the previous version."""
+    from graphrag.index.operations.summarize_descriptions.typing import SummarizedDescriptionResult
+
+    summarize = _GRAPHRAG["summarize"]
+    carried = _current.get()
+    if carried is None:
+        return await summarize(id, descriptions, model, max_summary_length, max_input_tokens, prompt)
+    key = _hash(id, descriptions, max_summary_length, max_input_tokens, prompt)
+    stored = carried[Step.SUMMARY].get(key)
+    if stored is None:
+        stored = (await summarize(id, descriptions, model, max_summary_length, max_input_tokens, prompt)).description
+        carried[Step.SUMMARY].put(key, stored)
+    return SummarizedDescriptionResult(id=id, description=stored)
+
+
+def _frame(split: dict[str, list], source_id: str) -> "pd.DataFrame":
+    """A stored extraction frame (`DataFrame.to_dict(orient="split")`) for the unit `source_id`."""
+    import pandas as pd
+
+    frame = pd.DataFrame(split["data"], columns=split["columns"])
+    frame["source_id"] = source_id
+    return frame
+
+
+_GRAPHRAG: dict[str, Any] = {}
+
+
+def _install() -> None:
+    """Route graphrag's per-unit extraction, description summary and report context sorting through
+    this module (once per process; without a run's memos they call graphrag's own)."""
+    from graphrag.index.operations.extract_graph import extract_graph
+    from graphrag.index.operations.summarize_communities.graph_context import context_builder
+    from graphrag.index.operations.summarize_descriptions import summarize_descriptions
+
+    if not _GRAPHRAG:
+        _GRAPHRAG["extract"] = extract_graph._run_extract_graph  # noqa: SLF001 - the per-unit step
+        _GRAPHRAG["summarize"] = summarize_descriptions.run_summarize_descriptions
+        extract_graph._run_extract_graph = _run_extract_graph  # noqa: SLF001
+        summarize_descriptions.run_summarize_descriptions = _run_summarize_descriptions
+        context_builder.parallel_sort_context_batch = _sort_context_batch
+
+
+def fingerprint(config: "GraphRagConfig") -> str:
+    """A hash of the completion models' settings (secrets left out): stored work is used only under the same."""
+    models = {name: model.model_dump(mode="json", exclude={"api_key"}) for name, model in config.completion_models.items()}
+    return _hash(models)
+
+
+@contextmanager
+def work_carried_over(previous: Path | None, version: Path, models: str) -> Iterator[CarriedOver]:
+    """Within the block, results whose input is unchanged come from `previous` (when its models'
+    fingerprint equals `models`); when the block completes, `version` stores those this run used."""
+    _install()
+    stored = _read(previous, models)
+    carried = {step: Memo(previous=stored.get(step, {})) for step in Step}
+    token = _current.set(carried)
+    try:
+        yield carried
+    finally:
+        _current.reset(token)
+    for step, memo in carried.items():
+        logger.info("%s: %d computed, %d carried over", step, memo.computed, memo.reused)
+    _write(carried, version / TABLE, models)
+
+
+def _write(carried: CarriedOver, table: Path, models: str) -> None:
+    import pandas as pd
+
+    rows = [(step.value, key, json.dumps(result)) for step, memo in carried.items() for key, result in memo.used.items()]
+    pd.DataFrame(rows, columns=["step", "key", "result"]).assign(models=models).to_parquet(table, index=False)
+
+
+def _read(version: Path | None, models: str) -> dict[Step, dict[str, Any]]:
+    """A version's stored results made under the same models, by step; none when it has no readable table."""
+    import pandas as pd
+
+    if version is None:
+        return {}
+    try:
+        frame = pd.read_parquet(version / TABLE, columns=["step", "key", "result", "models"])
+    except (OSError, ValueError, KeyError):
+        return {}
+    stored: dict[Step, dict[str, Any]] = {step: {} for step in Step}
+    for step, key, result in frame[frame["models"] == models][["step", "key", "result"]].itertuples(index=False):
+        if step in stored:
+            stored[Step(step)][key] = json.loads(result)
+    return stored
