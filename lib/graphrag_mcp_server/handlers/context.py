@@ -3,13 +3,16 @@
 local and basic use graphrag's own context builders; global ranks the community reports of the
 chosen level by similarity to the query (where report embeddings exist) and by rating; drift
 gives the reports its primer would start from plus the local context. The query embedding is the
-only model call.
+only model call. `omitted` counts the records the builder ranked for the query that the budget left
+out, from the same selection graphrag's builder makes (no second build).
 """
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.handlers.engines import basic_engine, local_engine
 from graphrag_mcp_server.handlers.results import (
     ContextEntity,
     ContextRelationship,
@@ -18,24 +21,23 @@ from graphrag_mcp_server.handlers.results import (
     SearchContext,
     SearchResult,
 )
-from graphrag_mcp_server.handlers.search import (
-    SearchType,
-    check_ready,
-    context_frames,
-    entities_of_types,
-    find_sources,
-)
+from graphrag_mcp_server.handlers.search import SearchType, check_ready, context_frames, find_sources
 from graphrag_mcp_server.handlers.tables import IndexTables
 from graphrag_mcp_server.providers.usage import track_usage
 
 if TYPE_CHECKING:
     import pandas as pd
     from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag.data_model.community_report import CommunityReport
     from graphrag.query.context_builder.builders import ContextBuilderResult
+    from graphrag.query.structured_search.basic_search.basic_context import BasicSearchContext
+    from graphrag.query.structured_search.local_search.mixed_context import LocalSearchMixedContext
+
+    from graphrag_mcp_server.handlers.prepared import Lookup
 
 DEFAULT_CONTEXT_TOKENS = 8000
 UNBOUNDED_TOKENS = 10_000_000
-"""Budget under which a context builder includes every record it selected: what the real budget leaves out."""
+"""A budget that holds every record a builder ranked."""
 
 
 @dataclass
@@ -81,16 +83,20 @@ def search_context(
     with track_usage() as usage:
         match search_type:
             case SearchType.BASIC:
-                part = _within_budget(_basic_engine(config, tables), query, max_tokens)
+                with basic_engine(config, tables) as engine:
+                    part = _within_budget(_remembering(engine), query, max_tokens, _basic_candidates)
             case SearchType.LOCAL:
-                part = _within_budget(_local_engine(config, tables, community_level, entity_types), query, max_tokens)
+                with local_engine(config, tables, community_level, entity_types) as engine:
+                    part = _within_budget(_remembering(engine), query, max_tokens, _local_candidates)
             case SearchType.GLOBAL:
-                part = _reports(config, tables, query, community_level, max_tokens, _report_embedder(config))
+                with tables.prepared.reports(community_level) as reports:
+                    part = _reports(config, reports, query, max_tokens, _report_embedder(config))
             case SearchType.DRIFT:
-                local = _local_engine(config, tables, community_level, None)
-                primer = _reports(config, tables, query, community_level, max_tokens // 2,
-                                  local.context_builder.text_embedder, limit=config.drift_search.drift_k_followups)
-                part = primer.add(_within_budget(local, query, max_tokens - primer.tokens))
+                with local_engine(config, tables, community_level) as engine:
+                    builder = _remembering(engine).context_builder
+                    primer = _reports(config, list(builder.community_reports.values()), query, max_tokens // 2,
+                                      builder.text_embedder, limit=config.drift_search.drift_k_followups)
+                    part = primer.add(_within_budget(engine, query, max_tokens - primer.tokens, _local_candidates))
     frames = [(kind, frame) for kind, frame in part.records.items() if not frame.empty]
     return SearchResult(
         type=search_type.value,
@@ -126,14 +132,57 @@ def _remembering(engine: Any) -> Any:
     return engine
 
 
-def _within_budget(engine: Any, query: str, max_tokens: int) -> _Part:
-    """Build the engine's context twice, with the budget and without: the difference is what the budget left out."""
-    builder, params = engine.context_builder, engine.context_builder_params
-    kept = builder.build_context(query=query, **{**params, "max_context_tokens": max_tokens})
-    everything = builder.build_context(query=query, **{**params, "max_context_tokens": UNBOUNDED_TOKENS})
-    candidates = {kind: _ids(frame) for kind, frame in _records(everything).items()}
+def _within_budget(engine: Any, query: str, max_tokens: int, ranked: Callable[..., dict[str, set[str]]]) -> _Part:
+    """The engine's context within the budget, with the ids of every record its builder `ranked` for the query."""
+    builder, params = engine.context_builder, {**engine.context_builder_params, "max_context_tokens": max_tokens}
+    kept = builder.build_context(query=query, **params)
     chunks = kept.context_chunks if isinstance(kept.context_chunks, str) else "\n".join(kept.context_chunks)
-    return _Part(_records(kept), engine.tokenizer.num_tokens(chunks), candidates)
+    return _Part(_records(kept), engine.tokenizer.num_tokens(chunks), ranked(builder, query, params))
+
+
+def _local_candidates(builder: "LocalSearchMixedContext", query: str, params: dict[str, Any]) -> dict[str, set[str]]:
+    """Ids of the records graphrag's local builder ranks for `query` (all of them fit an unbounded budget): the
+    entities it maps the query to and, where their share of the budget is not zero, their reports, text units,
+    claims and the relationships graphrag picks for them."""
+    from graphrag.query.context_builder.entity_extraction import map_query_to_entities
+    from graphrag.query.context_builder.local_context import build_relationship_context
+
+    selected = map_query_to_entities(
+        query=query, text_embedding_vectorstore=builder.entity_text_embeddings, text_embedder=builder.text_embedder,
+        all_entities_dict=builder.entities, embedding_vectorstore_key=builder.embedding_vectorstore_key,
+        k=params["top_k_mapped_entities"], oversample_scaler=2,
+    )
+    community_share, unit_share = params["community_prop"], params["text_unit_prop"]
+    candidates: dict[str, set[str]] = {}
+    if community_share > 0:
+        reports = (builder.community_reports.get(community)
+                   for entity in selected for community in entity.community_ids or [])
+        candidates["reports"] = {str(report.short_id) for report in reports if report is not None and
+                                 report.rank is not None and report.rank >= params.get("min_community_rank", 0)}
+    if unit_share > 0:
+        candidates["sources"] = {str(builder.text_units[unit].short_id) for entity in selected
+                                 for unit in entity.text_unit_ids or [] if unit in builder.text_units}
+    if 1 - community_share - unit_share > 0:
+        titles = {entity.title for entity in selected}
+        candidates["entities"] = {str(entity.short_id) for entity in selected}
+        _, relationships = build_relationship_context(
+            selected, list(builder.relationships.values()), builder.tokenizer, max_context_tokens=UNBOUNDED_TOKENS,
+            top_k_relationships=params["top_k_relationships"],
+        )
+        candidates["relationships"] = _ids(relationships)
+        for kind, covariates in builder.covariates.items():
+            candidates[kind.lower()] = {str(claim.short_id) for claim in covariates if claim.subject_id in titles}
+    return candidates
+
+
+def _basic_candidates(builder: "BasicSearchContext", query: str, params: dict[str, Any]) -> dict[str, set[str]]:
+    """Short ids of the `k` text units closest to the query, as graphrag's basic builder finds them."""
+    found = builder.text_unit_embeddings.similarity_search_by_text(
+        text=query, text_embedder=lambda text: builder.text_embedder.embedding(input=[text]).first_embedding,
+        k=params["k"],
+    )
+    ids = {result.document.id for result in found}
+    return {"sources": {str(unit.short_id) for unit in builder.text_units or [] if unit.id in ids}}
 
 
 def _records(result: "ContextBuilderResult") -> dict[str, "pd.DataFrame"]:
@@ -144,47 +193,6 @@ def _ids(frame: "pd.DataFrame | None") -> set[str]:
     return set() if frame is None or "id" not in frame.columns else set(frame["id"].astype(str))
 
 
-def _basic_engine(config: "GraphRagConfig", tables: IndexTables) -> Any:
-    from graphrag.config.embeddings import text_unit_text_embedding
-    from graphrag.query.factory import get_basic_search_engine
-    from graphrag.query.indexer_adapters import read_indexer_text_units
-    from graphrag.utils.api import get_embedding_store
-
-    return _remembering(get_basic_search_engine(
-        config=config,
-        text_units=read_indexer_text_units(tables.text_units),
-        text_unit_embeddings=get_embedding_store(config=config.vector_store, embedding_name=text_unit_text_embedding),
-        response_type="",
-    ))
-
-
-def _local_engine(config: "GraphRagConfig", tables: IndexTables, level: int, entity_types: list[str] | None) -> Any:
-    from graphrag.config.embeddings import entity_description_embedding
-    from graphrag.query.factory import get_local_search_engine
-    from graphrag.query.indexer_adapters import (
-        read_indexer_covariates,
-        read_indexer_entities,
-        read_indexer_relationships,
-        read_indexer_reports,
-        read_indexer_text_units,
-    )
-    from graphrag.utils.api import get_embedding_store
-
-    covariates = read_indexer_covariates(tables.covariates) if tables.covariates is not None else []
-    return _remembering(get_local_search_engine(
-        config=config,
-        reports=read_indexer_reports(tables.community_reports, tables.communities, level),
-        text_units=read_indexer_text_units(tables.text_units),
-        entities=read_indexer_entities(entities_of_types(tables.entities, entity_types), tables.communities, level),
-        relationships=read_indexer_relationships(tables.relationships),
-        covariates={"claims": covariates},
-        description_embedding_store=get_embedding_store(
-            config=config.vector_store, embedding_name=entity_description_embedding
-        ),
-        response_type="",
-    ))
-
-
 def _report_embedder(config: "GraphRagConfig") -> _RememberedEmbedder:
     """The embedding model that ranks reports against the query (DRIFT's, as graphrag's primer uses)."""
     from graphrag_llm.embedding import create_embedding
@@ -192,17 +200,15 @@ def _report_embedder(config: "GraphRagConfig") -> _RememberedEmbedder:
     return _RememberedEmbedder(create_embedding(config.get_embedding_model_config(config.drift_search.embedding_model_id)))
 
 
-def _reports(config: "GraphRagConfig", tables: IndexTables, query: str, level: int, max_tokens: int,
+def _reports(config: "GraphRagConfig", reports: list["CommunityReport"], query: str, max_tokens: int,
              embedder: Any, limit: int | None = None) -> _Part:
     """The level's community reports, most similar to the query first (then highest rated), within the budget."""
     import pandas as pd
-    from graphrag.query.indexer_adapters import read_indexer_reports
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
-    reports = read_indexer_reports(tables.community_reports, tables.communities, level)
     similarity = _report_similarity(config, query, embedder)
-    reports.sort(key=lambda report: (similarity.get(report.id, -2.0), report.rank or 0.0), reverse=True)
-    candidates = reports[:limit] if limit is not None else reports
+    ranked = sorted(reports, key=lambda report: (similarity.get(report.id, -2.0), report.rank or 0.0), reverse=True)
+    candidates = ranked[:limit] if limit is not None else ranked
     tokenizer = get_tokenizer(config.get_completion_model_config(config.global_search.completion_model_id))
     kept, tokens = [], 0
     for report in candidates:
@@ -236,13 +242,13 @@ def _report_similarity(config: "GraphRagConfig", query: str, embedder: Any) -> d
 
 def _described(part: _Part, tables: IndexTables, max_tokens: int) -> SearchContext:
     """The part's records as typed context entries, each with the titles of its documents."""
-    lookup = _Lookup(tables)
+    lookup = tables.prepared.lookup()
     records = part.records
     return SearchContext(
-        entities=[lookup.entity(row) for row in _rows(records.get("entities"))],
-        relationships=[lookup.relationship(row) for row in _rows(records.get("relationships"))],
-        reports=[lookup.report(row) for row in _rows(records.get("reports"))],
-        text_units=[unit for row in _rows(records.get("sources")) if (unit := lookup.text_unit(row)) is not None],
+        entities=[_entity(row, lookup) for row in _rows(records.get("entities"))],
+        relationships=[_relationship(row, lookup) for row in _rows(records.get("relationships"))],
+        reports=[_report(row, lookup) for row in _rows(records.get("reports"))],
+        text_units=[unit for row in _rows(records.get("sources")) if (unit := _text_unit(row, lookup)) is not None],
         max_tokens=max_tokens,
         tokens=part.tokens,
         omitted=part.omitted,
@@ -253,57 +259,41 @@ def _rows(frame: "pd.DataFrame | None") -> list[dict[str, Any]]:
     return [] if frame is None else frame.to_dict("records")
 
 
-class _Lookup:
-    """Index tables keyed by the short ids graphrag's context records carry."""
-
-    def __init__(self, tables: IndexTables) -> None:
-        titles = tables.documents.set_index("id")["title"].astype(str)
-        self._document_of = tables.text_units.set_index("id")["document_id"].map(titles).to_dict()
-        self._units = _by_short_id(tables.text_units, "human_readable_id")
-        self._entities = _by_short_id(tables.entities, "human_readable_id")
-        self._relationships = _by_short_id(tables.relationships, "human_readable_id")
-        self._communities = _by_short_id(tables.communities, "community")
-        self._ratings = _by_short_id(tables.community_reports, "community")
-
-    def documents(self, unit_ids: Any) -> list[str]:
-        """Distinct titles of the documents of these text units, in order."""
-        titles = (self._document_of.get(unit_id) for unit_id in list(unit_ids if unit_ids is not None else []))
-        return list(dict.fromkeys(title for title in titles if title))
-
-    def entity(self, row: dict[str, Any]) -> ContextEntity:
-        """An entities record (id, entity, description...)."""
-        entity = self._entities.get(str(row["id"]), {})
-        return ContextEntity(
-            id=str(row["id"]), name=str(row.get("entity", entity.get("title", ""))), type=str(entity.get("type") or ""),
-            description=str(row.get("description") or ""), documents=self.documents(entity.get("text_unit_ids")),
-        )
-
-    def relationship(self, row: dict[str, Any]) -> ContextRelationship:
-        """A relationships record (id, source, target, description, weight)."""
-        relationship = self._relationships.get(str(row["id"]), {})
-        return ContextRelationship(
-            id=str(row["id"]), source=str(row["source"]), target=str(row["target"]),
-            description=str(row.get("description") or ""), weight=float(row.get("weight") or 0),
-            documents=self.documents(relationship.get("text_unit_ids")),
-        )
-
-    def report(self, row: dict[str, Any]) -> ContextReport:
-        """A reports record (id = community, title, content; rating and similarity when ranked here)."""
-        community = str(row["id"])
-        rating = row.get("rating", self._ratings.get(community, {}).get("rank"))
-        return ContextReport(
-            community=community, title=str(row.get("title") or ""), content=str(row.get("content") or ""),
-            rating=None if rating is None else float(rating), similarity=row.get("similarity"),
-            documents=self.documents(self._communities.get(community, {}).get("text_unit_ids")),
-        )
-
-    def text_unit(self, row: dict[str, Any]) -> ContextTextUnit | None:
-        """A sources record (id = the text unit's short id, text)."""
-        unit = self._units.get(str(row["id"]))
-        if unit is None:
-            return None
-        return ContextTextUnit(id=str(unit["id"]), document=self._document_of.get(unit["id"], ""), text=str(row["text"]))
+def _entity(row: dict[str, Any], lookup: "Lookup") -> ContextEntity:
+    """An entities record (id, entity, description...)."""
+    short_id = str(row["id"])
+    title, kind = lookup.entities.get(short_id, ("", None))
+    return ContextEntity(
+        id=short_id, name=str(row.get("entity", title)), type=str(kind or ""),
+        description=str(row.get("description") or ""),
+        documents=lookup.documents(lookup.text_units_of["entities"].get(short_id)),
+    )
 
 
-def _by_short_id(table: "pd.DataFrame", column: str) -> dict[str, dict[str, Any]]:
-    return {str(row[column]): row for row in table.to_dict("records")}
+def _relationship(row: dict[str, Any], lookup: "Lookup") -> ContextRelationship:
+    """A relationships record (id, source, target, description, weight)."""
+    short_id = str(row["id"])
+    return ContextRelationship(
+        id=short_id, source=str(row["source"]), target=str(row["target"]),
+        description=str(row.get("description") or ""), weight=float(row.get("weight") or 0),
+        documents=lookup.documents(lookup.text_units_of["relationships"].get(short_id)),
+    )
+
+
+def _report(row: dict[str, Any], lookup: "Lookup") -> ContextReport:
+    """A reports record (id = community, title, content; rating and similarity when ranked here)."""
+    community = str(row["id"])
+    rating = row.get("rating", lookup.ratings.get(community))
+    return ContextReport(
+        community=community, title=str(row.get("title") or ""), content=str(row.get("content") or ""),
+        rating=None if rating is None else float(rating), similarity=row.get("similarity"),
+        documents=lookup.documents(lookup.text_units_of["reports"].get(community)),
+    )
+
+
+def _text_unit(row: dict[str, Any], lookup: "Lookup") -> ContextTextUnit | None:
+    """A sources record (id = the text unit's short id, text)."""
+    unit_id = lookup.unit_ids.get(str(row["id"]))
+    if unit_id is None:
+        return None
+    return ContextTextUnit(id=unit_id, document=lookup.document_of.get(unit_id, ""), text=str(row["text"]))

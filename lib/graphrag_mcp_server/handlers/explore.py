@@ -97,9 +97,8 @@ def top_entities(tables: IndexTables, limit: int = 50) -> list[EntitySummary]:
 
 
 def _documents_of(tables: IndexTables, text_unit_ids: Any) -> list[str]:
-    units = tables.text_units[tables.text_units["id"].isin(list(text_unit_ids))]
-    titles = tables.documents.set_index("id")["title"]
-    return sorted({str(titles[document_id]) for document_id in units["document_id"] if document_id in titles.index})
+    document_of = tables.prepared.lookup().document_of
+    return sorted({document_of[unit_id] for unit_id in text_unit_ids if document_of.get(unit_id)})
 
 
 def _row(frame: "pd.DataFrame", mask: "pd.Series", what: str) -> Any:
@@ -176,9 +175,7 @@ def text_unit_detail(tables: IndexTables, text_unit_id: str) -> TextUnitDetail:
     """A text unit by id, with its document and the entities found in it."""
     units = tables.text_units
     unit = _row(units, units["id"] == text_unit_id, f"no text unit {text_unit_id[:200]!r}")
-    titles = tables.documents.set_index("id")["title"]
     entity_ids = [] if unit.entity_ids is None else list(unit.entity_ids)
     names = tables.entities.loc[tables.entities["id"].isin(entity_ids), "title"]
-    return TextUnitDetail(
-        id=unit.id, document=str(titles.get(unit.document_id, "")), text=str(unit.text), entities=sorted(names)
-    )
+    document = tables.prepared.lookup().document_of.get(unit.id, "")
+    return TextUnitDetail(id=unit.id, document=document, text=str(unit.text), entities=sorted(names))

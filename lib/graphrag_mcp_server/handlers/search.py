@@ -1,9 +1,12 @@
 """The four searches: one graphrag.api call each, mapped to a SearchResult with sources and cost."""
 
 import asyncio
+import inspect
 import re
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +20,9 @@ if TYPE_CHECKING:
     import pandas as pd
     from graphrag.callbacks.query_callbacks import QueryCallbacks
     from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag.query.context_builder.builders import ContextBuilderResult
+
+    from graphrag_mcp_server.handlers.prepared import Lookup
 
 MAX_SOURCES = 20
 _CITATION = re.compile(r"\[Data:([^\]]*)\]")
@@ -74,14 +80,6 @@ def check_ready(config: "GraphRagConfig", tables: IndexTables, search_type: Sear
     require_credentials(config, [*needed, *([section.completion_model_id] if answer else [])])
 
 
-def entities_of_types(entities: "pd.DataFrame", entity_types: list[str] | None) -> "pd.DataFrame":
-    """Only the entities of the given types (case-insensitive); all of them when none are given."""
-    if not entity_types:
-        return entities
-    wanted = {entity_type.casefold() for entity_type in entity_types}
-    return entities[entities["type"].str.casefold().isin(wanted)]
-
-
 async def run_search(
     config: "GraphRagConfig",
     tables: IndexTables,
@@ -95,39 +93,20 @@ async def run_search(
     timeout: float | None = None,
     callbacks: "list[QueryCallbacks] | None" = None,
 ) -> SearchResult:
-    """Answer `query` with the graphrag.api search of `search_type` over the loaded tables.
+    """Answer `query` with graphrag's search engine of `search_type`, built as graphrag.api builds it, over
+    the loaded version's prepared objects.
 
     `entity_types` keeps local search to entities of those types. A search still running after
     `timeout` seconds is stopped with the provider's last error; `callbacks` see its stages.
     """
-    import graphrag.api as api
-
     check_ready(config, tables, search_type, answer=True)
-    common = {"config": config, "response_type": response_type, "query": query, "callbacks": callbacks}
-    graph = {
-        "entities": tables.entities,
-        "communities": tables.communities,
-        "community_reports": tables.community_reports,
-        "community_level": community_level,
-    }
-    local = {**graph, "text_units": tables.text_units, "relationships": tables.relationships}
-    if search_type is SearchType.LOCAL:
-        local["entities"] = entities_of_types(tables.entities, entity_types)
+    scope = {"level": community_level, "entity_types": entity_types, "dynamic": dynamic_community_selection}
     started = time.perf_counter()
     with track_usage() as usage:
-        match search_type:
-            case SearchType.GLOBAL:
-                call = api.global_search(
-                    **common, **graph, dynamic_community_selection=dynamic_community_selection
-                )
-            case SearchType.LOCAL:
-                call = api.local_search(**common, **local, covariates=tables.covariates)
-            case SearchType.DRIFT:
-                call = api.drift_search(**common, **local)
-            case SearchType.BASIC:
-                call = api.basic_search(**common, text_units=tables.text_units)
         try:
-            answer, context = await asyncio.wait_for(call, timeout)
+            answer, context = await asyncio.wait_for(
+                _answered(config, tables, search_type, query, response_type, callbacks or [], **scope), timeout
+            )
         except TimeoutError:
             raise SearchTimeoutError(_timeout_message(search_type, timeout, usage.last_error)) from None
     if usage.failed_calls and usage.failed_calls >= usage.llm_calls:
@@ -135,13 +114,12 @@ async def run_search(
         reason = usage.last_error or f"the provider's errors are in {logs}"
         msg = f"the model provider failed: all {usage.failed_calls} model calls failed; last error: {reason}"
         raise ModelCallsFailedError(msg)
-    answer = answer if isinstance(answer, str) else str(answer)
     count_streamed_answer(usage, answer, _answer_model_id(config, search_type))
     frames = list(context_frames(context))
     return SearchResult(
         type=search_type.value,
         answer=answer,
-        sources=find_sources(answer, frames, tables),
+        sources=await asyncio.to_thread(find_sources, answer, frames, tables),
         context_counts=_count_records(frames),
         llm_calls=usage.llm_calls,
         prompt_tokens=usage.prompt_tokens,
@@ -149,6 +127,76 @@ async def run_search(
         embedding_calls=usage.embedding_calls,
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+async def _answered(config: "GraphRagConfig", tables: IndexTables, search_type: SearchType, query: str,
+                    response_type: str, callbacks: "list[QueryCallbacks]", *, level: int,
+                    entity_types: list[str] | None, dynamic: bool) -> tuple[str, Any]:
+    """The engine's streamed answer and the context it answered from, collected as graphrag.api's
+    `*_search` collects them. The engine is made in a worker thread, and its context built there where
+    that calls no model (local, basic, global without dynamic selection); drift's steps, dynamic
+    selection and the answer's streaming run on the event loop (they call the model: sampling's
+    session lives on this loop)."""
+    from graphrag.callbacks.noop_query_callbacks import NoopQueryCallbacks
+    from graphrag.logger.standard_logging import init_loggers
+
+    from graphrag_mcp_server.handlers.engines import basic_engine, drift_engine, global_engine, local_engine
+
+    init_loggers(config=config, verbose=False, filename="query.log")
+    context: Any = {}
+
+    def on_context(records: Any) -> None:
+        nonlocal context
+        context = records
+
+    collector = NoopQueryCallbacks()
+    collector.on_context = on_context  # type: ignore[method-assign]
+    common = {"response_type": response_type, "callbacks": [*callbacks, collector]}
+    match search_type:
+        case SearchType.LOCAL:
+            engine = local_engine(config, tables, level, entity_types, **common)
+        case SearchType.BASIC:
+            engine = basic_engine(config, tables, **common)
+        case SearchType.GLOBAL:
+            engine = global_engine(config, tables, level, dynamic, **common)
+        case SearchType.DRIFT:
+            engine = drift_engine(config, tables, level, **common)
+    build_now = search_type is not SearchType.DRIFT and not (search_type is SearchType.GLOBAL and dynamic)
+    searcher, lent = await asyncio.to_thread(_entered, engine, query, build_now=build_now)
+    with lent:
+        answer = "".join([chunk async for chunk in searcher.stream_search(query=query)])
+    return answer, context
+
+
+def _entered(engine: "AbstractContextManager[Any]", query: str, *, build_now: bool) -> tuple[Any, ExitStack]:
+    """The engine, entered (blocking: run in a worker thread), and what gives back the objects it borrowed.
+    With `build_now` its context is built here (global's builder is a coroutine that awaits nothing
+    without dynamic selection) and the borrowed objects are given back at once."""
+    lent = ExitStack()
+    searcher = lent.enter_context(engine)
+    if build_now:
+        with lent:
+            built = searcher.context_builder.build_context(query=query, **searcher.context_builder_params)
+            awaited = inspect.isawaitable(built)
+            searcher.context_builder = _Built(asyncio.run(built) if awaited else built, awaited)
+    return searcher, lent
+
+
+@dataclass(frozen=True)
+class _Built:
+    """Stands in for an engine's context builder: hands back the context built beforehand in a worker thread."""
+
+    result: "ContextBuilderResult"
+    awaited: bool
+    """Whether the engine awaits its builder (global search)."""
+
+    def build_context(self, **_: Any) -> Any:
+        """The context built beforehand, whatever the engine asks (to await, for an engine that awaits it)."""
+        return _ready(self.result) if self.awaited else self.result
+
+
+async def _ready(result: "ContextBuilderResult") -> "ContextBuilderResult":
+    return result
 
 
 def _timeout_message(search_type: SearchType, timeout: float | None, last_error: str | None) -> str:
@@ -205,25 +253,12 @@ def _in_context(frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str, list[str]
     return ids
 
 
-def _text_units_of(kind: str, ids: list[str], tables: IndexTables) -> list[str]:
-    """Text unit ids behind records of `kind` named by their human-readable ids."""
-    table, id_column = {
-        "sources": (tables.text_units, "human_readable_id"),
-        "entities": (tables.entities, "human_readable_id"),
-        "relationships": (tables.relationships, "human_readable_id"),
-        "reports": (tables.communities, "community"),
-    }.get(kind, (None, ""))
-    if table is None or not ids:
-        return []
-    by_id = table.set_index(table[id_column].astype(str))
-    found: list[str] = []
-    for record_id in ids:
-        if record_id not in by_id.index:
-            continue
-        row = by_id.loc[record_id]
-        row = row.iloc[0] if hasattr(row, "iloc") and row.ndim > 1 else row
-        found.extend([row["id"]] if kind == "sources" else list(row["text_unit_ids"]))
-    return found
+def _text_units_of(kind: str, ids: list[str], lookup: "Lookup") -> list[str]:
+    """Text unit ids behind records of `kind` named by their short ids."""
+    if kind == "sources":
+        return [lookup.unit_ids[record_id] for record_id in ids if record_id in lookup.unit_ids]
+    behind = lookup.text_units_of.get(kind, {})
+    return [unit_id for record_id in ids if record_id in behind for unit_id in behind[record_id]]
 
 
 def _evidence(answer: str, frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str, list[str]]:
@@ -240,13 +275,10 @@ def _evidence(answer: str, frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str
 def find_sources(answer: str, frames: list[tuple[str, "pd.DataFrame"]], tables: IndexTables) -> list[Source]:
     """Text units behind the answer, with their documents, most direct evidence first."""
     records = _evidence(answer, frames)
+    lookup = tables.prepared.lookup()
     unit_ids: list[str] = []
     for kind in ("sources", "entities", "relationships", "reports"):
-        unit_ids.extend(_text_units_of(kind, records.get(kind, []), tables))
-    titles = tables.documents.set_index("id")["title"]
-    document_of = tables.text_units.set_index("id")["document_id"]
-    sources: list[Source] = []
-    for unit_id in dict.fromkeys(unit_ids):
-        if unit_id in document_of.index:
-            sources.append(Source(document=str(titles.get(document_of[unit_id], "")), text_unit_id=unit_id))
+        unit_ids.extend(_text_units_of(kind, records.get(kind, []), lookup))
+    sources = [Source(document=lookup.document_of[unit_id], text_unit_id=unit_id)
+               for unit_id in dict.fromkeys(unit_ids) if unit_id in lookup.document_of]
     return sources[:MAX_SOURCES]

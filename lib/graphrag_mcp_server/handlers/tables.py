@@ -4,6 +4,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,8 @@ from graphrag_mcp_server.errors import IndexDamagedError, IndexNotFoundError
 if TYPE_CHECKING:
     import pandas as pd
     from graphrag.config.models.graph_rag_config import GraphRagConfig
+
+    from graphrag_mcp_server.handlers.prepared import Prepared
 
 REQUIRED_TABLES = ("documents", "text_units", "entities", "relationships", "communities", "community_reports")
 
@@ -32,6 +35,13 @@ class IndexTables:
     community_reports: "pd.DataFrame"
     covariates: "pd.DataFrame | None"
     vector_problems: dict[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def prepared(self) -> "Prepared":
+        """graphrag's query objects and short-id lookups for these tables, each made on first use and kept."""
+        from graphrag_mcp_server.handlers.prepared import Prepared
+
+        return Prepared(self)
 
 
 def output_dir(config: "GraphRagConfig") -> Path:

@@ -1,5 +1,6 @@
 """MCP resources: read-only JSON views of the index (statistics, entities, communities, text units)."""
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -24,7 +25,7 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
     async def view(read: Callable[[IndexTables], T]) -> str:
         try:
             snapshot = await shared.state.snapshot()
-            result = read(snapshot.tables)
+            result = await asyncio.to_thread(read, snapshot.tables)
         except explore.RecordNotFoundError as error:
             raise ResourceNotFoundError(str(error)) from error
         except GraphRagMcpError as error:

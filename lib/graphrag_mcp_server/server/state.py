@@ -30,13 +30,18 @@ class Snapshot:
 
 
 def _load(root: Path) -> Snapshot:
-    """Import graphrag, read settings.yaml and every table (blocking: run in a worker thread)."""
+    """Import graphrag, read settings.yaml and every table, and prepare graphrag's query objects for the
+    default searches (blocking: run in a worker thread)."""
     from graphrag_mcp_server.config.index_root import load_index_config
     from graphrag_mcp_server.handlers.tables import load_tables
 
     version = disk_version(root)
     config = load_index_config(root, without_credentials=True)
     tables = asyncio.run(load_tables(config, root))
+    try:
+        tables.prepared.warm()
+    except Exception as error:  # noqa: BLE001 - statistics and resources still serve; the searches report it
+        logger.warning("index version %s loaded but not prepared for searches: %s", version, error)
     return Snapshot(config, tables, version, datetime.now(UTC))
 
 

@@ -1,0 +1,112 @@
+"""graphrag's search engines made as graphrag.api makes them (graphrag.query.factory, the same prompts), over
+the prepared objects of the loaded version instead of tables read again (handlers/prepared.py).
+
+Each is a context manager: the relationships and reports graphrag writes into are lent to the
+engine until the block ends. Blocking the first time a version's objects are made.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from graphrag_mcp_server.handlers.tables import IndexTables
+
+if TYPE_CHECKING:
+    from graphrag.callbacks.query_callbacks import QueryCallbacks
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag.query.structured_search.basic_search.search import BasicSearch
+    from graphrag.query.structured_search.drift_search.search import DRIFTSearch
+    from graphrag.query.structured_search.global_search.search import GlobalSearch
+    from graphrag.query.structured_search.local_search.search import LocalSearch
+
+
+@contextmanager
+def local_engine(config: "GraphRagConfig", tables: IndexTables, level: int, entity_types: list[str] | None = None,
+                 response_type: str = "", callbacks: "list[QueryCallbacks] | None" = None) -> Iterator["LocalSearch"]:
+    """graphrag's local search engine as graphrag.api.local_search makes it, over the version's prepared
+    objects (`entity_types`: only entities of these types). Blocking on first use of a level."""
+    from graphrag.config.embeddings import entity_description_embedding
+    from graphrag.query.factory import get_local_search_engine
+    from graphrag.utils.api import get_embedding_store, load_search_prompt
+
+    prepared = tables.prepared
+    with prepared.reports(level) as reports, prepared.relationships() as relationships:
+        yield get_local_search_engine(
+            config=config,
+            reports=reports,
+            text_units=prepared.text_units(),
+            entities=prepared.entities(level, entity_types),
+            relationships=relationships,
+            covariates={"claims": prepared.covariates()},
+            description_embedding_store=get_embedding_store(config=config.vector_store,
+                                                            embedding_name=entity_description_embedding),
+            response_type=response_type,
+            system_prompt=load_search_prompt(config.local_search.prompt),
+            callbacks=callbacks,
+        )
+
+
+@contextmanager
+def basic_engine(config: "GraphRagConfig", tables: IndexTables, response_type: str = "",
+                 callbacks: "list[QueryCallbacks] | None" = None) -> Iterator["BasicSearch"]:
+    """graphrag's basic search engine as graphrag.api.basic_search makes it, over the prepared text units."""
+    from graphrag.config.embeddings import text_unit_text_embedding
+    from graphrag.query.factory import get_basic_search_engine
+    from graphrag.utils.api import get_embedding_store, load_search_prompt
+
+    yield get_basic_search_engine(
+        config=config,
+        text_units=tables.prepared.text_units(),
+        text_unit_embeddings=get_embedding_store(config=config.vector_store, embedding_name=text_unit_text_embedding),
+        response_type=response_type,
+        system_prompt=load_search_prompt(config.basic_search.prompt),
+        callbacks=callbacks,
+    )
+
+
+@contextmanager
+def global_engine(config: "GraphRagConfig", tables: IndexTables, level: int, dynamic: bool, response_type: str,
+                  callbacks: "list[QueryCallbacks]") -> Iterator["GlobalSearch"]:
+    """graphrag's global search engine as graphrag.api.global_search makes it, over the prepared objects."""
+    from graphrag.query.factory import get_global_search_engine
+    from graphrag.utils.api import load_search_prompt
+
+    prepared, section = tables.prepared, config.global_search
+    with prepared.reports(level, dynamic=dynamic) as reports:
+        yield get_global_search_engine(
+            config,
+            reports=reports,
+            entities=prepared.entities(level),
+            communities=prepared.communities(),
+            response_type=response_type,
+            dynamic_community_selection=dynamic,
+            map_system_prompt=load_search_prompt(section.map_prompt),
+            reduce_system_prompt=load_search_prompt(section.reduce_prompt),
+            general_knowledge_inclusion_prompt=load_search_prompt(section.knowledge_prompt),
+            callbacks=callbacks,
+        )
+
+
+@contextmanager
+def drift_engine(config: "GraphRagConfig", tables: IndexTables, level: int, response_type: str,
+                 callbacks: "list[QueryCallbacks]") -> Iterator["DRIFTSearch"]:
+    """graphrag's DRIFT search engine as graphrag.api.drift_search makes it, over the prepared objects."""
+    from graphrag.config.embeddings import community_full_content_embedding, entity_description_embedding
+    from graphrag.query.factory import get_drift_search_engine
+    from graphrag.utils.api import get_embedding_store, load_search_prompt
+
+    prepared, stores = tables.prepared, config.vector_store
+    report_embeddings = get_embedding_store(config=stores, embedding_name=community_full_content_embedding)
+    with prepared.reports(level, embeddings=report_embeddings) as reports, prepared.relationships() as relationships:
+        yield get_drift_search_engine(
+            config=config,
+            reports=reports,
+            text_units=prepared.text_units(),
+            entities=prepared.entities(level),
+            relationships=relationships,
+            description_embedding_store=get_embedding_store(config=stores, embedding_name=entity_description_embedding),
+            local_system_prompt=load_search_prompt(config.drift_search.prompt),
+            reduce_system_prompt=load_search_prompt(config.drift_search.reduce_prompt),
+            response_type=response_type,
+            callbacks=callbacks,
+        )

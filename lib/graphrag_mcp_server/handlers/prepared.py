@@ -1,0 +1,170 @@
+"""graphrag's query objects and short-id lookups for one loaded version of the index, made once and reused.
+
+graphrag.api converts every table into graphrag objects again on each search (`read_indexer_*`);
+here each conversion is made on first use and kept with the version's IndexTables (a new version
+has new tables, so new objects). graphrag's context builders write into the relationships and
+community reports they rank (`attributes`: links, matches, weights), so those are lent: a search
+borrows a set no other search is using, reset to how graphrag reads them, and gives it back.
+"""
+
+import threading
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from graphrag.data_model.community import Community
+    from graphrag.data_model.community_report import CommunityReport
+    from graphrag.data_model.covariate import Covariate
+    from graphrag.data_model.entity import Entity
+    from graphrag.data_model.relationship import Relationship
+    from graphrag.data_model.text_unit import TextUnit
+    from graphrag_vectors import VectorStore
+
+    from graphrag_mcp_server.handlers.tables import IndexTables
+
+T = TypeVar("T")
+DEFAULT_LEVEL = 2
+"""The community level the tools search by default: what `warm` prepares."""
+KEPT_SETS = 4
+"""Sets of lent objects kept for later searches; more searches at once read their own and let them go."""
+
+
+class Prepared:
+    """One version's graphrag objects (made on first use, then kept) and short-id lookups."""
+
+    def __init__(self, tables: "IndexTables") -> None:
+        self._tables = tables
+        self._lock = threading.RLock()  # a lent set can come back from a generator finalised under it
+        self._objects: dict[Hashable, Any] = {}
+        self._lent: dict[Hashable, list[list[Any]]] = {}
+
+    def _once(self, key: Hashable, make: Callable[[], T]) -> T:
+        """`make()` the first time `key` is asked for (once, whatever the threads); the same object after."""
+        with self._lock:
+            if key not in self._objects:
+                self._objects[key] = make()
+            return self._objects[key]
+
+    @contextmanager
+    def _borrowed(self, key: Hashable, make: Callable[[], list[T]]) -> Iterator[list[T]]:
+        """A set of objects graphrag writes into that no other search holds: kept from earlier
+        searches (reset), or made anew when every kept set is in use (then kept if fewer than KEPT_SETS are)."""
+        with self._lock:
+            kept = self._lent.setdefault(key, [])
+            objects = kept.pop() if kept else None
+        if objects is None:
+            objects = make()
+        for item in objects:
+            item.attributes = None  # how graphrag's readers leave them
+        try:
+            yield objects
+        finally:
+            with self._lock:
+                if len(kept) < KEPT_SETS:
+                    kept.append(objects)
+
+    def text_units(self) -> list["TextUnit"]:
+        """Every text unit (local search copies those it ranks; basic search only reads)."""
+        from graphrag.query.indexer_adapters import read_indexer_text_units
+
+        return self._once("text_units", lambda: read_indexer_text_units(self._tables.text_units))
+
+    def entities(self, level: int, entity_types: list[str] | None = None) -> list["Entity"]:
+        """The entities with their communities up to `level`; only those of `entity_types` if given (any case)."""
+        from graphrag.query.indexer_adapters import read_indexer_entities
+
+        tables = self._tables
+        entities = self._once(("entities", level),
+                             lambda: read_indexer_entities(tables.entities, tables.communities, level))
+        if not entity_types:
+            return entities
+        wanted = {entity_type.casefold() for entity_type in entity_types}
+        return [entity for entity in entities if entity.type is not None and entity.type.casefold() in wanted]
+
+    def communities(self) -> list["Community"]:
+        """The communities that have a report (global search's dynamic selection walks them)."""
+        from graphrag.query.indexer_adapters import read_indexer_communities
+
+        tables = self._tables
+        return self._once("communities", lambda: read_indexer_communities(tables.communities, tables.community_reports))
+
+    def covariates(self) -> list["Covariate"]:
+        """The claims, if the index extracted any."""
+        from graphrag.query.indexer_adapters import read_indexer_covariates
+
+        covariates = self._tables.covariates
+        return self._once("covariates", lambda: read_indexer_covariates(covariates) if covariates is not None else [])
+
+    def relationships(self) -> AbstractContextManager[list["Relationship"]]:
+        """Every relationship, lent to one search (graphrag's local context marks their links)."""
+        from graphrag.query.indexer_adapters import read_indexer_relationships
+
+        return self._borrowed("relationships", lambda: read_indexer_relationships(self._tables.relationships))
+
+    def reports(self, level: int, *, dynamic: bool = False,
+                embeddings: "VectorStore | None" = None) -> AbstractContextManager[list["CommunityReport"]]:
+        """The reports graphrag searches at `level` (all levels up to it with `dynamic` community selection),
+        with their full-content embeddings from `embeddings` (DRIFT's primer) if given; lent to one search."""
+        from graphrag.query.indexer_adapters import read_indexer_report_embeddings, read_indexer_reports
+
+        tables = self._tables
+
+        def make() -> list["CommunityReport"]:
+            reports = read_indexer_reports(tables.community_reports, tables.communities, level, dynamic)
+            if embeddings is not None:
+                read_indexer_report_embeddings(reports, embeddings)
+            return reports
+
+        return self._borrowed(("reports", level, dynamic, embeddings is not None), make)
+
+    def lookup(self) -> "Lookup":
+        """The version's short-id lookups."""
+        return self._once("lookup", lambda: Lookup(self._tables))
+
+    def warm(self, level: int = DEFAULT_LEVEL) -> None:
+        """Make what a local or basic search at `level` and the lookups need, so the first search finds it made."""
+        self.text_units()
+        self.entities(level)
+        self.covariates()
+        self.lookup()
+        with self.relationships(), self.reports(level):
+            pass
+
+
+class Lookup:
+    """Index tables keyed by the short ids graphrag's context records and citations carry."""
+
+    def __init__(self, tables: "IndexTables") -> None:
+        units = tables.text_units
+        titles = dict(zip(tables.documents["id"], tables.documents["title"].astype(str), strict=True))
+        self.document_of: dict[str, str] = {unit: titles.get(document, "")
+                                            for unit, document in zip(units["id"], units["document_id"], strict=True)}
+        """text unit id -> its document's title"""
+        self.unit_ids = _keyed(units, "human_readable_id", "id")
+        """text unit short id -> text unit id"""
+        self.entities = _keyed(tables.entities, "human_readable_id", "title", "type")
+        """entity short id -> (title, type)"""
+        self.ratings = _keyed(tables.community_reports, "community", "rank")
+        """community short id -> its report's rating"""
+        self.text_units_of = {
+            "entities": _keyed(tables.entities, "human_readable_id", "text_unit_ids"),
+            "relationships": _keyed(tables.relationships, "human_readable_id", "text_unit_ids"),
+            "reports": _keyed(tables.communities, "community", "text_unit_ids"),
+        }
+        """record kind -> short id -> text unit ids behind the record"""
+
+    def documents(self, unit_ids: Any) -> list[str]:
+        """Distinct titles of the documents of these text units, in order."""
+        titles = (self.document_of.get(unit_id) for unit_id in list(unit_ids if unit_ids is not None else []))
+        return list(dict.fromkeys(title for title in titles if title))
+
+
+def _keyed(table: "pd.DataFrame", key: str, *columns: str) -> dict[str, Any]:
+    """str(key) -> the row's value of `columns` (a tuple of them when several); the first row wins."""
+    values = zip(*(table[column] for column in columns), strict=True) if len(columns) > 1 else table[columns[0]]
+    keyed: dict[str, Any] = {}
+    for short_id, value in zip(table[key].astype(str), values, strict=True):
+        keyed.setdefault(short_id, value)
+    return keyed
