@@ -306,7 +306,7 @@ async def _run_stats(root: Path) -> Any:
     from graphrag_mcp_server.handlers.stats import statistics
     from graphrag_mcp_server.handlers.tables import load_tables
 
-    config = load_index_config(root, without_credentials=True)
+    config = load_index_config(root, without_credentials=True, with_models=False)
     return statistics(config, await load_tables(config, root))
 
 

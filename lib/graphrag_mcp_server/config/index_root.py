@@ -6,7 +6,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.config.runtime import prepare_graphrag
+from graphrag_mcp_server.config.runtime import prepare_graphrag, prepare_models
 from graphrag_mcp_server.errors import ConfigError, IndexNotFoundError, MissingVariableError
 from graphrag_mcp_server.handlers.readers import SUFFIXES
 from graphrag_mcp_server.config.providers import DEFAULT_MODELS, KNOWN_VECTOR_SIZES, OFFLINE_TYPE, Provider, model_block
@@ -79,23 +79,43 @@ UNSET_CREDENTIAL = "unset-environment-variable:"
 
 
 def load_index_config(root: Path, overrides: dict[str, Any] | None = None, *,
-                      without_credentials: bool = False) -> "GraphRagConfig":
+                      without_credentials: bool = False, with_models: bool = True) -> "GraphRagConfig":
     """Load the root's settings.yaml with graphrag's loader; errors say what to fix.
 
     With `without_credentials`, ${VAR} references that are not set load as placeholders, so that
     statistics and context-only searches work without model keys; `require_credentials` then
-    refuses a model call that needs one. graphrag's loader changes the working directory to the
-    root so that its relative paths resolve; callers resolve their own paths first.
+    refuses a model call that needs one. Without `with_models` the config only locates and
+    describes the index: no model provider is registered and LiteLLM (seconds) is not imported.
+    graphrag's loader changes the working directory to the root so that its relative paths
+    resolve; callers resolve their own paths first.
     """
+    config = _load_without_credentials(root, overrides) if without_credentials else _load(root, overrides)
+    if with_models:
+        _prepare_models(config)
+    return config
+
+
+def _load_without_credentials(root: Path, overrides: dict[str, Any] | None) -> "GraphRagConfig":
+    """`_load`, with a placeholder for each ${VAR} that is not set."""
     missing: list[str] = []
     while True:
         try:
             with _placeholders(missing):
                 return _load(root, overrides)
         except MissingVariableError as error:
-            if not without_credentials or error.variable in missing:
+            if error.variable in missing:
                 raise
             missing.append(error.variable)
+
+
+def _prepare_models(config: "GraphRagConfig") -> None:
+    """Import LiteLLM, register this project's model providers, point the config's models at its usage accounting."""
+    from graphrag_mcp_server.providers import register_providers
+    from graphrag_mcp_server.providers.usage import enable_usage_tracking
+
+    prepare_models()
+    register_providers()
+    enable_usage_tracking(config)
 
 
 @contextmanager
@@ -128,14 +148,10 @@ def _load(root: Path, overrides: dict[str, Any] | None) -> "GraphRagConfig":
     from graphrag_common.config.load_config import ConfigParsingError
     from pydantic import ValidationError
 
-    from graphrag_mcp_server.providers import register_providers
-    from graphrag_mcp_server.providers.usage import enable_usage_tracking
-
     root = root.resolve()
     if not (root / SETTINGS_FILE).exists():
         msg = f"no index at {root} (no {SETTINGS_FILE}); build one with: graphrag-mcp index DATA_PATH --index-path {root}"
         raise IndexNotFoundError(msg)
-    register_providers()
     try:
         config = load_config(root_dir=root, cli_overrides=overrides)
     except ConfigParsingError as error:
@@ -155,7 +171,6 @@ def _load(root: Path, overrides: dict[str, Any] | None) -> "GraphRagConfig":
     except ValueError as error:  # string.Template: a "$" that is no ${VAR} reference
         msg = f"cannot read {root / SETTINGS_FILE}: {error}; write a literal $ as $$"
         raise ConfigError(msg) from error
-    enable_usage_tracking(config)
     output = root / (config.output_storage.base_dir or "output")
     return pin_output(config, output.resolve()) if output.is_symlink() else config
 

@@ -1,4 +1,4 @@
-"""Process set-up that must precede the first graphrag import."""
+"""Process set-up that must precede the first graphrag import, and the first model call."""
 
 import hashlib
 import os
@@ -10,15 +10,26 @@ from typing import Any
 def prepare_graphrag() -> None:
     """Make graphrag work offline, quiet and fast.
 
-    LiteLLM's bundled cost map instead of a download; litellm imported first so tiktoken finds the
-    encodings it bundles; LanceDB's Rust log limited to errors; LLM cache keys hashed from libyaml.
+    LiteLLM's bundled cost map instead of a download (should LiteLLM be imported); LanceDB's Rust
+    log limited to errors; LLM cache keys hashed from libyaml. Imports no model library: reading
+    an index's config and tables needs none (see prepare_models).
     """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LANCEDB_LOG", "error")
+    _hash_cache_keys_with_libyaml()
+
+
+@cache
+def prepare_models() -> None:
+    """Import LiteLLM (seconds), quieted, before any model or tokenizer is made.
+
+    graphrag-llm imports it anyway; importing it first points tiktoken at the encodings LiteLLM
+    bundles (TIKTOKEN_CACHE_DIR), so no tokenizer downloads one.
+    """
+    prepare_graphrag()
     import litellm
 
     litellm.suppress_debug_info = True
-    _hash_cache_keys_with_libyaml()
 
 
 def _hash_cache_keys_with_libyaml() -> None:

@@ -1,10 +1,12 @@
 """Turning failures into MCP tool errors whose message says what to fix."""
 
 from pathlib import Path
-
-from mcp.server.mcpserver.exceptions import ToolError
+from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.errors import GraphRagMcpError, IndexNotFoundError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver.exceptions import ToolError
 
 
 def provider_error_reason(error: BaseException) -> str | None:
@@ -21,8 +23,10 @@ def provider_error_reason(error: BaseException) -> str | None:
     return None
 
 
-def tool_error(error: Exception, root: Path) -> ToolError | None:
+def tool_error(error: Exception, root: Path) -> "ToolError | None":
     """A ToolError for a failure the caller can act on; None for a bug (the SDK reports it generically)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
     if isinstance(error, IndexNotFoundError):
         return ToolError(f"{error}; or call the build_index tool with the folder of documents as data_path")
     if isinstance(error, GraphRagMcpError):

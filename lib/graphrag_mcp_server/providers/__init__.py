@@ -2,14 +2,15 @@
 
 
 def register_providers() -> None:
-    """Register the offline and sampling models, the retry policy and the usage-tracking metrics stores
-    with graphrag-llm."""
+    """Register the offline models, the retry policy and the usage-tracking metrics stores with graphrag-llm.
+
+    The sampling model registers itself where it is chosen (sampling_config), so that only the server
+    imports the MCP SDK.
+    """
     from graphrag_mcp_server.providers.offline import register_offline_models
     from graphrag_mcp_server.providers.retry import register_retry_policy
-    from graphrag_mcp_server.providers.sampling import register_sampling_model
     from graphrag_mcp_server.providers.usage import register_usage_stores
 
     register_offline_models()
-    register_sampling_model()
     register_retry_policy()
     register_usage_stores()

@@ -134,6 +134,7 @@ def sampling_config(config: Any) -> Any:
     """A copy of the index's config whose completion models are the client's, through sampling."""
     from graphrag_llm.config import ModelConfig
 
+    register_sampling_model()
     models = {
         name: ModelConfig(type=SAMPLING_TYPE, model_provider="mcp", model="client-sampling", metrics=model.metrics)
         for name, model in config.completion_models.items()

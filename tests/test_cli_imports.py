@@ -1,0 +1,36 @@
+"""Commands import only what they use: no model library for stats, no MCP SDK for a context-only query."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import cli_env
+
+PROBE = """
+import json, sys
+from typer.testing import CliRunner
+from graphrag_mcp_server.cli.main import app
+result = CliRunner().invoke(app, sys.argv[1:])
+assert result.exit_code == 0, result.output
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def imported_by(*args: str | Path) -> set[str]:
+    """The modules loaded by `graphrag-mcp ARGS`, run in a fresh process."""
+    process = subprocess.run([sys.executable, "-c", PROBE, *map(str, args)], capture_output=True, text=True,
+                             env=cli_env(), timeout=300)
+    assert process.returncode == 0, process.stderr
+    return set(json.loads(process.stdout.splitlines()[-1]))
+
+
+def test_stats_imports_no_model_library_nor_the_mcp_sdk(built_index: tuple[Path, dict]) -> None:
+    loaded = imported_by("stats", "--index-path", built_index[0])
+    assert loaded.isdisjoint({"litellm", "openai", "graphrag_llm.types", "mcp", "graphrag.api"})
+
+
+def test_context_only_query_imports_neither_the_mcp_sdk_nor_graphrag_api(built_index: tuple[Path, dict]) -> None:
+    loaded = imported_by("query", "Who founded the cooperative?", "--index-path", built_index[0], "--type", "local",
+                         "--context-only")
+    assert loaded.isdisjoint({"mcp", "graphrag.api"})
