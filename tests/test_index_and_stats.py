@@ -11,6 +11,7 @@ SUMMARY_KEYS = {
     "documents", "text_units", "entities", "relationships", "communities", "community_reports",
     "documents_added", "documents_updated", "documents_deleted", "documents_renamed",
     "llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "seconds", "mode", "skipped", "unreadable",
+    "carried_over",
 }
 STATS_KEYS = {
     "documents", "text_units", "entities", "relationships", "communities", "community_reports",
@@ -22,6 +23,7 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
     _, summary = built_index
     assert set(summary) == SUMMARY_KEYS
     assert summary["mode"] == "full"
+    assert not any(summary["carried_over"].values())  # a full build takes nothing from a previous version
     assert summary["documents"] == summary["documents_added"] == len(list(CORPUS.iterdir()))
     for key in ("text_units", "entities", "relationships", "communities", "community_reports"):
         assert summary[key] > 0, key

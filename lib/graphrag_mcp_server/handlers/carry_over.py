@@ -1,14 +1,15 @@
 """Work carried over from the previous version where its input is unchanged.
 
 An update runs graphrag's whole pipeline over every current document (handlers/index.py), so its
-result is a rebuild by construction. Three steps of it are pure functions of their input that cost
+result is a rebuild by construction. Four steps of it are pure functions of their input that cost
 time for every record although an edit touches a few:
 
 - graph extraction of a text unit and the summary of an entity's or relationship's descriptions
   (LLM calls, answered by graphrag's cache when unchanged, but each lookup hashes the prompt and
   reads a file);
 - the context string of a community report (`sort_context`, which tokenises every record of the
-  community: most of an update's pipeline time on a 300-document corpus before this module).
+  community: most of an update's pipeline time on a 300-document corpus before this module);
+- the embedding of a text (text units, entity descriptions, reports).
 
 Each version stores what these steps produced, by a hash of their whole input, in
 `carried_over.parquet`; the next run takes from there every result whose input is unchanged and
@@ -47,7 +48,9 @@ class Memo:
 
     def get(self, key: str) -> Any:
         """The stored result for `key` (now counted as used), or None."""
-        found = self.used.get(key) or self.previous.get(key)
+        found = self.used.get(key)
+        if found is None:
+            found = self.previous.get(key)
         if found is not None:
             self.used[key] = found
         return found
@@ -69,6 +72,7 @@ class Step(StrEnum):
     EXTRACTION = "extraction"
     SUMMARY = "summary"
     REPORT_CONTEXT = "report_context"
+    EMBEDDING = "embedding"
 
 
 CarriedOver = dict[Step, Memo]
@@ -143,6 +147,30 @@ async def _run_summarize_descriptions(id: str | tuple[str, str], descriptions: l
     return SummarizedDescriptionResult(id=id, description=stored)
 
 
+async def _run_embed_text(input: list[str], callbacks: Any, model: Any, tokenizer: Any, batch_size: int,  # noqa: A002
+                          batch_max_tokens: int, num_threads: int) -> Any:
+    """graphrag's embedding of a buffer of texts, embedding only those the previous version lacks."""
+    from graphrag.index.operations.embed_text.run_embed_text import TextEmbeddingResult
+
+    embed = _GRAPHRAG["embed"]
+    carried = _current.get()
+    if carried is None or not input:
+        return await embed(input, callbacks, model, tokenizer, batch_size, batch_max_tokens, num_threads)
+    memo = carried[Step.EMBEDDING]
+    model_id = getattr(model, "_model_id", type(model).__qualname__)  # graphrag-llm's factory passes every model one
+    keys = [_hash(model_id, batch_max_tokens, text) for text in input]
+    vectors = [memo.get(key) for key in keys]
+    missing = [index for index, vector in enumerate(vectors) if vector is None]
+    if missing:
+        fresh = await embed([input[i] for i in missing], callbacks, model, tokenizer, batch_size, batch_max_tokens,
+                            num_threads)
+        for index, vector in zip(missing, fresh.embeddings or [None] * len(missing), strict=True):
+            vectors[index] = vector
+            if vector is not None:
+                memo.put(keys[index], vector)
+    return TextEmbeddingResult(embeddings=vectors)
+
+
 def _frame(split: dict[str, list], source_id: str) -> "pd.DataFrame":
     """A stored extraction frame (`DataFrame.to_dict(orient="split")`) for the unit `source_id`."""
     import pandas as pd
@@ -156,8 +184,9 @@ _GRAPHRAG: dict[str, Any] = {}
 
 
 def _install() -> None:
-    """Route graphrag's per-unit extraction, description summary and report context sorting through
-    this module (once per process; without a run's memos they call graphrag's own)."""
+    """Route graphrag's per-unit extraction, description summary, report context sorting and text
+    embedding through this module (once per process; without a run's memos they call graphrag's own)."""
+    from graphrag.index.operations.embed_text import embed_text
     from graphrag.index.operations.extract_graph import extract_graph
     from graphrag.index.operations.summarize_communities.graph_context import context_builder
     from graphrag.index.operations.summarize_descriptions import summarize_descriptions
@@ -165,15 +194,17 @@ def _install() -> None:
     if not _GRAPHRAG:
         _GRAPHRAG["extract"] = extract_graph._run_extract_graph  # noqa: SLF001 - the per-unit step
         _GRAPHRAG["summarize"] = summarize_descriptions.run_summarize_descriptions
+        _GRAPHRAG["embed"] = embed_text.run_embed_text
+        embed_text.run_embed_text = _run_embed_text
         extract_graph._run_extract_graph = _run_extract_graph  # noqa: SLF001
         summarize_descriptions.run_summarize_descriptions = _run_summarize_descriptions
         context_builder.parallel_sort_context_batch = _sort_context_batch
 
 
 def fingerprint(config: "GraphRagConfig") -> str:
-    """A hash of the completion models' settings (secrets left out): stored work is used only under the same."""
-    models = {name: model.model_dump(mode="json", exclude={"api_key"}) for name, model in config.completion_models.items()}
-    return _hash(models)
+    """A hash of the models' settings (secrets left out): stored work is used only under the same."""
+    models = {**config.completion_models, **config.embedding_models}
+    return _hash({name: model.model_dump(mode="json", exclude={"api_key"}) for name, model in models.items()})
 
 
 @contextmanager
@@ -194,10 +225,17 @@ def work_carried_over(previous: Path | None, version: Path, models: str) -> Iter
 
 
 def _write(carried: CarriedOver, table: Path, models: str) -> None:
+    """Store the results this run used: vectors as float32 lists, the others as JSON."""
+    import numpy as np
     import pandas as pd
 
-    rows = [(step.value, key, json.dumps(result)) for step, memo in carried.items() for key, result in memo.used.items()]
-    pd.DataFrame(rows, columns=["step", "key", "result"]).assign(models=models).to_parquet(table, index=False)
+    rows = [
+        (step.value, key, None, np.asarray(result, dtype=np.float32)) if step is Step.EMBEDDING
+        else (step.value, key, json.dumps(result), None)
+        for step, memo in carried.items() for key, result in memo.used.items()
+    ]
+    frame = pd.DataFrame(rows, columns=["step", "key", "result", "vector"])
+    frame.assign(models=models).to_parquet(table, index=False)
 
 
 def _read(version: Path | None, models: str) -> dict[Step, dict[str, Any]]:
@@ -207,11 +245,14 @@ def _read(version: Path | None, models: str) -> dict[Step, dict[str, Any]]:
     if version is None:
         return {}
     try:
-        frame = pd.read_parquet(version / TABLE, columns=["step", "key", "result", "models"])
+        frame = pd.read_parquet(version / TABLE, columns=["step", "key", "result", "vector", "models"])
     except (OSError, ValueError, KeyError):
         return {}
     stored: dict[Step, dict[str, Any]] = {step: {} for step in Step}
-    for step, key, result in frame[frame["models"] == models][["step", "key", "result"]].itertuples(index=False):
-        if step in stored:
+    same = frame[frame["models"] == models]
+    for step, key, result, vector in same[["step", "key", "result", "vector"]].itertuples(index=False):
+        if step == Step.EMBEDDING:
+            stored[Step.EMBEDDING][key] = vector.tolist()
+        elif step in stored:
             stored[Step(step)][key] = json.loads(result)
     return stored
