@@ -52,6 +52,7 @@ PLACE_STARTS = ["Port", "Kell", "Moor", "Grey", "Salt", "Raven", "Copper", "East
 PLACE_ENDS = ["wick", "field", "stone", "mere", "hill", "ford", "march", "haven"]
 PLACE_KINDS = ["", " Bay", " Junction", " Harbour", " Valley"]
 SESSIONS = 16
+WORKERS = (1, 2)  # serve --workers N measured under load
 SETTLE_SECONDS = 0.5  # serve --watch's settle window, as bench_incremental.py
 IDLE_BEFORE_SAVE = 10.0  # as in use, the server has been up a while: its spare index worker is ready
 WATCH_DEADLINE = 900.0
@@ -151,14 +152,15 @@ async def stdio_session(root: Path, log: Path, *extra: str, env: dict[str, str] 
 
 
 @contextmanager
-def http_server(root: Path, log: Path):
-    """`graphrag-mcp serve --transport streamable-http` on a free loopback port; yields (process, url)."""
+def http_server(root: Path, log: Path, workers: int = 1):
+    """`graphrag-mcp serve --transport streamable-http --workers N` on a free loopback port; yields (process, url)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     with log.open("a") as errors:
         process = subprocess.Popen([sys.executable, *serve_args(root, "--transport", "streamable-http", "--host",
-                                                                "127.0.0.1", "--port", str(port))],
+                                                                "127.0.0.1", "--port", str(port),
+                                                                "--workers", str(workers))],
                                    stdout=subprocess.DEVNULL, stderr=errors)
         try:
             _wait_for_port(port, process, log)
@@ -213,6 +215,12 @@ def rss_mb(pid: int) -> float:
     """Resident memory of process `pid` in MB (VmRSS)."""
     line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmRSS:"))
     return int(line.split()[1]) / 1024
+
+
+def worker_pids(pid: int) -> list[int]:
+    """The `serve --workers` processes under `pid` (uvicorn spawns them)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(child) for child in children if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]
 
 
 # --- in-process floors --------------------------------------------------------------------------------------
@@ -297,13 +305,20 @@ class Scale:
     edit_calls: int = 0
     save_to_queryable: float | None = None
     p50: dict[str, float] = field(default_factory=dict)  # what -> median seconds
+    load: dict[int, "Load"] = field(default_factory=dict)  # workers -> figures
+    rss: dict[str, float] = field(default_factory=dict)  # server -> MB
+    stats_seconds: float = 0.0
+    query_seconds: float = 0.0
+
+
+@dataclass
+class Load:
+    """One client, then SESSIONS at once, against `serve --transport streamable-http --workers N`."""
+
     single_rate: float = 0.0
     concurrent_rate: float = 0.0
     concurrent_errors: int = 0
     concurrent_p50: float = 0.0
-    rss: dict[str, float] = field(default_factory=dict)  # server -> MB
-    stats_seconds: float = 0.0
-    query_seconds: float = 0.0
 
 
 SEARCHES = {  # what -> (tool, arguments besides the query)
@@ -343,23 +358,27 @@ async def latencies(scale: Scale, root: Path, asked: list[str], repeat: int, log
     scale.p50 = {what: statistics.median(values) for what, values in samples.items()}
 
 
-async def concurrency(scale: Scale, root: Path, asked: list[str], log: Path) -> None:
+async def concurrency(scale: Scale, root: Path, asked: list[str], log: Path, workers: int) -> None:
     """Local searches: one client over the query set, then SESSIONS sessions each over it at once."""
-    with http_server(root, log) as (process, url):
+    load = scale.load[workers] = Load()
+    with http_server(root, log, workers) as (process, url):
+        await _sessions_at_once(url, asked)  # warm-up: every worker loads the index and answers
         async with http_session(url) as single:
-            for query in asked:  # warm-up
-                await call(single, "local_search", {"query": query})
             started = time.perf_counter()
             for query in asked:
                 await call(single, "local_search", {"query": query})
-            scale.single_rate = len(asked) / (time.perf_counter() - started)
+            load.single_rate = len(asked) / (time.perf_counter() - started)
         results = await _sessions_at_once(url, asked)
-        scale.rss[f"streamable HTTP, after {SESSIONS} sessions"] = rss_mb(process.pid)
+        if workers == 1:
+            scale.rss[f"streamable HTTP, after {SESSIONS} sessions"] = rss_mb(process.pid)
+        else:
+            each = [rss_mb(pid) for pid in worker_pids(process.pid)]
+            scale.rss[f"--workers {workers}, each worker"] = max(each)
     seconds, outcomes = results
-    scale.concurrent_errors = sum(1 for outcome in outcomes if isinstance(outcome, BaseException))
+    load.concurrent_errors = sum(1 for outcome in outcomes if isinstance(outcome, BaseException))
     done = [outcome for outcome in outcomes if not isinstance(outcome, BaseException)]
-    scale.concurrent_rate = len(done) / seconds
-    scale.concurrent_p50 = statistics.median(done) if done else math.nan
+    load.concurrent_rate = len(done) / seconds
+    load.concurrent_p50 = statistics.median(done) if done else math.nan
 
 
 async def _sessions_at_once(url: str, asked: list[str]) -> tuple[float, list[float | BaseException]]:
@@ -433,8 +452,9 @@ def measure(work: Path, documents: int, query_count: int, repeat: int) -> Scale:
     asked = queries(documents, query_count)
     asyncio.run(latencies(scale, root, asked, repeat, log))
     print(f"{documents} documents: latencies measured", flush=True)
-    asyncio.run(concurrency(scale, root, asked, log))
-    print(f"{documents} documents: {SESSIONS} sessions measured", flush=True)
+    for workers in WORKERS:
+        asyncio.run(concurrency(scale, root, asked, log, workers))
+        print(f"{documents} documents: {SESSIONS} sessions on {workers} worker(s) measured", flush=True)
     scale.stats_seconds = cold_cli("stats", "--index-path", str(root))
     scale.query_seconds = cold_cli("query", asked[0], "--index-path", str(root), "--type", "local", "--context-only")
     scale.save_to_queryable = asyncio.run(save_to_queryable(data, root, documents, log))
@@ -500,14 +520,21 @@ def search_rows(scales: list[Scale]) -> list[list[str]]:
 
 
 def load_rows(scales: list[Scale]) -> list[list[str]]:
+    rows = []
+    for workers in WORKERS:
+        label = f"{SESSIONS} sessions, --workers {workers}"
+        rows += [
+            row(scales, f"{label}: errors", lambda s, w=workers: str(s.load[w].concurrent_errors), "0",
+                lambda s, w=workers: s.load[w].concurrent_errors == 0),
+            row(scales, f"{label}: searches/s vs 1 client on 1 worker",
+                lambda s, w=workers: f"{s.load[w].concurrent_rate:.1f} vs {s.load[1].single_rate:.1f} = "
+                                     f"{s.load[w].concurrent_rate / s.load[1].single_rate:.2f}x",
+                ">= 1.5x", lambda s, w=workers: s.load[w].concurrent_rate >= 1.5 * s.load[1].single_rate),
+            row(scales, f"{label}: p50 latency", lambda s, w=workers: ms(s.load[w].concurrent_p50)),
+        ]
     return [
-        row(scales, f"{SESSIONS} sessions: errors", lambda s: str(s.concurrent_errors), "0",
-            lambda s: s.concurrent_errors == 0),
-        row(scales, f"{SESSIONS} sessions: searches/s vs 1 client",
-            lambda s: f"{s.concurrent_rate:.1f} vs {s.single_rate:.1f} = {s.concurrent_rate / s.single_rate:.2f}x",
-            ">= 1.5x", lambda s: s.concurrent_rate >= 1.5 * s.single_rate),
-        row(scales, f"{SESSIONS} sessions: p50 latency", lambda s: ms(s.concurrent_p50)),
-        row(scales, "server RSS after load: MB (stdio / HTTP)",
+        *rows,
+        row(scales, "server RSS after load: MB (" + " / ".join(scales[0].rss) + ")",
             lambda s: " / ".join(f"{mb:.0f}" for mb in s.rss.values()), "<= 700 MB",
             lambda s: max(s.rss.values()) <= 700),
     ]
@@ -548,9 +575,11 @@ person renamed) and `index --incremental`. Wall seconds include the process's im
 loaded once, alternating with the server's calls: `graphrag.api.local_search` for answers; for context_only, \
 graphrag's local engine built as `graphrag.api.local_search` builds it and its context builder once, within the \
 same 8000-token budget.
-- Concurrency: `serve --transport streamable-http`; one session runs `local_search` over the queries, then \
-{SESSIONS} sessions do so at once (each from another query). RSS: VmRSS of the server process after the stdio \
-searches, and of the HTTP server after the {SESSIONS} sessions.
+- Concurrency: `serve --transport streamable-http --workers N` for N in {", ".join(map(str, WORKERS))}; after an untimed \
+round of {SESSIONS} sessions (every worker loaded), one session runs `local_search` over the queries, then \
+{SESSIONS} sessions do so at once (each from another query). Throughput is compared with one client on one \
+worker; the benchmark's clients share the machine's cores with the server. RSS: VmRSS of the server process after the \
+stdio searches, of the HTTP server after the {SESSIONS} sessions, and of the largest worker with --workers.
 - Cold CLI: median of {CLI_RUNS} fresh processes: `graphrag-mcp stats` and \
 `graphrag-mcp query "Who is X?" --type local --context-only`.
 

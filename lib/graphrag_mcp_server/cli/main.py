@@ -343,12 +343,17 @@ def serve(
         typer.Option(help="Who writes search answers: index (settings.yaml's model) or sampling (each client's own "
                      "model, through MCP sampling). Env GRAPHRAG_MCP_LLM; default index."),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, max=64, help="Processes serving streamable HTTP, searching in parallel (env "
+                     "GRAPHRAG_MCP_WORKERS; default 1). Above 1: stateless sessions, no sampling, read-only."),
+    ] = None,
 ) -> None:
     """Serve the index to MCP clients (Claude, VS Code, Cursor...): search tools, resources, prompts."""
     from graphrag_mcp_server.server.app import serve as run_server
 
     settings = ServerSettings()
-    overrides = {key: value for key, value in {"host": host, "port": port, "llm": llm}.items() if value is not None}
+    overrides = {key: value for key, value in {"host": host, "port": port, "llm": llm, "workers": workers}.items() if value is not None}
     for folder in [*(data_path or []), *([watch] if watch else [])]:
         if not folder.is_dir():
             _fail(f"{folder} is not a folder (given with --data-path or --watch)")

@@ -36,6 +36,10 @@ class ServerSettings(BaseSettings):
     port: int = Field(default=8080, ge=0, le=65535)
     """Port of the HTTP transports."""
 
+    workers: int = Field(default=1, ge=1, le=64)
+    """Processes serving streamable HTTP. Above 1, searches run in parallel, one per worker; sessions are then
+    stateless (no sampling) and the server is read-only (the index changes through --watch or `index`)."""
+
     build_wait_seconds: float = 20.0
     """How long a build_index call waits for its job before returning the job id instead."""
 

@@ -1,10 +1,16 @@
 """Serving over HTTP: the SDK's Starlette app, with its auth, Host/Origin checks and bounds, on uvicorn."""
 
+import os
 import socket
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -40,7 +46,7 @@ def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
     security = transport_security(settings)
     if transport == "streamable-http":
         return server.streamable_http_app(
-            max_request_body_size=settings.max_request_bytes, session_idle_timeout=settings.session_idle_seconds,
+            stateless_http=settings.workers > 1, max_request_body_size=settings.max_request_bytes, session_idle_timeout=settings.session_idle_seconds,
             max_sessions=settings.max_sessions, transport_security=security, host=settings.host,
         )
     app = server.sse_app(max_request_body_size=settings.max_request_bytes, transport_security=security,
@@ -79,10 +85,76 @@ def serve_http(server: Any, root: Path, transport: str, settings: ServerSettings
 
     check_bind(settings)
     app = http_app(server, transport, settings)
+    sock = _listen(root, transport, settings)
+    uvicorn.Server(_uvicorn_config(app, settings)).run(sockets=[sock])
+
+
+def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> None:
+    """Serve streamable HTTP from `settings.workers` processes sharing one socket, each with its own loaded
+    index (reloaded when the index changes on disk); with `watch`, one more process keeps the index current."""
+    from uvicorn.supervisors import Multiprocess
+
+    check_bind(settings)
+    sock = _listen(root, "streamable-http", settings)
+    settings = settings.model_copy(update={"port": sock.getsockname()[1], "index_path": root, "read_only": True})
+    os.environ.update(settings_environment(settings))  # what each spawned worker's ServerSettings() reads
+    config = _uvicorn_config("graphrag_mcp_server.server.http:worker_app", settings, factory=True,
+                             workers=settings.workers)
+    with _watcher(root, watch):
+        Multiprocess(config, sockets=[sock]).run()
+
+
+def worker_app() -> ASGIApp:
+    """One worker's app (serve --workers), from the settings its parent put in the environment."""
+    from graphrag_mcp_server.server.app import create_server
+
+    settings = ServerSettings()
+    return http_app(create_server(settings.index_path, settings, transport="streamable-http"), "streamable-http",
+                    settings)
+
+
+def settings_environment(settings: ServerSettings) -> dict[str, str]:
+    """`settings` as the GRAPHRAG_MCP_ environment variables that read back to the same values."""
+    def text(value: Any) -> str:
+        if isinstance(value, list):
+            return ",".join(text(item) for item in value)
+        if isinstance(value, SecretStr):
+            return value.get_secret_value()
+        if isinstance(value, Enum):
+            return str(value.value)
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return {f"GRAPHRAG_MCP_{name.upper()}": text(value) for name, value in settings if value is not None}
+
+
+@contextmanager
+def _watcher(root: Path, watch: Path | None) -> Iterator[None]:
+    """With `watch`, `graphrag-mcp index WATCH --watch` beside the workers (its output on stderr)."""
+    if watch is None:
+        yield
+        return
+    command = [sys.executable, "-m", "graphrag_mcp_server.cli.main", "index", str(watch), "--index-path", str(root),
+               "--watch"]
+    process = subprocess.Popen(command, stdout=sys.stderr, stdin=subprocess.DEVNULL)
+    try:
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _listen(root: Path, transport: str, settings: ServerSettings) -> socket.socket:
+    """The bound socket, announced in one line on stderr."""
     sock = bind(settings.host, settings.port)
     local = endpoint_url(settings.model_copy(update={"port": sock.getsockname()[1], "public_url": None}), transport)
     public = f" (public URL {settings.public_url})" if settings.public_url else ""
-    print(f"graphrag-mcp: serving {local}{public} over {transport}; index {root}; auth: {auth_mode(settings)}",
+    workers = f", {settings.workers} workers" if settings.workers > 1 else ""
+    print(f"graphrag-mcp: serving {local}{public} over {transport}{workers}; index {root}; auth: {auth_mode(settings)}",
           file=sys.stderr, flush=True)
-    config = uvicorn.Config(app, log_level=settings.log_level.lower(), timeout_graceful_shutdown=5)
-    uvicorn.Server(config).run(sockets=[sock])
+    return sock
+
+
+def _uvicorn_config(app: ASGIApp | str, settings: ServerSettings, **options: Any) -> Any:
+    import uvicorn
+
+    return uvicorn.Config(app, log_level=settings.log_level.lower(), timeout_graceful_shutdown=5, **options)
