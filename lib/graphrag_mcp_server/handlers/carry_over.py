@@ -88,10 +88,7 @@ def _sort_context_batch(community_df: "pd.DataFrame", tokenizer: "Tokenizer", ma
                         parallel: bool = False) -> "pd.DataFrame":
     """graphrag's `parallel_sort_context_batch`, taking unchanged contexts from the previous version."""
     import graphrag.data_model.schemas as schemas
-    from graphrag.index.operations.summarize_communities.graph_context.sort_context import (
-        parallel_sort_context_batch,
-        sort_context,
-    )
+    from graphrag.index.operations.summarize_communities.graph_context.sort_context import parallel_sort_context_batch
 
     carried = _current.get()
     if carried is None:
@@ -101,14 +98,59 @@ def _sort_context_batch(community_df: "pd.DataFrame", tokenizer: "Tokenizer", ma
         key = _hash(max_context_tokens, records)
         context = carried[Step.REPORT_CONTEXT].get(key)
         if context is None:
-            text = sort_context(records, tokenizer, max_context_tokens=max_context_tokens)
-            context = (text, tokenizer.num_tokens(text))
+            context = community_context(records, tokenizer, max_context_tokens)
             carried[Step.REPORT_CONTEXT].put(key, context)
         found.append(context)
     community_df[schemas.CONTEXT_STRING] = [text for text, _ in found]
     community_df[schemas.CONTEXT_SIZE] = [size for _, size in found]
     community_df[schemas.CONTEXT_EXCEED_FLAG] = community_df[schemas.CONTEXT_SIZE] > max_context_tokens
     return community_df
+
+
+def community_context(records: list[dict], tokenizer: "Tokenizer", max_context_tokens: int | None) -> tuple[str, int]:
+    """graphrag's `sort_context` of a community's records, and its tokens.
+
+    graphrag adds the community's edges one at a time (by degree, then id), rewriting and
+    re-tokenising the whole context after each, until the budget is exceeded: quadratic in the
+    community's size. When the whole context fits, that loop ends with the whole context, so it is
+    written once here; otherwise graphrag's own `sort_context` cuts it.
+    """
+    from graphrag.index.operations.summarize_communities.graph_context.sort_context import sort_context
+
+    whole = _whole_context(records)
+    tokens = tokenizer.num_tokens(whole)
+    if not max_context_tokens or tokens <= max_context_tokens:
+        return whole, tokens
+    text = sort_context(records, tokenizer, max_context_tokens=max_context_tokens)
+    return text, tokenizer.num_tokens(text)
+
+
+def _whole_context(records: list[dict]) -> str:
+    """What graphrag's `sort_context` returns with no budget: the entities, claims and relationships
+    of every edge in its order, each once, as its CSV tables."""
+    import graphrag.data_model.schemas as schemas
+    import pandas as pd
+
+    short_id = schemas.SHORT_ID
+    edges = [{**edge, short_id: int(edge[short_id])} for record in records
+             for edge in record.get(schemas.EDGE_DETAILS, []) if isinstance(edge, dict)]
+    nodes = {record[schemas.TITLE]: {**record[schemas.NODE_DETAILS],
+                                     short_id: int(record[schemas.NODE_DETAILS][short_id])} for record in records}
+    claims = {record[schemas.TITLE]: [{**claim, short_id: int(claim[short_id])}
+                                      for claim in record.get(schemas.CLAIM_DETAILS, [])
+                                      if isinstance(claim, dict) and claim.get(short_id) is not None]
+              for record in records if isinstance(record.get(schemas.CLAIM_DETAILS), list)}
+    edges.sort(key=lambda edge: (-edge.get(schemas.EDGE_DEGREE, 0), edge.get(short_id, "")))
+    tables: dict[str, dict] = {"Entities": {}, "Claims": {}, "Relationships": {}}
+    for edge in edges:
+        for title in (edge[schemas.EDGE_SOURCE], edge[schemas.EDGE_TARGET]):
+            if (node := nodes.get(title)) is not None:
+                tables["Entities"].setdefault(node[short_id], node)
+            for claim in claims.get(title) or []:
+                tables["Claims"].setdefault(claim[short_id], claim)
+        tables["Relationships"].setdefault(edge[short_id], edge)
+    return "\n\n".join(f"-----{label}-----\n{pd.DataFrame(list(rows.values())).to_csv(index=False, sep=',')}"
+                        for label, rows in tables.items() if rows)
 
 
 async def _run_extract_graph(text: str, source_id: str, entity_types: list[str], model: Any, prompt: str,

@@ -117,8 +117,8 @@ async def build(
     Every run is graphrag's full pipeline over all current documents, so the result is exactly a
     rebuild; graphrag's LLM cache answers every request that unchanged content repeats, so only
     what changed costs model calls, and an incremental run takes unchanged extractions, description
-    summaries and report contexts from the previous version (handlers/carry_over.py). An incremental run with no
-    changed document does nothing.
+    summaries, report contexts and embeddings from the previous version (handlers/carry_over.py). An
+    incremental run with no changed document does nothing.
     """
     from graphrag.api import build_index
 

@@ -1,0 +1,50 @@
+"""The community report context written once equals graphrag's own `sort_context`, whole or cut by its budget."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from graphrag_mcp_server.config.runtime import prepare_models
+
+
+@pytest.fixture(scope="module")
+def community_records(built_index: tuple[Path, dict]) -> list[list[dict]]:
+    """The records graphrag's report workflow hands to `sort_context` for each community of the fixtures index."""
+    prepare_models()
+    from graphrag.index.operations.summarize_communities.explode_communities import explode_communities
+    from graphrag.index.operations.summarize_communities.graph_context import context_builder
+    from graphrag.index.workflows.create_community_reports import _prep_edges, _prep_nodes
+
+    output = built_index[0] / "output"
+    nodes = _prep_nodes(explode_communities(pd.read_parquet(output / "communities.parquet"),
+                                            pd.read_parquet(output / "entities.parquet")))
+    edges = _prep_edges(pd.read_parquet(output / "relationships.parquet"))
+    captured: list[list[dict]] = []
+    original = context_builder.parallel_sort_context_batch
+    context_builder.parallel_sort_context_batch = lambda frame, **_: captured.extend(frame["all_context"]) or frame
+    try:
+        for level in sorted(nodes["level"].unique()):
+            context_builder._prepare_reports_at_level(nodes, edges, None, None, level)  # noqa: SLF001
+    finally:
+        context_builder.parallel_sort_context_batch = original
+    return captured
+
+
+@pytest.mark.parametrize("budget", [None, 16_000, 400, 120])
+def test_community_context_is_graphrags(community_records: list[list[dict]], budget: int | None) -> None:
+    from graphrag.index.operations.summarize_communities.graph_context.sort_context import sort_context
+    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+    from graphrag_mcp_server.handlers.carry_over import community_context
+
+    tokenizer = get_tokenizer()
+    assert len(community_records) >= 5
+    cut = 0
+    for records in community_records:
+        text, tokens = community_context(records, tokenizer, budget)
+        assert text == sort_context(records, tokenizer, max_context_tokens=budget)
+        assert tokens == tokenizer.num_tokens(text)
+        cut += budget is not None and tokenizer.num_tokens(sort_context(records, tokenizer)) > budget
+    if budget is not None and budget < 1000:
+        assert cut > 0, "a small budget cuts some community's context"
