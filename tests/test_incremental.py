@@ -13,6 +13,7 @@ from pathlib import Path
 
 import lancedb
 import pandas as pd
+import pytest
 
 from conftest import CORPUS, cli_env, run_cli
 from mcp_client import mcp_session
@@ -162,7 +163,7 @@ def test_watch_turns_a_burst_of_saves_into_one_run_and_stops_on_ctrl_c(tmp_path:
     watcher = subprocess.Popen(
         [sys.executable, "-m", "graphrag_mcp_server", "index", str(data), "--index-path", str(root), "--offline",
          "--watch", "--format", "json"],
-        env={**cli_env(), "GRAPHRAG_MCP_WATCH_SETTLE_SECONDS": "1.5"},
+        env={**cli_env(), "GRAPHRAG_MCP_WATCH_SETTLE_SECONDS": "1.5", "PYTHONFAULTHANDLER": "1"},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -180,7 +181,12 @@ def test_watch_turns_a_burst_of_saves_into_one_run_and_stops_on_ctrl_c(tmp_path:
         assert "HECTOR LYLE" in _titles(root) and "SECRET PERSON" not in _titles(root)
     finally:
         watcher.send_signal(signal.SIGINT)
-        watcher.wait(timeout=30)
+        try:
+            watcher.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            watcher.send_signal(signal.SIGABRT)  # faulthandler writes every thread's stack to stderr
+            _, errors = watcher.communicate(timeout=30)
+            pytest.fail(f"the watcher did not stop on Ctrl-C within 30 s; its stderr:\n{errors[-8000:]}")
     assert watcher.returncode == 0
     assert "Stopped watching" in watcher.stderr.read()
 

@@ -75,4 +75,4 @@ async def watch_folder(
                 logger.exception("index update after a change failed; still watching %s", data_path)
     finally:
         observer.stop()
-        observer.join()
+        observer.join(timeout=10)  # watchdog's threads are daemons: a stuck one must not keep Ctrl-C from exiting
