@@ -1,6 +1,7 @@
 """The `graphrag-mcp` command: thin typer commands; graphrag is imported only inside them."""
 
 import asyncio
+import signal
 import sys
 from dataclasses import dataclass
 from enum import StrEnum
@@ -173,11 +174,24 @@ def _watch(data_path: Path, root: Path, method: IndexMethod, offline: bool, outp
         except GraphRagMcpError as error:
             typer.echo(f"error: {error} (still watching)", err=True)
 
+    async def watch_until_interrupted() -> None:
+        # graphrag's nest_asyncio2 replaces asyncio.run, whose Ctrl-C handling then sometimes lost the
+        # signal while the loop waited: the loop's own signal handler wakes it every time.
+        loop, watching = asyncio.get_running_loop(), asyncio.current_task()
+        loop.add_signal_handler(signal.SIGINT, watching.cancel)
+        try:
+            await watch_folder(data_path, root, ServerSettings().watch_settle_seconds, update)
+        except asyncio.CancelledError:
+            return
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
     _notice(f"Watching {data_path} for changes (Ctrl-C to stop).")
     try:
-        asyncio.run(watch_folder(data_path, root, ServerSettings().watch_settle_seconds, update))
+        asyncio.run(watch_until_interrupted())
     except KeyboardInterrupt:
-        _notice("Stopped watching.")
+        pass
+    _notice("Stopped watching.")
 
 
 async def _run_index(data_path: Path, root: Path, mode: IndexMode, method: IndexMethod, offline: bool) -> Any:
