@@ -9,30 +9,30 @@ from tests.conftest import CORPUS, cli_env
 WORKER = [sys.executable, "-m", "graphrag_mcp_server.handlers.build_worker"]
 KEY_OF_ARGUMENTS = """
 import sys
+from graphrag.cache.cache_key_creator import cache_key_creator
+request = {"model": "offline/extract", "temperature": 0, "messages": [{"role": "user", "content": sys.argv[1]}]}
+graphrags_own = cache_key_creator(request)
 from graphrag_mcp_server.config.runtime import prepare_graphrag
 prepare_graphrag()
-from graphrag.cache.cache_key_creator import cache_key_creator
 import graphrag_cache.cache_key
-print(graphrag_cache.cache_key.hash_data.__name__, cache_key_creator({
-    "model": "offline/extract", "temperature": 0,
-    "messages": [{"role": "user", "content": sys.argv[1]}],
-}))
+print(graphrag_cache.cache_key.hash_data.__name__, cache_key_creator(request), graphrags_own)
 """
 
 
-def _cache_key(prompt: str) -> tuple[str, str]:
-    """(the hasher graphrag uses, the cache key of a request with `prompt`), computed in a fresh process."""
-    output = subprocess.run([sys.executable, "-c", KEY_OF_ARGUMENTS, prompt], capture_output=True, text=True,
-                            check=True, env=cli_env()).stdout.split()
-    return output[0], output[1]
+def _cache_key(prompt: str) -> list[str]:
+    """[the hasher graphrag uses, the cache key of a request with `prompt`, graphrag's own key of it],
+    computed in a fresh process."""
+    return subprocess.run([sys.executable, "-c", KEY_OF_ARGUMENTS, prompt], capture_output=True, text=True,
+                          check=True, env=cli_env()).stdout.split()
 
 
-def test_cache_keys_are_hashed_by_libyaml_and_stable_between_processes() -> None:
+def test_cache_keys_are_graphrags_own_and_stable_between_processes() -> None:
     prompt = sorted(CORPUS.iterdir())[0].read_text(encoding="utf-8")
-    hasher, first = _cache_key(prompt)
-    _, again = _cache_key(prompt)
-    _, edited = _cache_key(prompt.replace("the", "a", 1))
-    assert hasher == "hash_with_libyaml"
+    hasher, first, graphrags_own = _cache_key(prompt)
+    _, again, _ = _cache_key(prompt)
+    _, edited, _ = _cache_key(prompt.replace("the", "a", 1))
+    assert hasher == "hash_like_graphrag"
+    assert first == graphrags_own, "a cache filled by the graphrag CLI must be found, and the other way round"
     assert first == again, "a cache key must not change between runs, or no update would find its cache"
     assert first != edited
     assert first.endswith("_v4")

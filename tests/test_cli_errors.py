@@ -75,3 +75,25 @@ def test_help_and_version_do_not_import_graphrag() -> None:
     )
     output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert output.strip() == "[]"
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["index", "--bogus"], "No such option: --bogus (see: graphrag-mcp index --help)"),
+    (["query"], "Missing argument 'QUERY'"),
+    (["serve", "--workers", "0"], "Invalid value for '--workers'"),
+    (["export", "--format", "svg"], "'svg' is not one of"),
+    (["nosuch"], "No such command 'nosuch'"),
+])
+def test_usage_errors_are_one_error_line(args: list[str], fragment: str) -> None:
+    result = run_cli(*args)
+    assert result.code == 2, result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert fragment in result.stderr
+
+
+def test_version_names_graphrag_and_mcp() -> None:
+    from importlib.metadata import version
+
+    result = run_cli("--version")
+    assert result.code == 0
+    assert result.stdout.strip().endswith(f"(graphrag {version('graphrag')}, mcp {version('mcp')})")

@@ -60,6 +60,8 @@ def test_stats_text_format(built_index: tuple[Path, dict]) -> None:
     result = run_cli("stats", "--index-path", root)
     assert result.code == 0, result.stderr
     assert f"entities: {summary['entities']}" in result.stdout
+    assert "community reports: " in result.stdout and "{" not in result.stdout, "readable, not Python dicts"
+    assert "vector store: type lancedb, tables community_full_content " in result.stdout
 
 
 def test_incremental_run_adds_a_new_document(tmp_path: Path) -> None:

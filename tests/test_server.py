@@ -47,7 +47,7 @@ async def test_every_tool_resource_and_prompt(
         assert {tool.name for tool in (await session.list_tools()).tools} == TOOLS
         assert {prompt.name for prompt in (await session.list_prompts()).prompts} == PROMPTS
         assert {str(r.uri) for r in (await session.list_resources()).resources} == {
-            "graphrag://statistics", "graphrag://entities"
+            "graphrag://statistics", "graphrag://entities", "graphrag://graph"
         }
         assert {t.uri_template for t in (await session.list_resource_templates()).resource_templates} == {
             "graphrag://entities/{name}", "graphrag://communities/{community_id}", "graphrag://text_units/{text_unit_id}"

@@ -1,5 +1,7 @@
 """python -m graphrag_mcp_server"""
 
+import sys
+
 from graphrag_mcp_server.cli.main import main
 
-main()
+sys.exit(main())

@@ -16,13 +16,13 @@ from graphrag_mcp_server.config.providers import Provider
 from graphrag_mcp_server.config.settings import AnswerModel, ServerSettings
 from graphrag_mcp_server.errors import GraphRagMcpError
 from graphrag_mcp_server.handlers.context import DEFAULT_CONTEXT_TOKENS
+from graphrag_mcp_server.handlers.graph import GraphFormat
 from graphrag_mcp_server.handlers.index import IndexMethod, IndexMode
 from graphrag_mcp_server.handlers.search import SearchType
 
 app = typer.Typer(
     name="graphrag-mcp",
     help="GraphRAG knowledge of your own documents for AI assistants: index a folder, query it, serve it over MCP.",
-    no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
 
@@ -80,7 +80,9 @@ def _notice(message: str) -> None:
 
 def _version(show: bool) -> None:
     if show:
-        typer.echo(f"graphrag-mcp {__version__}")
+        from importlib.metadata import version
+
+        typer.echo(f"graphrag-mcp {__version__} (graphrag {version('graphrag')}, mcp {version('mcp')})")
         raise typer.Exit
 
 
@@ -114,7 +116,7 @@ def init(
 @app.command()
 @_user_errors
 def index(
-    data_path: Annotated[Path, typer.Argument(help="Folder of documents (.txt and .md by default).")],
+    data_path: Annotated[Path, typer.Argument(help="Folder of documents (text, Markdown, PDF, Word, PowerPoint, Excel, HTML, CSV, JSON).")],
     index_path: IndexPath = None,
     full: Annotated[bool, typer.Option("--full", help="Rebuild the whole index.")] = False,
     incremental: Annotated[bool, typer.Option("--incremental", help="Update the existing index.")] = False,
@@ -201,6 +203,10 @@ async def _run_index(data_path: Path, root: Path, mode: IndexMode, method: Index
     config = index_config(root, data_path, offline)
     if is_offline(config):
         _notice(OFFLINE_NOTICE)
+    if (output := root / "output").is_dir() and not output.is_symlink():
+        _notice(f"{output} is a folder written by `graphrag index`: this run moves it to {root / 'versions' / 'legacy'} "
+                f"(kept until the next run) and makes {output} a link to the version it writes, which graphrag's CLI "
+                f"reads as before; graphrag's cache in {root / 'cache'} is reused.")
     from graphrag_mcp_server.cli.progress import RichWorkflowProgress
 
     with RichWorkflowProgress() as progress:
@@ -308,11 +314,20 @@ def stats(index_path: IndexPath = None, output_format: FormatOption = OutputForm
         typer.echo(statistics.model_dump_json())
     else:
         for key, value in statistics.model_dump(mode="json", exclude={"issues"}).items():
-            typer.echo(f"{key:>18}: {value}")
+            typer.echo(f"{key.replace('_', ' '):>18}: {_plain(value)}")
         for issue in statistics.issues:
             typer.echo(f"{issue.severity}: {issue.message}", err=True)
     if any(issue.severity == "error" for issue in statistics.issues):
         raise typer.Exit(1)
+
+
+def _plain(value: Any) -> str:
+    """A statistic as text: mappings as `key value, ...`, lists comma-separated, nothing as `none`."""
+    if isinstance(value, dict):
+        return ", ".join(f"{key} {_plain(item)}" for key, item in value.items()) or "none"
+    if isinstance(value, list):
+        return ", ".join(map(_plain, value)) or "none"
+    return "none" if value is None else str(value)
 
 
 async def _run_stats(root: Path) -> Any:
@@ -322,6 +337,55 @@ async def _run_stats(root: Path) -> Any:
 
     config = load_index_config(root, without_credentials=True, with_models=False)
     return statistics(config, await load_tables(config, root))
+
+
+@app.command()
+@_user_errors
+def export(
+    index_path: IndexPath = None,
+    graph_format: Annotated[
+        GraphFormat, typer.Option("--format", "-f", help="graphml (Gephi, Cytoscape), gexf (Gephi), json "
+                                  "(networkx node-link), html (one offline page for a browser).")
+    ] = GraphFormat.GRAPHML,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="File to write (default ./entity-graph.FORMAT).")
+    ] = None,
+) -> None:
+    """Write the entity graph (entities, relationships, communities, documents) as a file."""
+    from graphrag_mcp_server.handlers.graph import entity_graph, write_graph
+
+    async def load() -> Any:
+        from graphrag_mcp_server.config.index_root import load_index_config
+        from graphrag_mcp_server.handlers.tables import load_tables
+
+        root = _index_root(index_path)
+        config = load_index_config(root, without_credentials=True, with_models=False)
+        return await load_tables(config, root)
+
+    graph = entity_graph(asyncio.run(load()))
+    target = output or Path(f"entity-graph.{graph_format.value}")
+    try:
+        target.write_bytes(write_graph(graph, graph_format))
+    except OSError as error:
+        _fail(f"cannot write {target}: {error.strerror}; choose another file with --output")
+    typer.echo(f"Wrote {graph.number_of_nodes()} entities and {graph.number_of_edges()} relationships to {target}.")
+
+
+@app.command(
+    "graphrag", add_help_option=False,
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def graphrag_cli(context: typer.Context) -> None:
+    """GraphRAG's own CLI (graphrag index|update|query|prompt-tune ...) with this project's model types
+    (offline, bounded_backoff retries) registered, so it reads and builds indexes made with them."""
+    from graphrag_mcp_server.config.runtime import prepare_models
+    from graphrag_mcp_server.providers import register_providers
+
+    prepare_models()
+    register_providers()
+    from graphrag.cli.main import app as graphrag_app
+
+    graphrag_app(args=context.args, prog_name="graphrag-mcp graphrag")
 
 
 class TransportOption(StrEnum):
@@ -378,9 +442,18 @@ def serve(
     run_server(_index_root(index_path), transport.value, settings.model_copy(update=overrides), watch)
 
 
-def main() -> None:
-    """Console-script entry point."""
-    app(prog_name="graphrag-mcp")
+def main() -> int:
+    """Console-script entry point: usage errors are one `error:` line (exit 2), like every other error."""
+    try:
+        return app(args=sys.argv[1:] or ["--help"], prog_name="graphrag-mcp", standalone_mode=False) or 0
+    except typer.TyperException as error:  # click's ClickException: a usage error
+        context = getattr(error, "ctx", None)
+        command = context.command_path if context else "graphrag-mcp"
+        typer.echo(f"error: {error.format_message()} (see: {command} --help)", err=True)
+        return error.exit_code
+    except typer.Abort:
+        typer.echo("Aborted.", err=True)
+        return 1
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ T = TypeVar("T")
 def register_resources(server: MCPServer, shared: ServerContext) -> None:
     """Add the graphrag:// resources and resource templates."""
 
-    async def view(read: Callable[[IndexTables], T]) -> str:
+    async def view(read: Callable[[IndexTables], T], render: Callable[[T], str] = _to_json) -> str:
         try:
             snapshot = await shared.state.snapshot()
             result = await asyncio.to_thread(read, snapshot.tables)
@@ -30,7 +30,7 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
             raise ResourceNotFoundError(str(error)) from error
         except GraphRagMcpError as error:
             raise ResourceError(str(error)) from error
-        return _to_json(result)
+        return render(result)
 
     @server.resource("graphrag://statistics", name="statistics", mime_type=JSON,
                      description="Index and server statistics (the same as the get_statistics tool)")
@@ -41,6 +41,14 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
             return (await server_statistics(shared)).model_dump_json(indent=2)
         except GraphRagMcpError as error:
             raise ResourceError(str(error)) from error
+
+    @server.resource("graphrag://graph", name="graph", mime_type="application/graphml+xml",
+                     description="The whole entity graph as GraphML (entities with type, description, degree, "
+                     "community and documents; relationships with weight and description), for Gephi or networkx")
+    async def graph() -> str:
+        from graphrag_mcp_server.handlers.graph import GraphFormat, entity_graph, write_graph
+
+        return await view(lambda tables: write_graph(entity_graph(tables), GraphFormat.GRAPHML), bytes.decode)
 
     @server.resource("graphrag://entities", name="entities", mime_type=JSON,
                      description="The 50 most connected entities: name, type, degree, short description")

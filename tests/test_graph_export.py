@@ -1,0 +1,117 @@
+"""`graphrag-mcp export` and the graphrag://graph resource: the entity graph for Gephi, Cytoscape and a browser."""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import quote
+
+import networkx as nx
+import pandas as pd
+import pytest
+from PIL import Image
+
+from conftest import run_cli
+from mcp_client import mcp_session
+
+NODE_FIELDS = {"type", "description", "degree", "community", "documents"}
+
+
+def _entities(root: Path) -> pd.DataFrame:
+    return pd.read_parquet(root / "output" / "entities.parquet")
+
+
+def _check_graph(graph: nx.Graph, root: Path, corpus_titles: set[str]) -> None:
+    entities = _entities(root)
+    assert set(graph.nodes) == set(entities["title"])
+    for name, data in graph.nodes(data=True):
+        assert NODE_FIELDS <= set(data), (name, data)
+        assert {title for title in str(data["documents"]).split("; ")} <= corpus_titles, data["documents"]
+    relationships = pd.read_parquet(root / "output" / "relationships.parquet")
+    assert graph.number_of_edges() == len({frozenset(pair) for pair in zip(relationships["source"], relationships["target"])})
+    assert all({"weight", "description"} <= set(data) for *_, data in graph.edges(data=True))
+    degrees = dict(zip(entities["title"], entities["degree"]))
+    assert all(int(data["degree"]) == degrees[name] for name, data in graph.nodes(data=True))
+    assert len({data["community"] for _, data in graph.nodes(data=True)}) > 1, "communities are told apart"
+
+
+@pytest.mark.parametrize("graph_format", ["graphml", "gexf", "json"])
+def test_export_writes_a_file_networkx_reads_back(
+    built_index: tuple[Path, dict], corpus_titles: set[str], tmp_path: Path, graph_format: str
+) -> None:
+    root, summary = built_index
+    target = tmp_path / f"graph.{graph_format}"
+    result = run_cli("export", "--index-path", root, "--format", graph_format, "--output", target)
+    assert result.code == 0, result.stderr
+    assert f"Wrote {summary['entities']} entities" in result.stdout
+    if graph_format == "json":
+        graph = nx.node_link_graph(json.loads(target.read_text()), edges="edges")
+    else:
+        graph = (nx.read_graphml if graph_format == "graphml" else nx.read_gexf)(target)
+    _check_graph(graph, root, corpus_titles)
+
+
+def test_export_to_a_missing_folder_is_one_error_line(built_index: tuple[Path, dict], tmp_path: Path) -> None:
+    root, _ = built_index
+    result = run_cli("export", "--index-path", root, "--output", tmp_path / "no" / "such" / "graph.graphml")
+    assert result.code == 1
+    assert result.stderr.startswith("error: cannot write") and "--output" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+async def test_graph_resource_is_graphml_of_every_entity(built_index: tuple[Path, dict], corpus_titles: set[str],
+                                                         tmp_path: Path) -> None:
+    root, _ = built_index
+    async with mcp_session(root) as session:
+        contents = (await session.read_resource("graphrag://graph")).contents
+    assert contents[0].mime_type == "application/graphml+xml"
+    (tmp_path / "graph.graphml").write_text(contents[0].text)
+    _check_graph(nx.read_graphml(tmp_path / "graph.graphml"), root, corpus_titles)
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if found := shutil.which(name):
+            return found
+    if os.environ.get("CI"):
+        pytest.fail("CI needs Chromium for the graph page test (.ci/run installs it with apt-get)")
+    pytest.skip("no Chromium here (apt-get install chromium)")
+
+
+def _headless(page: str, *args: str) -> str:
+    process = subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+         "--virtual-time-budget=5000", "--window-size=1200,800", *args, page],
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    return process.stdout
+
+
+@pytest.mark.slow
+def test_html_page_draws_every_entity_offline_in_headless_chromium(built_index: tuple[Path, dict], tmp_path: Path) -> None:
+    root, summary = built_index
+    page = tmp_path / "graph.html"
+    assert run_cli("export", "--index-path", root, "--format", "html", "--output", page).code == 0
+    html = page.read_text()
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "") and "https://" not in html, "works offline"
+
+    dom = _headless(page.as_uri(), "--dump-dom")
+    assert dom.count('class="node') == summary["entities"], "one circle per entity"
+    assert f"{summary['entities']} entities, " in dom
+
+    entities = _entities(root).sort_values("degree", ascending=False)
+    titles = [str(title) for title in entities["title"]]
+    entity = next(row for row in entities.itertuples()
+                  if sum(row.title.lower() in other.lower() for other in titles) == 1 and "&" not in row.title)
+    searched = _headless(f"{page.as_uri()}?q={quote(entity.title)}", "--dump-dom")
+    assert f"1 of {summary['entities']} entities match" in searched
+    assert f"<h2>{entity.title}</h2>" in searched, "the entity's panel opens"
+    assert "Documents (" in searched
+
+    shot = tmp_path / "graph.png"
+    _headless(page.as_uri(), f"--screenshot={shot}")
+    with Image.open(shot) as image:
+        colours = image.convert("RGB").getcolors(maxcolors=1_000_000) or []
+    community_colours = {colour for count, colour in colours if count >= 20 and max(colour) - min(colour) > 60}
+    assert len(community_colours) >= 3, "nodes drawn in several community colours"

@@ -1,0 +1,76 @@
+"""Projects built by GraphRAG's own CLI: served and queried untouched, indexed with their cache reused;
+and graphrag's CLI reading this project's indexes through `graphrag-mcp graphrag`."""
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import CORPUS, run_cli
+from mcp_client import mcp_session
+
+
+@pytest.fixture(scope="module")
+def graphrag_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project as `graphrag init` + `graphrag index` leave it: input/, output/ as a folder, cache/, logs/
+    (built by graphrag's own pipeline, with the offline model registered through `graphrag-mcp graphrag`)."""
+    root = tmp_path_factory.mktemp("graphrag_project")
+    assert run_cli("init", "--provider", "offline", "--index-path", root).code == 0
+    shutil.copytree(CORPUS, root / "input", dirs_exist_ok=True)
+    built = run_cli("graphrag", "index", "--root", root)
+    assert built.code == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert (root / "output").is_dir() and not (root / "output").is_symlink()
+    return root
+
+
+def _hashes(root: Path) -> dict[str, str]:
+    return {str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+async def test_a_graphrag_project_is_served_queried_and_exported_without_a_change(
+    graphrag_project: Path, corpus_titles: set[str], tmp_path: Path
+) -> None:
+    root = graphrag_project
+    before = _hashes(root)
+    stats = run_cli("stats", "--index-path", root, "--format", "json")
+    assert stats.code == 0, stats.stderr
+    assert stats.json()["documents"] == len(corpus_titles)
+    for extra in ([], ["--context-only"]):
+        answered = run_cli("query", "Who designed Old Bessie?", "--index-path", root, "--type", "local", *extra)
+        assert answered.code == 0 and "Sources:" in answered.stdout, answered.stderr
+    assert run_cli("export", "--index-path", root, "--output", tmp_path / "graph.graphml").code == 0
+    async with mcp_session(root) as session:
+        for tool in ("local_search", "global_search", "basic_search"):
+            result = await session.call_tool(tool, {"query": "Who designed Old Bessie?"})
+            assert not result.is_error, result.content
+        assert (await session.read_resource("graphrag://entities")).contents
+
+    after = _hashes(root)
+    assert {path: after.get(path) for path in before} == before, "every file of the project is unchanged"
+    assert all(path.startswith("logs/") for path in set(after) - set(before)), "only graphrag's query log is new"
+
+
+def test_graphrags_own_cli_queries_an_offline_index(built_index: tuple[Path, dict]) -> None:
+    root, _ = built_index
+    result = run_cli("graphrag", "query", "Who designed Old Bessie?", "--root", root, "--method", "local")
+    assert result.code == 0, result.stderr[-3000:]
+    assert "not registered" not in result.stdout + result.stderr
+    assert "Tobias Arkwright" in result.stdout
+
+
+def test_index_on_a_graphrag_project_says_what_it_changes_and_reuses_its_cache(
+    graphrag_project: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "project"
+    shutil.copytree(graphrag_project, root, symlinks=True)
+    tables = {path.name: path.read_bytes() for path in (root / "output").glob("*.parquet")}
+    result = run_cli("index", root / "input", "--index-path", root, "--format", "json")
+    assert result.code == 0, result.stderr
+    assert f"{root / 'output'} is a folder written by `graphrag index`" in result.stderr
+    summary = result.json()
+    assert summary["documents_added"] == len(list(CORPUS.iterdir()))
+    assert summary["llm_calls"] <= summary["community_reports"], "extractions and summaries come from its cache"
+    assert (root / "output").is_symlink()
+    assert {path.name: path.read_bytes() for path in (root / "versions" / "legacy").glob("*.parquet")} == tables
