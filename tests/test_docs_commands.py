@@ -35,6 +35,8 @@ class Block:
     where: str
     commands: list[list[str]] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    outputs: dict[int, list[str]] = field(default_factory=dict)
+    """command's position -> the output shown under its `$ ` line"""
 
 
 def _blocks() -> list[Block]:
@@ -45,11 +47,13 @@ def _blocks() -> list[Block]:
             language, body = fence.groups()
             block = Block(f"{document.name}:{text[:fence.start()].count(chr(10)) + 1}")
             for line in body.replace("\\\n", " ").splitlines():
-                line = line.strip()
                 if language != "bash":
                     if not line.startswith("$ "):
+                        if block.commands and line.strip():
+                            block.outputs.setdefault(len(block.commands) - 1, []).append(line)
                         continue
                     line = line[2:]
+                line = line.strip()
                 if line.startswith("export "):
                     name, _, value = line.removeprefix("export ").partition("=")
                     block.env[name] = "x" * 32 if value.startswith("$(") else value.split()[0]
@@ -76,8 +80,9 @@ BLOCKS = _blocks()
 
 def _sandbox(tmp_path: Path, index: Path, block: Block) -> dict[str, str]:
     """Documented path -> its place in the sandbox: the fixtures index (unless the block runs `init`
-    there), or the fixtures corpus."""
-    initialised = {_option(command, "--index-path") for command in block.commands if command[:1] == ["init"]}
+    there, or an `index` whose output it shows: that one builds anew), or the fixtures corpus."""
+    initialised = {_option(command, "--index-path") for position, command in enumerate(block.commands)
+                   if command[:1] == ["init"] or (command[:1] == ["index"] and position in block.outputs)}
     places = {}
     for number, documented in enumerate(INDEX_PATHS + DATA_PATHS):
         place = tmp_path / (documented.removeprefix("./") if documented.startswith("./") or
@@ -135,6 +140,16 @@ def _serve(arguments: list[str], env: dict[str, str], cwd: Path) -> None:
     assert "error:" not in said and "Traceback" not in said, said
 
 
+def _numbers(text: str) -> str:
+    return re.sub(r"[0-9]+", "0", text)
+
+
+def _shape(shown: str) -> re.Pattern[str]:
+    """A documented output line as a pattern: any numbers, anything where it shows `...`, whole line."""
+    parts = re.split(r"\.\.\.|…", _numbers(shown.strip()))
+    return re.compile(r"^\s*" + ".*".join(map(re.escape, parts)) + r"\s*$", re.M)
+
+
 def _index_root(arguments: list[str], cwd: Path) -> Path:
     return (cwd / (_option(arguments, "--index-path") or _option(arguments, "-i") or "graphrag_index")).resolve()
 
@@ -144,7 +159,7 @@ def _index_root(arguments: list[str], cwd: Path) -> Path:
 def test_documented_commands_run_as_written(block: Block, built_index: tuple[Path, dict], tmp_path: Path) -> None:
     places = _sandbox(tmp_path, built_index[0], block)
     needs_a_service: set[Path] = set()
-    for documented in block.commands:
+    for position, documented in enumerate(block.commands):
         arguments = [_mapped(argument, places, tmp_path) for argument in documented]
         if arguments[:1] == ["serve"]:
             _serve(arguments, block.env, tmp_path)
@@ -158,6 +173,8 @@ def test_documented_commands_run_as_written(block: Block, built_index: tuple[Pat
                 documented, result.stderr[-2000:])
             continue
         assert result.code == 0, (documented, result.stdout[-2000:], result.stderr[-2000:])
+        for shown in block.outputs.get(position, []):
+            assert _shape(shown).search(_numbers(result.stdout + result.stderr)), (shown, result.stdout[-3000:])
 
 
 def test_every_documented_command_is_collected() -> None:

@@ -149,8 +149,8 @@ def _print_summary(summary: Any, output_format: OutputFormat) -> None:
         f"Documents added {summary.documents_added}, updated {summary.documents_updated}, "
         f"deleted {summary.documents_deleted}, renamed {summary.documents_renamed}. "
         f"{_skipped(summary.skipped)}"
-        f"LLM calls {summary.llm_calls}, prompt tokens {summary.prompt_tokens}, embedding calls {summary.embedding_calls}, "
-        f"completion tokens {summary.completion_tokens}, {summary.seconds:.1f} s."
+        f"LLM calls {summary.llm_calls}, prompt tokens {summary.prompt_tokens}, completion tokens "
+        f"{summary.completion_tokens}, embedding calls {summary.embedding_calls}, {summary.seconds:.1f} s."
     )
     for path, reason in summary.unreadable.items():
         typer.echo(f"Not read: {path}: {reason}", err=True)
