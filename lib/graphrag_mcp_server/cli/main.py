@@ -331,12 +331,18 @@ def _plain(value: Any) -> str:
 
 
 async def _run_stats(root: Path) -> Any:
-    from graphrag_mcp_server.config.index_root import load_index_config
     from graphrag_mcp_server.handlers.stats import statistics
+
+    return statistics(*await _read_index(root))
+
+
+async def _read_index(root: Path) -> tuple[Any, Any]:
+    """The index's config (no model provider, no credentials: nothing here calls a model) and its tables."""
+    from graphrag_mcp_server.config.index_root import load_index_config
     from graphrag_mcp_server.handlers.tables import load_tables
 
     config = load_index_config(root, without_credentials=True, with_models=False)
-    return statistics(config, await load_tables(config, root))
+    return config, await load_tables(config, root)
 
 
 @app.command()
@@ -354,15 +360,8 @@ def export(
     """Write the entity graph (entities, relationships, communities, documents) as a file."""
     from graphrag_mcp_server.handlers.graph import entity_graph, write_graph
 
-    async def load() -> Any:
-        from graphrag_mcp_server.config.index_root import load_index_config
-        from graphrag_mcp_server.handlers.tables import load_tables
-
-        root = _index_root(index_path)
-        config = load_index_config(root, without_credentials=True, with_models=False)
-        return await load_tables(config, root)
-
-    graph = entity_graph(asyncio.run(load()))
+    _, tables = asyncio.run(_read_index(_index_root(index_path)))
+    graph = entity_graph(tables)
     target = output or Path(f"entity-graph.{graph_format.value}")
     try:
         target.write_bytes(write_graph(graph, graph_format))

@@ -1,4 +1,4 @@
-"""graphrag's LLM cache keys, computed about 20 times faster and byte for byte the same.
+"""graphrag's LLM cache keys, computed about 5 times faster and byte for byte the same.
 
 graphrag hashes each model request's arguments, prompts included, as the YAML that PyYAML's
 pure-Python emitter writes (`graphrag_common.hasher.hash_data`); scanning every character of a
@@ -75,8 +75,7 @@ class FastDumper(yaml.Dumper):
         after_escape = False
         while end <= length:
             end = self._next_event(text, end, after_escape, split)
-            after_escape = end < length and ESCAPED.match(text, end) is not None
-            self._double_quoted_step(text, end, split)
+            after_escape = self._double_quoted_step(text, end, split)
             end += 1
         self.write_indicator('"', False)
 
@@ -93,10 +92,11 @@ class FastDumper(yaml.Dumper):
                 return space.start()
         return event
 
-    def _double_quoted_step(self, text: str, end: int, split: bool) -> None:
-        """The body of PyYAML's write_double_quoted loop at position `end`."""
+    def _double_quoted_step(self, text: str, end: int, split: bool) -> bool:
+        """The body of PyYAML's write_double_quoted loop at position `end`; True when it wrote an escape."""
         ch = text[end] if end < len(text) else None
-        if ch is None or ESCAPED.match(ch):
+        escaped = ch is not None and ESCAPED.match(ch) is not None
+        if ch is None or escaped:
             if self._start < end:
                 self._write(text[self._start:end])
                 self._start = end
@@ -121,6 +121,7 @@ class FastDumper(yaml.Dumper):
             self.indention = False
             if text[self._start] == " ":
                 self._write("\\")
+        return escaped
 
     def _write(self, data: str) -> None:
         self.column += len(data)

@@ -2,7 +2,6 @@
 
 import os
 from functools import cache
-from typing import Any
 
 
 @cache
