@@ -12,8 +12,8 @@ import sys
 from graphrag.cache.cache_key_creator import cache_key_creator
 request = {"model": "offline/extract", "temperature": 0, "messages": [{"role": "user", "content": sys.argv[1]}]}
 graphrags_own = cache_key_creator(request)
-from graphrag_mcp_server.config.runtime import prepare_graphrag
-prepare_graphrag()
+from graphrag_mcp_server.config.runtime import prepare_models
+prepare_models()
 import graphrag_cache.cache_key
 print(graphrag_cache.cache_key.hash_data.__name__, cache_key_creator(request), graphrags_own)
 """

@@ -1,6 +1,8 @@
-"""Commands import only what they use: no model library for stats, no MCP SDK for a context-only query."""
+"""Commands import only what they use: no model library nor LanceDB for stats, no MCP SDK for a context-only query."""
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +30,17 @@ def imported_by(*args: str | Path) -> set[str]:
 def test_stats_imports_no_model_library_nor_the_mcp_sdk(built_index: tuple[Path, dict]) -> None:
     loaded = imported_by("stats", "--index-path", built_index[0])
     assert loaded.isdisjoint({"litellm", "openai", "graphrag_llm.types", "mcp", "graphrag.api"})
+    assert "lancedb" not in loaded, "vector tables as recorded at build time (vectors.json) are counted without LanceDB"
+
+
+def test_stats_opens_lancedb_when_a_vector_table_changed_since_the_build(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    manifests = (root / "output" / "lancedb" / "entity_description.lance" / "_versions").glob("*.manifest")
+    os.utime(next(manifests))  # as when a table is rewritten in place
+    assert "lancedb" in imported_by("stats", "--index-path", root)
 
 
 def test_context_only_query_imports_neither_the_mcp_sdk_nor_graphrag_api(built_index: tuple[Path, dict]) -> None:

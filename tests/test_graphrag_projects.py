@@ -2,12 +2,16 @@
 and graphrag's CLI reading this project's indexes through `graphrag-mcp graphrag`."""
 
 import hashlib
+import os
+import pty
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, run_cli
+from conftest import CORPUS, cli_env, run_cli
 from mcp_client import mcp_session
 
 
@@ -71,6 +75,57 @@ def test_index_on_a_graphrag_project_says_what_it_changes_and_reuses_its_cache(
     assert f"{root / 'output'} is a folder written by `graphrag index`" in result.stderr
     summary = result.json()
     assert summary["documents_added"] == len(list(CORPUS.iterdir()))
-    assert summary["llm_calls"] <= summary["community_reports"], "extractions and summaries come from its cache"
+    assert summary["llm_calls"] == 0, "every extraction, summary and report comes from its cache"
     assert (root / "output").is_symlink()
     assert {path.name: path.read_bytes() for path in (root / "versions" / "legacy").glob("*.parquet")} == tables
+
+
+def test_index_on_a_terminal_asks_before_taking_over_a_graphrag_output(graphrag_project: Path, tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    shutil.copytree(graphrag_project, root, symlinks=True)
+    terminal, user_side = pty.openpty()
+    os.write(terminal, b"n\n")
+    process = subprocess.run([sys.executable, "-m", "graphrag_mcp_server", "index", str(root / "input"),
+                              "--index-path", str(root)], stdin=user_side, capture_output=True, text=True,
+                             env=cli_env(), timeout=120)
+    os.close(terminal), os.close(user_side)
+    assert "is a folder written by `graphrag index`" in process.stderr and "Go on?" in process.stderr
+    assert process.returncode == 1
+    assert (root / "output").is_dir() and not (root / "output").is_symlink() and not (root / "versions").exists()
+
+
+def as_file_owner() -> list[str]:
+    """A command prefix that makes file permissions apply: root (as in CI) without its override capabilities."""
+    if os.geteuid() != 0:
+        return []
+    assert shutil.which("setpriv"), "setpriv (util-linux) is needed to drop root's file-permission override"
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"]
+
+
+GRAPHRAG_INDEX = """import sys
+from graphrag_mcp_server.config.runtime import prepare_models
+from graphrag_mcp_server.providers import register_providers
+prepare_models(); register_providers()
+from graphrag.cli.main import app
+app(args=["index", "--root", sys.argv[1]])
+"""
+
+
+def test_graphrag_index_cannot_write_into_the_live_version(built_index: tuple[Path, dict], tmp_path: Path) -> None:
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    live = (root / "output").resolve()
+    assert all(not path.stat().st_mode & 0o222 for path in (live, *live.rglob("*"))), "the live version is read-only"
+    before = _hashes(live)
+
+    refused = run_cli("graphrag", "index", "--root", root)
+    assert refused.code == 1 and refused.stderr.startswith(f"error: {root} is a graphrag-mcp index root")
+    assert "graphrag-mcp index DATA_PATH --index-path" in refused.stderr
+
+    # graphrag's own `graphrag index` (offline model registered, no graphrag-mcp check) as the owner of the files
+    graphrag = subprocess.run([*as_file_owner(), sys.executable, "-c", GRAPHRAG_INDEX, str(root)],
+                              capture_output=True, text=True, env=cli_env(), timeout=300)
+    assert "Permission denied" in graphrag.stdout + graphrag.stderr, graphrag.stdout[-2000:] + graphrag.stderr[-2000:]
+    assert _hashes(live) == before and (root / "output").resolve() == live
+    context = run_cli("query", "Who designed Old Bessie?", "--type", "local", "--context-only", "--index-path", root)
+    assert context.code == 0 and "Tobias Arkwright" in context.stdout

@@ -125,6 +125,7 @@ def index(
     ),
     offline: Annotated[bool, typer.Option(help="Use the offline model (no key, no network).")] = False,
     watch: Annotated[bool, typer.Option(help="Keep the index current as files change.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before taking over a `graphrag index` output/.")] = False,
     output_format: FormatOption = OutputFormat.TEXT,
 ) -> None:
     """Build or update the index of DATA_PATH (GraphRAG parquet tables + LanceDB vectors)."""
@@ -132,6 +133,12 @@ def index(
         raise typer.BadParameter("choose one of --full and --incremental")
     mode = IndexMode.FULL if full else IndexMode.INCREMENTAL
     data_path, root = data_path.resolve(), _index_root(index_path)
+    if (output := root / "output").is_dir() and not output.is_symlink():
+        _notice(f"{output} is a folder written by `graphrag index`: this run moves it to {root / 'versions' / 'legacy'} "
+                f"(kept until the next run) and makes {output} a link to the version it writes, which graphrag's CLI "
+                f"reads as before; graphrag's cache in {root / 'cache'} is reused.")
+        if sys.stdin.isatty() and not yes:
+            typer.confirm("Go on?", abort=True, err=True)
     summary = asyncio.run(_run_index(data_path, root, mode, method, offline))
     _print_summary(summary, output_format)
     if watch:
@@ -203,10 +210,6 @@ async def _run_index(data_path: Path, root: Path, mode: IndexMode, method: Index
     config = index_config(root, data_path, offline)
     if is_offline(config):
         _notice(OFFLINE_NOTICE)
-    if (output := root / "output").is_dir() and not output.is_symlink():
-        _notice(f"{output} is a folder written by `graphrag index`: this run moves it to {root / 'versions' / 'legacy'} "
-                f"(kept until the next run) and makes {output} a link to the version it writes, which graphrag's CLI "
-                f"reads as before; graphrag's cache in {root / 'cache'} is reused.")
     from graphrag_mcp_server.cli.progress import RichWorkflowProgress
 
     with RichWorkflowProgress() as progress:
@@ -377,6 +380,9 @@ def export(
 def graphrag_cli(context: typer.Context) -> None:
     """GraphRAG's own CLI (graphrag index|update|query|prompt-tune ...) with this project's model types
     (offline, bounded_backoff retries) registered, so it reads and builds indexes made with them."""
+    if (root := _graphrag_mcp_root_written(context.args)) is not None:
+        _fail(f"{root} is a graphrag-mcp index root, whose output is the version being served: update it with "
+              f"`graphrag-mcp index DATA_PATH --index-path {root}`, or give `graphrag {context.args[0]}` a root of its own")
     from graphrag_mcp_server.config.runtime import prepare_models
     from graphrag_mcp_server.providers import register_providers
 
@@ -385,6 +391,19 @@ def graphrag_cli(context: typer.Context) -> None:
     from graphrag.cli.main import app as graphrag_app
 
     graphrag_app(args=context.args, prog_name="graphrag-mcp graphrag")
+
+
+def _graphrag_mcp_root_written(args: list[str]) -> Path | None:
+    """The root that `graphrag index|update ARGS` would write into when it is a graphrag-mcp root."""
+    if not args or args[0] not in ("index", "update"):
+        return None
+    root = Path(".")
+    for position, arg in enumerate(args):
+        if arg in ("--root", "-r") and position + 1 < len(args):
+            root = Path(args[position + 1])
+        elif arg.startswith("--root="):
+            root = Path(arg.removeprefix("--root="))
+    return root.resolve() if (root / "output").is_symlink() else None
 
 
 class TransportOption(StrEnum):

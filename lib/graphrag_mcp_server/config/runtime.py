@@ -9,22 +9,22 @@ def prepare_graphrag() -> None:
     """Make graphrag work offline, quiet and fast.
 
     LiteLLM's bundled cost map instead of a download (should LiteLLM be imported); LanceDB's Rust
-    log limited to errors; LLM cache keys hashed as graphrag does, faster. Imports no model library: reading
-    an index's config and tables needs none (see prepare_models).
+    log limited to errors. Imports no model library: reading an index's config and tables needs none
+    (see prepare_models).
     """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LANCEDB_LOG", "error")
-    _hash_cache_keys_faster()
 
 
 @cache
 def prepare_models() -> None:
-    """Import LiteLLM (seconds), quieted, before any model or tokenizer is made.
+    """Import LiteLLM (seconds), quieted, before any model or tokenizer is made; hash LLM cache keys faster.
 
     graphrag-llm imports it anyway; importing it first points tiktoken at the encodings LiteLLM
     bundles (TIKTOKEN_CACHE_DIR), so no tokenizer downloads one.
     """
     prepare_graphrag()
+    _hash_cache_keys_faster()
     import litellm
 
     litellm.suppress_debug_info = True

@@ -62,9 +62,9 @@ async def _build(root: Path, data_path: Path, mode: str, limits: Limits | None) 
 
 def _warm_up() -> None:
     """Import what every build needs, so a job handed to a waiting worker starts at once."""
-    from graphrag_mcp_server.config.runtime import prepare_graphrag
+    from graphrag_mcp_server.config.runtime import prepare_models
 
-    prepare_graphrag()
+    prepare_models()
     import graphrag.api  # noqa: F401
     import graphrag_vectors.lancedb  # noqa: F401
     from graphrag.tokenizer.get_tokenizer import get_tokenizer

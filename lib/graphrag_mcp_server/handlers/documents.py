@@ -62,7 +62,7 @@ def skip_reason(path: Path, data_path: Path, index_root: Path) -> str | None:
 
 
 def select_documents(data_path: Path, index_root: Path, file_pattern: str, limits: Limits | None = None) -> Selection:
-    """The files of `data_path` to index, in a stable order; refuse a folder over `limits`."""
+    """The files of `data_path` to index, in graphrag's order; refuse a folder over `limits`."""
     data_path, index_root = data_path.resolve(), index_root.resolve()
     if data_path == index_root or any(data_path.is_relative_to(index_root / name) for name in INDEX_FOLDERS):
         msg = f"data path {data_path} is the index root or inside its own files; give the folder of your documents"
@@ -83,8 +83,17 @@ def select_documents(data_path: Path, index_root: Path, file_pattern: str, limit
             _consider(Path(entry.path), data_path, index_root, pattern, selection, folders)
             if limits is not None:
                 _check(selection, data_path, limits)
-    selection.files.sort()
+    selection.files = in_graphrag_order(data_path, selection.files)
     return selection
+
+
+def in_graphrag_order(data_path: Path, files: list[str]) -> list[str]:
+    """`files` in the order graphrag's FileStorage.find lists them (`Path.rglob`, the file system's
+    order), the rest by path. Entities and relationships are numbered in document order and those
+    numbers are in the report prompts: in graphrag's order, an index of a folder equals the one
+    `graphrag index` builds from it, and reuses every cached call of a `graphrag index` project."""
+    listed = {path.relative_to(data_path).as_posix(): position for position, path in enumerate(data_path.rglob("**/*"))}
+    return sorted(files, key=lambda file: (listed.get(file, len(listed)), file))
 
 
 def _consider(path: Path, data_path: Path, index_root: Path, pattern: re.Pattern[str], selection: Selection,

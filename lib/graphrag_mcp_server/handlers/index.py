@@ -25,6 +25,7 @@ from graphrag_mcp_server.handlers import versions
 from graphrag_mcp_server.handlers.documents import Limits, Selection, SkipReason, select_documents
 from graphrag_mcp_server.handlers.readers import CorpusReader
 from graphrag_mcp_server.handlers.stats import count_rows
+from graphrag_mcp_server.handlers.tables import record_vector_tables
 from graphrag_mcp_server.providers.retry import provider_breaker
 from graphrag_mcp_server.providers.usage import Usage, track_usage
 
@@ -146,6 +147,7 @@ async def build(
                 outputs = await build_index(target, method=method.value, callbacks=callbacks, input_documents=documents)
             _raise_first_failure(config, outputs, breaker.reason if breaker.tripped else None, usage.last_error)
             counts = await count_rows(target)
+            record_vector_tables(target)
         except BaseException:
             versions.discard(version)
             raise

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.handlers.results import IndexIssue, IndexStatistics, ModelNames, VectorStoreInfo
-from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables, output_dir
+from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables, output_dir, recorded_vector_rows
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
@@ -28,10 +28,12 @@ async def count_rows(config: "GraphRagConfig") -> dict[str, int]:
 
 def vector_tables(config: "GraphRagConfig") -> dict[str, int]:
     """Rows of each table in the LanceDB vector store (empty for other stores)."""
-    import lancedb
-
     if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
         return {}
+    if (recorded := recorded_vector_rows(config)) is not None:
+        return recorded
+    import lancedb
+
     try:
         db = lancedb.connect(config.vector_store.db_uri)
         names = db.list_tables().tables

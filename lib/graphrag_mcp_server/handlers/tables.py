@@ -1,5 +1,6 @@
 """The index's output tables, read once with graphrag's own DataReader, each checked on the way."""
 
+import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from graphrag_mcp_server.handlers.prepared import Prepared
 
 REQUIRED_TABLES = ("documents", "text_units", "entities", "relationships", "communities", "community_reports")
+VECTOR_RECORD = "vectors.json"
 
 
 @dataclass(frozen=True)
@@ -128,12 +130,54 @@ def expected_vector_tables(config: "GraphRagConfig") -> dict[str, str]:
     return {name: schema[name].index_name if name in schema else name for name in config.embed_text.names}
 
 
-def vector_problems(config: "GraphRagConfig", root: Path) -> dict[str, str]:
-    """embedding name -> what is wrong with its LanceDB table, for each one missing or unreadable."""
+def _lancedb_table_state(table: Path) -> list[list[Any]] | None:
+    """What identifies a LanceDB table's current version on disk: its `_versions` entries (name, size, mtime)."""
+    manifests = table / "_versions"
+    if not manifests.is_dir():
+        return None
+    return sorted([entry.name, entry.stat().st_size, entry.stat().st_mtime_ns] for entry in manifests.iterdir())
+
+
+def record_vector_tables(config: "GraphRagConfig") -> None:
+    """Write each LanceDB table's rows and on-disk state into the version (`vectors.json`), so that
+    readers of an unchanged store (`stats`) need not import LanceDB (~1.7 s) to count and check them."""
     import lancedb
 
     if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
+        return
+    uri = Path(config.vector_store.db_uri)
+    db = lancedb.connect(str(uri))
+    record = {name: {"rows": db.open_table(name).count_rows(), "state": _lancedb_table_state(uri / f"{name}.lance")}
+              for name in db.list_tables().tables}
+    (output_dir(config) / VECTOR_RECORD).write_text(json.dumps(record), encoding="utf-8")
+
+
+def recorded_vector_rows(config: "GraphRagConfig") -> dict[str, int] | None:
+    """Rows of each LanceDB table as recorded at build time, when every expected table is on disk as it
+    was then; None otherwise (no record: an index built by graphrag; a table missing, replaced or changed)."""
+    if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
+        return None
+    try:
+        record = json.loads((output_dir(config) / VECTOR_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    uri = Path(config.vector_store.db_uri)
+    if not set(expected_vector_tables(config).values()) <= set(record) or any(
+        entry["state"] is None or _lancedb_table_state(uri / f"{name}.lance") != entry["state"]
+        for name, entry in record.items()
+    ):
+        return None
+    return {name: entry["rows"] for name, entry in record.items()}
+
+
+def vector_problems(config: "GraphRagConfig", root: Path) -> dict[str, str]:
+    """embedding name -> what is wrong with its LanceDB table, for each one missing or unreadable."""
+    if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
         return {}
+    if recorded_vector_rows(config) is not None:
+        return {}
+    import lancedb
+
     uri = Path(config.vector_store.db_uri)
     try:
         db = lancedb.connect(str(uri))

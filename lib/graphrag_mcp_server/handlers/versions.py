@@ -3,17 +3,20 @@
 Layout of an index root::
 
     output -> versions/<id>     symlink, replaced atomically (os.replace) when a run succeeds
-    versions/<id>/              parquet tables, lancedb/, stats.json, manifest.json
+    versions/<id>/              parquet tables, lancedb/, stats.json, manifest.json (read-only once complete)
     cache/                      graphrag's LLM cache, shared by all versions
 
 A run killed at any point leaves `output` on the previous, complete version; the partial version
-is removed by the next run. At most one previous version is kept, for readers still on it.
+is removed by the next run. At most one previous version is kept, for readers still on it. A
+version is sealed (write bits off) before it becomes current, so a tool writing through `output`
+(graphrag's own `graphrag index` on this root) is refused instead of changing what is served.
 """
 
 import fcntl
 import json
 import os
 import shutil
+import stat
 import time
 import uuid
 from collections.abc import Iterator
@@ -103,6 +106,7 @@ def switch_to(root: Path, version: Path, manifest: dict[str, str]) -> None:
     if output.exists() and not output.is_symlink():  # a root from before versions: make it one
         previous = root / VERSIONS / "legacy"
         output.rename(previous)
+    _seal(version)
     link = root / f".{OUTPUT}.{uuid.uuid4().hex[:6]}"
     link.symlink_to(version.relative_to(root))
     os.replace(link, output)
@@ -113,9 +117,26 @@ def _prune(root: Path, keep: set[Path | None]) -> None:
     """Remove every version but those in `keep` (older ones and the leftovers of killed runs)."""
     for version in (root / VERSIONS).iterdir():
         if version.resolve() not in {path.resolve() for path in keep if path is not None}:
-            shutil.rmtree(version, ignore_errors=True)
+            discard(version)
 
 
 def discard(version: Path) -> None:
-    """Remove a version that failed to build."""
+    """Remove a version (one that failed to build, or a sealed one no longer kept)."""
+    for folder, _, _ in os.walk(version):
+        _set_write(Path(folder), allowed=True)
     shutil.rmtree(version, ignore_errors=True)
+
+
+def _seal(version: Path) -> None:
+    """Take the write bits off every file and folder of a complete version."""
+    for folder, _, files in os.walk(version, topdown=False):
+        for name in files:
+            _set_write(Path(folder) / name, allowed=False)
+        _set_write(Path(folder), allowed=False)
+
+
+def _set_write(path: Path, allowed: bool) -> None:
+    if path.is_symlink():
+        return
+    mode = stat.S_IMODE(path.lstat().st_mode)
+    path.chmod(mode | stat.S_IWUSR if allowed else mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
