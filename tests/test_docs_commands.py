@@ -1,12 +1,14 @@
 """Every `graphrag-mcp` command in README.md and docs/ runs as written (paths mapped into a sandbox).
 
-Commands come from ```bash blocks and from `$ `-prompted lines of plain blocks; `export VAR=...`
+Commands come from ```bash blocks, from `$ `-prompted lines of plain blocks and from the servers of
+MCP client configurations (```json with `command` graphrag-mcp: `args`, `env`); `export VAR=...`
 lines of a block set its environment. Each block runs in a fresh sandbox where the documented
 index paths hold a copy of the fixtures index and the documented data folders the fixtures corpus.
 A command on an index configured for a real provider (no key, no network here) must fail with one
 `error:` line; every other command must succeed; `serve` must start and keep serving.
 """
 
+import json
 import re
 import shlex
 import shutil
@@ -46,6 +48,9 @@ def _blocks() -> list[Block]:
         for fence in re.finditer(r"```(\w*)\n(.*?)```", text, re.S):
             language, body = fence.groups()
             block = Block(f"{document.name}:{text[:fence.start()].count(chr(10)) + 1}")
+            if language == "json":
+                blocks += [block] if _configured_servers(block, body).commands else []
+                continue
             for line in body.replace("\\\n", " ").splitlines():
                 if language != "bash":
                     if not line.startswith("$ "):
@@ -62,6 +67,20 @@ def _blocks() -> list[Block]:
             if block.commands:
                 blocks.append(block)
     return blocks
+
+
+def _configured_servers(block: Block, body: str) -> Block:
+    """`block` given the graphrag-mcp servers of an MCP client configuration (their args and env)."""
+    try:
+        config = json.loads(body)
+    except json.JSONDecodeError:  # test_docs_outputs names it
+        return block
+    for group in ("mcpServers", "servers"):
+        for server in (config.get(group, {}) if isinstance(config, dict) else {}).values():
+            if str(server.get("command", "")).endswith("graphrag-mcp"):
+                block.commands.append([str(argument) for argument in server.get("args", [])])
+                block.env.update(server.get("env", {}))
+    return block
 
 
 def _commands(line: str) -> list[list[str]]:

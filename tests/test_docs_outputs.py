@@ -1,0 +1,125 @@
+"""Documented JSON has the shape of what is returned: the tool calls of docs/tools.md, made through an MCP
+session on the fixtures index, return every key their documented results show; so do the `--format json`
+outputs of docs/cli.md. (Documents may leave keys out; they may not show keys that do not exist.)"""
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import CORPUS, REPO, run_cli
+from mcp_client import mcp_session
+
+FENCED_JSON = re.compile(r"```json\n(.*?)```", re.S)
+
+
+def _json_blocks(document: Path) -> list[tuple[int, Any]]:
+    """(line, value) of each ```json block, and (line, None) at each heading; every block must parse."""
+    text = document.read_text(encoding="utf-8")
+    blocks: list[tuple[int, Any]] = []
+    for fence in re.finditer(r"```json\n(.*?)```|^#+ ", text, re.S | re.M):
+        line = text[:fence.start()].count("\n") + 1
+        if fence.group(1) is None:
+            blocks.append((line, None))
+            continue
+        try:
+            blocks.append((line, json.loads(fence.group(1))))
+        except json.JSONDecodeError as error:
+            blocks.append((line, error))
+    return blocks
+
+
+def _missing_keys(documented: Any, actual: Any, path: str = "") -> list[str]:
+    """Keys the documented value shows that the actual one lacks (into objects, and lists' first items)."""
+    if isinstance(documented, dict) and isinstance(actual, dict):
+        return [missing for key, value in documented.items()
+                for missing in ([path + key] if key not in actual else _missing_keys(value, actual[key], f"{path}{key}."))]
+    if isinstance(documented, list) and isinstance(actual, list) and documented and actual:
+        return _missing_keys(documented[0], actual[0], f"{path}[0].")
+    return []
+
+
+def _calls_and_results(document: Path) -> list[tuple[int, dict, list[dict]]]:
+    """Each documented tool call (line, call) with its result: the next block, and later blocks of the same
+    keys under the same heading (another form of it), not fragments of it shown apart."""
+    pairs: list[tuple[int, dict, list[dict]]] = []
+    after_call = False
+    for line, value in _json_blocks(document):
+        if isinstance(value, dict) and set(value) == {"name", "arguments"}:
+            pairs.append((line, value, []))
+            after_call = True
+        elif value is None:
+            after_call = False
+        elif after_call and isinstance(value, dict):
+            results = pairs[-1][2]
+            if not results or set(value) == set(results[0]):
+                results.append(value)
+    return pairs
+
+
+def test_every_documented_json_block_parses() -> None:
+    documents = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    broken = [f"{document.name}:{line}: {value}" for document in documents
+              for line, value in _json_blocks(document) if isinstance(value, json.JSONDecodeError)]
+    assert not broken, f"fix these ```json blocks: {broken}"
+
+
+@pytest.mark.slow
+async def test_documented_tool_results_have_the_shape_tools_return(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
+    root, data = tmp_path / "index", tmp_path / "docs_data"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    data.mkdir()
+    for document in sorted(CORPUS.iterdir())[:3]:
+        shutil.copy(document, data)
+    pairs = _calls_and_results(REPO / "docs" / "tools.md")
+    assert {call["name"] for _, call, _ in pairs} >= {"local_search", "global_search", "drift_search", "basic_search",
+                                                      "build_index", "index_status", "get_statistics"}
+    job_id = None
+    async with mcp_session(root, data_path=tmp_path) as session:
+        for line, call, results in pairs:
+            arguments = dict(call["arguments"])
+            if call["name"] == "index_status":
+                arguments["job_id"] = job_id
+            result = await session.call_tool(call["name"], arguments)
+            assert not result.is_error, (line, result.content)
+            actual = result.structured_content
+            job_id = actual.get("job_id", job_id)
+            for documented in results:
+                assert not _missing_keys(documented, actual), (f"tools.md:{line}", _missing_keys(documented, actual))
+
+
+CLI_OUTPUTS = {  # the section of docs/cli.md -> the command whose `--format json` output its JSON block shows
+    "index": None,  # the fixtures index's own build summary
+    "query": ["query", "Who designed Old Bessie?", "--type", "local"],
+    "stats": ["stats"],
+}
+
+
+def _cli_json_blocks() -> dict[str, Any]:
+    """docs/cli.md's first ```json block of each `## command` section."""
+    text = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    blocks: dict[str, Any] = {}
+    for section in re.split(r"^## ", text, flags=re.M)[1:]:
+        name = section.split(maxsplit=1)[0]
+        if name in CLI_OUTPUTS and (fence := FENCED_JSON.search(section)):
+            blocks[name] = json.loads(fence.group(1))
+    return blocks
+
+
+def test_documented_cli_json_has_the_shape_commands_print(built_index: tuple[Path, dict]) -> None:
+    root, summary = built_index
+    blocks = _cli_json_blocks()
+    assert set(blocks) == set(CLI_OUTPUTS)
+    for name, command in CLI_OUTPUTS.items():
+        if command is None:
+            actual = summary
+        else:
+            printed = run_cli(*command, "--index-path", root, "--format", "json")
+            assert printed.code == 0, printed.stderr
+            actual = printed.json()
+        assert not _missing_keys(blocks[name], actual), (f"cli.md ## {name}", _missing_keys(blocks[name], actual))
