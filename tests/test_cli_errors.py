@@ -1,5 +1,6 @@
 """User mistakes get one clear line and a non-zero exit, never a traceback."""
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -97,3 +98,14 @@ def test_version_names_graphrag_and_mcp() -> None:
     result = run_cli("--version")
     assert result.code == 0
     assert result.stdout.strip().endswith(f"(graphrag {version('graphrag')}, mcp {version('mcp')})")
+
+
+@pytest.mark.parametrize("transport", ["streamable-http", "sse"])
+def test_a_taken_port_is_one_error_line_naming_it(built_index: tuple[Path, dict], transport: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_cli("serve", "--index-path", built_index[0], "--transport", transport, "--port", port, timeout=60)
+    assert_one_line_error(result, 1, f"error: cannot listen on 127.0.0.1 port {port}", "--port")
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
