@@ -1,6 +1,7 @@
 """Projects built by GraphRAG's own CLI: served and queried untouched, indexed with their cache reused;
 and graphrag's CLI reading this project's indexes through `graphrag-mcp graphrag`."""
 
+import ctypes
 import hashlib
 import os
 import pty
@@ -94,12 +95,17 @@ def test_index_on_a_terminal_asks_before_taking_over_a_graphrag_output(graphrag_
     assert (root / "output").is_dir() and not (root / "output").is_symlink() and not (root / "versions").exists()
 
 
-def as_file_owner() -> list[str]:
-    """A command prefix that makes file permissions apply: root (as in CI) without its override capabilities."""
-    if os.geteuid() != 0:
-        return []
-    assert shutil.which("setpriv"), "setpriv (util-linux) is needed to drop root's file-permission override"
-    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"]
+PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER = 24, 1, 2, 3  # linux/prctl.h, capability.h
+
+
+def drop_file_permission_override() -> None:
+    """In a child about to exec: as root (as in CI), leave out the capabilities that let root ignore file
+    modes, so the program runs as an owner whose files' modes apply (as `setpriv --bounding-set=-...`)."""
+    if os.geteuid() == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        for capability in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER):
+            if libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
 
 
 GRAPHRAG_INDEX = """import sys
@@ -123,8 +129,8 @@ def test_graphrag_index_cannot_write_into_the_live_version(built_index: tuple[Pa
     assert "graphrag-mcp index DATA_PATH --index-path" in refused.stderr
 
     # graphrag's own `graphrag index` (offline model registered, no graphrag-mcp check) as the owner of the files
-    graphrag = subprocess.run([*as_file_owner(), sys.executable, "-c", GRAPHRAG_INDEX, str(root)],
-                              capture_output=True, text=True, env=cli_env(), timeout=300)
+    graphrag = subprocess.run([sys.executable, "-c", GRAPHRAG_INDEX, str(root)], capture_output=True, text=True,
+                              env=cli_env(), timeout=300, preexec_fn=drop_file_permission_override)
     assert "Permission denied" in graphrag.stdout + graphrag.stderr, graphrag.stdout[-2000:] + graphrag.stderr[-2000:]
     assert _hashes(live) == before and (root / "output").resolve() == live
     context = run_cli("query", "Who designed Old Bessie?", "--type", "local", "--context-only", "--index-path", root)
