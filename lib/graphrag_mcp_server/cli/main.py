@@ -19,6 +19,7 @@ from graphrag_mcp_server.handlers.context import DEFAULT_CONTEXT_TOKENS
 from graphrag_mcp_server.handlers.graph import GraphFormat
 from graphrag_mcp_server.handlers.index import IndexMethod, IndexMode
 from graphrag_mcp_server.handlers.search import SearchType
+from graphrag_mcp_server.handlers.versions import graphrag_output, legacy_version
 
 app = typer.Typer(
     name="graphrag-mcp",
@@ -133,8 +134,8 @@ def index(
         raise typer.BadParameter("choose one of --full and --incremental")
     mode = IndexMode.FULL if full else IndexMode.INCREMENTAL
     data_path, root = data_path.resolve(), _index_root(index_path)
-    if (output := root / "output").is_dir() and not output.is_symlink():
-        _notice(f"{output} is a folder written by `graphrag index`: this run moves it to {root / 'versions' / 'legacy'} "
+    if (output := graphrag_output(root)) is not None:
+        _notice(f"{output} is a folder written by `graphrag index`: this run moves it to {legacy_version(root)} "
                 f"(kept until the next run) and makes {output} a link to the version it writes, which graphrag's CLI "
                 f"reads as before; graphrag's cache in {root / 'cache'} is reused.")
         if sys.stdin.isatty() and not yes:

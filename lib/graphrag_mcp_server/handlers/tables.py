@@ -135,16 +135,16 @@ def _lancedb_table_state(table: Path) -> list[list[Any]] | None:
     manifests = table / "_versions"
     if not manifests.is_dir():
         return None
-    return sorted([entry.name, entry.stat().st_size, entry.stat().st_mtime_ns] for entry in manifests.iterdir())
+    return sorted([entry.name, (found := entry.stat()).st_size, found.st_mtime_ns] for entry in manifests.iterdir())
 
 
 def record_vector_tables(config: "GraphRagConfig") -> None:
     """Write each LanceDB table's rows and on-disk state into the version (`vectors.json`), so that
     readers of an unchanged store (`stats`) need not import LanceDB (~1.7 s) to count and check them."""
-    import lancedb
-
     if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
         return
+    import lancedb
+
     uri = Path(config.vector_store.db_uri)
     db = lancedb.connect(str(uri))
     record = {name: {"rows": db.open_table(name).count_rows(), "state": _lancedb_table_state(uri / f"{name}.lance")}

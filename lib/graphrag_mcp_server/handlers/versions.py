@@ -57,6 +57,18 @@ def current_version(root: Path) -> Path | None:
     return output.resolve() if output.exists() else None
 
 
+def graphrag_output(root: Path) -> Path | None:
+    """`output` when it is a folder written by `graphrag index` (not yet a link to a version); the next run
+    moves it to `legacy_version(root)`."""
+    output = root / OUTPUT
+    return output if output.is_dir() and not output.is_symlink() else None
+
+
+def legacy_version(root: Path) -> Path:
+    """Where a `graphrag index` output folder is kept (until the run after) once a version replaces it."""
+    return root / VERSIONS / "legacy"
+
+
 def read_manifest(version: Path | None) -> dict[str, str] | None:
     """title -> content id of a version's documents; None when it has no manifest."""
     if version is None or not (version / MANIFEST).exists():
@@ -103,9 +115,9 @@ def switch_to(root: Path, version: Path, manifest: dict[str, str]) -> None:
     (version / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
     output = root / OUTPUT
     previous = current_version(root)
-    if output.exists() and not output.is_symlink():  # a root from before versions: make it one
-        previous = root / VERSIONS / "legacy"
-        output.rename(previous)
+    if (folder := graphrag_output(root)) is not None:  # a root from before versions: make it one
+        previous = legacy_version(root)
+        folder.rename(previous)
     _seal(version)
     link = root / f".{OUTPUT}.{uuid.uuid4().hex[:6]}"
     link.symlink_to(version.relative_to(root))
