@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from conftest import CORPUS, cli_env, run_cli
@@ -79,6 +81,14 @@ def test_index_on_a_graphrag_project_says_what_it_changes_and_reuses_its_cache(
     assert summary["llm_calls"] == 0, "every extraction, summary and report comes from its cache"
     assert (root / "output").is_symlink()
     assert {path.name: path.read_bytes() for path in (root / "versions" / "legacy").glob("*.parquet")} == tables
+    for table in ("entities", "relationships", "community_reports"):  # our pipeline's graph is graphrag's
+        pd.testing.assert_frame_equal(_content(root / "output", table), _content(root / "versions" / "legacy", table))
+
+
+def _content(output: Path, table: str) -> pd.DataFrame:
+    """A table as written, less its random ids, lists as lists."""
+    frame = pd.read_parquet(output / f"{table}.parquet").drop(columns=["id"])
+    return frame.map(lambda value: value.tolist() if isinstance(value, np.ndarray) else value)
 
 
 def test_index_on_a_terminal_asks_before_taking_over_a_graphrag_output(graphrag_project: Path, tmp_path: Path) -> None:

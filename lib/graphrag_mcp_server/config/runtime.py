@@ -1,7 +1,13 @@
 """Process set-up that must precede the first graphrag import, and the first model call."""
 
 import os
+import sys
+import time
 from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphrag.index.typing.stats import WorkflowMetrics
 
 
 @cache
@@ -38,3 +44,48 @@ def _hash_cache_keys_faster() -> None:
     from graphrag_mcp_server.config.cache_keys import hash_like_graphrag
 
     graphrag_cache.cache_key.hash_data = hash_like_graphrag
+
+
+class WorkflowTimer:
+    """graphrag's per-workflow profiler (run_pipeline's `WorkflowProfiler`) without tracemalloc.
+
+    graphrag traces every allocation of every workflow to report its memory in stats.json, which
+    made whole builds about 3.5 times slower (1000 generated documents, offline model: 160 s with it,
+    45 s without). This keeps each workflow's time; its memory figures become the process's peak
+    resident memory when the workflow ended and how much the workflow raised that peak.
+    """
+
+    def __enter__(self) -> "WorkflowTimer":
+        self._peak_before = _peak_resident_bytes()
+        self._started = time.time()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._elapsed = time.time() - self._started
+        self._peak_after = _peak_resident_bytes()
+
+    @property
+    def metrics(self) -> "WorkflowMetrics":
+        """The workflow's time and memory, in graphrag's form."""
+        from graphrag.index.typing.stats import WorkflowMetrics
+
+        return WorkflowMetrics(overall=self._elapsed, peak_memory_bytes=self._peak_after,
+                               memory_delta_bytes=self._peak_after - self._peak_before, tracemalloc_overhead_bytes=0)
+
+
+def _peak_resident_bytes() -> int:
+    """This process's peak resident memory so far (0 where the platform does not tell)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+@cache
+def time_workflows_without_tracemalloc() -> None:
+    """Have graphrag's pipeline profile its workflows with WorkflowTimer."""
+    import graphrag.index.run.run_pipeline
+
+    graphrag.index.run.run_pipeline.WorkflowProfiler = WorkflowTimer

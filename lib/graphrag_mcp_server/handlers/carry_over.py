@@ -1,12 +1,12 @@
 """Work carried over from the previous version where its input is unchanged.
 
 An update runs graphrag's whole pipeline over every current document (handlers/index.py), so its
-result is a rebuild by construction. Four steps of it are pure functions of their input that cost
+result is a rebuild by construction. Five steps of it are pure functions of their input that cost
 time for every record although an edit touches a few:
 
-- graph extraction of a text unit and the summary of an entity's or relationship's descriptions
-  (LLM calls, answered by graphrag's cache when unchanged, but each lookup hashes the prompt and
-  reads a file);
+- graph extraction of a text unit, the summary of an entity's or relationship's descriptions and
+  a community's report from its context (LLM calls, answered by graphrag's cache when unchanged,
+  but each lookup hashes the prompt and reads a file);
 - the context string of a community report (`sort_context`, which tokenises every record of the
   community: most of an update's pipeline time on a 300-document corpus before this module);
 - the embedding of a text (text units, entity descriptions, reports).
@@ -14,8 +14,8 @@ time for every record although an edit touches a few:
 Each version stores what these steps produced, by a hash of their whole input, in
 `carried_over.parquet`; the next run takes from there every result whose input is unchanged and
 computes the others with graphrag's own functions. Stored results are used only while the models
-are configured as before (`fingerprint`). A failed extraction (graphrag returns no entities) is
-never stored, so a provider fault is retried.
+are configured as before (`fingerprint`). A failed extraction (graphrag returns no entities) or
+report is never stored, so a provider fault is retried.
 """
 
 import hashlib
@@ -45,20 +45,16 @@ class Memo:
     previous: dict[str, Any] = field(default_factory=dict)
     used: dict[str, Any] = field(default_factory=dict)
     computed: int = 0
+    reused: int = 0
+    """Results this run took from the previous version."""
 
     def get(self, key: str) -> Any:
         """The stored result for `key` (now counted as used), or None."""
         found = self.used.get(key)
-        if found is None:
-            found = self.previous.get(key)
-        if found is not None:
+        if found is None and (found := self.previous.get(key)) is not None:
             self.used[key] = found
+            self.reused += 1
         return found
-
-    @property
-    def reused(self) -> int:
-        """Results this run took from the previous version."""
-        return len(self.used) - self.computed
 
     def put(self, key: str, result: Any) -> None:
         """Remember a result computed by this run."""
@@ -72,6 +68,7 @@ class Step(StrEnum):
     EXTRACTION = "extraction"
     SUMMARY = "summary"
     REPORT_CONTEXT = "report_context"
+    REPORT = "report"
     EMBEDDING = "embedding"
 
 
@@ -153,22 +150,40 @@ def _whole_context(records: list[dict]) -> str:
                         for label, rows in tables.items() if rows)
 
 
-async def _run_extract_graph(text: str, source_id: str, entity_types: list[str], model: Any, prompt: str,
-                             max_gleanings: int) -> "tuple[pd.DataFrame, pd.DataFrame]":
-    """graphrag's per-text-unit extraction, taking an unchanged unit's entities and relationships
-    from the previous version."""
+async def _extract_graph(text_units: "pd.DataFrame", callbacks: Any, text_column: str, id_column: str, model: Any,
+                         prompt: str, entity_types: list[str], max_gleanings: int, num_threads: int,
+                         async_type: Any) -> "tuple[pd.DataFrame, pd.DataFrame]":
+    """graphrag's graph extraction over text units, extracting only those whose text the previous
+    version did not; every unit's entities and relationships then merged by graphrag's own functions."""
+    from graphrag.index.operations.extract_graph import extract_graph as operation
+    from graphrag.index.operations.extract_graph.utils import filter_orphan_relationships
+    from graphrag.index.utils.derive_from_rows import derive_from_rows
+
     carried = _current.get()
     if carried is None:
-        return await _GRAPHRAG["extract"](text, source_id, entity_types, model, prompt, max_gleanings)
-    key = _hash(text.strip(), entity_types, prompt, max_gleanings)
-    stored = carried[Step.EXTRACTION].get(key)
-    if stored is not None:
-        entities, relationships = (_frame(split, source_id) for split in stored)
-        return entities, relationships
-    entities, relationships = await _GRAPHRAG["extract"](text, source_id, entity_types, model, prompt, max_gleanings)
-    if len(entities):
-        carried[Step.EXTRACTION].put(key, [frame.to_dict(orient="split", index=False) for frame in (entities, relationships)])
-    return entities, relationships
+        return await _GRAPHRAG["extract"](text_units, callbacks, text_column, id_column, model, prompt, entity_types,
+                                          max_gleanings, num_threads, async_type)
+    memo = carried[Step.EXTRACTION]
+    keys = [_hash(text.strip(), entity_types, prompt, max_gleanings) for text in text_units[text_column]]
+    found = [memo.get(key) for key in keys]
+    missing = [position for position, split in enumerate(found) if split is None]
+
+    async def extract(row: "pd.Series") -> "tuple[pd.DataFrame, pd.DataFrame]":
+        return await operation._run_extract_graph(row[text_column], row[id_column], entity_types, model, prompt,  # noqa: SLF001
+                                                  max_gleanings)
+
+    extracted = await derive_from_rows(text_units.iloc[missing], extract, callbacks, num_threads=num_threads,
+                                       async_type=async_type, progress_msg="extract graph progress: ")
+    for position, result in zip(missing, extracted, strict=True):
+        if result is None:
+            continue
+        found[position] = [frame.to_dict(orient="split", index=False) for frame in result]
+        if len(result[0]):
+            memo.put(keys[position], found[position])
+    units = [(split, unit) for split, unit in zip(found, text_units[id_column], strict=True) if split is not None]
+    entities = operation._merge_entities(_frames([(split[0], unit) for split, unit in units]))  # noqa: SLF001
+    relationships = operation._merge_relationships(_frames([(split[1], unit) for split, unit in units]))  # noqa: SLF001
+    return entities, filter_orphan_relationships(relationships, entities)
 
 
 async def _run_summarize_descriptions(id: str | tuple[str, str], descriptions: list[str], model: Any,  # noqa: A002
@@ -187,6 +202,24 @@ async def _run_summarize_descriptions(id: str | tuple[str, str], descriptions: l
         stored = (await summarize(id, descriptions, model, max_summary_length, max_input_tokens, prompt)).description
         carried[Step.SUMMARY].put(key, stored)
     return SummarizedDescriptionResult(id=id, description=stored)
+
+
+async def _run_report_extractor(community: str | int, input: str, level: int, model: Any,  # noqa: A002
+                                extraction_prompt: str, max_report_length: int) -> Any:
+    """graphrag's report of one community, taking the previous version's report of the same context."""
+    run_extractor = _GRAPHRAG["report"]
+    carried = _current.get()
+    if carried is None:
+        return await run_extractor(community, input, level, model, extraction_prompt, max_report_length)
+    key = _hash(input, extraction_prompt, max_report_length)
+    stored = carried[Step.REPORT].get(key)
+    if stored is None:
+        report = await run_extractor(community, input, level, model, extraction_prompt, max_report_length)
+        if report is None:
+            return None
+        stored = {name: value for name, value in report.items() if name not in ("community", "level")}
+        carried[Step.REPORT].put(key, stored)
+    return {"community": community, "level": level, **stored}
 
 
 async def _run_embed_text(input: list[str], callbacks: Any, model: Any, tokenizer: Any, batch_size: int,  # noqa: A002
@@ -213,32 +246,39 @@ async def _run_embed_text(input: list[str], callbacks: Any, model: Any, tokenize
     return TextEmbeddingResult(embeddings=vectors)
 
 
-def _frame(split: dict[str, list], source_id: str) -> "pd.DataFrame":
-    """A stored extraction frame (`DataFrame.to_dict(orient="split")`) for the unit `source_id`."""
+def _frames(splits: list[tuple[dict[str, list], str]]) -> "list[pd.DataFrame]":
+    """Extraction frames (`DataFrame.to_dict(orient="split")`) of text units as one frame, each row's
+    `source_id` its unit's: what graphrag concatenates from the units' frames (none for no units)."""
     import pandas as pd
 
-    frame = pd.DataFrame(split["data"], columns=split["columns"])
-    frame["source_id"] = source_id
-    return frame
+    columns = next((split["columns"] for split, _ in splits), None)
+    if columns is None:
+        return []
+    source = columns.index("source_id")
+    rows = [[*row[:source], unit, *row[source + 1:]] for split, unit in splits for row in split["data"]]
+    return [pd.DataFrame(rows, columns=columns)]
 
 
 _GRAPHRAG: dict[str, Any] = {}
 
 
 def _install() -> None:
-    """Route graphrag's per-unit extraction, description summary, report context sorting and text
-    embedding through this module (once per process; without a run's memos they call graphrag's own)."""
+    """Route graphrag's graph extraction, description summary, report context sorting, community
+    report and text embedding through this module (once per process; without a run's memos they call graphrag's own)."""
     from graphrag.index.operations.embed_text import embed_text
-    from graphrag.index.operations.extract_graph import extract_graph
+    from graphrag.index.operations.summarize_communities import summarize_communities
     from graphrag.index.operations.summarize_communities.graph_context import context_builder
     from graphrag.index.operations.summarize_descriptions import summarize_descriptions
+    from graphrag.index.workflows import extract_graph as extract_graph_workflow
 
     if not _GRAPHRAG:
-        _GRAPHRAG["extract"] = extract_graph._run_extract_graph  # noqa: SLF001 - the per-unit step
+        _GRAPHRAG["extract"] = extract_graph_workflow.extractor
         _GRAPHRAG["summarize"] = summarize_descriptions.run_summarize_descriptions
         _GRAPHRAG["embed"] = embed_text.run_embed_text
+        _GRAPHRAG["report"] = summarize_communities.run_extractor
+        summarize_communities.run_extractor = _run_report_extractor
         embed_text.run_embed_text = _run_embed_text
-        extract_graph._run_extract_graph = _run_extract_graph  # noqa: SLF001
+        extract_graph_workflow.extractor = _extract_graph
         summarize_descriptions.run_summarize_descriptions = _run_summarize_descriptions
         context_builder.parallel_sort_context_batch = _sort_context_batch
 

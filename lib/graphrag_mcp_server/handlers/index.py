@@ -123,6 +123,7 @@ async def build(
     """
     from graphrag.api import build_index
 
+    from graphrag_mcp_server.config.runtime import time_workflows_without_tracemalloc
     from graphrag_mcp_server.handlers.communities import with_every_entity_clustered
     from graphrag_mcp_server.handlers.carry_over import fingerprint, work_carried_over
     from graphrag_mcp_server.providers.probe import probe_models
@@ -138,6 +139,7 @@ async def build(
         if incremental and not changes.any:
             return _summary(await count_rows(config), changes, selection, Usage(), started, incremental)
         settings = ServerSettings()
+        time_workflows_without_tracemalloc()
         await probe_models(config, settings.provider_probe_seconds)
         version = versions.new_version(root)
         try:
