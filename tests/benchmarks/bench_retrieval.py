@@ -19,9 +19,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks_doc import write_sections
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures" / "corpus"
-BENCHMARKS_DOC = REPO / "docs" / "benchmarks.md"
 SECTION = "## Retrieval"
 SEARCHES = ["local", "drift", "basic", "global"]
 ASKED_TYPES = {"PERSON": "Who is {}?", "ORGANIZATION": "What is {}?", "GEO": "What is {}?"}
@@ -201,14 +202,7 @@ def main() -> None:
         *table, "", *facts, "",
     ])
     print(section)
-    text = BENCHMARKS_DOC.read_text(encoding="utf-8")
-    if SECTION in text:
-        start = text.index(SECTION)
-        end = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + section + (text[end + 1:] if end != -1 else "")
-    else:
-        text = text.rstrip() + "\n\n" + section
-    BENCHMARKS_DOC.write_text(text, encoding="utf-8")
+    write_sections(section)
 
 
 if __name__ == "__main__":

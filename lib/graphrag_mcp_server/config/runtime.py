@@ -50,8 +50,8 @@ class WorkflowTimer:
     """graphrag's per-workflow profiler (run_pipeline's `WorkflowProfiler`) without tracemalloc.
 
     graphrag traces every allocation of every workflow to report its memory in stats.json, which
-    made whole builds about 3.5 times slower (1000 generated documents, offline model: 160 s with it,
-    45 s without). This keeps each workflow's time; its memory figures become the process's peak
+    made whole builds 3.5-4.5 times slower (1000 generated documents, offline model: 160 s with it,
+    35-45 s without). This keeps each workflow's time; its memory figures become the process's peak
     resident memory when the workflow ended and how much the workflow raised that peak.
     """
 

@@ -20,7 +20,7 @@ from graphrag_mcp_server.handlers.context import DEFAULT_CONTEXT_TOKENS
 from graphrag_mcp_server.handlers.documents import Limits
 from graphrag_mcp_server.handlers.index import IndexMode
 from graphrag_mcp_server.handlers.results import IndexJob, JobState, SearchResult, ServerStatistics
-from graphrag_mcp_server.handlers.search import SearchType, tuned_config
+from graphrag_mcp_server.handlers.search import SearchType, in_search_thread, tuned_config
 from graphrag_mcp_server.server.access import confined_data_path
 from graphrag_mcp_server.server.app import ServerContext
 from graphrag_mcp_server.server.progress import search_progress
@@ -247,7 +247,7 @@ async def _answer(shared: ServerContext, config: "GraphRagConfig", tables: "Inde
     context_only, max_tokens = options.pop("context_only"), options.pop("max_context_tokens")
     if context_only:
         scope = {key: options[key] for key in ("community_level", "entity_types") if key in options}
-        return await asyncio.to_thread(search_context, config, tables, search_type, query, max_tokens=max_tokens, **scope)
+        return await in_search_thread(search_context, config, tables, search_type, query, max_tokens=max_tokens, **scope)
     options["timeout"] = options["timeout"] or shared.settings.search_timeout_seconds
     async with search_progress(ctx) as callbacks:
         return await _answer_with_model(shared, config, tables, search_type, query, ctx, {**options, "callbacks": callbacks})

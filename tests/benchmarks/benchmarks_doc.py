@@ -1,0 +1,28 @@
+"""docs/benchmarks.md is written by three benchmarks; each replaces only its own sections."""
+
+from pathlib import Path
+
+BENCHMARKS_DOC = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
+
+
+def _sections(text: str) -> dict[str, str]:
+    """`text` cut before each `## ` heading, by heading ("" for what precedes the first)."""
+    sections: dict[str, str] = {}
+    heading, lines = "", []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("## "):
+            sections[heading] = "".join(lines)
+            heading, lines = line.strip(), []
+        lines.append(line)
+    sections[heading] = "".join(lines)
+    return sections
+
+
+def write_sections(text: str) -> None:
+    """Put the sections of `text` into docs/benchmarks.md in place of those with the same headings (the
+    part before the first heading counts as one when `text` has it); other sections are kept, new ones appended."""
+    document = _sections(BENCHMARKS_DOC.read_text(encoding="utf-8") if BENCHMARKS_DOC.exists() else "")
+    for heading, section in _sections(text).items():
+        if heading or section.strip():
+            document[heading] = section.rstrip("\n") + "\n\n"
+    BENCHMARKS_DOC.write_text("".join(document.values()).rstrip("\n") + "\n", encoding="utf-8")
