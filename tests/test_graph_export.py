@@ -1,5 +1,6 @@
 """`graphrag-mcp export` and the graphrag://graph resource: the entity graph for Gephi, Cytoscape and a browser."""
 
+import colorsys
 import json
 import os
 import shutil
@@ -113,5 +114,15 @@ def test_html_page_draws_every_entity_offline_in_headless_chromium(built_index: 
     _headless(page.as_uri(), f"--screenshot={shot}")
     with Image.open(shot) as image:
         colours = image.convert("RGB").getcolors(maxcolors=1_000_000) or []
-    community_colours = {colour for count, colour in colours if count >= 20 and max(colour) - min(colour) > 60}
-    assert len(community_colours) >= 3, "nodes drawn in several community colours"
+    communities = pd.read_parquet(root / "output" / "communities.parquet").sort_values("level", ascending=False)
+    broadest = {entity: int(row.community) for row in communities.itertuples() for entity in row.entity_ids}
+    expected = {community: _page_colour(community) for community in set(broadest.values())}
+    drawn = {community for community, rgb in expected.items()
+             if sum(count for count, colour in colours if max(abs(a - b) for a, b in zip(colour, rgb, strict=True)) <= 2) >= 200}
+    assert len(expected) >= 2 and drawn == set(expected), "every broadest community drawn in its own colour"
+
+
+def _page_colour(community: int) -> tuple[int, int, int]:
+    """The page's `hsl(community * 137.508 mod 360, 65%, 48%)` as RGB."""
+    red, green, blue = colorsys.hls_to_rgb((community * 137.508) % 360 / 360, 0.48, 0.65)
+    return round(255 * red), round(255 * green), round(255 * blue)
