@@ -15,8 +15,10 @@ import lancedb
 import pandas as pd
 import pytest
 
-from conftest import CORPUS, cli_env, run_cli
+from conftest import CORPUS, REPO, cli_env, run_cli
 from mcp_client import mcp_session
+
+sys.path.insert(0, str(REPO / "tests" / "benchmarks"))  # the scale benchmark's corpus generator
 
 FILES = ["01_founding_of_the_cooperative.txt", "04_inspection_report_1994.md", "05_the_january_gale_of_1999.txt",
          "08_newspaper_profile_2012.txt"]
@@ -89,6 +91,13 @@ def test_every_change_leaves_the_index_equal_to_a_full_rebuild(tmp_path: Path) -
     assert min(edited["carried_over"].values()) > 0, edited["carried_over"]
     assert "LEOPOLD QUARANTA" in _titles(root) and "LEONARD QUIST" not in _titles(root)
 
+    reports_before = set(_table(root, "community_reports")["full_content"])
+    first = data / _table(root, "documents").sort_values("human_readable_id")["title"].iloc[0]
+    first.write_text(first.read_text() + "\nOttilie Vance, a visiting painter, sketched the quay that summer.\n")
+    renumbered = step("a new name in the first document", first)  # every later entity's number shifts by one
+    unchanged = len(reports_before & set(_table(root, "community_reports")["full_content"]))
+    assert renumbered["carried_over"]["report"] > unchanged, (renumbered["carried_over"], unchanged)
+
     shutil.copy(CORPUS / "10_annual_meeting_minutes_2023.md", data)
     added = step("add", data)
     assert added["documents_added"] == 1 and "NADIA FERROW" in _titles(root)
@@ -111,6 +120,25 @@ def test_every_change_leaves_the_index_equal_to_a_full_rebuild(tmp_path: Path) -
     assert "Beatrix Fenn" not in answer["answer"]
     assert len(list((root / "versions").iterdir())) <= 2
 
+
+
+@pytest.mark.slow
+def test_an_edit_in_a_larger_corpus_leaves_the_index_equal_to_a_full_rebuild(tmp_path: Path) -> None:
+    """The scale benchmark's generated corpus (one chain of people over 120 documents, ~40 communities):
+    a renamed person shifts the numbers of every later record and Leiden moves some unrelated ones
+    between communities; the update still equals a rebuild, carrying most reports over."""
+    from bench_scale import generate_corpus, rename
+
+    data, root = tmp_path / "data", tmp_path / "index"
+    generate_corpus(data, 120)
+    cold = _index(data, root)
+    rename(data, 30, 1, "Ottilie Vance")
+    edited = _index(data, root, "--incremental")
+    _index(data, tmp_path / "rebuild", "--full")
+    assert _content(root) == _content(tmp_path / "rebuild")
+    assert "OTTILIE VANCE" in _titles(root)
+    assert edited["carried_over"]["report"] > cold["community_reports"] / 2, edited["carried_over"]
+    assert edited["llm_calls"] < cold["llm_calls"] / 5, (edited["llm_calls"], cold["llm_calls"])
 
 async def test_queries_during_an_update_see_one_version_or_the_other(tmp_path: Path) -> None:
     data, root = _corpus(tmp_path / "data"), tmp_path / "index"

@@ -1,5 +1,6 @@
 """The community report context written once equals graphrag's own `sort_context`, whole or cut by its budget."""
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -48,3 +49,44 @@ def test_community_context_is_graphrags(community_records: list[list[dict]], bud
         cut += budget is not None and tokenizer.num_tokens(sort_context(records, tokenizer)) > budget
     if budget is not None and budget < 1000:
         assert cut > 0, "a small budget cuts some community's context"
+
+
+def _renumbered_records(records: list[dict], number: Callable[[int], int]) -> list[dict]:
+    """A community's records with every entity, relationship and claim number n changed to number(n)."""
+    import graphrag.data_model.schemas as schemas
+
+    def renumber(details: dict) -> dict:
+        return {**details, schemas.SHORT_ID: number(int(details[schemas.SHORT_ID]))}
+
+    return [{**record,
+             schemas.NODE_DETAILS: renumber(record[schemas.NODE_DETAILS]),
+             schemas.EDGE_DETAILS: [renumber(edge) for edge in record.get(schemas.EDGE_DETAILS, [])],
+             schemas.CLAIM_DETAILS: [renumber(claim) for claim in record.get(schemas.CLAIM_DETAILS) or []]}
+            for record in records]
+
+
+def test_a_report_follows_its_records_to_new_numbers(community_records: list[list[dict]]) -> None:
+    """An update that shifts graphrag's record numbers (an entity added before them) carries the report
+    over with its citations renumbered; a report citing a record its context lacks is not carried."""
+    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+    from graphrag_mcp_server.handlers.carry_over import _ranked_context, _renumbered, community_context
+
+    tokenizer = get_tokenizer()
+    records = max(community_records, key=len)
+    before, _ = community_context(records, tokenizer, None)
+    after, _ = community_context(_renumbered_records(records, lambda n: 3 * n + 5), tokenizer, None)
+    (ranked, cited), (ranked_after, current) = _ranked_context(before), _ranked_context(after)
+    assert before != after and ranked == ranked_after
+    assert len(cited["Entities"]) >= 2 and cited["Relationships"], cited
+
+    entity, other, relationship = cited["Entities"][0], cited["Entities"][-1], cited["Relationships"][-1]
+    report = {"title": "Harbour 1994", "rank": 7.5,
+              "summary": f"Built in 1994. [Data: Entities ({entity}, {other}, +more); Relationships ({relationship})]",
+              "findings": [{"summary": "s", "explanation": f"x [Data: Relationships({relationship}); Reports (2)]"}]}
+    assert _renumbered(report, cited, current) == {
+        "title": "Harbour 1994", "rank": 7.5,
+        "summary": f"Built in 1994. [Data: Entities ({3 * entity + 5}, {3 * other + 5}, +more); "
+                   f"Relationships ({3 * relationship + 5})]",
+        "findings": [{"summary": "s", "explanation": f"x [Data: Relationships({3 * relationship + 5}); Reports (2)]"}]}
+    assert _renumbered({"summary": f"[Data: Entities ({max(cited['Entities']) + 1})]"}, cited, current) is None

@@ -13,14 +13,19 @@ time for every record although an edit touches a few:
 
 Each version stores what these steps produced, by a hash of their whole input, in
 `carried_over.parquet`; the next run takes from there every result whose input is unchanged and
-computes the others with graphrag's own functions. Stored results are used only while the models
+computes the others with graphrag's own functions. A report's input is its context up to the
+numbering of its records (graphrag renumbers entities and relationships after every change); a
+carried report cites its records by their new numbers. Stored results are used only while the models
 are configured as before (`fingerprint`). A failed extraction (graphrag returns no entities) or
 report is never stored, so a provider fault is retried.
 """
 
+import csv
 import hashlib
+import io
 import json
 import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -206,20 +211,85 @@ async def _run_summarize_descriptions(id: str | tuple[str, str], descriptions: l
 
 async def _run_report_extractor(community: str | int, input: str, level: int, model: Any,  # noqa: A002
                                 extraction_prompt: str, max_report_length: int) -> Any:
-    """graphrag's report of one community, taking the previous version's report of the same context."""
+    """graphrag's report of one community, taking the previous version's report of the same context.
+
+    graphrag numbers entities and relationships in stream order, so an edit early in the corpus shifts
+    the numbers in most communities' contexts although their records are unchanged. Contexts are
+    therefore matched with each table's numbers replaced by their rank, and a carried report's
+    citations renumbered to this context's records (the numbers a rebuild's report would cite).
+    """
     run_extractor = _GRAPHRAG["report"]
     carried = _current.get()
     if carried is None:
         return await run_extractor(community, input, level, model, extraction_prompt, max_report_length)
-    key = _hash(input, extraction_prompt, max_report_length)
+    ranked, ids = _ranked_context(input)
+    key = _hash(ranked, extraction_prompt, max_report_length)
     stored = carried[Step.REPORT].get(key)
-    if stored is None:
-        report = await run_extractor(community, input, level, model, extraction_prompt, max_report_length)
-        if report is None:
+    report = None if stored is None else _renumbered(stored["report"], stored["ids"], ids)
+    if report is None:
+        fresh = await run_extractor(community, input, level, model, extraction_prompt, max_report_length)
+        if fresh is None:
             return None
-        stored = {name: value for name, value in report.items() if name not in ("community", "level")}
-        carried[Step.REPORT].put(key, stored)
-    return {"community": community, "level": level, **stored}
+        report = {name: value for name, value in fresh.items() if name not in ("community", "level")}
+        carried[Step.REPORT].put(key, {"report": report, "ids": ids})
+    return {"community": community, "level": level, **report}
+
+
+_TABLE_TITLE = re.compile(r"^-----(\w+)-----\n", re.MULTILINE)
+_CITATION = re.compile(r"\[Data:[^\]]*\]")
+_CITED_TABLE = re.compile(r"(\w+)\s*\(([^)]*)\)")
+_NUMBER = re.compile(r"\d+")
+
+
+def _ranked_context(context: str) -> tuple[list, dict[str, list[int]]]:
+    """A report context's tables with each record number replaced by its rank in its table, and each
+    table's numbers in rank order: contexts that differ only by an order-keeping renumbering give the
+    same tables. A table whose first column is not graphrag's record number is kept as it is."""
+    import graphrag.data_model.schemas as schemas
+
+    parts = _TABLE_TITLE.split(context)
+    tables: list = [parts[0]]
+    ids: dict[str, list[int]] = {}
+    for title, body in zip(parts[1::2], parts[2::2], strict=True):
+        header, *rows = [row for row in csv.reader(io.StringIO(body)) if row]
+        numbers = [row[0] for row in rows]
+        if header[:1] != [schemas.SHORT_ID] or not all(number.isdigit() for number in numbers):
+            tables.append([title, body])
+            continue
+        ids[title] = sorted({int(number) for number in numbers})
+        rank = {number: position for position, number in enumerate(ids[title])}
+        tables.append([title, header, [[rank[int(row[0])], *row[1:]] for row in rows]])
+    return tables, ids
+
+
+def _renumbered(report: dict[str, Any], cited: dict[str, list[int]], current: dict[str, list[int]]
+                ) -> dict[str, Any] | None:
+    """`report` with the record numbers it cites (`[Data: Entities (3, 7); Relationships (12)]`) changed
+    from those of the context it was written for to this context's of the same rank; None when it
+    cites a number that context did not hold."""
+    numbers = {title: dict(zip(cited[title], current.get(title, []), strict=False)) for title in cited}
+
+    def table(match: re.Match) -> str:
+        title = match.group(1)
+        if title not in numbers:
+            return match.group(0)
+        start, end = match.span(2)
+        listed = _NUMBER.sub(lambda number: str(numbers[title][int(number.group(0))]), match.group(2))
+        return match.string[match.start(0):start] + listed + match.string[end:match.end(0)]
+
+    def text(value: Any) -> Any:
+        if isinstance(value, str):
+            return _CITATION.sub(lambda block: _CITED_TABLE.sub(table, block.group(0)), value)
+        if isinstance(value, list):
+            return [text(item) for item in value]
+        if isinstance(value, dict):
+            return {name: text(item) for name, item in value.items()}
+        return value
+
+    try:
+        return text(report)
+    except KeyError:
+        return None
 
 
 async def _run_embed_text(input: list[str], callbacks: Any, model: Any, tokenizer: Any, batch_size: int,  # noqa: A002

@@ -126,6 +126,7 @@ async def build(
     from graphrag_mcp_server.config.runtime import time_workflows_without_tracemalloc
     from graphrag_mcp_server.handlers.communities import with_every_entity_clustered
     from graphrag_mcp_server.handlers.carry_over import fingerprint, work_carried_over
+    from graphrag_mcp_server.handlers.record_tables import read_parquet_tables_by_records
     from graphrag_mcp_server.providers.probe import probe_models
 
     started = time.perf_counter()
@@ -140,6 +141,7 @@ async def build(
             return _summary(await count_rows(config), changes, selection, Usage(), started, incremental)
         settings = ServerSettings()
         time_workflows_without_tracemalloc()
+        read_parquet_tables_by_records()
         await probe_models(config, settings.provider_probe_seconds)
         version = versions.new_version(root)
         try:
