@@ -58,11 +58,12 @@ def _renumbered_records(records: list[dict], number: Callable[[int], int]) -> li
     def renumber(details: dict) -> dict:
         return {**details, schemas.SHORT_ID: number(int(details[schemas.SHORT_ID]))}
 
-    return [{**record,
-             schemas.NODE_DETAILS: renumber(record[schemas.NODE_DETAILS]),
-             schemas.EDGE_DETAILS: [renumber(edge) for edge in record.get(schemas.EDGE_DETAILS, [])],
-             schemas.CLAIM_DETAILS: [renumber(claim) for claim in record.get(schemas.CLAIM_DETAILS) or []]}
-            for record in records]
+    def renumbered(record: dict) -> dict:
+        lists = {name: [renumber(detail) for detail in record[name]] for name in (schemas.EDGE_DETAILS,
+                 schemas.CLAIM_DETAILS) if isinstance(record.get(name), list)}
+        return {**record, schemas.NODE_DETAILS: renumber(record[schemas.NODE_DETAILS]), **lists}
+
+    return [renumbered(record) for record in records]
 
 
 def test_a_report_follows_its_records_to_new_numbers(community_records: list[list[dict]]) -> None:
@@ -90,3 +91,30 @@ def test_a_report_follows_its_records_to_new_numbers(community_records: list[lis
                    f"Relationships ({3 * relationship + 5})]",
         "findings": [{"summary": "s", "explanation": f"x [Data: Relationships({3 * relationship + 5}); Reports (2)]"}]}
     assert _renumbered({"summary": f"[Data: Entities ({max(cited['Entities']) + 1})]"}, cited, current) is None
+
+
+@pytest.mark.parametrize("budget", [None, 16_000, 400])
+def test_a_context_follows_its_records_to_new_numbers(community_records: list[list[dict]], budget: int | None) -> None:
+    """A stored context carried to renumbered records is the context graphrag would write for them;
+    a context the budget cut is written anew (which records fit depends on the numbers' tokens)."""
+    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+    from graphrag_mcp_server.handlers.carry_over import _ranked_records, _renumbered_context, community_context
+
+    tokenizer = get_tokenizer()
+    carried = 0
+    for records in community_records:
+        renumbered = _renumbered_records(records, lambda n: 7 * n + 95)
+        (ranked, ids), (ranked_after, ids_after) = _ranked_records(records), _ranked_records(renumbered)
+        assert ranked == ranked_after and ids != ids_after
+        stored = [*community_context(records, tokenizer, budget), ids]
+        context = _renumbered_context(stored, ids_after, tokenizer, budget)
+        if context is None:
+            assert budget is not None and stored[1] > budget or community_context(renumbered, tokenizer, budget)[1] > budget
+            continue
+        assert context == community_context(renumbered, tokenizer, budget)
+        carried += 1
+    if budget == 400:
+        assert carried < len(community_records), "a cut context is written anew"
+    else:
+        assert carried == len(community_records), carried

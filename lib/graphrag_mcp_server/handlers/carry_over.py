@@ -13,9 +13,9 @@ time for every record although an edit touches a few:
 
 Each version stores what these steps produced, by a hash of their whole input, in
 `carried_over.parquet`; the next run takes from there every result whose input is unchanged and
-computes the others with graphrag's own functions. A report's input is its context up to the
-numbering of its records (graphrag renumbers entities and relationships after every change); a
-carried report cites its records by their new numbers. Stored results are used only while the models
+computes the others with graphrag's own functions. A report context's and a report's input is
+taken up to the numbering of its records (graphrag renumbers entities and relationships after
+every change); a carried context and report show and cite the records by their new numbers. Stored results are used only while the models
 are configured as before (`fingerprint`). A failed extraction (graphrag returns no entities) or
 report is never stored, so a provider fault is retried.
 """
@@ -97,16 +97,81 @@ def _sort_context_batch(community_df: "pd.DataFrame", tokenizer: "Tokenizer", ma
         return parallel_sort_context_batch(community_df, tokenizer, max_context_tokens, parallel)
     found = []
     for records in community_df[schemas.ALL_CONTEXT]:
-        key = _hash(max_context_tokens, records)
-        context = carried[Step.REPORT_CONTEXT].get(key)
+        ranked, ids = _ranked_records(records)
+        key = _hash(max_context_tokens, ranked)
+        stored = carried[Step.REPORT_CONTEXT].get(key)
+        context = None if stored is None else _renumbered_context(stored, ids, tokenizer, max_context_tokens)
         if context is None:
             context = community_context(records, tokenizer, max_context_tokens)
-            carried[Step.REPORT_CONTEXT].put(key, context)
+            carried[Step.REPORT_CONTEXT].put(key, [*context, ids])
         found.append(context)
     community_df[schemas.CONTEXT_STRING] = [text for text, _ in found]
     community_df[schemas.CONTEXT_SIZE] = [size for _, size in found]
     community_df[schemas.CONTEXT_EXCEED_FLAG] = community_df[schemas.CONTEXT_SIZE] > max_context_tokens
     return community_df
+
+
+def _ranked_records(records: list[dict]) -> tuple[list[dict], dict[str, list[int]]]:
+    """A community's records with each entity, relationship and claim number replaced by its rank
+    among those of its kind, and each kind's numbers in rank order (by the context's table titles)."""
+    import graphrag.data_model.schemas as schemas
+
+    short_id = schemas.SHORT_ID
+    nodes = [record[schemas.NODE_DETAILS] for record in records]
+    edges = [edge for record in records for edge in record.get(schemas.EDGE_DETAILS, []) if isinstance(edge, dict)]
+    claims = [claim for record in records if isinstance(record.get(schemas.CLAIM_DETAILS), list)
+              for claim in record[schemas.CLAIM_DETAILS] if isinstance(claim, dict) and claim.get(short_id) is not None]
+    ids = {title: sorted({int(detail[short_id]) for detail in details})
+           for title, details in (("Entities", nodes), ("Relationships", edges), ("Claims", claims)) if details}
+    rank = {title: {number: position for position, number in enumerate(numbers)} for title, numbers in ids.items()}
+
+    def ranked(detail: Any, title: str) -> Any:
+        if not isinstance(detail, dict) or detail.get(short_id) is None:
+            return detail
+        return {**detail, short_id: rank[title][int(detail[short_id])]}
+
+    return [{**record,
+             schemas.NODE_DETAILS: ranked(record[schemas.NODE_DETAILS], "Entities"),
+             **({schemas.EDGE_DETAILS: [ranked(edge, "Relationships") for edge in record[schemas.EDGE_DETAILS]]}
+                if isinstance(record.get(schemas.EDGE_DETAILS), list) else {}),
+             **({schemas.CLAIM_DETAILS: [ranked(claim, "Claims") for claim in record[schemas.CLAIM_DETAILS]]}
+                if isinstance(record.get(schemas.CLAIM_DETAILS), list) else {})}
+            for record in records], ids
+
+
+def _renumbered_context(stored: list, ids: dict[str, list[int]], tokenizer: "Tokenizer",
+                        max_context_tokens: int | None) -> tuple[str, int] | None:
+    """A stored context (text, tokens, its records' numbers) with its records' numbers changed to `ids`
+    (those of the same rank); None where that could change what the budget lets in (a cut context)."""
+    if len(stored) != 3:
+        return None
+    text, tokens, cited = stored
+    if cited == ids:
+        return text, tokens
+    if max_context_tokens and tokens > max_context_tokens:
+        return None
+    numbers = {title: dict(zip(cited[title], ids[title], strict=True)) for title in cited}
+    parts = _TABLE_TITLE.split(text)
+    try:
+        for position in range(2, len(parts), 2):
+            parts[position] = _renumbered_rows(parts[position], numbers[parts[position - 1]])
+    except KeyError:  # a table or row number the records do not hold: write the context anew
+        return None
+    renumbered = "".join(f"-----{part}-----\n" if position % 2 else part for position, part in enumerate(parts))
+    size = tokenizer.num_tokens(renumbered)
+    return None if max_context_tokens and size > max_context_tokens else (renumbered, size)
+
+
+def _renumbered_rows(table: str, numbers: dict[int, int]) -> str:
+    """A CSV table (header first) with the number that starts each row changed by `numbers`; lines
+    inside a quoted field (an odd number of quotes opened it) are left alone."""
+    lines = table.split("\n")
+    quoted = False
+    for position, line in enumerate(lines):
+        if position and not quoted and (match := _ROW_NUMBER.match(line)) is not None:
+            lines[position] = f"{numbers[int(match.group(1))]}{line[match.end(1):]}"
+        quoted ^= line.count('"') % 2 == 1
+    return "\n".join(lines)
 
 
 def community_context(records: list[dict], tokenizer: "Tokenizer", max_context_tokens: int | None) -> tuple[str, int]:
@@ -239,6 +304,7 @@ _TABLE_TITLE = re.compile(r"^-----(\w+)-----\n", re.MULTILINE)
 _CITATION = re.compile(r"\[Data:[^\]]*\]")
 _CITED_TABLE = re.compile(r"(\w+)\s*\(([^)]*)\)")
 _NUMBER = re.compile(r"\d+")
+_ROW_NUMBER = re.compile(r"(\d+),")
 
 
 def _ranked_context(context: str) -> tuple[list, dict[str, list[int]]]:
