@@ -121,7 +121,6 @@ def test_every_change_leaves_the_index_equal_to_a_full_rebuild(tmp_path: Path) -
     assert len(list((root / "versions").iterdir())) <= 2
 
 
-
 @pytest.mark.slow
 def test_an_edit_in_a_larger_corpus_leaves_the_index_equal_to_a_full_rebuild(tmp_path: Path) -> None:
     """The scale benchmark's generated corpus (one chain of people over 120 documents, ~40 communities):
@@ -139,6 +138,7 @@ def test_an_edit_in_a_larger_corpus_leaves_the_index_equal_to_a_full_rebuild(tmp
     assert "OTTILIE VANCE" in _titles(root)
     assert edited["carried_over"]["report"] > cold["community_reports"] / 2, edited["carried_over"]
     assert edited["llm_calls"] < cold["llm_calls"] / 5, (edited["llm_calls"], cold["llm_calls"])
+
 
 async def test_queries_during_an_update_see_one_version_or_the_other(tmp_path: Path) -> None:
     data, root = _corpus(tmp_path / "data"), tmp_path / "index"

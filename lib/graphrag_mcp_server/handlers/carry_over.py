@@ -34,6 +34,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.handlers.search import CITATION
+
 if TYPE_CHECKING:
     import pandas as pd
     from graphrag.config.models.graph_rag_config import GraphRagConfig
@@ -301,7 +303,6 @@ async def _run_report_extractor(community: str | int, input: str, level: int, mo
 
 
 _TABLE_TITLE = re.compile(r"^-----(\w+)-----\n", re.MULTILINE)
-_CITATION = re.compile(r"\[Data:[^\]]*\]")
 _CITED_TABLE = re.compile(r"(\w+)\s*\(([^)]*)\)")
 _NUMBER = re.compile(r"\d+")
 _ROW_NUMBER = re.compile(r"(\d+),")
@@ -345,7 +346,7 @@ def _renumbered(report: dict[str, Any], cited: dict[str, list[int]], current: di
 
     def text(value: Any) -> Any:
         if isinstance(value, str):
-            return _CITATION.sub(lambda block: _CITED_TABLE.sub(table, block.group(0)), value)
+            return CITATION.sub(lambda block: _CITED_TABLE.sub(table, block.group(0)), value)
         if isinstance(value, list):
             return [text(item) for item in value]
         if isinstance(value, dict):

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from graphrag_mcp_server.handlers.prepared import Lookup
 
 MAX_SOURCES = 20
-_CITATION = re.compile(r"\[Data:([^\]]*)\]")
+CITATION = re.compile(r"\[Data:([^\]]*)\]")  # graphrag's citation block: [Data: Entities (3, 7); Sources (2)]
 _CITED_KIND = re.compile(r"(Entities|Relationships|Sources|Reports)\s*\(([^)]*)\)")
 
 
@@ -254,7 +254,7 @@ def _count_records(frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str, int]:
 def _cited(answer: str) -> dict[str, list[str]]:
     """Record ids cited in graphrag's `[Data: Entities (1, 2); Sources (3)]` style, by lower-case kind."""
     cited: dict[str, list[str]] = {}
-    for block in _CITATION.findall(answer):
+    for block in CITATION.findall(answer):
         for kind, ids in _CITED_KIND.findall(block):
             cited.setdefault(kind.lower(), []).extend(re.findall(r"\d+", ids))
     return cited
