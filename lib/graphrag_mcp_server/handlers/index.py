@@ -82,12 +82,12 @@ async def read_documents(config: "GraphRagConfig", root: Path, limits: Limits | 
     """The input documents as graphrag's documents table, each selected file read by the graphrag reader
     that fits its format (handlers/readers.py), and that selection (what was skipped, and why)."""
     import pandas as pd
-    from graphrag_storage.file_storage import FileStorage
+    from graphrag_mcp_server.handlers.local_files import LocalFileStorage
 
     data_path = Path(config.input_storage.base_dir)
     pattern = config.input.file_pattern or INPUT_FILE_PATTERN
     selection = select_documents(data_path, root, pattern, limits)
-    reader = CorpusReader(config, FileStorage(base_dir=str(data_path), encoding=config.input.encoding))
+    reader = CorpusReader(config, LocalFileStorage(base_dir=str(data_path), encoding=config.input.encoding))
     rows = await reader.read(selection.files)
     selection.unreadable.update(reader.unreadable)
     if reader.unreadable:
@@ -126,6 +126,7 @@ async def build(
     from graphrag_mcp_server.config.runtime import time_workflows_without_tracemalloc
     from graphrag_mcp_server.handlers.communities import with_every_entity_clustered
     from graphrag_mcp_server.handlers.carry_over import fingerprint, work_carried_over
+    from graphrag_mcp_server.handlers.local_files import use_local_file_storage
     from graphrag_mcp_server.handlers.record_tables import read_parquet_tables_by_records
     from graphrag_mcp_server.providers.probe import probe_models
 
@@ -142,6 +143,7 @@ async def build(
         settings = ServerSettings()
         time_workflows_without_tracemalloc()
         read_parquet_tables_by_records()
+        use_local_file_storage()
         await probe_models(config, settings.provider_probe_seconds)
         version = versions.new_version(root)
         try:
