@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import cli_env
+from conftest import CORPUS, cli_env
 
 PROBE = """
 import json, sys
@@ -47,3 +47,14 @@ def test_context_only_query_imports_neither_the_mcp_sdk_nor_graphrag_api(built_i
     loaded = imported_by("query", "Who founded the cooperative?", "--index-path", built_index[0], "--type", "local",
                          "--context-only")
     assert loaded.isdisjoint({"mcp", "graphrag.api"})
+
+
+def test_an_index_run_with_no_change_imports_no_model_library_nor_graphrags_pipeline(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    versions = sorted((root / "versions").iterdir())
+    loaded = imported_by("index", CORPUS, "--index-path", root, "--offline")
+    assert loaded.isdisjoint({"litellm", "openai", "graphrag_llm.types", "graphrag.api", "lancedb"})
+    assert sorted((root / "versions").iterdir()) == versions, "nothing changed, so no version was written"

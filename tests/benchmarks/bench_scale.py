@@ -4,6 +4,7 @@ Run: python tests/benchmarks/bench_scale.py [--sizes 100,300,1000] [--queries 10
 For each size, generates a corpus whose cast grows with it (4 new people, an organisation and a place every 5
 documents), indexes it with the offline model (no key, no network) and measures, side by side in one run:
 - cold build and three one-document edits' incremental `index`: wall seconds, LLM calls, reports carried over;
+  one more `index` with nothing changed;
 - save -> queryable under `serve --watch`;
 - search latency over real MCP sessions (stdio) against the in-process floor (graphrag called directly on
   preloaded tables, the same queries, alternating with the server's calls);
@@ -305,6 +306,7 @@ class Scale:
     cold_calls: int = 0
     cold_run_seconds: float = 0.0  # the summary's `seconds`: from reading the documents to the switch
     edits: list[dict] = field(default_factory=list)  # each edit's `index --format json` object, with its "wall"
+    unchanged_seconds: float = 0.0  # wall of an `index` run after the edits, with nothing changed since
     save_to_queryable: float | None = None
     p50: dict[str, float] = field(default_factory=dict)  # what -> median seconds
     load: dict[int, "Load"] = field(default_factory=dict)  # workers -> figures
@@ -453,6 +455,7 @@ def measure(work: Path, documents: int, query_count: int, repeat: int) -> Scale:
         rename(data, int(documents * where), 1, name)
         wall, edit = cli("index", str(data), "--index-path", str(root), "--offline", "--incremental")
         scale.edits.append({**edit, "wall": wall})
+    scale.unchanged_seconds, _ = cli("index", str(data), "--index-path", str(root), "--offline", "--incremental")
     asked = queries(documents, query_count)
     asyncio.run(latencies(scale, root, asked, repeat, log))
     print(f"{documents} documents: latencies measured", flush=True)
@@ -514,6 +517,7 @@ def build_rows(scales: list[Scale]) -> list[list[str]]:
             lambda s: edit_median(s, "wall") <= 0.1 * s.cold_seconds),
         row(scales, "edit one document: the run itself, without the process's imports: seconds (of cold)",
             lambda s: edit_cell(s, "seconds", s.cold_run_seconds), "-"),
+        row(scales, "incremental index with no change: wall seconds", lambda s: f"{s.unchanged_seconds:.1f}"),
         row(scales, "edit one document, incremental index: LLM calls (of cold)",
             lambda s: edit_cell(s, "llm_calls", s.cold_calls), "<= 10% of cold",
             lambda s: edit_median(s, "llm_calls") <= 0.1 * s.cold_calls),
@@ -596,7 +600,7 @@ the other, each renaming a person in one document (a quarter, half and three qua
 running `index --incremental`; the table gives their median and range. What an edit costs depends on whom it \
 renames: graphrag's Leiden clustering of the changed graph moves some unrelated entities between communities, whose \
 reports are then written anew, as a rebuild would. Wall seconds include the process's imports (about 6 s); "the \
-run itself" is the `seconds` of the index summary, from reading the documents to the switch to the new version.
+run itself" is the `seconds` of the index summary, from reading the documents to the switch to the new version. After the edits, one more `index --incremental` with nothing changed (it stops before importing graphrag's pipeline and the model libraries).
 - Save -> queryable: `serve --watch DATA` over stdio, up {IDLE_BEFORE_SAVE:.0f} s, settle window \
 {SETTLE_SECONDS} s; from saving a renamed person to the first `basic_search` context (context_only) naming them.
 - Latency: p50 of {repeat} timed round(s) over the queries (after an untimed round) of MCP tool calls over stdio to \

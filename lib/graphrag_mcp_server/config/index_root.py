@@ -91,7 +91,7 @@ def load_index_config(root: Path, overrides: dict[str, Any] | None = None, *,
     """
     config = _load_without_credentials(root, overrides) if without_credentials else _load(root, overrides)
     if with_models:
-        _prepare_models(config)
+        use_models(config)
     return config
 
 
@@ -108,8 +108,9 @@ def _load_without_credentials(root: Path, overrides: dict[str, Any] | None) -> "
             missing.append(error.variable)
 
 
-def _prepare_models(config: "GraphRagConfig") -> None:
-    """Import LiteLLM, register this project's model providers, point the config's models at its usage accounting."""
+def use_models(config: "GraphRagConfig") -> None:
+    """Import LiteLLM, register this project's model providers, point the config's models at its usage
+    accounting: what a config loaded without models needs before its first model call (idempotent)."""
     from graphrag_mcp_server.providers import register_providers
     from graphrag_mcp_server.providers.usage import enable_usage_tracking
 

@@ -107,7 +107,8 @@ class IndexSummary(TableCounts):
     prompt_tokens: int
     completion_tokens: int
     embedding_calls: int = 0
-    seconds: float
+    seconds: float = Field(description="The run, from reading the documents to the switch to the new version "
+                           "(importing graphrag's pipeline and the model libraries, a few seconds, left out)")
     mode: str = Field(description="full or incremental")
     skipped: dict[str, int] = Field(
         default={}, description="Files and folders not read, by reason: hidden, index_root, link_outside (a link "
