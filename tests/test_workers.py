@@ -20,6 +20,17 @@ def _children(pid: int) -> list[str]:
     return [Path(f"/proc/{child}/cmdline").read_text().replace("\0", " ") for child in children]
 
 
+def _children_once_workers_started(pid: int, workers: int, seconds: float = 60) -> list[str]:
+    """The server's children once `workers` worker processes are among them (or after `seconds`): its port
+    accepts connections as soon as it is bound, before uvicorn has spawned the workers that serve it."""
+    deadline = time.monotonic() + seconds
+    children = _children(pid)
+    while sum("spawn_main" in child for child in children) < workers and time.monotonic() < deadline:
+        time.sleep(0.1)
+        children = _children(pid)
+    return children
+
+
 async def _session_call(url: str, tool: str, arguments: dict) -> dict:
     """One fresh session (any worker may take it) calling one tool; its structured result."""
     async with streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as session:
@@ -48,7 +59,7 @@ async def test_workers_answer_in_parallel_and_follow_the_watched_folder(tmp_path
 
     with running_server(root, "streamable-http", "--workers", "2", "--watch", str(data)) as server:
         assert "2 workers" in server.stderr().splitlines()[0]
-        children = _children(server.process.pid)
+        children = _children_once_workers_started(server.process.pid, 2)
         assert sum("spawn_main" in child for child in children) == 2, children  # the workers
         assert sum(f"index {data} --index-path {root} --watch" in child for child in children) == 1, children
         async with streamable_http_client(server.url) as streams, ClientSession(streams[0], streams[1]) as session:
