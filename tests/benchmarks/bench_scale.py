@@ -600,7 +600,9 @@ the other, each renaming a person in one document (a quarter, half and three qua
 running `index --incremental`; the table gives their median and range. What an edit costs depends on whom it \
 renames: graphrag's Leiden clustering of the changed graph moves some unrelated entities between communities, whose \
 reports are then written anew, as a rebuild would. Wall seconds include the process's imports (about 6 s); "the \
-run itself" is the `seconds` of the index summary, from reading the documents to the switch to the new version. After the edits, one more `index --incremental` with nothing changed (it stops before importing graphrag's pipeline and the model libraries).
+run itself" is the `seconds` of the index summary, from reading the documents to the switch to the new version. \
+After the edits, one more `index --incremental` with nothing changed (it stops before importing graphrag's pipeline \
+and the model libraries).
 - Save -> queryable: `serve --watch DATA` over stdio, up {IDLE_BEFORE_SAVE:.0f} s, settle window \
 {SETTLE_SECONDS} s; from saving a renamed person to the first `basic_search` context (context_only) naming them.
 - Latency: p50 of {repeat} timed round(s) over the queries (after an untimed round) of MCP tool calls over stdio to \
