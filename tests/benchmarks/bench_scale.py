@@ -9,7 +9,10 @@ documents), indexes it with the offline model (no key, no network) and measures,
 - search latency over real MCP sessions (stdio) against the in-process floor (graphrag called directly on
   preloaded tables, the same queries, alternating with the server's calls);
 - 16 concurrent streamable-HTTP sessions against one client; the server's resident memory;
-- cold `graphrag-mcp stats` and `graphrag-mcp query --context-only`.
+- cold `graphrag-mcp stats` and `graphrag-mcp query --context-only`;
+- import floors: fresh processes that only import the libraries every update, and every context-only query,
+  loads whatever the project does (graphrag's pipeline, graphrag-llm's model clients with LiteLLM, LanceDB): no
+  one-process `index` edit or cold query can be faster, so these bound what the edit and cold-query targets can reach.
 Prints the table and writes the "Scale" section of docs/benchmarks.md (the other sections are kept).
 The model is always the offline one (`--offline` is accepted and changes nothing). Smoke run:
 `--sizes 20,40 --queries 3` (about 8 minutes on 2 cores). Not a test: a cold build of 1000 documents alone takes
@@ -61,6 +64,12 @@ SINGLE_ROUNDS = 3  # the one client goes over the queries this many times (a ste
 CLI_RUNS = 3  # cold CLI figures are the median of this many fresh processes
 EDITS = ((1 / 4, "Zora Quillfeather"), (1 / 2, "Quentin Larkspur"), (3 / 4, "Ottilie Vance"))  # where, new name
 WATCHED_NAME = "Ysolde Marchbank"
+UPDATE_IMPORTS = ("graphrag.api", "graphrag_llm.completion", "graphrag_llm.embedding", "graphrag_vectors.lancedb")
+"""What every update process imports: graphrag's pipeline, the model clients (LiteLLM), the vector store."""
+QUERY_IMPORTS = ("graphrag_llm.embedding", "graphrag_vectors.lancedb",
+                 "graphrag.query.structured_search.local_search.mixed_context")
+"""What every context-only local query imports: the embedding client for the query, the vector store, graphrag's
+context builder."""
 
 
 # --- corpus -------------------------------------------------------------------------------------------------
@@ -130,6 +139,22 @@ def cli(*args: str) -> tuple[float, dict]:
 def cold_cli(*args: str) -> float:
     """Median wall seconds of CLI_RUNS fresh `graphrag-mcp` processes."""
     return statistics.median(cli(*args)[0] for _ in range(CLI_RUNS))
+
+
+def import_floor(modules: tuple[str, ...]) -> float:
+    """Wall seconds of a fresh Python process that imports `modules` and does nothing else (LiteLLM's bundled cost
+    map, as the CLI sets it)."""
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", f"import {', '.join(modules)}"], check=True, env=env, cwd=REPO,
+                   capture_output=True)
+    return time.perf_counter() - started
+
+
+def alternating(*runs: Callable[[], float]) -> list[float]:
+    """Each run's median over CLI_RUNS rounds, the runs taking turns (this machine's speed drifts)."""
+    rounds = [[run() for run in runs] for _ in range(CLI_RUNS)]
+    return [statistics.median(figures) for figures in zip(*rounds, strict=True)]
 
 
 # --- MCP sessions -------------------------------------------------------------------------------------------
@@ -308,6 +333,9 @@ class Scale:
     edits: list[dict] = field(default_factory=list)  # each edit's `index --format json` object, with its "wall"
     unchanged_seconds: float = 0.0  # wall of an `index` run after the edits, with nothing changed since
     save_to_queryable: float | None = None
+    watch_run_seconds: float | None = None  # that update's own `seconds`, in serve --watch's waiting index worker
+    update_floor: float = 0.0  # import_floor(UPDATE_IMPORTS)
+    query_floor: float = 0.0  # import_floor(QUERY_IMPORTS)
     p50: dict[str, float] = field(default_factory=dict)  # what -> median seconds
     load: dict[int, "Load"] = field(default_factory=dict)  # workers -> figures
     rss: dict[str, float] = field(default_factory=dict)  # server -> MB
@@ -415,9 +443,9 @@ async def _sessions_at_once(url: str, asked: list[str]) -> tuple[float, list[flo
     return time.perf_counter() - started, outcomes
 
 
-async def save_to_queryable(data: Path, root: Path, documents: int, log: Path) -> float | None:
-    """Seconds from saving a renamed person under `serve --watch` until a basic_search context shows the name;
-    None after WATCH_DEADLINE."""
+async def save_to_queryable(data: Path, root: Path, documents: int, log: Path) -> tuple[float | None, float | None]:
+    """Seconds from saving a renamed person under `serve --watch` until a basic_search context shows the name, and
+    the `seconds` of that update's summary; None, None after WATCH_DEADLINE."""
     env = {"GRAPHRAG_MCP_WATCH_SETTLE_SECONDS": str(SETTLE_SECONDS)}
     async with stdio_session(root, log, "--watch", str(data), "--data-path", str(data), env=env) as session:
         await asyncio.sleep(IDLE_BEFORE_SAVE)
@@ -425,13 +453,13 @@ async def save_to_queryable(data: Path, root: Path, documents: int, log: Path) -
         saved = time.monotonic()
         rename(data, documents // 3, 2, WATCHED_NAME)
         while time.monotonic() - saved < WATCH_DEADLINE:
-            if (await _statistics(session))["index_version"] != version["index_version"]:
+            if (now := await _statistics(session))["index_version"] != version["index_version"]:
                 result = await session.call_tool("basic_search", {"query": f"Who is {WATCHED_NAME}?",
                                                                   "context_only": True})
                 if WATCHED_NAME in json.dumps(result.structured_content):
-                    return time.monotonic() - saved
+                    return time.monotonic() - saved, now["last_job"]["summary"]["seconds"]
             await asyncio.sleep(0.2)
-    return None
+    return None, None
 
 
 async def _statistics(session: ClientSession) -> dict:
@@ -463,8 +491,10 @@ def measure(work: Path, documents: int, query_count: int, repeat: int) -> Scale:
         asyncio.run(concurrency(scale, root, asked, log, workers))
         print(f"{documents} documents: {SESSIONS} sessions on {workers} worker(s) measured", flush=True)
     scale.stats_seconds = cold_cli("stats", "--index-path", str(root))
-    scale.query_seconds = cold_cli("query", asked[0], "--index-path", str(root), "--type", "local", "--context-only")
-    scale.save_to_queryable = asyncio.run(save_to_queryable(data, root, documents, log))
+    query = ("query", asked[0], "--index-path", str(root), "--type", "local", "--context-only")
+    scale.query_seconds, scale.query_floor, scale.update_floor = alternating(
+        lambda: cli(*query)[0], lambda: import_floor(QUERY_IMPORTS), lambda: import_floor(UPDATE_IMPORTS))
+    scale.save_to_queryable, scale.watch_run_seconds = asyncio.run(save_to_queryable(data, root, documents, log))
     print(f"{documents} documents measured", flush=True)
     return scale
 
@@ -517,6 +547,11 @@ def build_rows(scales: list[Scale]) -> list[list[str]]:
             lambda s: edit_median(s, "wall") <= 0.1 * s.cold_seconds),
         row(scales, "edit one document: the run itself, without the process's imports: seconds (of cold)",
             lambda s: edit_cell(s, "seconds", s.cold_run_seconds), "-"),
+        row(scales, "import floor of any update process: seconds (of cold wall: the least an `index` edit can take)",
+            lambda s: f"{s.update_floor:.1f} ({share(s.update_floor, s.cold_seconds)})"),
+        row(scales, "edit one document under serve --watch (index worker ready): the run's seconds (of cold)",
+            lambda s: "-" if s.watch_run_seconds is None
+            else f"{s.watch_run_seconds:.1f} ({share(s.watch_run_seconds, s.cold_run_seconds)})"),
         row(scales, "incremental index with no change: wall seconds", lambda s: f"{s.unchanged_seconds:.1f}"),
         row(scales, "edit one document, incremental index: LLM calls (of cold)",
             lambda s: edit_cell(s, "llm_calls", s.cold_calls), "<= 10% of cold",
@@ -576,6 +611,7 @@ def cli_rows(scales: list[Scale]) -> list[list[str]]:
             lambda s: s.stats_seconds < 2, scales[-1:]),
         row(scales, "cold `graphrag-mcp query --context-only`: wall seconds", lambda s: f"{s.query_seconds:.2f}",
             f"< 4 s {at}", lambda s: s.query_seconds < 4, scales[-1:]),
+        row(scales, "import floor of any context-only query process: seconds", lambda s: f"{s.query_floor:.2f}"),
     ]
 
 
@@ -618,6 +654,11 @@ worker; the benchmark's clients share the machine's cores with the server. RSS: 
 stdio searches, of the HTTP server after the {SESSIONS} sessions, and of the largest worker with --workers.
 - Cold CLI: median of {CLI_RUNS} fresh processes: `graphrag-mcp stats` and \
 `graphrag-mcp query "Who is X?" --type local --context-only`.
+- Import floors: median of {CLI_RUNS} fresh Python processes, taking turns with the cold queries, that only import what every update loads \
+(`{", ".join(UPDATE_IMPORTS)}`) and what every context-only query loads (`{", ".join(QUERY_IMPORTS)}`). graphrag \
+3.3 pins LiteLLM (1.100.1), which graphrag-llm imports with its types, and LanceDB (0.38), which imports its REST \
+namespace client: an edit run as its own `index` process cannot take less than the update floor, nor a cold query \
+less than the query floor, whatever this project does.
 
 {table(scales)}
 """
