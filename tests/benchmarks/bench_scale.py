@@ -136,11 +136,6 @@ def cli(*args: str) -> tuple[float, dict]:
     return seconds, json.loads(completed.stdout)
 
 
-def cold_cli(*args: str) -> float:
-    """Median wall seconds of CLI_RUNS fresh `graphrag-mcp` processes."""
-    return statistics.median(cli(*args)[0] for _ in range(CLI_RUNS))
-
-
 def import_floor(modules: tuple[str, ...]) -> float:
     """Wall seconds of a fresh Python process that imports `modules` and does nothing else (LiteLLM's bundled cost
     map, as the CLI sets it)."""
@@ -453,13 +448,23 @@ async def save_to_queryable(data: Path, root: Path, documents: int, log: Path) -
         saved = time.monotonic()
         rename(data, documents // 3, 2, WATCHED_NAME)
         while time.monotonic() - saved < WATCH_DEADLINE:
-            if (now := await _statistics(session))["index_version"] != version["index_version"]:
+            if (await _statistics(session))["index_version"] != version["index_version"]:
                 result = await session.call_tool("basic_search", {"query": f"Who is {WATCHED_NAME}?",
                                                                   "context_only": True})
                 if WATCHED_NAME in json.dumps(result.structured_content):
-                    return time.monotonic() - saved, now["last_job"]["summary"]["seconds"]
+                    return time.monotonic() - saved, await _run_seconds(session, saved)
             await asyncio.sleep(0.2)
     return None, None
+
+
+async def _run_seconds(session: ClientSession, saved: float) -> float | None:
+    """The `seconds` of the summary of the job that made the new version (the version switches before the worker
+    reports its summary); None after WATCH_DEADLINE."""
+    while time.monotonic() - saved < WATCH_DEADLINE:
+        if (summary := ((await _statistics(session)).get("last_job") or {}).get("summary")) is not None:
+            return summary["seconds"]
+        await asyncio.sleep(0.2)
+    return None
 
 
 async def _statistics(session: ClientSession) -> dict:
@@ -490,10 +495,10 @@ def measure(work: Path, documents: int, query_count: int, repeat: int) -> Scale:
     for workers in WORKERS:
         asyncio.run(concurrency(scale, root, asked, log, workers))
         print(f"{documents} documents: {SESSIONS} sessions on {workers} worker(s) measured", flush=True)
-    scale.stats_seconds = cold_cli("stats", "--index-path", str(root))
     query = ("query", asked[0], "--index-path", str(root), "--type", "local", "--context-only")
-    scale.query_seconds, scale.query_floor, scale.update_floor = alternating(
-        lambda: cli(*query)[0], lambda: import_floor(QUERY_IMPORTS), lambda: import_floor(UPDATE_IMPORTS))
+    scale.stats_seconds, scale.query_seconds, scale.query_floor, scale.update_floor = alternating(
+        lambda: cli("stats", "--index-path", str(root))[0], lambda: cli(*query)[0],
+        lambda: import_floor(QUERY_IMPORTS), lambda: import_floor(UPDATE_IMPORTS))
     scale.save_to_queryable, scale.watch_run_seconds = asyncio.run(save_to_queryable(data, root, documents, log))
     print(f"{documents} documents measured", flush=True)
     return scale
@@ -652,9 +657,9 @@ round of {SESSIONS} sessions (every worker loaded), one session runs `local_sear
 {SESSIONS} sessions do so at once (each from another query). Throughput is compared with one client on one \
 worker; the benchmark's clients share the machine's cores with the server. RSS: VmRSS of the server process after the \
 stdio searches, of the HTTP server after the {SESSIONS} sessions, and of the largest worker with --workers.
-- Cold CLI: median of {CLI_RUNS} fresh processes: `graphrag-mcp stats` and \
+- Cold CLI: median of {CLI_RUNS} fresh processes, taking turns with the import floors: `graphrag-mcp stats` and \
 `graphrag-mcp query "Who is X?" --type local --context-only`.
-- Import floors: median of {CLI_RUNS} fresh Python processes, taking turns with the cold queries, that only import what every update loads \
+- Import floors: median of {CLI_RUNS} fresh Python processes that only import what every update loads \
 (`{", ".join(UPDATE_IMPORTS)}`) and what every context-only query loads (`{", ".join(QUERY_IMPORTS)}`). graphrag \
 3.3 pins LiteLLM (1.100.1), which graphrag-llm imports with its types, and LanceDB (0.38), which imports its REST \
 namespace client: an edit run as its own `index` process cannot take less than the update floor, nor a cold query \
