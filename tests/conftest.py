@@ -1,13 +1,17 @@
-"""Shared fixtures: the real `graphrag-mcp` CLI, and one offline index of fixtures/corpus per session."""
+"""Shared fixtures: the real `graphrag-mcp` CLI, and one offline index of fixtures/corpus per test run."""
 
+import hashlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from filelock import FileLock
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "fixtures" / "corpus"
@@ -53,10 +57,57 @@ def corpus_titles() -> set[str]:
     return {path.name for path in CORPUS.iterdir()}
 
 
-@pytest.fixture(scope="session")
-def built_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    """An index of fixtures/corpus built offline by the CLI, with the JSON summary it printed."""
-    root = tmp_path_factory.mktemp("index")
+def _manifest(root: Path) -> dict[str, str]:
+    """Digest of every file of an index root but graphrag's query logs (which serving it writes)."""
+    return {str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(root.rglob("*")) if path.is_file() and "logs" not in path.relative_to(root).parts}
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, worker_id: str, name: str,
+               build: Callable[[Path], Any]) -> tuple[Path, Any]:
+    """`build(folder)` run once per test run, whichever xdist worker asks first (the others wait for it, then
+    share its folder and its JSON result): the folder to treat as read-only and the result."""
+    shared = tmp_path_factory.getbasetemp()
+    shared = shared if worker_id == "master" else shared.parent  # the parent: the same folder for every worker
+    folder, result = shared / name, shared / f"{name}.json"
+    with FileLock(shared / f"{name}.lock"):
+        if not result.exists():
+            folder.mkdir()
+            result.write_text(json.dumps(build(folder)), encoding="utf-8")
+    return folder, json.loads(result.read_text(encoding="utf-8"))
+
+
+def _build_fixtures_index(root: Path) -> dict:
     result = run_cli("index", CORPUS, "--index-path", root, "--offline", "--format", "json")
     assert result.code == 0, result.stderr
-    return root, result.json()
+    return result.json()
+
+
+@pytest.fixture(scope="session")
+def built_index(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[tuple[Path, dict]]:
+    """An index of fixtures/corpus built offline by the CLI, with the JSON summary it printed: built once per
+    test run and shared read-only (a test that changes an index copies it first: test_faults.copied_index).
+    Checked unchanged when the worker ends."""
+    root, summary = built_once(tmp_path_factory, worker_id, "fixtures_index", _build_fixtures_index)
+    before = _manifest(root)
+    yield root, summary
+    changed = sorted(set(before.items()) ^ set(_manifest(root).items()))
+    assert not changed, f"a test changed the shared fixtures index (copy it first): {changed[:5]}"
+
+
+@pytest.fixture(autouse=True)
+def _working_directory() -> Iterator[None]:
+    """Each test starts where pytest started: graphrag's config loader changes the working directory of a
+    process that loads an index (an in-process server, an in-process search)."""
+    start = Path.cwd()
+    yield
+    os.chdir(start)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `quick` every test that is neither `slow` (an index build of its own) nor `e2e` (server processes,
+    workers, a browser, kill -9): `pytest -m quick` is the edit loop, the whole suite runs in CI."""
+    for item in items:
+        if item.get_closest_marker("slow") is None and item.get_closest_marker("e2e") is None:
+            item.add_marker(pytest.mark.quick)

@@ -1,5 +1,7 @@
-"""Real MCP client sessions against `graphrag-mcp serve`: stdio subprocess, streamable HTTP, SSE."""
+"""Real MCP client sessions against `graphrag-mcp serve`: stdio subprocess, streamable HTTP, SSE, and the same
+server in this process (`in-process`) for tests whose subject is not the transport."""
 
+import os
 import socket
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from mcp.client._memory import InMemoryTransport
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -19,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from conftest import cli_env
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
+IN_PROCESS = "in-process"
 
 
 def _free_port() -> int:
@@ -76,6 +80,34 @@ def running_server(root: Path, transport: str = "streamable-http", *args: str, e
             server.wait(timeout=30)
 
 
+@contextmanager
+def _environment(env: dict[str, str] | None) -> Iterator[None]:
+    """The process environment of a served subprocess (`cli_env` plus `env`) for the duration of the block."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update({**cli_env(), **(env or {})})
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@asynccontextmanager
+async def _in_process(root: Path, env: dict[str, str] | None, watch: Path | None,
+                      data_path: Path | None) -> AsyncIterator[tuple]:
+    """The server `graphrag-mcp serve` makes, run in this process over the SDK's in-memory transport."""
+    from graphrag_mcp_server.config.settings import ServerSettings
+    from graphrag_mcp_server.server.app import create_server
+
+    with _environment(env):
+        settings = ServerSettings()
+        if data_path is not None:
+            settings = settings.model_copy(update={"data_roots": [data_path.resolve()]})
+        async with InMemoryTransport(create_server(root, settings, watch)) as streams:
+            yield streams[0], streams[1]
+
+
 @asynccontextmanager
 async def _streams(root: Path, transport: str, env: dict[str, str] | None, args: list[str]) -> AsyncIterator[tuple]:
     if transport == "stdio":
@@ -106,8 +138,9 @@ async def mcp_session(
     data_path: Path | None = None, **session_options: object,
 ) -> AsyncIterator[ClientSession]:
     """An initialized client session with `graphrag-mcp serve` over `root` (watching `watch`; build_index
-    allowed under `data_path`), on `transport`."""
+    allowed under `data_path`), on `transport` (or `IN_PROCESS`)."""
     args = [*(["--watch", str(watch)] if watch else []), *(["--data-path", str(data_path)] if data_path else [])]
-    async with _streams(root, transport, env, args) as (read, write), ClientSession(read, write, **session_options) as session:
+    streams = _in_process(root, env, watch, data_path) if transport == IN_PROCESS else _streams(root, transport, env, args)
+    async with streams as (read, write), ClientSession(read, write, **session_options) as session:
         await session.initialize()
         yield session

@@ -4,9 +4,11 @@ import json
 import subprocess
 import sys
 
-from tests.conftest import CORPUS, cli_env
+import pytest
 
-WORKER = [sys.executable, "-m", "graphrag_mcp_server.handlers.build_worker"]
+from conftest import CORPUS, cli_env
+
+WORKER = [sys.executable, "-m", "graphrag_mcp_server.handlers.indexing.worker"]
 KEY_OF_ARGUMENTS = """
 import sys
 from graphrag.cache.cache_key_creator import cache_key_creator
@@ -48,6 +50,7 @@ def test_a_waiting_worker_without_a_job_ends_cleanly(tmp_path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_worker_handed_a_job_builds_and_reports(tmp_path) -> None:
     root, data = tmp_path / "index", tmp_path / "data"
     data.mkdir()

@@ -9,7 +9,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CreateMessageRequestParams, CreateMessageResult, ErrorData, TextContent
 
 from conftest import run_cli
-from mcp_client import mcp_session
+from mcp_client import IN_PROCESS, mcp_session
 
 INSPECTION = "04_inspection_report_1994.md"
 SAMPLING = {"GRAPHRAG_MCP_LLM": "sampling"}
@@ -32,7 +32,7 @@ async def test_context_only_returns_ranked_records_with_documents_and_no_complet
 ) -> None:
     root, _ = built_index
     question = {"query": "Who is Leonard Quist?", "context_only": True}
-    async with mcp_session(root) as session:
+    async with mcp_session(root, IN_PROCESS) as session:
         local = await _tool(session, "local_search", question)
         basic = await _tool(session, "basic_search", {**question, "top_k": 5})
         drift = await _tool(session, "drift_search", question)
@@ -70,7 +70,7 @@ async def test_context_only_returns_ranked_records_with_documents_and_no_complet
 
 async def test_context_budget_is_kept_and_what_is_left_out_is_counted(built_index: tuple[Path, dict]) -> None:
     root, _ = built_index
-    async with mcp_session(root) as session:
+    async with mcp_session(root, IN_PROCESS) as session:
         small = await _tool(session, "global_search", {"query": "tidal power", "context_only": True,
                                                        "max_context_tokens": 1000, "community_level": 1})
         large = await _tool(session, "global_search", {"query": "tidal power", "context_only": True,
@@ -118,6 +118,7 @@ class ClientModel:
         return CreateMessageResult(role="assistant", content=TextContent(type="text", text=text), model="client-test-model")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
 async def test_sampling_the_clients_model_writes_the_answer(built_index: tuple[Path, dict], transport: str) -> None:
     root, _ = built_index
@@ -146,7 +147,7 @@ async def test_sampling_the_clients_model_writes_the_answer(built_index: tuple[P
 
 async def test_a_client_without_sampling_is_told_to_use_context_only(built_index: tuple[Path, dict]) -> None:
     root, _ = built_index
-    async with mcp_session(root, env=SAMPLING) as session:
+    async with mcp_session(root, IN_PROCESS, env=SAMPLING) as session:
         refused = await session.call_tool("local_search", {"query": "Who is Leonard Quist?"})
         context = await _tool(session, "local_search", {"query": "Who is Leonard Quist?", "context_only": True})
     assert refused.is_error
@@ -164,7 +165,7 @@ async def declining_user(context: object, params: CreateMessageRequestParams) ->
 @pytest.mark.parametrize("tool", ["local_search", "global_search"])
 async def test_a_declined_sampling_request_is_a_tool_error(built_index: tuple[Path, dict], tool: str) -> None:
     root, _ = built_index
-    async with mcp_session(root, env=SAMPLING, sampling_callback=declining_user) as session:
+    async with mcp_session(root, IN_PROCESS, env=SAMPLING, sampling_callback=declining_user) as session:
         declined = await session.call_tool(tool, {"query": "Who is Leonard Quist?", "community_level": 1}
                                            if tool == "global_search" else {"query": "Who is Leonard Quist?"})
         context = await _tool(session, "basic_search", {"query": "Who is Leonard Quist?", "context_only": True})

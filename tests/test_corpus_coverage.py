@@ -9,13 +9,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import run_cli
-from mcp_client import mcp_session
+from conftest import built_once, run_cli
+from mcp_client import IN_PROCESS, mcp_session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "benchmarks"))
 from bench_retrieval import TOPICS, generate_topics  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # indexes of generated folders
 
 
 def unclustered(output: Path) -> int:
@@ -25,12 +25,16 @@ def unclustered(output: Path) -> int:
     return int((~entities["id"].isin(held)).sum())
 
 
-@pytest.fixture(scope="module")
-def topics_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    work = tmp_path_factory.mktemp("topics")
+def _build_topics(work: Path) -> None:
     generate_topics(work / "data")
     result = run_cli("index", work / "data", "--index-path", work / "index", "--offline")
     assert result.code == 0, result.stderr
+
+
+@pytest.fixture(scope="session")
+def topics_index(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[Path, Path]:
+    """Unrelated topics and their index, built once per run, read-only."""
+    work, _ = built_once(tmp_path_factory, worker_id, "topics", _build_topics)
     return work / "data", work / "index"
 
 
@@ -40,7 +44,7 @@ async def test_unrelated_topics_keep_every_entity_and_answer_who_is(topics_index
     assert unclustered(root / "output") == 0
     stats = run_cli("stats", "--index-path", root, "--format", "json")
     assert stats.code == 0 and stats.json()["issues"] == []
-    async with mcp_session(root) as session:
+    async with mcp_session(root, IN_PROCESS) as session:
         for topic in TOPICS:
             person = topic["people"][0]
             result = await session.call_tool("local_search", {"query": f"Who is {person}?", "context_only": True})
@@ -131,13 +135,18 @@ def write_mixed_folder(data: Path) -> None:
     (data / "broken.docx").write_bytes(b"this is not a Word file")
 
 
-@pytest.fixture(scope="module")
-def mixed_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
-    work = tmp_path_factory.mktemp("mixed")
+def _build_mixed(work: Path) -> dict:
     write_mixed_folder(work / "data")
     result = run_cli("index", work / "data", "--index-path", work / "index", "--offline", "--format", "json")
     assert result.code == 0, result.stderr
-    return work / "data", work / "index", result.json()
+    return result.json()
+
+
+@pytest.fixture(scope="session")
+def mixed_index(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[Path, Path, dict]:
+    """A folder of every format and its index, built once per run, read-only."""
+    work, summary = built_once(tmp_path_factory, worker_id, "mixed", _build_mixed)
+    return work / "data", work / "index", summary
 
 
 def test_a_mixed_folder_indexes_every_readable_file_and_names_the_rest(mixed_index: tuple[Path, Path, dict]) -> None:
@@ -153,7 +162,7 @@ def test_a_mixed_folder_indexes_every_readable_file_and_names_the_rest(mixed_ind
 
 async def test_each_format_answers_with_its_file_as_the_source(mixed_index: tuple[Path, Path, dict]) -> None:
     _, root, _ = mixed_index
-    async with mcp_session(root) as session:
+    async with mcp_session(root, IN_PROCESS) as session:
         for document, fact in FACTS.items():
             person = " ".join(fact.split()[:2])
             result = await session.call_tool("local_search", {"query": f"Who is {person}?", "context_only": True})

@@ -174,6 +174,7 @@ def _index_root(arguments: list[str], cwd: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e  # commands as written, `serve` among them, each in its own process
 @pytest.mark.parametrize("block", BLOCKS, ids=[block.where for block in BLOCKS])
 def test_documented_commands_run_as_written(block: Block, built_index: tuple[Path, dict], tmp_path: Path) -> None:
     places = _sandbox(tmp_path, built_index[0], block)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from conftest import CORPUS, run_cli
 from fake_provider import fake_provider
-from mcp_client import mcp_session
+from mcp_client import IN_PROCESS, mcp_session
 from test_cli_errors import assert_one_line_error
 
 from graphrag_mcp_server.config.providers import Provider, failure_policy
@@ -55,7 +55,7 @@ PROVIDER_FAULTS = [
 async def test_provider_faults_are_tool_errors_with_the_reason_within_bounds(copied_index: Path) -> None:
     with fake_provider() as provider:
         with_provider(copied_index, provider.url)
-        async with mcp_session(copied_index) as session:
+        async with mcp_session(copied_index, IN_PROCESS) as session:
             provider.modes["chat"] = "401"
             await session.call_tool("local_search", {"query": QUESTION})  # warm: the answer path's first call
             for mode, most_seconds, requests, reason in PROVIDER_FAULTS:
@@ -77,7 +77,7 @@ async def test_provider_faults_are_tool_errors_with_the_reason_within_bounds(cop
 async def test_a_hung_provider_meets_the_search_deadline_while_context_only_serves(copied_index: Path) -> None:
     with fake_provider(chat="hang") as provider:
         with_provider(copied_index, provider.url)
-        async with mcp_session(copied_index) as session:
+        async with mcp_session(copied_index, IN_PROCESS) as session:
             await session.call_tool("local_search", {"query": QUESTION, "context_only": True})  # warm
             beats: list[tuple[float, str]] = []
 
@@ -104,7 +104,7 @@ async def test_global_search_reports_its_stages_as_progress(built_index: tuple[P
     async def progress(value: float, total: float | None, message: str | None) -> None:
         updates.append((value, message or ""))
 
-    async with mcp_session(built_index[0]) as session:
+    async with mcp_session(built_index[0], IN_PROCESS) as session:
         result = await session.call_tool("global_search", {"query": "What are the main themes?"},
                                          progress_callback=progress)
     assert not result.is_error
@@ -177,7 +177,7 @@ async def test_a_damaged_table_is_named_by_cli_tools_and_resources(copied_index:
     harm(copied_index)
     for args in (["stats"], ["query", QUESTION, "--type", "local", "--context-only"]):
         assert_one_line_error(run_cli(*args, "--index-path", copied_index), 1, named, "--full")
-    async with mcp_session(copied_index) as session:
+    async with mcp_session(copied_index, IN_PROCESS) as session:
         for _ in range(2):  # the failed version is remembered, and reported the same way each time
             result = await session.call_tool("local_search", {"query": QUESTION, "context_only": True})
             assert result.is_error and named in result.content[0].text and "--full" in result.content[0].text
@@ -195,7 +195,7 @@ async def test_a_deleted_vector_table_stops_only_the_searches_that_need_it(
     stats = run_cli("stats", "--index-path", copied_index)
     assert stats.code == 1 and "Traceback" not in stats.stderr
     assert "error: vector table" in stats.stderr and "entity_description.lance is missing" in stats.stderr
-    async with mcp_session(copied_index) as session:
+    async with mcp_session(copied_index, IN_PROCESS) as session:
         local = await session.call_tool("local_search", {"query": QUESTION, "context_only": True})
         assert local.is_error and "entity_description.lance is missing" in local.content[0].text
         drift = await session.call_tool("drift_search", {"query": QUESTION, "context_only": True})
@@ -213,7 +213,7 @@ async def test_a_deleted_vector_table_stops_only_the_searches_that_need_it(
 async def test_a_repaired_index_serves_again(copied_index: Path, built_index: tuple[Path, dict]) -> None:
     entities = copied_index / "output" / "entities.parquet"
     truncate(entities)
-    async with mcp_session(copied_index) as session:
+    async with mcp_session(copied_index, IN_PROCESS) as session:
         damaged = await session.call_tool("local_search", {"query": QUESTION, "context_only": True})
         assert damaged.is_error
         shutil.copy2(built_index[0] / "output" / "entities.parquet", entities)

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from conftest import run_cli
-from mcp_client import mcp_session
+from mcp_client import IN_PROCESS, mcp_session
 
 NODE_FIELDS = {"type", "description", "degree", "community", "documents"}
 
@@ -64,7 +64,7 @@ def test_export_to_a_missing_folder_is_one_error_line(built_index: tuple[Path, d
 async def test_graph_resource_is_graphml_of_every_entity(built_index: tuple[Path, dict], corpus_titles: set[str],
                                                          tmp_path: Path) -> None:
     root, _ = built_index
-    async with mcp_session(root) as session:
+    async with mcp_session(root, IN_PROCESS) as session:
         contents = (await session.read_resource("graphrag://graph")).contents
     assert contents[0].mime_type == "application/graphml+xml"
     (tmp_path / "graph.graphml").write_text(contents[0].text)
@@ -89,7 +89,7 @@ def _headless(page: str, *args: str) -> str:
     return process.stdout
 
 
-@pytest.mark.slow
+@pytest.mark.e2e  # headless Chromium
 def test_html_page_draws_every_entity_offline_in_headless_chromium(built_index: tuple[Path, dict], tmp_path: Path) -> None:
     root, summary = built_index
     page = tmp_path / "graph.html"

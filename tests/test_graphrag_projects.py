@@ -14,21 +14,26 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import CORPUS, cli_env, run_cli
-from mcp_client import mcp_session
+from conftest import CORPUS, built_once, cli_env, run_cli
+from mcp_client import IN_PROCESS, mcp_session
+
+pytestmark = pytest.mark.slow  # one `graphrag index` build
 
 
-@pytest.fixture(scope="module")
-def graphrag_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project as `graphrag init` + `graphrag index` leave it: input/, output/ as a folder, cache/, logs/
-    (built by graphrag's own pipeline, with the offline model registered through `graphrag-mcp graphrag`)."""
-    root = tmp_path_factory.mktemp("graphrag_project")
+def _build_graphrag_project(root: Path) -> None:
     assert run_cli("init", "--provider", "offline", "--index-path", root).code == 0
     shutil.copytree(CORPUS, root / "input", dirs_exist_ok=True)
     built = run_cli("graphrag", "index", "--root", root)
     assert built.code == 0, built.stdout[-3000:] + built.stderr[-3000:]
     assert (root / "output").is_dir() and not (root / "output").is_symlink()
-    return root
+
+
+@pytest.fixture(scope="session")
+def graphrag_project(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A project as `graphrag init` + `graphrag index` leave it: input/, output/ as a folder, cache/, logs/
+    (built by graphrag's own pipeline, with the offline model registered through `graphrag-mcp graphrag`);
+    built once per run, read-only (tests copy it)."""
+    return built_once(tmp_path_factory, worker_id, "graphrag_project", _build_graphrag_project)[0]
 
 
 def _hashes(root: Path) -> dict[str, str]:
@@ -39,7 +44,8 @@ def _hashes(root: Path) -> dict[str, str]:
 async def test_a_graphrag_project_is_served_queried_and_exported_without_a_change(
     graphrag_project: Path, corpus_titles: set[str], tmp_path: Path
 ) -> None:
-    root = graphrag_project
+    root = tmp_path / "project"  # a copy: other tests copy the shared project while this one serves it
+    shutil.copytree(graphrag_project, root, symlinks=True)
     before = _hashes(root)
     stats = run_cli("stats", "--index-path", root, "--format", "json")
     assert stats.code == 0, stats.stderr
@@ -48,7 +54,7 @@ async def test_a_graphrag_project_is_served_queried_and_exported_without_a_chang
         answered = run_cli("query", "Who designed Old Bessie?", "--index-path", root, "--type", "local", *extra)
         assert answered.code == 0 and "Sources:" in answered.stdout, answered.stderr
     assert run_cli("export", "--index-path", root, "--output", tmp_path / "graph.graphml").code == 0
-    async with mcp_session(root) as session:
+    async with mcp_session(root, IN_PROCESS) as session:
         for tool in ("local_search", "global_search", "basic_search"):
             result = await session.call_tool(tool, {"query": "Who designed Old Bessie?"})
             assert not result.is_error, result.content

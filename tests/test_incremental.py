@@ -16,7 +16,9 @@ import pandas as pd
 import pytest
 
 from conftest import CORPUS, REPO, cli_env, run_cli
-from mcp_client import mcp_session
+from mcp_client import IN_PROCESS, mcp_session
+
+pytestmark = pytest.mark.slow  # every test builds indexes of its own
 
 sys.path.insert(0, str(REPO / "tests" / "benchmarks"))  # the scale benchmark's corpus generator
 
@@ -143,7 +145,7 @@ def test_an_edit_in_a_larger_corpus_leaves_the_index_equal_to_a_full_rebuild(tmp
 async def test_queries_during_an_update_see_one_version_or_the_other(tmp_path: Path) -> None:
     data, root = _corpus(tmp_path / "data"), tmp_path / "index"
     _index(data, root)
-    async with mcp_session(root) as session:
+    async with mcp_session(root, IN_PROCESS) as session:
         old = (await session.call_tool("get_statistics", {})).structured_content
         shutil.copy(CORPUS / "10_annual_meeting_minutes_2023.md", data)
         update = asyncio.create_task(asyncio.to_thread(_index, data, root, "--incremental"))
@@ -161,6 +163,7 @@ async def test_queries_during_an_update_see_one_version_or_the_other(tmp_path: P
     assert seen and set(seen) <= versions
 
 
+@pytest.mark.e2e  # kill -9
 def test_a_run_killed_midway_leaves_the_previous_version_serving(tmp_path: Path) -> None:
     data, root = _corpus(tmp_path / "data"), tmp_path / "index"
     before = _index(data, root)
@@ -186,6 +189,7 @@ def test_a_run_killed_midway_leaves_the_previous_version_serving(tmp_path: Path)
     assert len(list((root / "versions").iterdir())) <= 2  # the killed run's leftovers are gone
 
 
+@pytest.mark.e2e  # index --watch and SIGINT
 def test_watch_turns_a_burst_of_saves_into_one_run_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     data, root = _corpus(tmp_path / "data", FILES[:2]), tmp_path / "index"
     watcher = subprocess.Popen(
@@ -230,6 +234,7 @@ def _read_summary(process: subprocess.Popen, timeout: float = 120) -> dict:
     return json.loads(process.stdout.readline())
 
 
+@pytest.mark.e2e  # serve --watch over stdio
 async def test_serve_watch_picks_up_a_change_while_serving(tmp_path: Path) -> None:
     data, root = _corpus(tmp_path / "data", FILES[:2]), tmp_path / "index"
     _index(data, root)

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import lancedb
+import pytest
 import pandas as pd
 
 from conftest import CORPUS, run_cli
@@ -77,6 +78,7 @@ def test_stats_text_format(built_index: tuple[Path, dict]) -> None:
     assert "vector store: type lancedb, tables community_full_content " in result.stdout
 
 
+@pytest.mark.slow
 def test_incremental_run_adds_a_new_document(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()

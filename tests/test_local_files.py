@@ -11,9 +11,9 @@ from graphrag_storage.file_storage import FileStorage
 from test_corpus_coverage import write_mixed_folder
 
 from graphrag_mcp_server.config.index_root import load_index_config
-from graphrag_mcp_server.handlers.index import index_config
-from graphrag_mcp_server.handlers.local_files import LocalFileStorage, use_local_file_storage
-from graphrag_mcp_server.handlers.readers import CorpusReader
+from graphrag_mcp_server.handlers.indexing.build import index_config
+from graphrag_mcp_server.handlers.indexing.local_files import LocalFileStorage, use_local_file_storage
+from graphrag_mcp_server.handlers.indexing.readers import CorpusReader
 
 
 def test_documents_of_every_format_read_as_through_graphrags_storage(tmp_path: Path) -> None:

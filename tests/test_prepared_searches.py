@@ -8,6 +8,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from graphrag_mcp_server.handlers.prepared import prepared
+
 QUESTIONS = ["Who is Leonard Quist?", "tidal power", "What did the Harrowgate Tidal Cooperative do?"]
 
 
@@ -50,14 +52,14 @@ def _graphrag_builder(config: Any, tables: Any, search_type: str) -> Any:
 
 def _unbounded_omitted(config: Any, tables: Any, search_type: str, query: str, context: Any) -> dict[str, int]:
     """What building graphrag's context again without a budget adds to `context`, by kind."""
-    from graphrag_mcp_server.handlers.context import UNBOUNDED_TOKENS
-    from graphrag_mcp_server.handlers.search import context_frames
+    from graphrag_mcp_server.handlers.search.context import UNBOUNDED_TOKENS
+    from graphrag_mcp_server.handlers.search.run import context_frames
 
     engine = _graphrag_builder(config, tables, search_type)
     everything = engine.context_builder.build_context(
         query=query, **{**engine.context_builder_params, "max_context_tokens": UNBOUNDED_TOKENS}
     )
-    short_of_unit = {unit: short for short, unit in tables.prepared.lookup().unit_ids.items()}
+    short_of_unit = {unit: short for short, unit in prepared(tables).lookup().unit_ids.items()}
     kept = {"entities": {entity.id for entity in context.entities},
             "relationships": {relationship.id for relationship in context.relationships},
             "reports": {report.community for report in context.reports},
@@ -69,8 +71,8 @@ def _unbounded_omitted(config: Any, tables: Any, search_type: str, query: str, c
 
 @pytest.mark.parametrize("search_type", ["local", "basic"])
 async def test_omitted_counts_what_an_unbounded_build_would_add(loaded: tuple[Any, Any], search_type: str) -> None:
-    from graphrag_mcp_server.handlers.context import search_context
-    from graphrag_mcp_server.handlers.search import SearchType
+    from graphrag_mcp_server.handlers.search.context import search_context
+    from graphrag_mcp_server.handlers.search.run import SearchType
 
     config, tables = loaded
     omitted = []
@@ -117,7 +119,7 @@ async def _graphrag_api(config: Any, tables: Any, search_type: str, query: str, 
 async def test_answers_and_their_contexts_are_graphrag_apis(loaded: tuple[Any, Any], search_type: str,
                                                             types: list[str]) -> None:
     """Prepared objects reused across searches (graphrag writes into some of them) answer as graphrag.api does."""
-    from graphrag_mcp_server.handlers.search import SearchType, run_search
+    from graphrag_mcp_server.handlers.search.run import SearchType, run_search
 
     config, tables = loaded
     for query in [*QUESTIONS, QUESTIONS[0]]:
@@ -135,8 +137,8 @@ async def test_graphrag_objects_are_made_once_per_version(built_index: tuple[Pat
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     import graphrag.query.indexer_adapters as adapters
 
-    from graphrag_mcp_server.handlers.context import search_context
-    from graphrag_mcp_server.handlers.search import SearchType, run_search
+    from graphrag_mcp_server.handlers.search.context import search_context
+    from graphrag_mcp_server.handlers.search.run import SearchType, run_search
     from graphrag_mcp_server.server.state import IndexState
 
     root = tmp_path / "index"
@@ -157,17 +159,17 @@ async def test_graphrag_objects_are_made_once_per_version(built_index: tuple[Pat
     settings = root / "settings.yaml"
     os.utime(settings, ns=(settings.stat().st_atime_ns, settings.stat().st_mtime_ns + 10**9))  # a new version
     second = await state.snapshot()
-    assert second.tables is not first.tables and second.tables.prepared is not first.tables.prepared
+    assert second.tables is not first.tables and prepared(second.tables) is not prepared(first.tables)
     assert len(reads) == 2
 
 
 async def test_objects_graphrag_writes_into_are_lent_to_one_search_at_a_time(loaded: tuple[Any, Any]) -> None:
     _, tables = loaded
-    prepared = tables.prepared
-    with prepared.relationships() as first:
+    objects = prepared(tables)
+    with objects.relationships() as first:
         first[0].attributes = {"links": 3}  # as graphrag's local context marks them
-        with prepared.relationships() as second:
+        with objects.relationships() as second:
             assert second is not first
-    with prepared.relationships() as again:
+    with objects.relationships() as again:
         assert again in (first, second)
         assert all(relationship.attributes is None for relationship in again)

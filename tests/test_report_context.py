@@ -37,7 +37,7 @@ def test_community_context_is_graphrags(community_records: list[list[dict]], bud
     from graphrag.index.operations.summarize_communities.graph_context.sort_context import sort_context
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
-    from graphrag_mcp_server.handlers.carry_over import community_context
+    from graphrag_mcp_server.handlers.indexing.carry_over import community_context
 
     tokenizer = get_tokenizer()
     assert len(community_records) >= 5
@@ -71,7 +71,7 @@ def test_a_report_follows_its_records_to_new_numbers(community_records: list[lis
     over with its citations renumbered; a report citing a record its context lacks is not carried."""
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
-    from graphrag_mcp_server.handlers.carry_over import _ranked_context, _renumbered, community_context
+    from graphrag_mcp_server.handlers.indexing.carry_over import _ranked_context, _renumbered, community_context
 
     tokenizer = get_tokenizer()
     records = max(community_records, key=len)
@@ -99,7 +99,7 @@ def test_a_context_follows_its_records_to_new_numbers(community_records: list[li
     a context the budget cut is written anew (which records fit depends on the numbers' tokens)."""
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
-    from graphrag_mcp_server.handlers.carry_over import _ranked_records, _renumbered_context, community_context
+    from graphrag_mcp_server.handlers.indexing.carry_over import _ranked_records, _renumbered_context, community_context
 
     tokenizer = get_tokenizer()
     carried = 0

@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from conftest import CORPUS, run_cli
 from mcp_client import RunningServer, running_server
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e  # HTTP servers in subprocesses
 
 TOKEN = "test-token-0123456789abcdefXYZ"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -442,7 +442,7 @@ async def test_oauth_refuses_bad_access_tokens(oauth: tuple[Issuer, RunningServe
 # --- what gets indexed: the same for index, build_index and the watcher ------------------------------
 
 def test_index_skips_the_index_root_hidden_folders_and_links_leaving_the_folder(tmp_path: Path) -> None:
-    from graphrag_mcp_server.handlers.watch import is_document_change
+    from graphrag_mcp_server.handlers.indexing.watch import is_document_change
 
     data = tmp_path / "notes"
     data.mkdir()

@@ -10,7 +10,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
-from mcp_client import TRANSPORTS, mcp_session
+from mcp_client import IN_PROCESS, TRANSPORTS, mcp_session
 
 TOOLS = {"global_search", "local_search", "drift_search", "basic_search", "build_index", "cancel_index_job", "index_status",
          "get_statistics"}
@@ -38,6 +38,7 @@ async def _read_json(session: ClientSession, uri: str) -> dict | list:
     return json.loads(contents[0].text)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_every_tool_resource_and_prompt(
     built_index: tuple[Path, dict], corpus_titles: set[str], transport: str
@@ -92,7 +93,7 @@ async def test_every_tool_resource_and_prompt(
 
 async def test_statistics_resource_matches_tool(built_index: tuple[Path, dict]) -> None:
     root, _ = built_index
-    async with mcp_session(root) as session:
+    async with mcp_session(root, IN_PROCESS) as session:
         tool = await _call(session, "get_statistics", {})
         resource = await _read_json(session, "graphrag://statistics")
     tool.pop("uptime_seconds"), resource.pop("uptime_seconds")
@@ -103,7 +104,7 @@ async def test_local_search_entity_types_filter_the_context(built_index: tuple[P
     root, _ = built_index
     entities = pd.read_parquet(root / "output" / "entities.parquet")
     type_of = dict(zip(entities["human_readable_id"].astype(str), entities["type"], strict=True))
-    async with mcp_session(root) as session:
+    async with mcp_session(root, IN_PROCESS) as session:
         for wanted in ("GEO", "ORGANIZATION"):
             result = await _call(
                 session, "local_search", {"query": "Who designed Old Bessie?", "entity_types": [wanted.lower()]}
@@ -115,7 +116,7 @@ async def test_local_search_entity_types_filter_the_context(built_index: tuple[P
 
 async def test_errors_are_clear_and_the_server_keeps_serving(built_index: tuple[Path, dict], tmp_path: Path) -> None:
     root, _ = built_index
-    async with mcp_session(root, data_path=tmp_path) as session:
+    async with mcp_session(root, IN_PROCESS, data_path=tmp_path) as session:
         with pytest.raises(MCPError) as invalid:
             await session.call_tool("local_search", {"query": "Who?", "community_level": -1})
         assert invalid.value.error.code == -32602 and "community_level" in invalid.value.error.message
@@ -142,7 +143,7 @@ async def test_errors_are_clear_and_the_server_keeps_serving(built_index: tuple[
 
 
 async def test_no_index_says_how_to_build_one(tmp_path: Path) -> None:
-    async with mcp_session(tmp_path / "empty_root") as session:
+    async with mcp_session(tmp_path / "empty_root", IN_PROCESS) as session:
         assert len((await session.list_tools()).tools) == 8
         result = await session.call_tool("local_search", {"query": "Who is Mirela Voss?"})
         assert result.is_error

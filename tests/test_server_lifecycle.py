@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from conftest import CORPUS, cli_env, run_cli
-from mcp_client import mcp_session
+from mcp_client import IN_PROCESS, mcp_session
 
 
 def _small_corpus(folder: Path, count: int = 3) -> Path:
@@ -23,6 +23,7 @@ def _small_corpus(folder: Path, count: int = 3) -> Path:
     return folder
 
 
+@pytest.mark.e2e  # the stdio transport's own bytes
 def test_stdio_writes_nothing_but_json_rpc_to_stdout(built_index: tuple[Path, dict]) -> None:
     root, _ = built_index
     requests = [
@@ -55,11 +56,12 @@ def test_stdio_writes_nothing_but_json_rpc_to_stdout(built_index: tuple[Path, di
     assert replies[3]["error"]["code"] == -32602 and "query" in replies[3]["error"]["message"]
 
 
+@pytest.mark.slow
 async def test_rebuilt_index_is_picked_up_without_restart(tmp_path: Path) -> None:
     data = _small_corpus(tmp_path / "data")
     root = tmp_path / "index"
     assert run_cli("index", data, "--index-path", root, "--offline").code == 0
-    async with mcp_session(root) as session:
+    async with mcp_session(root, IN_PROCESS) as session:
         before = (await session.call_tool("get_statistics", {})).structured_content
         assert before["documents"] == 3
         question = {"query": "Who is Beatrix Fenn?"}
@@ -76,6 +78,7 @@ async def test_rebuilt_index_is_picked_up_without_restart(tmp_path: Path) -> Non
         assert "08_newspaper_profile_2012.txt" in {source["document"] for source in answer["sources"]}
 
 
+@pytest.mark.e2e  # a stdio server and its build worker
 async def test_build_index_reports_progress_and_runs_one_job_at_a_time(tmp_path: Path) -> None:
     data = _small_corpus(tmp_path / "data", count=4)
     root = tmp_path / "index"
@@ -111,6 +114,7 @@ async def test_build_index_reports_progress_and_runs_one_job_at_a_time(tmp_path:
         assert "Mirela Voss" in local.structured_content["answer"]
 
 
+@pytest.mark.e2e  # a stdio server and its build worker
 async def test_build_index_returns_running_job_after_the_wait_bound(tmp_path: Path) -> None:
     data = _small_corpus(tmp_path / "data")
     async with mcp_session(tmp_path / "index", env={"GRAPHRAG_MCP_BUILD_WAIT_SECONDS": "0.2"}, data_path=data) as session:
@@ -156,7 +160,7 @@ async def test_provider_failure_is_a_tool_error_and_the_server_survives(
         "model_provider": "openai", "model": "gpt-4o-mini", "api_key": "sk-test", "api_base": rejecting_provider,
     }
     (root / "settings.yaml").write_text(yaml.safe_dump(settings))
-    async with mcp_session(root) as session:
+    async with mcp_session(root, IN_PROCESS) as session:
         failed = await session.call_tool("local_search", {"query": "Who is Mirela Voss?"})
         assert failed.is_error
         message = failed.content[0].text

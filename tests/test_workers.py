@@ -5,11 +5,14 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from conftest import CORPUS, run_cli
 from mcp_client import running_server
+
+pytestmark = pytest.mark.e2e  # serve --workers: worker processes
 
 SESSIONS = 8
 

@@ -186,7 +186,7 @@ version. What made it fast:
   `stats.json`; graphrag-mcp times its workflows without that (`config/runtime.py`, WorkflowTimer), which
   makes cold builds and updates alike about 3.5 times faster (1000 generated documents: 160 s -> about 35 s).
 - Extractions, description summaries, report contexts, reports and embeddings of unchanged input are
-  taken from the previous version (`handlers/carry_over.py`) instead of being looked up in the LLM cache
+  taken from the previous version (`handlers/indexing/carry_over.py`) instead of being looked up in the LLM cache
   one file at a time; graphrag's own functions merge them.
 - LLM cache keys are hashed from YAML that `config/cache_keys.py` writes with PyYAML's exact bytes about
   5 times faster than PyYAML's pure-Python emitter (keys shared with the `graphrag` CLI's cache).

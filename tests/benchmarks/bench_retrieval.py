@@ -128,8 +128,8 @@ def load(root: Path) -> tuple:
 
 def score(config: object, tables: object, questions: list[Question]) -> dict[str, dict[str, list[bool]]]:
     """search type -> metric -> hits, one per question that measures it."""
-    from graphrag_mcp_server.handlers.context import search_context
-    from graphrag_mcp_server.handlers.search import SearchType
+    from graphrag_mcp_server.handlers.search.context import search_context
+    from graphrag_mcp_server.handlers.search.run import SearchType
 
     hits: dict[str, dict[str, list[bool]]] = {}
     for question in questions:

@@ -295,7 +295,7 @@ async def floor_local_context(index: Loaded, query: str) -> None:
     )
     from graphrag.utils.api import get_embedding_store
 
-    from graphrag_mcp_server.handlers.context import DEFAULT_CONTEXT_TOKENS
+    from graphrag_mcp_server.handlers.search.context import DEFAULT_CONTEXT_TOKENS
 
     tables, level = index.tables, 2
     covariates = read_indexer_covariates(tables.covariates) if tables.covariates is not None else []

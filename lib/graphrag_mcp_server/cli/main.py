@@ -15,11 +15,11 @@ from graphrag_mcp_server import __version__
 from graphrag_mcp_server.config.providers import Provider
 from graphrag_mcp_server.config.settings import AnswerModel, ServerSettings
 from graphrag_mcp_server.errors import GraphRagMcpError
-from graphrag_mcp_server.handlers.context import DEFAULT_CONTEXT_TOKENS
-from graphrag_mcp_server.handlers.graph import GraphFormat
-from graphrag_mcp_server.handlers.index import IndexMethod, IndexMode
-from graphrag_mcp_server.handlers.search import SearchType
-from graphrag_mcp_server.handlers.versions import graphrag_output, legacy_version
+from graphrag_mcp_server.handlers.explore.graph import GraphFormat
+from graphrag_mcp_server.handlers.indexing.build import IndexMethod, IndexMode
+from graphrag_mcp_server.handlers.indexing.versions import graphrag_output, legacy_version
+from graphrag_mcp_server.handlers.search.context import DEFAULT_CONTEXT_TOKENS
+from graphrag_mcp_server.handlers.search.run import SearchType
 
 app = typer.Typer(
     name="graphrag-mcp",
@@ -66,7 +66,7 @@ def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         except GraphRagMcpError as error:
             _fail(str(error))
         except Exception as error:
-            from graphrag_mcp_server.errors.handlers import provider_error_reason
+            from graphrag_mcp_server.providers.retry import provider_error_reason
 
             if (reason := provider_error_reason(error)) is None:
                 raise
@@ -176,7 +176,7 @@ def _skipped(skipped: dict[str, int]) -> str:
 
 def _watch(data_path: Path, root: Path, method: IndexMethod, offline: bool, output_format: OutputFormat) -> None:
     """Update the index after each burst of changes under `data_path` until Ctrl-C."""
-    from graphrag_mcp_server.handlers.watch import watch_folder
+    from graphrag_mcp_server.handlers.indexing.watch import watch_folder
 
     async def update() -> None:
         try:
@@ -206,7 +206,7 @@ def _watch(data_path: Path, root: Path, method: IndexMethod, offline: bool, outp
 
 async def _run_index(data_path: Path, root: Path, mode: IndexMode, method: IndexMethod, offline: bool) -> Any:
     from graphrag_mcp_server.config.index_root import is_offline
-    from graphrag_mcp_server.handlers.index import build, index_config
+    from graphrag_mcp_server.handlers.indexing.build import build, index_config
 
     config = index_config(root, data_path, offline)
     if is_offline(config):
@@ -271,8 +271,8 @@ class QueryOptions:
 
 async def _run_query(root: Path, text: str, options: QueryOptions) -> Any:
     from graphrag_mcp_server.config.index_root import load_index_config
-    from graphrag_mcp_server.handlers.context import search_context
-    from graphrag_mcp_server.handlers.search import run_search, tuned_config
+    from graphrag_mcp_server.handlers.search.context import search_context
+    from graphrag_mcp_server.handlers.search.run import run_search, tuned_config
     from graphrag_mcp_server.handlers.tables import load_tables
 
     config = load_index_config(root, without_credentials=True)
@@ -335,7 +335,7 @@ def _plain(value: Any) -> str:
 
 
 async def _run_stats(root: Path) -> Any:
-    from graphrag_mcp_server.handlers.stats import statistics
+    from graphrag_mcp_server.handlers.explore.stats import statistics
 
     return statistics(*await _read_index(root))
 
@@ -362,7 +362,7 @@ def export(
     ] = None,
 ) -> None:
     """Write the entity graph (entities, relationships, communities, documents) as a file."""
-    from graphrag_mcp_server.handlers.graph import entity_graph, write_graph
+    from graphrag_mcp_server.handlers.explore.graph import entity_graph, write_graph
 
     _, tables = asyncio.run(_read_index(_index_root(index_path)))
     graph = entity_graph(tables)
@@ -447,7 +447,7 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the index to MCP clients (Claude, VS Code, Cursor...): search tools, resources, prompts."""
-    from graphrag_mcp_server.server.app import serve as run_server
+    from graphrag_mcp_server.server.run import serve as run_server
 
     settings = ServerSettings()
     overrides = {key: value for key, value in {"host": host, "port": port, "llm": llm, "workers": workers}.items() if value is not None}

@@ -6,17 +6,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.config.formats import SUFFIXES
+from graphrag_mcp_server.config.providers import DEFAULT_MODELS, KNOWN_VECTOR_SIZES, Provider, model_block
 from graphrag_mcp_server.config.runtime import prepare_graphrag, prepare_models
 from graphrag_mcp_server.errors import ConfigError, IndexNotFoundError, MissingVariableError
-from graphrag_mcp_server.handlers.readers import SUFFIXES
-from graphrag_mcp_server.config.providers import DEFAULT_MODELS, KNOWN_VECTOR_SIZES, OFFLINE_TYPE, Provider, model_block
+from graphrag_mcp_server.providers import OFFLINE_TYPE
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
 SETTINGS_FILE = "settings.yaml"
 INPUT_FILE_PATTERN = r"(^|/)[^./][^/]*\.(" + "|".join(SUFFIXES) + ")$"
-"""Every format handlers/readers.py reads (text, Markdown, PDF, Office, HTML, CSV, JSON), hidden files excluded."""
+"""Every format handlers/indexing/readers.py reads (text, Markdown, PDF, Office, HTML, CSV, JSON), hidden files excluded."""
 
 
 def _replace_between(text: str, start: str, end: str, new: str) -> str:

@@ -2,11 +2,7 @@
 
 from enum import StrEnum
 
-OFFLINE_TYPE = "offline"
-"""graphrag-llm model type of the offline model (see providers/offline.py)."""
-
-OFFLINE_DIMENSIONS = 256
-"""Vector size of the offline embedding."""
+from graphrag_mcp_server.providers import OFFLINE_DIMENSIONS, OFFLINE_TYPE
 
 
 class Provider(StrEnum):

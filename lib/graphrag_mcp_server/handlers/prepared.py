@@ -12,6 +12,8 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from graphrag_mcp_server.handlers.tables import IndexTables
+
 if TYPE_CHECKING:
     import pandas as pd
     from graphrag.data_model.community import Community
@@ -22,8 +24,6 @@ if TYPE_CHECKING:
     from graphrag.data_model.text_unit import TextUnit
     from graphrag_vectors import VectorStore
 
-    from graphrag_mcp_server.handlers.tables import IndexTables
-
 T = TypeVar("T")
 DEFAULT_LEVEL = 2
 """The community level the tools search by default: what `warm` prepares."""
@@ -31,10 +31,16 @@ KEPT_SETS = 4
 """Sets of lent objects kept for later searches; more searches at once read their own and let them go."""
 
 
+def prepared(tables: IndexTables) -> "Prepared":
+    """graphrag's query objects and short-id lookups for these tables, made on first use and kept with them."""
+    kept = tables.derived.get("prepared")
+    return kept if kept is not None else tables.derived.setdefault("prepared", Prepared(tables))
+
+
 class Prepared:
     """One version's graphrag objects (made on first use, then kept) and short-id lookups."""
 
-    def __init__(self, tables: "IndexTables") -> None:
+    def __init__(self, tables: IndexTables) -> None:
         self._tables = tables
         self._lock = threading.RLock()  # a lent set can come back from a generator finalised under it
         self._objects: dict[Hashable, Any] = {}
@@ -136,7 +142,7 @@ class Prepared:
 class Lookup:
     """Index tables keyed by the short ids graphrag's context records and citations carry."""
 
-    def __init__(self, tables: "IndexTables") -> None:
+    def __init__(self, tables: IndexTables) -> None:
         units = tables.text_units
         titles = dict(zip(tables.documents["id"], tables.documents["title"].astype(str), strict=True))
         self.document_of: dict[str, str] = {unit: titles.get(document, "")

@@ -2,10 +2,10 @@
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,9 +14,10 @@ from graphrag_mcp_server.errors import IndexDamagedError, IndexNotFoundError
 if TYPE_CHECKING:
     import pandas as pd
     from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag_storage.tables.table_provider import TableProvider
 
-    from graphrag_mcp_server.handlers.prepared import Prepared
-
+CITATION = re.compile(r"\[Data:([^\]]*)\]")
+"""graphrag's citation block in reports and answers: [Data: Entities (3, 7); Sources (2)]."""
 REQUIRED_TABLES = ("documents", "text_units", "entities", "relationships", "communities", "community_reports")
 VECTOR_RECORD = "vectors.json"
 
@@ -37,13 +38,23 @@ class IndexTables:
     community_reports: "pd.DataFrame"
     covariates: "pd.DataFrame | None"
     vector_problems: dict[str, str] = field(default_factory=dict)
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Objects made from these tables once and kept with them (see handlers/prepared.py)."""
 
-    @cached_property
-    def prepared(self) -> "Prepared":
-        """graphrag's query objects and short-id lookups for these tables, each made on first use and kept."""
-        from graphrag_mcp_server.handlers.prepared import Prepared
 
-        return Prepared(self)
+def _table_provider(config: "GraphRagConfig") -> "TableProvider":
+    from graphrag_storage import create_storage
+    from graphrag_storage.tables.table_provider_factory import create_table_provider
+
+    return create_table_provider(config.table_provider, storage=create_storage(config.output_storage))
+
+
+async def count_rows(config: "GraphRagConfig") -> dict[str, int]:
+    """Rows of each required table (0 for a table not written)."""
+    provider = _table_provider(config)
+    return {
+        name: len(await provider.read_dataframe(name)) if await provider.has(name) else 0 for name in REQUIRED_TABLES
+    }
 
 
 def output_dir(config: "GraphRagConfig") -> Path:

@@ -1,5 +1,11 @@
 """Model providers this project adds to graphrag-llm: the offline model, MCP sampling and usage accounting."""
 
+OFFLINE_TYPE = "offline"
+"""graphrag-llm model type of the offline model (see providers/offline/)."""
+
+OFFLINE_DIMENSIONS = 256
+"""Vector size of the offline embedding."""
+
 
 def register_providers() -> None:
     """Register the offline models, the retry policy and the usage-tracking metrics stores with graphrag-llm.

@@ -4,8 +4,8 @@ stops the run in seconds with the provider's own message, not minutes later as "
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.config.providers import OFFLINE_TYPE
 from graphrag_mcp_server.errors import ProviderError
+from graphrag_mcp_server.providers import OFFLINE_TYPE
 from graphrag_mcp_server.providers.retry import describe
 
 if TYPE_CHECKING:

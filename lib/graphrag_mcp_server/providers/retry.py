@@ -73,6 +73,18 @@ def describe(error: BaseException) -> str:
     return f"{name}{f' (HTTP {status})' if isinstance(status, int) else ''}: {text}"[:600]
 
 
+def provider_error_reason(error: BaseException) -> str | None:
+    """The model provider's reason for a failed call (auth, rate limit, timeout...), if that is what failed."""
+    import openai  # LiteLLM raises subclasses of OpenAI's errors for every provider
+
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, openai.OpenAIError):
+            return describe(cause)
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
 def is_retryable(error: BaseException) -> bool:
     """True for failures a later attempt may not repeat: rate limits, server errors, dropped connections."""
     import openai

@@ -19,13 +19,13 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import SamplingMessage, TextContent
 
 from graphrag_mcp_server.errors import SamplingUnavailableError
-from graphrag_mcp_server.providers.offline import (
+from graphrag_mcp_server.providers.offline.completion import (
     OfflineCompletion,
     async_items,
     completion_response,
-    message_text,
     stream_chunks,
 )
+from graphrag_mcp_server.providers.offline.request import message_text
 
 if TYPE_CHECKING:
     from graphrag_llm.tokenizer import Tokenizer

@@ -1,11 +1,8 @@
 """The MCP server: tools, resources and prompts over one index root, on stdio, SSE or streamable HTTP."""
 
-import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,11 +13,13 @@ from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
 from graphrag_mcp_server import __version__
-from graphrag_mcp_server.config.settings import AnswerModel, ServerSettings
-from graphrag_mcp_server.errors import ConfigError
-from graphrag_mcp_server.handlers.jobs import IndexJobs
-from graphrag_mcp_server.handlers.results import IndexSummary, OperationCost, SearchResult
+from graphrag_mcp_server.config.settings import ServerSettings
+from graphrag_mcp_server.server.access import authentication
+from graphrag_mcp_server.server.context import ServerContext
+from graphrag_mcp_server.server.prompts import register_prompts
+from graphrag_mcp_server.server.resources import register_resources
 from graphrag_mcp_server.server.state import IndexState
+from graphrag_mcp_server.server.tools import register_tools
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 logger = logging.getLogger(__name__)
@@ -37,62 +36,6 @@ the ranked context (entities, relationships, reports, passages, with their docum
 an answer, with no model call: answer from it yourself when you can. Browse entities and
 communities through the graphrag:// resources; get_statistics tells what the index holds and
 what the searches have cost."""
-
-
-@dataclass
-class CostLedger:
-    """Model usage since the server started, per operation kind."""
-
-    totals: dict[str, OperationCost] = field(default_factory=dict)
-
-    def add(self, kind: str, result: SearchResult | IndexSummary) -> None:
-        """Count one operation of `kind` and what it spent."""
-        self.totals.setdefault(kind, OperationCost()).add(result)
-
-
-@dataclass
-class ServerContext:
-    """What the tools, resources and prompts share: the index root, its loaded state, its jobs."""
-
-    root: Path
-    settings: ServerSettings
-    state: IndexState
-    jobs: IndexJobs = field(default_factory=IndexJobs)
-    costs: CostLedger = field(default_factory=CostLedger)
-    started: float = field(default_factory=time.monotonic)
-    watch: Path | None = None
-    watcher: "asyncio.Task[None] | None" = None
-    data_roots: list[Path] = field(default_factory=list)
-    """Folders build_index may index (resolved when the server starts: graphrag's loader changes the cwd)."""
-
-    def start_watching(self) -> None:
-        """Keep the index current with the watched folder (once, though HTTP runs the lifespan per session)."""
-        if self.watch is not None and self.watcher is None:
-            self.watcher = asyncio.create_task(_watch(self, self.watch))
-
-
-async def _watch(shared: ServerContext, folder: Path) -> None:
-    """Run an incremental index job after each burst of changes in the watched folder."""
-    from graphrag_mcp_server.handlers.watch import watch_folder
-    from graphrag_mcp_server.server.tools import start_build
-
-    async def update() -> None:
-        while shared.jobs.running is not None:  # a build_index job goes first
-            await asyncio.sleep(0.5)
-        job = await start_build(shared, folder, "incremental")
-        job = await shared.jobs.wait(job.job_id, float("inf"), _ignore)
-        logger.warning("index update after changes in %s: %s%s", folder, job.state.value,
-                       f" ({job.error})" if job.error else "")
-
-    shared.jobs.keep_warm()
-    try:
-        await watch_folder(folder, shared.root, shared.settings.watch_settle_seconds, update)
-    finally:
-        await shared.jobs.stop_warm()
-
-
-async def _ignore(_: Any) -> None:
-    """No progress to report for a watcher's job."""
 
 
 class GraphRagServer(MCPServer[Any]):
@@ -129,11 +72,6 @@ def create_server(root: Path, settings: ServerSettings | None = None, watch: Pat
     With `watch`, the index is updated from that folder after each burst of changes. build_index may
     index folders under the settings' data roots, and under `watch`.
     """
-    from graphrag_mcp_server.server.access import authentication
-    from graphrag_mcp_server.server.prompts import register_prompts
-    from graphrag_mcp_server.server.resources import register_resources
-    from graphrag_mcp_server.server.tools import register_tools
-
     settings = settings or ServerSettings()
     roots = [path.resolve() for path in settings.data_roots]
     if watch is not None and watch.resolve() not in roots:
@@ -168,27 +106,3 @@ def create_server(root: Path, settings: ServerSettings | None = None, watch: Pat
     return server
 
 
-def check_workers(transport: Transport, settings: ServerSettings) -> None:
-    """Several workers serve stateless streamable HTTP: nothing that needs a session or one process."""
-    if transport != "streamable-http":
-        msg = f"--workers {settings.workers} needs --transport streamable-http (sessions of {transport} live in one process)"
-        raise ConfigError(msg)
-    if settings.llm is AnswerModel.SAMPLING:
-        msg = f"--llm sampling needs a session per client: serve it with --workers 1 (not {settings.workers})"
-        raise ConfigError(msg)
-
-
-def serve(root: Path, transport: Transport, settings: ServerSettings, watch: Path | None = None) -> None:
-    """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
-    if settings.workers > 1:
-        from graphrag_mcp_server.server.http import serve_workers
-
-        check_workers(transport, settings)
-        serve_workers(root, settings, watch)
-        return
-    if transport == "stdio":
-        create_server(root, settings, watch).run("stdio")
-        return
-    from graphrag_mcp_server.server.http import serve_http
-
-    serve_http(create_server(root, settings, watch, transport), root, transport, settings)

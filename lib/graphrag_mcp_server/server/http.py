@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.errors import ConfigError
 from graphrag_mcp_server.server.access import check_bind, endpoint_url, transport_security
+from graphrag_mcp_server.server.app import create_server
 
 
 class OpenStreamLimit:
@@ -106,8 +107,6 @@ def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> N
 
 def worker_app() -> ASGIApp:
     """One worker's app (serve --workers), from the settings its parent put in the environment."""
-    from graphrag_mcp_server.server.app import create_server
-
     settings = ServerSettings()
     return http_app(create_server(settings.index_path, settings, transport="streamable-http"), "streamable-http",
                     settings)

@@ -11,9 +11,9 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from pydantic import BaseModel, TypeAdapter
 
 from graphrag_mcp_server.errors import GraphRagMcpError
-from graphrag_mcp_server.handlers import explore
+from graphrag_mcp_server.handlers.explore import views
 from graphrag_mcp_server.handlers.tables import IndexTables
-from graphrag_mcp_server.server.app import ServerContext
+from graphrag_mcp_server.server.context import ServerContext, server_statistics
 
 JSON = "application/json"
 T = TypeVar("T")
@@ -26,7 +26,7 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
         try:
             snapshot = await shared.state.snapshot()
             result = await asyncio.to_thread(read, snapshot.tables)
-        except explore.RecordNotFoundError as error:
+        except views.RecordNotFoundError as error:
             raise ResourceNotFoundError(str(error)) from error
         except GraphRagMcpError as error:
             raise ResourceError(str(error)) from error
@@ -35,8 +35,6 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
     @server.resource("graphrag://statistics", name="statistics", mime_type=JSON,
                      description="Index and server statistics (the same as the get_statistics tool)")
     async def statistics() -> str:
-        from graphrag_mcp_server.server.tools import server_statistics
-
         try:
             return (await server_statistics(shared)).model_dump_json(indent=2)
         except GraphRagMcpError as error:
@@ -46,32 +44,32 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
                      description="The whole entity graph as GraphML (entities with type, description, degree, "
                      "community and documents; relationships with weight and description), for Gephi or networkx")
     async def graph() -> str:
-        from graphrag_mcp_server.handlers.graph import GraphFormat, entity_graph, write_graph
+        from graphrag_mcp_server.handlers.explore.graph import GraphFormat, entity_graph, write_graph
 
         return await view(lambda tables: write_graph(entity_graph(tables), GraphFormat.GRAPHML), bytes.decode)
 
     @server.resource("graphrag://entities", name="entities", mime_type=JSON,
                      description="The 50 most connected entities: name, type, degree, short description")
     async def entities() -> str:
-        return await view(explore.top_entities)
+        return await view(views.top_entities)
 
     @server.resource("graphrag://entities/{name}", name="entity", mime_type=JSON,
                      description="One entity by name: type, description, degree, relationships, communities, "
                      "source documents")
     async def entity(name: str) -> str:
-        return await view(lambda tables: explore.entity_detail(tables, name))
+        return await view(lambda tables: views.entity_detail(tables, name))
 
     @server.resource("graphrag://communities/{community_id}", name="community", mime_type=JSON,
                      description="One community by number: report title, summary, findings, rating, level, members")
     async def community(community_id: str) -> str:
         if not re.fullmatch(r"[0-9]{1,9}", community_id):
             raise ResourceNotFoundError(f"community ids are numbers (0, 1, 2...), not {community_id[:100]!r}")
-        return await view(lambda tables: explore.community_detail(tables, int(community_id)))
+        return await view(lambda tables: views.community_detail(tables, int(community_id)))
 
     @server.resource("graphrag://text_units/{text_unit_id}", name="text_unit", mime_type=JSON,
                      description="One text unit (chunk) by id: its text, its document, the entities found in it")
     async def text_unit(text_unit_id: str) -> str:
-        return await view(lambda tables: explore.text_unit_detail(tables, text_unit_id))
+        return await view(lambda tables: views.text_unit_detail(tables, text_unit_id))
 
 
 def _to_json(result: object) -> str:

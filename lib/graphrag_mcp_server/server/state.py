@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.config.index_root import SETTINGS_FILE
 from graphrag_mcp_server.errors import IndexNotFoundError
+from graphrag_mcp_server.handlers.indexing.versions import current_version
+from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables
-from graphrag_mcp_server.handlers.versions import current_version
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
@@ -39,7 +40,7 @@ def _load(root: Path) -> Snapshot:
     config = load_index_config(root, without_credentials=True)
     tables = asyncio.run(load_tables(config, root))
     try:
-        tables.prepared.warm()
+        prepared(tables).warm()
     except Exception as error:  # noqa: BLE001 - statistics and resources still serve; the searches report it
         logger.warning("index version %s loaded but not prepared for searches: %s", version, error)
     return Snapshot(config, tables, version, datetime.now(UTC))

@@ -1,8 +1,6 @@
 """MCP tools: each validates its arguments, calls one handler, and returns the handler's typed result."""
 
-import asyncio
 import logging
-import time
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
@@ -14,15 +12,14 @@ from mcp_types import ClientCapabilities, SamplingCapability
 from pydantic import Field
 
 from graphrag_mcp_server.config.settings import AnswerModel
-from graphrag_mcp_server.errors import ModelCallsFailedError
-from graphrag_mcp_server.errors.handlers import tool_error
-from graphrag_mcp_server.handlers.context import DEFAULT_CONTEXT_TOKENS
-from graphrag_mcp_server.handlers.documents import Limits
-from graphrag_mcp_server.handlers.index import IndexMode
+from graphrag_mcp_server.errors import GraphRagMcpError, IndexNotFoundError, ModelCallsFailedError
+from graphrag_mcp_server.handlers.indexing.documents import Limits
 from graphrag_mcp_server.handlers.results import IndexJob, JobState, SearchResult, ServerStatistics
-from graphrag_mcp_server.handlers.search import SearchType, in_search_thread, tuned_config
+from graphrag_mcp_server.handlers.search.context import DEFAULT_CONTEXT_TOKENS
+from graphrag_mcp_server.handlers.search.run import SearchType, in_search_thread, tuned_config
+from graphrag_mcp_server.providers.retry import provider_error_reason
 from graphrag_mcp_server.server.access import confined_data_path
-from graphrag_mcp_server.server.app import ServerContext
+from graphrag_mcp_server.server.context import ServerContext, server_statistics, start_build
 from graphrag_mcp_server.server.progress import search_progress
 
 if TYPE_CHECKING:
@@ -74,6 +71,20 @@ async def _guarded(shared: ServerContext, work: Awaitable[T]) -> T:
             mapped = ToolError(f"internal error: {type(error).__name__}: {error} (details in the server's log); "
                                "the server keeps serving")
         raise mapped from error
+
+
+def tool_error(error: Exception, root: Path) -> ToolError | None:
+    """A ToolError for a failure the caller can act on; None for an unexpected one."""
+    if isinstance(error, IndexNotFoundError):
+        return ToolError(f"{error}; or call the build_index tool with the folder of documents as data_path")
+    if isinstance(error, GraphRagMcpError):
+        return ToolError(str(error))
+    if (reason := provider_error_reason(error)) is not None:
+        return ToolError(
+            f"the model provider failed: {reason}. Check the model settings and credentials in "
+            f"{root / 'settings.yaml'}; the server keeps serving"
+        )
+    return None
 
 
 def register_tools(server: MCPServer, shared: ServerContext) -> None:
@@ -223,26 +234,10 @@ def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
         return await _guarded(shared, shared.jobs.cancel(job_id))
 
 
-async def server_statistics(shared: ServerContext) -> ServerStatistics:
-    """Statistics of the loaded index and of this server process."""
-    from graphrag_mcp_server.handlers.stats import statistics
-
-    snapshot = await shared.state.snapshot()
-    index = await asyncio.to_thread(statistics, snapshot.config, snapshot.tables)
-    return ServerStatistics(
-        **index.model_dump(),
-        uptime_seconds=round(time.monotonic() - shared.started, 1),
-        index_version=snapshot.version,
-        loaded_at=snapshot.loaded_at,
-        last_job=shared.jobs.latest,
-        costs=shared.costs.totals,
-    )
-
-
 async def _answer(shared: ServerContext, config: "GraphRagConfig", tables: "IndexTables", search_type: SearchType,
                   query: str, ctx: Context | None, options: dict[str, Any]) -> SearchResult:
     """The search's answer from the index's model or the client's (sampling), or with context_only its context."""
-    from graphrag_mcp_server.handlers.context import search_context
+    from graphrag_mcp_server.handlers.search.context import search_context
 
     context_only, max_tokens = options.pop("context_only"), options.pop("max_context_tokens")
     if context_only:
@@ -257,7 +252,7 @@ async def _answer_with_model(shared: ServerContext, config: "GraphRagConfig", ta
                              search_type: SearchType, query: str, ctx: Context | None,
                              options: dict[str, Any]) -> SearchResult:
     """The answer from the index's model, or with `serve --llm sampling` from the client's."""
-    from graphrag_mcp_server.handlers.search import run_search
+    from graphrag_mcp_server.handlers.search.run import run_search
 
     if shared.settings.llm is not AnswerModel.SAMPLING:
         return await run_search(config, tables, search_type, query, **options)
@@ -284,28 +279,6 @@ async def _index_status(shared: ServerContext, job_id: str | None) -> IndexJob:
     if shared.jobs.latest is None:
         raise ToolError("no index job has run on this server yet; start one with build_index")
     return shared.jobs.latest
-
-
-async def start_build(shared: ServerContext, folder: Path, mode: str, limits: Limits | None = None) -> IndexJob:
-    """Start an index job over `folder`; the new version is loaded as soon as it succeeds.
-
-    With `limits`, a folder over them is refused here, before a job starts.
-    """
-    from graphrag_mcp_server.config.index_root import INPUT_FILE_PATTERN
-    from graphrag_mcp_server.handlers.documents import select_documents
-    from graphrag_mcp_server.handlers.index import index_config
-
-    config = await asyncio.to_thread(index_config, shared.root, folder)  # a bad folder or config fails the call
-    pattern = config.input.file_pattern or INPUT_FILE_PATTERN
-    await asyncio.to_thread(select_documents, folder, shared.root, pattern, limits)
-
-    def finished(job: IndexJob) -> None:
-        if job.summary is not None:
-            shared.costs.add("build_index", job.summary)
-        if job.state is JobState.SUCCEEDED:  # load the new version now, not at the next request
-            asyncio.get_running_loop().create_task(shared.state.snapshot())
-
-    return shared.jobs.start(shared.root, folder, IndexMode(mode).value, finished, limits)
 
 
 async def _build_index(shared: ServerContext, data_path: str, mode: str, ctx: Context | None) -> IndexJob:

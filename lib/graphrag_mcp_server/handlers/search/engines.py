@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.tables import IndexTables
 
 if TYPE_CHECKING:
@@ -29,15 +30,15 @@ def local_engine(config: "GraphRagConfig", tables: IndexTables, level: int, enti
     from graphrag.query.factory import get_local_search_engine
     from graphrag.utils.api import get_embedding_store, load_search_prompt
 
-    prepared = tables.prepared
-    with prepared.reports(level) as reports, prepared.relationships() as relationships:
+    objects = prepared(tables)
+    with objects.reports(level) as reports, objects.relationships() as relationships:
         yield get_local_search_engine(
             config=config,
             reports=reports,
-            text_units=prepared.text_units(),
-            entities=prepared.entities(level, entity_types),
+            text_units=objects.text_units(),
+            entities=objects.entities(level, entity_types),
             relationships=relationships,
-            covariates={"claims": prepared.covariates()},
+            covariates={"claims": objects.covariates()},
             description_embedding_store=get_embedding_store(config=config.vector_store,
                                                             embedding_name=entity_description_embedding),
             response_type=response_type,
@@ -56,7 +57,7 @@ def basic_engine(config: "GraphRagConfig", tables: IndexTables, response_type: s
 
     yield get_basic_search_engine(
         config=config,
-        text_units=tables.prepared.text_units(),
+        text_units=prepared(tables).text_units(),
         text_unit_embeddings=get_embedding_store(config=config.vector_store, embedding_name=text_unit_text_embedding),
         response_type=response_type,
         system_prompt=load_search_prompt(config.basic_search.prompt),
@@ -71,13 +72,13 @@ def global_engine(config: "GraphRagConfig", tables: IndexTables, level: int, dyn
     from graphrag.query.factory import get_global_search_engine
     from graphrag.utils.api import load_search_prompt
 
-    prepared, section = tables.prepared, config.global_search
-    with prepared.reports(level, dynamic=dynamic) as reports:
+    objects, section = prepared(tables), config.global_search
+    with objects.reports(level, dynamic=dynamic) as reports:
         yield get_global_search_engine(
             config,
             reports=reports,
-            entities=prepared.entities(level),
-            communities=prepared.communities(),
+            entities=objects.entities(level),
+            communities=objects.communities(),
             response_type=response_type,
             dynamic_community_selection=dynamic,
             map_system_prompt=load_search_prompt(section.map_prompt),
@@ -95,14 +96,14 @@ def drift_engine(config: "GraphRagConfig", tables: IndexTables, level: int, resp
     from graphrag.query.factory import get_drift_search_engine
     from graphrag.utils.api import get_embedding_store, load_search_prompt
 
-    prepared, stores = tables.prepared, config.vector_store
+    objects, stores = prepared(tables), config.vector_store
     report_embeddings = get_embedding_store(config=stores, embedding_name=community_full_content_embedding)
-    with prepared.reports(level, embeddings=report_embeddings) as reports, prepared.relationships() as relationships:
+    with objects.reports(level, embeddings=report_embeddings) as reports, objects.relationships() as relationships:
         yield get_drift_search_engine(
             config=config,
             reports=reports,
-            text_units=prepared.text_units(),
-            entities=prepared.entities(level),
+            text_units=objects.text_units(),
+            entities=objects.entities(level),
             relationships=relationships,
             description_embedding_store=get_embedding_store(config=stores, embedding_name=entity_description_embedding),
             local_system_prompt=load_search_prompt(config.drift_search.prompt),

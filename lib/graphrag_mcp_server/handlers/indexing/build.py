@@ -1,10 +1,7 @@
 """Building an index: graphrag.api.build_index over the documents of a data path."""
 
 import os
-import re
 import time
-from collections.abc import Iterator
-from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,12 +18,11 @@ from graphrag_mcp_server.config.index_root import (
 from graphrag_mcp_server.config.providers import Provider
 from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.errors import ConfigError, IndexBuildError, InputDataError, ProviderError
+from graphrag_mcp_server.handlers.indexing import versions
+from graphrag_mcp_server.handlers.indexing.documents import Limits, Selection, SkipReason, select_documents
+from graphrag_mcp_server.handlers.indexing.readers import CorpusReader
 from graphrag_mcp_server.handlers.results import IndexSummary
-from graphrag_mcp_server.handlers import versions
-from graphrag_mcp_server.handlers.documents import Limits, Selection, SkipReason, select_documents
-from graphrag_mcp_server.handlers.readers import CorpusReader
-from graphrag_mcp_server.handlers.stats import count_rows
-from graphrag_mcp_server.handlers.tables import record_vector_tables
+from graphrag_mcp_server.handlers.tables import count_rows, record_vector_tables
 from graphrag_mcp_server.providers.retry import provider_breaker
 from graphrag_mcp_server.providers.usage import Usage, track_usage
 
@@ -85,7 +81,8 @@ async def read_documents(config: "GraphRagConfig", root: Path, limits: Limits | 
     """The input documents as graphrag's documents table, each selected file read by the graphrag reader
     that fits its format (handlers/readers.py), and that selection (what was skipped, and why)."""
     import pandas as pd
-    from graphrag_mcp_server.handlers.local_files import LocalFileStorage
+
+    from graphrag_mcp_server.handlers.indexing.local_files import LocalFileStorage
 
     data_path = Path(config.input_storage.base_dir)
     pattern = config.input.file_pattern or INPUT_FILE_PATTERN
@@ -126,10 +123,10 @@ async def build(
     model library (about 1 s instead of 6 s).
     """
     from graphrag_mcp_server.config.runtime import time_workflows_without_tracemalloc
-    from graphrag_mcp_server.handlers.communities import with_every_entity_clustered
-    from graphrag_mcp_server.handlers.carry_over import fingerprint, work_carried_over
-    from graphrag_mcp_server.handlers.local_files import use_local_file_storage
-    from graphrag_mcp_server.handlers.record_tables import read_parquet_tables_by_records
+    from graphrag_mcp_server.handlers.indexing.carry_over import fingerprint, work_carried_over
+    from graphrag_mcp_server.handlers.indexing.communities import with_every_entity_clustered
+    from graphrag_mcp_server.handlers.indexing.local_files import use_local_file_storage
+    from graphrag_mcp_server.handlers.indexing.record_tables import read_parquet_tables_by_records
     from graphrag_mcp_server.providers.probe import probe_models
 
     started = time.perf_counter()

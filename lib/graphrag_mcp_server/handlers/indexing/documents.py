@@ -14,7 +14,6 @@ from pathlib import Path
 
 from graphrag_mcp_server.errors import InputDataError
 
-
 INDEX_FOLDERS = ("output", "versions", "cache", "logs", "prompts")
 """What an index root holds of its own (a data folder may still live in it, as graphrag's `input/`)."""
 

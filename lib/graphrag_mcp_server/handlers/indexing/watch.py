@@ -8,7 +8,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from graphrag_mcp_server.handlers.documents import skip_reason
+from graphrag_mcp_server.handlers.indexing.documents import skip_reason
 
 logger = logging.getLogger(__name__)
 

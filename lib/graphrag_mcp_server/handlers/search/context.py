@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.engines import basic_engine, local_engine
+from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.results import (
     ContextEntity,
     ContextRelationship,
@@ -21,7 +21,8 @@ from graphrag_mcp_server.handlers.results import (
     SearchContext,
     SearchResult,
 )
-from graphrag_mcp_server.handlers.search import SearchType, check_ready, context_frames, find_sources
+from graphrag_mcp_server.handlers.search.engines import basic_engine, local_engine
+from graphrag_mcp_server.handlers.search.run import SearchType, check_ready, context_frames, find_sources
 from graphrag_mcp_server.handlers.tables import IndexTables
 from graphrag_mcp_server.providers.usage import track_usage
 
@@ -89,7 +90,7 @@ def search_context(
                 with local_engine(config, tables, community_level, entity_types) as engine:
                     part = _within_budget(_remembering(engine), query, max_tokens, _local_candidates)
             case SearchType.GLOBAL:
-                with tables.prepared.reports(community_level) as reports:
+                with prepared(tables).reports(community_level) as reports:
                     part = _reports(config, reports, query, max_tokens, _report_embedder(config))
             case SearchType.DRIFT:
                 with local_engine(config, tables, community_level) as engine:
@@ -242,7 +243,7 @@ def _report_similarity(config: "GraphRagConfig", query: str, embedder: Any) -> d
 
 def _described(part: _Part, tables: IndexTables, max_tokens: int) -> SearchContext:
     """The part's records as typed context entries, each with the titles of its documents."""
-    lookup = tables.prepared.lookup()
+    lookup = prepared(tables).lookup()
     records = part.records
     return SearchContext(
         entities=[_entity(row, lookup) for row in _rows(records.get("entities"))],

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from graphrag_mcp_server.errors import GraphRagMcpError
+from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.tables import IndexTables
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def top_entities(tables: IndexTables, limit: int = 50) -> list[EntitySummary]:
 
 
 def _documents_of(tables: IndexTables, text_unit_ids: Any) -> list[str]:
-    document_of = tables.prepared.lookup().document_of
+    document_of = prepared(tables).lookup().document_of
     return sorted({document_of[unit_id] for unit_id in text_unit_ids if document_of.get(unit_id)})
 
 
@@ -177,5 +178,5 @@ def text_unit_detail(tables: IndexTables, text_unit_id: str) -> TextUnitDetail:
     unit = _row(units, units["id"] == text_unit_id, f"no text unit {text_unit_id[:200]!r}")
     entity_ids = [] if unit.entity_ids is None else list(unit.entity_ids)
     names = tables.entities.loc[tables.entities["id"].isin(entity_ids), "title"]
-    document = tables.prepared.lookup().document_of.get(unit.id, "")
+    document = prepared(tables).lookup().document_of.get(unit.id, "")
     return TextUnitDetail(id=unit.id, document=document, text=str(unit.text), entities=sorted(names))

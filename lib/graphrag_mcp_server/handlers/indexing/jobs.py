@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from graphrag_mcp_server.errors import GraphRagMcpError
-from graphrag_mcp_server.handlers.documents import Limits
+from graphrag_mcp_server.handlers.indexing.documents import Limits
 from graphrag_mcp_server.handlers.results import IndexJob, IndexSummary, JobState
 
 
@@ -19,7 +19,7 @@ class JobBusyError(GraphRagMcpError):
 
 
 class IndexJobs:
-    """The server's index jobs; each runs `build_worker` in a child process."""
+    """The server's index jobs; each runs `indexing.worker` in a child process."""
 
     def __init__(self) -> None:
         self._jobs: dict[str, IndexJob] = {}
@@ -151,7 +151,7 @@ class IndexJobs:
 async def _spawn_worker() -> asyncio.subprocess.Process:
     """A build worker process, importing graphrag until it is handed a job on stdin."""
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "graphrag_mcp_server.handlers.build_worker",
+        sys.executable, "-m", "graphrag_mcp_server.handlers.indexing.worker",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
     )
 

@@ -4,26 +4,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.handlers.results import IndexIssue, IndexStatistics, ModelNames, VectorStoreInfo
-from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables, output_dir, recorded_vector_rows
+from graphrag_mcp_server.handlers.tables import IndexTables, output_dir, recorded_vector_rows
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
-    from graphrag_storage.tables.table_provider import TableProvider
-
-
-def _table_provider(config: "GraphRagConfig") -> "TableProvider":
-    from graphrag_storage import create_storage
-    from graphrag_storage.tables.table_provider_factory import create_table_provider
-
-    return create_table_provider(config.table_provider, storage=create_storage(config.output_storage))
-
-
-async def count_rows(config: "GraphRagConfig") -> dict[str, int]:
-    """Rows of each required table (0 for a table not written)."""
-    provider = _table_provider(config)
-    return {
-        name: len(await provider.read_dataframe(name)) if await provider.has(name) else 0 for name in REQUIRED_TABLES
-    }
 
 
 def vector_tables(config: "GraphRagConfig") -> dict[str, int]:

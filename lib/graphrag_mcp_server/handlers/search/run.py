@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphrag_mcp_server.errors import IndexDamagedError, ModelCallsFailedError, SearchTimeoutError
+from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.results import SearchResult, Source
-from graphrag_mcp_server.handlers.tables import IndexTables
+from graphrag_mcp_server.handlers.tables import CITATION, IndexTables
 from graphrag_mcp_server.providers.usage import count_streamed_answer, track_usage
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from graphrag_mcp_server.handlers.prepared import Lookup
 
 MAX_SOURCES = 20
-CITATION = re.compile(r"\[Data:([^\]]*)\]")  # graphrag's citation block: [Data: Entities (3, 7); Sources (2)]
 _CITED_KIND = re.compile(r"(Entities|Relationships|Sources|Reports)\s*\(([^)]*)\)")
 
 
@@ -156,7 +156,7 @@ async def _answered(config: "GraphRagConfig", tables: IndexTables, search_type: 
     from graphrag.callbacks.noop_query_callbacks import NoopQueryCallbacks
     from graphrag.logger.standard_logging import init_loggers
 
-    from graphrag_mcp_server.handlers.engines import basic_engine, drift_engine, global_engine, local_engine
+    from graphrag_mcp_server.handlers.search.engines import basic_engine, drift_engine, global_engine, local_engine
 
     init_loggers(config=config, verbose=False, filename="query.log")
     context: Any = {}
@@ -291,7 +291,7 @@ def _evidence(answer: str, frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str
 def find_sources(answer: str, frames: list[tuple[str, "pd.DataFrame"]], tables: IndexTables) -> list[Source]:
     """Text units behind the answer, with their documents, most direct evidence first."""
     records = _evidence(answer, frames)
-    lookup = tables.prepared.lookup()
+    lookup = prepared(tables).lookup()
     unit_ids: list[str] = []
     for kind in ("sources", "entities", "relationships", "reports"):
         unit_ids.extend(_text_units_of(kind, records.get(kind, []), lookup))

@@ -7,6 +7,7 @@ from importlib import resources
 from io import BytesIO
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.tables import IndexTables
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def entity_graph(tables: IndexTables) -> "nx.Graph":
     (weight, description)."""
     import networkx as nx
 
-    lookup = tables.prepared.lookup()
+    lookup = prepared(tables).lookup()
     community = _top_level_community(tables)
     graph = nx.Graph()
     for entity in tables.entities.itertuples():
@@ -82,7 +83,7 @@ def graph_page(graph: "nx.Graph") -> str:
     edges = [{"source": source, "target": target, "weight": data["weight"], "description": data["description"]}
              for source, target, data in graph.edges(data=True)]
     data = json.dumps({"nodes": nodes, "edges": edges}).replace("<", "\\u003c")  # no text can end the script
-    template = resources.files("graphrag_mcp_server.handlers").joinpath("graph_view.html").read_text()
+    template = resources.files("graphrag_mcp_server.handlers.explore").joinpath("graph_view.html").read_text()
     return template.replace("/*GRAPH_DATA*/null", data)
 
 

@@ -12,17 +12,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.config.formats import MARKITDOWN, OFFICE, STRUCTURED
+
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag_input import InputReader
     from graphrag_storage import Storage
 
-TEXT = {".txt", ".md", ".markdown"}
-OFFICE = {".docx", ".pptx", ".xlsx"}
-MARKITDOWN = {".pdf", ".html", ".htm", *OFFICE}
-STRUCTURED = {".csv": "csv", ".json": "json", ".jsonl": "jsonl"}
-SUFFIXES = sorted(suffix.lstrip(".") for suffix in (*TEXT, *MARKITDOWN, *STRUCTURED))
-"""Every file type a data folder may hold (the file pattern `init` writes)."""
 
 
 class CorpusReader:

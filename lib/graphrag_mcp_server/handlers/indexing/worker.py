@@ -8,7 +8,7 @@ The worker first imports graphrag, LanceDB and the tokenizer (about 5 s), says `
 its job from stdin as one JSON line ({"root", "data_path", "mode", "limits"}); so a server can start one
 ahead and hand it the next job warm. End of input before a job ends it quietly.
 
-    python -m graphrag_mcp_server.handlers.build_worker
+    python -m graphrag_mcp_server.handlers.indexing.worker
 """
 
 import asyncio
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_mcp_server.errors import GraphRagMcpError
-from graphrag_mcp_server.handlers.documents import Limits
+from graphrag_mcp_server.handlers.indexing.documents import Limits
 
 
 def _emit(event: str, **fields: Any) -> None:
@@ -53,7 +53,7 @@ class LineProgress:
 
 
 async def _build(root: Path, data_path: Path, mode: str, limits: Limits | None) -> None:
-    from graphrag_mcp_server.handlers.index import IndexMode, build, index_config
+    from graphrag_mcp_server.handlers.indexing.build import IndexMode, build, index_config
 
     config = index_config(root, data_path)
     summary = await build(config, root, IndexMode(mode), callbacks=[LineProgress()], limits=limits)

@@ -34,7 +34,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.search import CITATION
+from graphrag_mcp_server.handlers.tables import CITATION
 
 if TYPE_CHECKING:
     import pandas as pd

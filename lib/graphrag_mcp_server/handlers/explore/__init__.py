@@ -1,0 +1,1 @@
+"""Looking around an index: statistics, entity/community/text unit views, graph export."""

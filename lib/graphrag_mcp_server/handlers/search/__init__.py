@@ -1,0 +1,1 @@
+"""Searching an index: graphrag's four search engines over prepared objects, answers and context-only results."""

@@ -1,0 +1,80 @@
+"""Answers to GraphRAG's graph and claim extraction prompts, as delimited records."""
+
+from __future__ import annotations
+
+from graphrag.index.operations.extract_graph.graph_extractor import (
+    COMPLETION_DELIMITER,
+    TUPLE_DELIMITER,
+)
+
+from graphrag_mcp_server.providers.offline.entities import Mentions, canonical_type, find_entities
+from graphrag_mcp_server.providers.offline.relationships import relationship_records
+from graphrag_mcp_server.providers.offline.request import Request
+from graphrag_mcp_server.providers.offline.text import (
+    MAX_DESCRIPTION_WORDS,
+    clean_field,
+    join_sentences,
+    split_sentences,
+    text_between,
+)
+
+_DEFAULT_ENTITY_TYPES = ("organization", "person", "geo", "event")
+_TYPE_SYNONYMS = {
+    "organization": ("organization", "organisation", "company", "institution"),
+    "geo": ("geo", "location", "place", "country", "city", "region"),
+    "event": ("event",),
+    "person": ("person", "people", "individual"),
+}
+
+
+def extract_graph(request: Request) -> str:
+    """Entity and relationship records for GraphExtractor."""
+    real = text_between(request.instructions, "-Real Data-")
+    types_line = text_between(real, "Entity_types:", "\n")
+    entity_types = [t.strip() for t in types_line.split(",") if t.strip()]
+    text = text_between(real, "Text:", "######################\nOutput:", "\nOutput:")
+    found = find_entities(text)
+    records = [
+        _entity_record(name, found, entity_types or list(_DEFAULT_ENTITY_TYPES))
+        for name in found.names
+    ]
+    records += relationship_records(found)
+    return "\n##\n".join([*records, COMPLETION_DELIMITER])
+
+
+def _entity_record(name: str, found: Mentions, entity_types: list[str]) -> str:
+    """One '("entity"<|>NAME<|>TYPE<|>description)' record."""
+    canonical = canonical_type(name, quoted=name in found.quoted, place=name in found.places)
+    description = join_sentences(found.sentences[name], MAX_DESCRIPTION_WORDS)
+    fields = [
+        '"entity"',
+        name.upper(),
+        _entity_type(canonical, entity_types).upper(),
+        clean_field(description or f"{name} is mentioned in the text."),
+    ]
+    return f"({TUPLE_DELIMITER.join(fields)})"
+
+
+def _entity_type(canonical: str, entity_types: list[str]) -> str:
+    """Map a canonical type onto the configured entity types."""
+    for wanted in (canonical, "organization"):
+        for entity_type in entity_types:
+            if entity_type.lower() in _TYPE_SYNONYMS[wanted]:
+                return entity_type
+    return entity_types[0]
+
+
+def extract_claims(request: Request) -> str:
+    """One claim per sentence naming an entity, in ClaimExtractor's format."""
+    real = text_between(request.instructions, "-Real Data-")
+    text = text_between(real, "Text:", "\nOutput:")
+    found = find_entities(text)
+    claims = []
+    for sentence in split_sentences(text):
+        names = [n.upper() for n in found.names if sentence in found.sentences[n]]
+        if names:
+            subject, target = names[0], (names[1] if len(names) > 1 else "NONE")
+            clean = clean_field(sentence)
+            fields = [subject, target, "STATEMENT", "SUSPECTED", "NONE", "NONE", clean, clean]
+            claims.append(f"({TUPLE_DELIMITER.join(fields)})")
+    return "\n##\n".join(claims) + f"\n{COMPLETION_DELIMITER}"

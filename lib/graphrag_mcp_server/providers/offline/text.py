@@ -1,0 +1,149 @@
+"""Text utilities shared by the offline answers: terms, sentences, word limits, citations."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+from graphrag.index.operations.extract_graph.graph_extractor import (
+    RECORD_DELIMITER,
+    TUPLE_DELIMITER,
+)
+
+T = TypeVar("T")
+
+MAX_DESCRIPTION_WORDS = 80
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also although am among an and any
+    are as at be because been before being below between both but by can could
+    did do does doing down during each either else even ever every few for from
+    further had has have having he her here hers him his how however i if in
+    into is it its itself just least less many may me meanwhile might more most
+    much must my neither no nor not now of off on once one only or other our
+    ours out over own per please rather same she should since so some such than
+    that the their theirs them then there these they this those though through
+    thus to too under until up upon us very was we were what whatever when where
+    whether which while who whom whose why will with within without would yet
+    you your yours yesterday today tomorrow last next according despite tell
+    know known say says said explain describe give list role main
+    """.split()
+)
+JOINERS = frozenset("of the de du da del della van von der den la le &".split())
+_ABBREVIATIONS = frozenset("dr mr mrs ms mx prof st vs etc e.g i.e capt sgt jr sr".split())
+
+WORD = re.compile(r"\w+")
+CITATION = re.compile(r"\s*\[Data:[^\]]*\]")
+_SENTENCE_BREAK = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"”’)]))\s+(?=[\"“(*_\[]*[A-Z0-9])")
+
+
+def terms_of(text: str) -> set[str]:
+    """Lowercase content words of ``text``, lightly singularised."""
+    words = (w.lower() for w in WORD.findall(text))
+    return {
+        w[:-1] if len(w) > 4 and w.endswith("s") else w
+        for w in words
+        if len(w) > 2 and w not in STOPWORDS
+    }
+
+
+def overlap(terms: set[str], text: str) -> int:
+    """Count how many of ``terms`` occur in ``text``."""
+    return len(terms & terms_of(text))
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split prose into sentences; blank lines, headings and list items also break."""
+    sentences: list[str] = []
+    for paragraph in re.split(r"\n\s*\n|\n(?=#)|\n(?=\s*[-*+] )", text):
+        paragraph = re.sub(r"^\s*(?:#+|[-*+])\s+", "", paragraph).replace("**", "")
+        merged: list[str] = []
+        for piece in _SENTENCE_BREAK.split(" ".join(paragraph.split())):
+            if merged and merged[-1].rsplit(" ", 1)[-1].rstrip(".").lower() in _ABBREVIATIONS:
+                merged[-1] = f"{merged[-1]} {piece}"
+            elif piece:
+                merged.append(piece)
+        sentences.extend(merged)
+    return sentences
+
+
+def prose(text: str) -> list[str]:
+    """Sentences of report-like text without its headings and citations."""
+    body = CITATION.sub("", re.sub(r"^#.*$", "", text, flags=re.M))
+    return [s for s in split_sentences(body) if len(s.split()) > 2]
+
+
+def _limit_words(text: str, max_words: int) -> str:
+    """Cut ``text`` to at most ``max_words`` words."""
+    words = text.split()
+    return text if len(words) <= max_words else " ".join(words[:max_words]) + " …"
+
+
+def within_words(items: list[T], text_of: Callable[[T], str], max_words: int) -> list[T]:
+    """Leading ``items`` whose texts total at most ``max_words`` (at least one)."""
+    kept: list[T] = []
+    words = 0
+    for item in items:
+        words += len(text_of(item).split())
+        if kept and words > max_words:
+            break
+        kept.append(item)
+    return kept
+
+
+def join_sentences(sentences: Iterable[str], max_words: int) -> str:
+    """Join distinct sentences until ``max_words`` would be exceeded."""
+    distinct: dict[str, str] = {}
+    for sentence in sentences:
+        distinct.setdefault(" ".join(sentence.lower().split()), sentence)
+    kept = within_words(list(distinct.values()), str, max_words)
+    return _limit_words(" ".join(map(_terminated, kept)), max_words)
+
+
+def _terminated(sentence: str) -> str:
+    """``sentence`` ending in punctuation, so joined headings stay separate."""
+    return sentence if sentence[-1:] in '.!?…"”’)' else f"{sentence}."
+
+
+def text_between(text: str, start: str, *ends: str) -> str:
+    """Text after the first ``start`` (or all of it), up to the first of ``ends``."""
+    _, found, rest = text.partition(start)
+    rest = rest if found else text
+    cut = min((i for end in ends if (i := rest.find(end)) >= 0), default=len(rest))
+    return rest[:cut].strip()
+
+
+def number_after(text: str, pattern: str, default: int) -> int:
+    """The integer captured by ``pattern`` in ``text``, else ``default``."""
+    match = re.search(pattern, text)
+    return int(match.group(1)) if match else default
+
+
+def display(name: str) -> str:
+    """Readable form of an upper-cased GraphRAG title."""
+    if not name.isupper():
+        return name
+    return " ".join(w.lower() if w.lower() in JOINERS else w.capitalize() for w in name.split())
+
+
+def and_join(items: list[str]) -> str:
+    """Join ``items`` as 'a, b and c'."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def cite(refs: dict[str, list[str]]) -> str:
+    """GraphRAG's '[Data: Entities (1, 2); Sources (4, +more)]' reference."""
+    parts = []
+    for label, ids in refs.items():
+        shown = list(dict.fromkeys(ids))
+        more = ", +more" if len(shown) > 5 else ""
+        parts.append(f"{label} ({', '.join(shown[:5])}{more})")
+    return f" [Data: {'; '.join(parts)}]" if parts else ""
+
+
+def clean_field(text: str) -> str:
+    """Make ``text`` safe inside a delimited extraction record."""
+    text = text.replace(TUPLE_DELIMITER, " ").replace(RECORD_DELIMITER, "#")
+    return " ".join(text.split())

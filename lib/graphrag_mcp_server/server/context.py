@@ -1,0 +1,117 @@
+"""What the tools, resources and prompts of one server share, and what they start: index jobs, the watcher."""
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphrag_mcp_server.config.settings import ServerSettings
+from graphrag_mcp_server.handlers.indexing.build import IndexMode
+from graphrag_mcp_server.handlers.indexing.documents import Limits
+from graphrag_mcp_server.handlers.indexing.jobs import IndexJobs
+from graphrag_mcp_server.handlers.results import (
+    IndexJob,
+    IndexSummary,
+    JobState,
+    OperationCost,
+    SearchResult,
+    ServerStatistics,
+)
+from graphrag_mcp_server.server.state import IndexState
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class CostLedger:
+    """Model usage since the server started, per operation kind."""
+
+    totals: dict[str, OperationCost] = field(default_factory=dict)
+
+    def add(self, kind: str, result: SearchResult | IndexSummary) -> None:
+        """Count one operation of `kind` and what it spent."""
+        self.totals.setdefault(kind, OperationCost()).add(result)
+
+
+@dataclass
+class ServerContext:
+    """What the tools, resources and prompts share: the index root, its loaded state, its jobs."""
+
+    root: Path
+    settings: ServerSettings
+    state: IndexState
+    jobs: IndexJobs = field(default_factory=IndexJobs)
+    costs: CostLedger = field(default_factory=CostLedger)
+    started: float = field(default_factory=time.monotonic)
+    watch: Path | None = None
+    watcher: "asyncio.Task[None] | None" = None
+    data_roots: list[Path] = field(default_factory=list)
+    """Folders build_index may index (resolved when the server starts: graphrag's loader changes the cwd)."""
+
+    def start_watching(self) -> None:
+        """Keep the index current with the watched folder (once, though HTTP runs the lifespan per session)."""
+        if self.watch is not None and self.watcher is None:
+            self.watcher = asyncio.create_task(_watch(self, self.watch))
+
+
+async def _watch(shared: ServerContext, folder: Path) -> None:
+    """Run an incremental index job after each burst of changes in the watched folder."""
+    from graphrag_mcp_server.handlers.indexing.watch import watch_folder
+
+    async def update() -> None:
+        while shared.jobs.running is not None:  # a build_index job goes first
+            await asyncio.sleep(0.5)
+        job = await start_build(shared, folder, "incremental")
+        job = await shared.jobs.wait(job.job_id, float("inf"), _ignore)
+        logger.warning("index update after changes in %s: %s%s", folder, job.state.value,
+                       f" ({job.error})" if job.error else "")
+
+    shared.jobs.keep_warm()
+    try:
+        await watch_folder(folder, shared.root, shared.settings.watch_settle_seconds, update)
+    finally:
+        await shared.jobs.stop_warm()
+
+
+async def _ignore(_: Any) -> None:
+    """No progress to report for a watcher's job."""
+
+
+async def server_statistics(shared: ServerContext) -> ServerStatistics:
+    """Statistics of the loaded index and of this server process."""
+    from graphrag_mcp_server.handlers.explore.stats import statistics
+
+    snapshot = await shared.state.snapshot()
+    index = await asyncio.to_thread(statistics, snapshot.config, snapshot.tables)
+    return ServerStatistics(
+        **index.model_dump(),
+        uptime_seconds=round(time.monotonic() - shared.started, 1),
+        index_version=snapshot.version,
+        loaded_at=snapshot.loaded_at,
+        last_job=shared.jobs.latest,
+        costs=shared.costs.totals,
+    )
+
+
+async def start_build(shared: ServerContext, folder: Path, mode: str, limits: Limits | None = None) -> IndexJob:
+    """Start an index job over `folder`; the new version is loaded as soon as it succeeds.
+
+    With `limits`, a folder over them is refused here, before a job starts.
+    """
+    from graphrag_mcp_server.config.index_root import INPUT_FILE_PATTERN
+    from graphrag_mcp_server.handlers.indexing.build import index_config
+    from graphrag_mcp_server.handlers.indexing.documents import select_documents
+
+    config = await asyncio.to_thread(index_config, shared.root, folder)  # a bad folder or config fails the call
+    pattern = config.input.file_pattern or INPUT_FILE_PATTERN
+    await asyncio.to_thread(select_documents, folder, shared.root, pattern, limits)
+
+    def finished(job: IndexJob) -> None:
+        if job.summary is not None:
+            shared.costs.add("build_index", job.summary)
+        if job.state is JobState.SUCCEEDED:  # load the new version now, not at the next request
+            asyncio.get_running_loop().create_task(shared.state.snapshot())
+
+    return shared.jobs.start(shared.root, folder, IndexMode(mode).value, finished, limits)

@@ -1,0 +1,33 @@
+"""Running the server: one process on stdio or HTTP, or several HTTP workers."""
+
+from pathlib import Path
+
+from graphrag_mcp_server.config.settings import AnswerModel, ServerSettings
+from graphrag_mcp_server.errors import ConfigError
+from graphrag_mcp_server.server.app import Transport, create_server
+
+
+def check_workers(transport: Transport, settings: ServerSettings) -> None:
+    """Several workers serve stateless streamable HTTP: nothing that needs a session or one process."""
+    if transport != "streamable-http":
+        msg = f"--workers {settings.workers} needs --transport streamable-http (sessions of {transport} live in one process)"
+        raise ConfigError(msg)
+    if settings.llm is AnswerModel.SAMPLING:
+        msg = f"--llm sampling needs a session per client: serve it with --workers 1 (not {settings.workers})"
+        raise ConfigError(msg)
+
+
+def serve(root: Path, transport: Transport, settings: ServerSettings, watch: Path | None = None) -> None:
+    """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
+    if settings.workers > 1:
+        from graphrag_mcp_server.server.http import serve_workers
+
+        check_workers(transport, settings)
+        serve_workers(root, settings, watch)
+        return
+    if transport == "stdio":
+        create_server(root, settings, watch).run("stdio")
+        return
+    from graphrag_mcp_server.server.http import serve_http
+
+    serve_http(create_server(root, settings, watch, transport), root, transport, settings)
