@@ -34,10 +34,17 @@ class FakeProvider:
     fail_after: dict[str, tuple[int, str]] = field(default_factory=dict)
     """kind -> (n, mode): after n requests of that kind, answer in that mode."""
     stopped: threading.Event = field(default_factory=threading.Event)
+    arrived: threading.Condition = field(default_factory=threading.Condition)
+    """Notified on every request."""
 
     def count(self, kind: str) -> int:
         """How many requests of `kind` (`chat` or `embeddings`) arrived."""
         return sum(1 for path, _ in self.requests if path.endswith(kind if kind == "embeddings" else "completions"))
+
+    def wait_for(self, kind: str, count: int, timeout: float = 30) -> bool:
+        """Block until `count` requests of `kind` have arrived (False after `timeout` seconds)."""
+        with self.arrived:
+            return self.arrived.wait_for(lambda: self.count(kind) >= count, timeout)
 
 
 def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
@@ -49,7 +56,9 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-            provider.requests.append((self.path, time.monotonic()))
+            with provider.arrived:
+                provider.requests.append((self.path, time.monotonic()))
+                provider.arrived.notify_all()
             kind = "embeddings" if self.path.endswith("embeddings") else "chat"
             if kind in provider.fail_after and provider.count(kind) > provider.fail_after[kind][0]:
                 provider.modes[kind] = provider.fail_after[kind][1]

@@ -86,7 +86,7 @@ async def test_a_hung_provider_meets_the_search_deadline_while_context_only_serv
 
             hung = asyncio.create_task(timed_call(session, "local_search", {"query": QUESTION, "timeout_seconds": 6},
                                                   progress))
-            await asyncio.sleep(1)
+            assert await asyncio.to_thread(provider.wait_for, "chat", 1), "the search never reached the provider"
             seconds, context = await timed_call(session, "local_search", {"query": QUESTION, "context_only": True})
             assert not context.is_error and seconds < 5 and not hung.done()
             assert "MIRELA VOSS" in {entity["name"] for entity in context.structured_content["context"]["entities"]}
