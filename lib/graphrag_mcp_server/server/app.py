@@ -22,7 +22,6 @@ from graphrag_mcp_server.server.state import IndexState
 from graphrag_mcp_server.server.tools import register_tools
 
 Transport = Literal["stdio", "sse", "streamable-http"]
-logger = logging.getLogger(__name__)
 
 INSTRUCTIONS = """\
 GraphRAG knowledge of the user's own documents: a graph of entities, relationships and
