@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -71,7 +72,8 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, worker_id: str, name: s
     shared = shared if worker_id == "master" else shared.parent  # the parent: the same folder for every worker
     folder, result = shared / name, shared / f"{name}.json"
     with FileLock(shared / f"{name}.lock"):
-        if not result.exists():
+        if not result.exists():  # not built, or a build that failed (its error is that worker's to report)
+            shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir()
             result.write_text(json.dumps(build(folder)), encoding="utf-8")
     return folder, json.loads(result.read_text(encoding="utf-8"))
