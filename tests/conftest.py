@@ -58,10 +58,19 @@ def corpus_titles() -> set[str]:
     return {path.name for path in CORPUS.iterdir()}
 
 
-def _manifest(root: Path) -> dict[str, str]:
-    """Digest of every file of an index root but graphrag's query logs (which serving it writes)."""
-    return {str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(root.rglob("*")) if path.is_file() and "logs" not in path.relative_to(root).parts}
+def index_digest(root: Path) -> str:
+    """A digest of every file of the index (logs and the LLM cache aside) and of where `output` points."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if relative.parts[0] in ("logs", "cache") or path.name == ".index.lock":
+            continue
+        digest.update(str(relative).encode())
+        if path.is_symlink():
+            digest.update(str(path.readlink()).encode())
+        elif path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def built_once(tmp_path_factory: pytest.TempPathFactory, worker_id: str, name: str,
@@ -91,10 +100,9 @@ def built_index(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Ite
     test run and shared read-only (a test that changes an index copies it first: test_faults.copied_index).
     Checked unchanged when the worker ends."""
     root, summary = built_once(tmp_path_factory, worker_id, "fixtures_index", _build_fixtures_index)
-    before = _manifest(root)
+    before = index_digest(root)
     yield root, summary
-    changed = sorted(set(before.items()) ^ set(_manifest(root).items()))
-    assert not changed, f"a test changed the shared fixtures index (copy it first): {changed[:5]}"
+    assert index_digest(root) == before, "a test changed the shared fixtures index (copy it first)"
 
 
 @pytest.fixture(autouse=True)

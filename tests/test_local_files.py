@@ -1,4 +1,4 @@
-"""LocalFileStorage (handlers/local_files.py) reads, writes and finds what graphrag's FileStorage does."""
+"""LocalFileStorage (handlers/indexing/local_files.py) reads, writes and finds what graphrag's FileStorage does."""
 
 import asyncio
 import re

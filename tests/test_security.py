@@ -5,7 +5,6 @@ the index on disk is byte for byte what it was.
 """
 
 import asyncio
-import hashlib
 import json
 import shutil
 import threading
@@ -24,7 +23,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from conftest import CORPUS, run_cli
+from conftest import CORPUS, index_digest, run_cli
 from mcp_client import RunningServer, running_server
 
 pytestmark = pytest.mark.e2e  # HTTP servers in subprocesses
@@ -37,21 +36,6 @@ INITIALIZE = {
 }
 MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 QUESTION = {"query": "Who designed Old Bessie?", "context_only": True}
-
-
-def index_digest(root: Path) -> str:
-    """A digest of every file of the index (logs and the LLM cache aside) and of where `output` points."""
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if relative.parts[0] in ("logs", "cache") or path.name == ".index.lock":
-            continue
-        digest.update(str(relative).encode())
-        if path.is_symlink():
-            digest.update(str(path.readlink()).encode())
-        elif path.is_file():
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 @pytest.fixture(scope="module")

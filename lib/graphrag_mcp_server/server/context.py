@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphrag_mcp_server.config.index_root import INPUT_FILE_PATTERN
 from graphrag_mcp_server.config.settings import ServerSettings
-from graphrag_mcp_server.handlers.indexing.build import IndexMode
-from graphrag_mcp_server.handlers.indexing.documents import Limits
+from graphrag_mcp_server.handlers.indexing.build import IndexMode, index_config
+from graphrag_mcp_server.handlers.indexing.documents import Limits, select_documents
 from graphrag_mcp_server.handlers.indexing.jobs import IndexJobs
 from graphrag_mcp_server.handlers.results import (
     IndexJob,
@@ -100,10 +101,6 @@ async def start_build(shared: ServerContext, folder: Path, mode: str, limits: Li
 
     With `limits`, a folder over them is refused here, before a job starts.
     """
-    from graphrag_mcp_server.config.index_root import INPUT_FILE_PATTERN
-    from graphrag_mcp_server.handlers.indexing.build import index_config
-    from graphrag_mcp_server.handlers.indexing.documents import select_documents
-
     config = await asyncio.to_thread(index_config, shared.root, folder)  # a bad folder or config fails the call
     pattern = config.input.file_pattern or INPUT_FILE_PATTERN
     await asyncio.to_thread(select_documents, folder, shared.root, pattern, limits)

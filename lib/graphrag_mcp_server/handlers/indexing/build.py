@@ -79,7 +79,7 @@ def index_config(root: Path, data_path: Path, offline: bool = False) -> "GraphRa
 async def read_documents(config: "GraphRagConfig", root: Path, limits: Limits | None = None
                          ) -> "tuple[pd.DataFrame, Selection]":
     """The input documents as graphrag's documents table, each selected file read by the graphrag reader
-    that fits its format (handlers/readers.py), and that selection (what was skipped, and why)."""
+    that fits its format (readers.py), and that selection (what was skipped, and why)."""
     import pandas as pd
 
     from graphrag_mcp_server.handlers.indexing.local_files import LocalFileStorage
