@@ -314,9 +314,11 @@ async def test_session_flood_locks_nobody_out_for_long(site: dict[str, Path]) ->
         assert [response.status_code for response in opened] == [200, 200, 200]
         assert post(limited.url, headers=AUTH).status_code == 503
         deadline = time.monotonic() + 10  # the flood's idle sessions are closed after 2 s
-        while post(limited.url, headers=AUTH).status_code == 503:
+        while (probe := post(limited.url, headers=AUTH)).status_code == 503:
             assert time.monotonic() < deadline, "idle sessions were not closed"
             await asyncio.sleep(0.2)
+        ended = httpx2.delete(limited.url, headers={**AUTH, "mcp-session-id": probe.headers["mcp-session-id"]})
+        assert ended.status_code == 200  # the probe's session holds no place the next client needs
         await assert_still_serving(limited, site["root"], digest)
 
 
