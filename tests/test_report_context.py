@@ -37,7 +37,7 @@ def test_community_context_is_graphrags(community_records: list[list[dict]], bud
     from graphrag.index.operations.summarize_communities.graph_context.sort_context import sort_context
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
-    from graphrag_mcp_server.handlers.indexing.carry_over import community_context
+    from graphrag_mcp_server.handlers.indexing.carried_reports import community_context
 
     tokenizer = get_tokenizer()
     assert len(community_records) >= 5
@@ -67,30 +67,43 @@ def _renumbered_records(records: list[dict], number: Callable[[int], int]) -> li
 
 
 def test_a_report_follows_its_records_to_new_numbers(community_records: list[list[dict]]) -> None:
-    """An update that shifts graphrag's record numbers (an entity added before them) carries the report
-    over with its citations renumbered; a report citing a record its context lacks is not carried."""
+    """A report is carried over to a context whose rows differ only by graphrag's numbers and degrees (a record
+    added before them, a neighbour grown into a hub), its citations renumbered to the same rows; a report citing a
+    record its context lacks is not carried, and a changed description gives another report."""
+    import graphrag.data_model.schemas as schemas
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
-    from graphrag_mcp_server.handlers.indexing.carry_over import _ranked_context, _renumbered, community_context
+    from graphrag_mcp_server.handlers.indexing.carried_reports import community_context, renumbered, report_rows
 
     tokenizer = get_tokenizer()
     records = max(community_records, key=len)
     before, _ = community_context(records, tokenizer, None)
-    after, _ = community_context(_renumbered_records(records, lambda n: 3 * n + 5), tokenizer, None)
-    (ranked, cited), (ranked_after, current) = _ranked_context(before), _ranked_context(after)
-    assert before != after and ranked == ranked_after
-    assert len(cited["Entities"]) >= 2 and cited["Relationships"], cited
+    moved = _renumbered_records(records, lambda n: 3 * n + 5)
+    for record in moved:
+        record[schemas.NODE_DEGREE] = record[schemas.NODE_DETAILS][schemas.NODE_DEGREE] = 40 + len(record[
+            schemas.TITLE])
+        for edge in record.get(schemas.EDGE_DETAILS, []):
+            edge[schemas.EDGE_DEGREE] += 17
+    after, _ = community_context(moved, tokenizer, None)
+    (tables, cited), (tables_after, current) = report_rows(before), report_rows(after)
+    assert before != after and tables == tables_after
+    entities, relationships = sorted(map(int, cited["Entities"])), sorted(map(int, cited["Relationships"]))
+    assert len(entities) >= 2 and relationships, cited
 
-    entity, other, relationship = cited["Entities"][0], cited["Entities"][-1], cited["Relationships"][-1]
+    entity, other, relationship = entities[0], entities[-1], relationships[-1]
     report = {"title": "Harbour 1994", "rank": 7.5,
               "summary": f"Built in 1994. [Data: Entities ({entity}, {other}, +more); Relationships ({relationship})]",
               "findings": [{"summary": "s", "explanation": f"x [Data: Relationships({relationship}); Reports (2)]"}]}
-    assert _renumbered(report, cited, current) == {
+    assert renumbered(report, cited, current) == {
         "title": "Harbour 1994", "rank": 7.5,
         "summary": f"Built in 1994. [Data: Entities ({3 * entity + 5}, {3 * other + 5}, +more); "
                    f"Relationships ({3 * relationship + 5})]",
         "findings": [{"summary": "s", "explanation": f"x [Data: Relationships({3 * relationship + 5}); Reports (2)]"}]}
-    assert _renumbered({"summary": f"[Data: Entities ({max(cited['Entities']) + 1})]"}, cited, current) is None
+    assert renumbered({"summary": f"[Data: Entities ({max(entities) + 1})]"}, cited, current) is None
+
+    described = [{**record, schemas.NODE_DETAILS: {**record[schemas.NODE_DETAILS], schemas.DESCRIPTION: "new"}}
+                 if position == 0 else record for position, record in enumerate(moved)]
+    assert report_rows(community_context(described, tokenizer, None)[0])[0] != tables
 
 
 @pytest.mark.parametrize("budget", [None, 16_000, 400])
@@ -99,16 +112,16 @@ def test_a_context_follows_its_records_to_new_numbers(community_records: list[li
     a context the budget cut is written anew (which records fit depends on the numbers' tokens)."""
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
-    from graphrag_mcp_server.handlers.indexing.carry_over import _ranked_records, _renumbered_context, community_context
+    from graphrag_mcp_server.handlers.indexing.carried_reports import community_context, ranked_records, renumbered_context
 
     tokenizer = get_tokenizer()
     carried = 0
     for records in community_records:
         renumbered = _renumbered_records(records, lambda n: 7 * n + 95)
-        (ranked, ids), (ranked_after, ids_after) = _ranked_records(records), _ranked_records(renumbered)
+        (ranked, ids), (ranked_after, ids_after) = ranked_records(records), ranked_records(renumbered)
         assert ranked == ranked_after and ids != ids_after
         stored = [*community_context(records, tokenizer, budget), ids]
-        context = _renumbered_context(stored, ids_after, tokenizer, budget)
+        context = renumbered_context(stored, ids_after, tokenizer, budget)
         if context is None:
             assert budget is not None and stored[1] > budget or community_context(renumbered, tokenizer, budget)[1] > budget
             continue

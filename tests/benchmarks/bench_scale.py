@@ -42,19 +42,11 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_incremental import FIRST, LAST, TOPICS  # noqa: E402
+from corpora import DOCUMENTS_PER_CLUSTER, chain_corpus, person, rename  # noqa: E402
 from benchmarks_doc import write_sections  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SECTION = "## Scale"
-DOCUMENTS_PER_CLUSTER = 5
-SURNAMES = LAST + [start + end for start in ["Ash", "Brook", "Clay", "Dun", "Elm", "Fen", "Glen", "Holt", "Ives",
-                                             "Kirk", "Lund", "Marsh"]
-                   for end in ["by", "ford", "ley", "ton", "wood", "well", "combe", "stead"]]
-ORG_KINDS = ["Shipping Company", "Water Board", "Mining Company", "Engineering Works"]
-PLACE_STARTS = ["Port", "Kell", "Moor", "Grey", "Salt", "Raven", "Copper", "East"]
-PLACE_ENDS = ["wick", "field", "stone", "mere", "hill", "ford", "march", "haven"]
-PLACE_KINDS = ["", " Bay", " Junction", " Harbour", " Valley"]
 SESSIONS = 16
 WORKERS = (1, 2)  # serve --workers N measured under load
 SETTLE_SECONDS = 0.5  # serve --watch's settle window, as bench_incremental.py
@@ -74,52 +66,11 @@ context builder."""
 
 # --- corpus -------------------------------------------------------------------------------------------------
 
-def person(index: int) -> str:
-    """The index-th person of the generated cast: distinct for 25 x 116 people (enough for 3600 documents), and
-    people next to each other have different surnames."""
-    first = index % len(FIRST)
-    return f"{FIRST[first]} {SURNAMES[(index // len(FIRST) + 7 * first) % len(SURNAMES)]}"
-
-
-def cast_of(cluster: int) -> list[str]:
-    return [person(cluster * 4 + k) for k in range(4)]
-
-
-def generate_corpus(folder: Path, documents: int) -> None:
-    """Write `documents` files: every 5 share 4 new people, an organisation and a place, and mention one person
-    of the group before, so entities, relationships and communities grow with the corpus."""
-    folder.mkdir(parents=True)
-    for number in range(documents):
-        cluster = number // DOCUMENTS_PER_CLUSTER
-        cast = cast_of(cluster)
-        neighbour = person(max(cluster - 1, 0) * 4 + number % 4)
-        org = f"{SURNAMES[cluster % len(SURNAMES)]} {ORG_KINDS[cluster // len(SURNAMES) % len(ORG_KINDS)]}"
-        places = len(PLACE_STARTS) * len(PLACE_ENDS)
-        place = (PLACE_STARTS[cluster % len(PLACE_STARTS)] + PLACE_ENDS[cluster // len(PLACE_STARTS) % len(PLACE_ENDS)]
-                 + PLACE_KINDS[cluster // places % len(PLACE_KINDS)])
-        topic = TOPICS[number % len(TOPICS)]
-        sentences = [
-            f"In {1900 + number % 120} {cast[0]} of the {org} travelled to {place} to discuss {topic}.",
-            f"{cast[0]} met {cast[1]}, who had worked for the {org} for many years.",
-            f"{cast[2]} kept the minutes and wrote that {cast[0]} and {cast[1]} agreed on little.",
-            f"{cast[3]} reported on {topic} to {neighbour}, who had led the talks the year before.",
-        ]
-        (folder / f"doc_{number:04d}.txt").write_text(f"Record {number}\n\n{' '.join(sentences * 3)}\n",
-                                                      encoding="utf-8")
-
-
 def queries(documents: int, count: int) -> list[str]:
     """'Who is X?' for `count` people spread evenly over the corpus's clusters."""
     clusters = math.ceil(documents / DOCUMENTS_PER_CLUSTER)
     picked = [round(k * (clusters - 1) / max(count - 1, 1)) * 4 + k % 4 for k in range(count)]
     return [f"Who is {person(index)}?" for index in dict.fromkeys(picked)]
-
-
-def rename(data: Path, number: int, slot: int, new: str) -> None:
-    """Rename the `slot`-th person of document `number`'s cluster to `new` in that document only."""
-    path = sorted(data.iterdir())[number]
-    old = cast_of(number // DOCUMENTS_PER_CLUSTER)[slot]
-    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
 
 
 # --- CLI ----------------------------------------------------------------------------------------------------
@@ -478,7 +429,7 @@ async def _statistics(session: ClientSession) -> dict:
 def measure(work: Path, documents: int, query_count: int, repeat: int) -> Scale:
     """Build, update and query a generated corpus of `documents` files."""
     data, root, log = work / f"data_{documents}", work / f"index_{documents}", work / f"server_{documents}.log"
-    generate_corpus(data, documents)
+    chain_corpus(data, documents)
     scale = Scale(documents)
     scale.cold_seconds, build = cli("index", str(data), "--index-path", str(root), "--offline")
     scale.cold_calls, scale.entities = build["llm_calls"], build["entities"]

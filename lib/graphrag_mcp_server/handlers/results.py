@@ -96,6 +96,23 @@ class TableCounts(BaseModel):
     community_reports: int
 
 
+class Clustering(BaseModel):
+    """How an update clustered: the previous communities kept, or a fresh clustering, and the modularity check."""
+
+    seeded: bool
+    """The previous version's communities seeded the clustering (else graphrag's fresh clustering ran)."""
+    communities: int = 0
+    kept: int = 0
+    """Communities with the same id and members as in the previous version."""
+    modularity: float = 0.0
+    """Of the top level (the whole graph)."""
+    fresh_modularity: float = 0.0
+    """Of a fresh Leiden run on the same graph, the check's reference."""
+    fresh_splits: int = 0
+    """Partitions (the whole graph or a community's split) taken from a fresh run: the kept one scored too low,
+    or there was nothing to keep."""
+
+
 class IndexSummary(TableCounts):
     """What an indexing run produced and what it cost."""
 
@@ -120,7 +137,19 @@ class IndexSummary(TableCounts):
     )
     carried_over: dict[str, int] = Field(
         default={}, description="Results taken from the previous version because their input is unchanged, by "
-        "step: extraction (text units), summary (descriptions), report_context (community contexts)"
+        "step: extraction (text units), summary (descriptions), report_context (community contexts), report "
+        "(community reports), embedding (vectors)"
+    )
+    computed: dict[str, int] = Field(
+        default={}, description="Results this run computed (model calls, or their cache), by the same steps"
+    )
+    vectors_written: dict[str, int] = Field(
+        default={}, description="Vector rows written or deleted, by LanceDB table: an incremental run writes only new "
+        "and changed rows"
+    )
+    clustering: Clustering | None = Field(
+        default=None, description="An incremental run's communities: how many the previous version's partition kept, "
+        "and its modularity against a fresh clustering's"
     )
 
 

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from graphrag.callbacks.workflow_callbacks import WorkflowCallbacks
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
+    from graphrag_mcp_server.handlers.indexing.kept import Kept
+
 
 class IndexMode(StrEnum):
     """How a run treats an existing index: incremental updates it (a first run builds it in full)."""
@@ -115,16 +117,16 @@ async def build(
 ) -> IndexSummary:
     """Index the current documents into a new version and switch to it.
 
-    Every run is graphrag's full pipeline over all current documents, so the result is exactly a
-    rebuild; graphrag's LLM cache answers every request that unchanged content repeats, so only
-    what changed costs model calls, and an incremental run takes unchanged extractions, description
-    summaries, report contexts and embeddings from the previous version (handlers/carry_over.py). An
+    Every run is graphrag's full pipeline over all current documents; graphrag's LLM cache answers every
+    request that unchanged content repeats, so only what changed costs model calls, and an incremental run takes from the previous version its unchanged
+    extractions, summaries, report contexts, reports and embeddings, its communities, the ids of its records and
+    its vector rows (kept.py): it then differs from a rebuild only in how communities are drawn. An
     incremental run with no changed document does nothing, without importing graphrag's pipeline or a
     model library (about 1 s instead of 6 s).
     """
     from graphrag_mcp_server.config.runtime import time_workflows_without_tracemalloc
-    from graphrag_mcp_server.handlers.indexing.carry_over import fingerprint, work_carried_over
     from graphrag_mcp_server.handlers.indexing.communities import with_every_entity_clustered
+    from graphrag_mcp_server.handlers.indexing.kept import kept_from
     from graphrag_mcp_server.handlers.indexing.local_files import use_local_file_storage
     from graphrag_mcp_server.handlers.indexing.record_tables import read_parquet_tables_by_records
     from graphrag_mcp_server.providers.probe import probe_models
@@ -153,7 +155,7 @@ async def build(
         try:
             target = with_every_entity_clustered(pin_output(config, version), method.value)
             with (track_usage() as usage, provider_breaker(settings.provider_failure_limit) as breaker,
-                  work_carried_over(current if incremental else None, version, fingerprint(config)) as carried):
+                  kept_from(current if incremental else None, target, version) as kept):
                 outputs = await build_index(target, method=method.value, callbacks=callbacks, input_documents=documents)
             _raise_first_failure(config, outputs, breaker.reason if breaker.tripped else None, usage.last_error)
             counts = await count_rows(target)
@@ -162,8 +164,7 @@ async def build(
             versions.discard(version)
             raise
         versions.switch_to(root, version, manifest)
-    reused = {step.value: memo.reused for step, memo in carried.items()}
-    return _summary(counts, changes, selection, usage, started, incremental, reused)
+    return _summary(counts, changes, selection, usage, started, incremental, kept)
 
 
 def _raise_first_failure(config: "GraphRagConfig", outputs: list, provider_failure: str | None,
@@ -182,7 +183,7 @@ def _raise_first_failure(config: "GraphRagConfig", outputs: list, provider_failu
 
 
 def _summary(counts: dict[str, int], changes: "versions.DocumentChanges", selection: Selection, usage: Usage,
-             started: float, incremental: bool, carried_over: dict[str, int] | None = None) -> IndexSummary:
+             started: float, incremental: bool, kept: "Kept | None" = None) -> IndexSummary:
     return IndexSummary(
         **counts,
         skipped=dict(sorted(selection.skipped.items())),
@@ -197,5 +198,8 @@ def _summary(counts: dict[str, int], changes: "versions.DocumentChanges", select
         embedding_calls=usage.embedding_calls,
         seconds=round(time.perf_counter() - started, 3),
         mode=IndexMode.INCREMENTAL.value if incremental else IndexMode.FULL.value,
-        carried_over=carried_over or {},
+        carried_over={step.value: memo.reused for step, memo in kept.carried.items()} if kept else {},
+        computed={step.value: memo.computed for step, memo in kept.carried.items()} if kept else {},
+        clustering=kept.clustering if kept else None,
+        vectors_written=kept.vectors.written if kept else {},
     )

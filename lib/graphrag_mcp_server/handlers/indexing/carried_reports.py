@@ -1,0 +1,245 @@
+"""Community report contexts and reports carried over from the previous version (see carry_over.py).
+
+graphrag numbers entities and relationships in stream order, so an edit early in the corpus shifts the numbers
+in most communities' contexts although their records are unchanged. A stored context is matched by its records
+with each number replaced by its rank, and shown with the records' new numbers. A stored report is matched by
+what it is written from: its context's rows without record numbers and without the degrees (ranking signals
+that change whenever a neighbour gains a relationship: a hub growing must not rewrite every report beside it);
+its `[Data: ...]` citations follow each cited row to its number in the new context.
+"""
+
+import csv
+import io
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from graphrag_mcp_server.handlers.indexing import memos
+from graphrag_mcp_server.handlers.tables import CITATION
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from graphrag_llm.tokenizer import Tokenizer
+
+GRAPHRAG: dict[str, Any] = {}
+"""graphrag's own report extractor, set by carry_over's install."""
+
+
+def sort_context_batch(community_df: "pd.DataFrame", tokenizer: "Tokenizer", max_context_tokens: int,
+                        parallel: bool = False) -> "pd.DataFrame":
+    """graphrag's `parallel_sort_context_batch`, taking unchanged contexts from the previous version."""
+    import graphrag.data_model.schemas as schemas
+    from graphrag.index.operations.summarize_communities.graph_context.sort_context import parallel_sort_context_batch
+
+    carried = memos.current.get()
+    if carried is None:
+        return parallel_sort_context_batch(community_df, tokenizer, max_context_tokens, parallel)
+    found = []
+    for records in community_df[schemas.ALL_CONTEXT]:
+        ranked, ids = ranked_records(records)
+        key = memos.input_hash(max_context_tokens, ranked)
+        stored = carried[memos.Step.REPORT_CONTEXT].get(key)
+        context = None if stored is None else renumbered_context(stored, ids, tokenizer, max_context_tokens)
+        if context is None:
+            context = community_context(records, tokenizer, max_context_tokens)
+            carried[memos.Step.REPORT_CONTEXT].put(key, [*context, ids])
+        found.append(context)
+    community_df[schemas.CONTEXT_STRING] = [text for text, _ in found]
+    community_df[schemas.CONTEXT_SIZE] = [size for _, size in found]
+    community_df[schemas.CONTEXT_EXCEED_FLAG] = community_df[schemas.CONTEXT_SIZE] > max_context_tokens
+    return community_df
+
+
+def ranked_records(records: list[dict]) -> tuple[list[dict], dict[str, list[int]]]:
+    """A community's records with each entity, relationship and claim number replaced by its rank
+    among those of its kind, and each kind's numbers in rank order (by the context's table titles)."""
+    import graphrag.data_model.schemas as schemas
+
+    short_id = schemas.SHORT_ID
+    nodes = [record[schemas.NODE_DETAILS] for record in records]
+    edges = [edge for record in records for edge in record.get(schemas.EDGE_DETAILS, []) if isinstance(edge, dict)]
+    claims = [claim for record in records if isinstance(record.get(schemas.CLAIM_DETAILS), list)
+              for claim in record[schemas.CLAIM_DETAILS] if isinstance(claim, dict) and claim.get(short_id) is not None]
+    ids = {title: sorted({int(detail[short_id]) for detail in details})
+           for title, details in (("Entities", nodes), ("Relationships", edges), ("Claims", claims)) if details}
+    rank = {title: {number: position for position, number in enumerate(numbers)} for title, numbers in ids.items()}
+
+    def ranked(detail: Any, title: str) -> Any:
+        if not isinstance(detail, dict) or detail.get(short_id) is None:
+            return detail
+        return {**detail, short_id: rank[title][int(detail[short_id])]}
+
+    return [{**record,
+             schemas.NODE_DETAILS: ranked(record[schemas.NODE_DETAILS], "Entities"),
+             **({schemas.EDGE_DETAILS: [ranked(edge, "Relationships") for edge in record[schemas.EDGE_DETAILS]]}
+                if isinstance(record.get(schemas.EDGE_DETAILS), list) else {}),
+             **({schemas.CLAIM_DETAILS: [ranked(claim, "Claims") for claim in record[schemas.CLAIM_DETAILS]]}
+                if isinstance(record.get(schemas.CLAIM_DETAILS), list) else {})}
+            for record in records], ids
+
+
+def renumbered_context(stored: list, ids: dict[str, list[int]], tokenizer: "Tokenizer",
+                        max_context_tokens: int | None) -> tuple[str, int] | None:
+    """A stored context (text, tokens, its records' numbers) with its records' numbers changed to `ids`
+    (those of the same rank); None where that could change what the budget lets in (a cut context)."""
+    if len(stored) != 3:
+        return None
+    text, tokens, cited = stored
+    if cited == ids:
+        return text, tokens
+    if max_context_tokens and tokens > max_context_tokens:
+        return None
+    numbers = {title: dict(zip(cited[title], ids[title], strict=True)) for title in cited}
+    parts = _TABLE_TITLE.split(text)
+    try:
+        for position in range(2, len(parts), 2):
+            parts[position] = _renumbered_rows(parts[position], numbers[parts[position - 1]])
+    except KeyError:  # a table or row number the records do not hold: write the context anew
+        return None
+    renumbered = "".join(f"-----{part}-----\n" if position % 2 else part for position, part in enumerate(parts))
+    size = tokenizer.num_tokens(renumbered)
+    return None if max_context_tokens and size > max_context_tokens else (renumbered, size)
+
+
+def _renumbered_rows(table: str, numbers: dict[int, int]) -> str:
+    """A CSV table (header first) with the number that starts each row changed by `numbers`; lines
+    inside a quoted field (an odd number of quotes opened it) are left alone."""
+    lines = table.split("\n")
+    quoted = False
+    for position, line in enumerate(lines):
+        if position and not quoted and (match := _ROW_NUMBER.match(line)) is not None:
+            lines[position] = f"{numbers[int(match.group(1))]}{line[match.end(1):]}"
+        quoted ^= line.count('"') % 2 == 1
+    return "\n".join(lines)
+
+
+def community_context(records: list[dict], tokenizer: "Tokenizer", max_context_tokens: int | None) -> tuple[str, int]:
+    """graphrag's `sort_context` of a community's records, and its tokens.
+
+    graphrag adds the community's edges one at a time (by degree, then id), rewriting and
+    re-tokenising the whole context after each, until the budget is exceeded: quadratic in the
+    community's size. When the whole context fits, that loop ends with the whole context, so it is
+    written once here; otherwise graphrag's own `sort_context` cuts it.
+    """
+    from graphrag.index.operations.summarize_communities.graph_context.sort_context import sort_context
+
+    whole = _whole_context(records)
+    tokens = tokenizer.num_tokens(whole)
+    if not max_context_tokens or tokens <= max_context_tokens:
+        return whole, tokens
+    text = sort_context(records, tokenizer, max_context_tokens=max_context_tokens)
+    return text, tokenizer.num_tokens(text)
+
+
+def _whole_context(records: list[dict]) -> str:
+    """What graphrag's `sort_context` returns with no budget: the entities, claims and relationships
+    of every edge in its order, each once, as its CSV tables."""
+    import graphrag.data_model.schemas as schemas
+    import pandas as pd
+
+    short_id = schemas.SHORT_ID
+    edges = [{**edge, short_id: int(edge[short_id])} for record in records
+             for edge in record.get(schemas.EDGE_DETAILS, []) if isinstance(edge, dict)]
+    nodes = {record[schemas.TITLE]: {**record[schemas.NODE_DETAILS],
+                                     short_id: int(record[schemas.NODE_DETAILS][short_id])} for record in records}
+    claims = {record[schemas.TITLE]: [{**claim, short_id: int(claim[short_id])}
+                                      for claim in record.get(schemas.CLAIM_DETAILS, [])
+                                      if isinstance(claim, dict) and claim.get(short_id) is not None]
+              for record in records if isinstance(record.get(schemas.CLAIM_DETAILS), list)}
+    edges.sort(key=lambda edge: (-edge.get(schemas.EDGE_DEGREE, 0), edge.get(short_id, "")))
+    tables: dict[str, dict] = {"Entities": {}, "Claims": {}, "Relationships": {}}
+    for edge in edges:
+        for title in (edge[schemas.EDGE_SOURCE], edge[schemas.EDGE_TARGET]):
+            if (node := nodes.get(title)) is not None:
+                tables["Entities"].setdefault(node[short_id], node)
+            for claim in claims.get(title) or []:
+                tables["Claims"].setdefault(claim[short_id], claim)
+        tables["Relationships"].setdefault(edge[short_id], edge)
+    return "\n\n".join(f"-----{label}-----\n{pd.DataFrame(list(rows.values())).to_csv(index=False, sep=',')}"
+                        for label, rows in tables.items() if rows)
+
+
+async def run_report_extractor(community: str | int, input: str, level: int, model: Any,  # noqa: A002
+                                extraction_prompt: str, max_report_length: int) -> Any:
+    """graphrag's report of one community, taking the previous version's report written from the same rows
+    (`report_rows`), its citations moved to those rows' numbers in this context."""
+    run_extractor = GRAPHRAG["report"]
+    carried = memos.current.get()
+    if carried is None:
+        return await run_extractor(community, input, level, model, extraction_prompt, max_report_length)
+    tables, rows = report_rows(input)
+    key = memos.input_hash(tables, extraction_prompt, max_report_length)
+    stored = carried[memos.Step.REPORT].get(key)
+    report = None if stored is None or "rows" not in stored else renumbered(stored["report"], stored["rows"], rows)
+    if report is None:
+        fresh = await run_extractor(community, input, level, model, extraction_prompt, max_report_length)
+        if fresh is None:
+            return None
+        report = {name: value for name, value in fresh.items() if name not in ("community", "level")}
+        carried[memos.Step.REPORT].put(key, {"report": report, "rows": rows})
+    return {"community": community, "level": level, **report}
+
+
+_TABLE_TITLE = re.compile(r"^-----(\w+)-----\n", re.MULTILINE)
+_CITED_TABLE = re.compile(r"(\w+)\s*\(([^)]*)\)")
+_NUMBER = re.compile(r"\d+")
+_ROW_NUMBER = re.compile(r"(\d+),")
+
+
+DEGREES = ("degree", "combined_degree")
+"""graphrag's degree columns of report contexts: ranking signals, not what a report says."""
+
+
+def report_rows(context: str) -> tuple[list, dict[str, dict[str, str]]]:
+    """What a report is written from: each table of its context with its rows sorted, without graphrag's record
+    numbers and degrees; and each table's record numbers -> a digest of their row (what a citation points at).
+    A table whose first column is not graphrag's record number is kept as it is."""
+    import graphrag.data_model.schemas as schemas
+
+    parts = _TABLE_TITLE.split(context)
+    tables: list = [parts[0]]
+    rows: dict[str, dict[str, str]] = {}
+    for title, body in zip(parts[1::2], parts[2::2], strict=True):
+        header, *records = [record for record in csv.reader(io.StringIO(body)) if record]
+        if header[:1] != [schemas.SHORT_ID] or not all(record[0].isdigit() for record in records):
+            tables.append([title, body])
+            continue
+        kept = [column for column, name in enumerate(header) if column and name not in DEGREES]
+        contents = {record[0]: json.dumps([record[column] for column in kept if column < len(record)])
+                    for record in records}
+        rows[title] = {number: memos.input_hash(content) for number, content in contents.items()}
+        tables.append([title, [header[column] for column in kept], sorted(contents.values())])
+    return tables, rows
+
+
+def renumbered(report: dict[str, Any], cited: dict[str, dict[str, str]], current: dict[str, dict[str, str]]
+               ) -> dict[str, Any] | None:
+    """`report` with the record numbers it cites (`[Data: Entities (3, 7); Relationships (12)]`) changed from
+    those of the context it was written for (`cited`: number -> row digest) to those of the same rows in this
+    context; None when it cites a number that context did not hold."""
+    numbers: dict[str, dict[int, int]] = {}
+    for title, was in cited.items():
+        now = {row: int(number) for number, row in current.get(title, {}).items()}
+        numbers[title] = {int(number): now[row] for number, row in was.items() if row in now}
+
+    def table(match: re.Match) -> str:
+        title = match.group(1)
+        if title not in numbers:
+            return match.group(0)
+        start, end = match.span(2)
+        listed = _NUMBER.sub(lambda number: str(numbers[title][int(number.group(0))]), match.group(2))
+        return match.string[match.start(0):start] + listed + match.string[end:match.end(0)]
+
+    def text(value: Any) -> Any:
+        if isinstance(value, str):
+            return CITATION.sub(lambda block: _CITED_TABLE.sub(table, block.group(0)), value)
+        if isinstance(value, list):
+            return [text(item) for item in value]
+        if isinstance(value, dict):
+            return {name: text(item) for name, item in value.items()}
+        return value
+
+    try:
+        return text(report)
+    except KeyError:
+        return None

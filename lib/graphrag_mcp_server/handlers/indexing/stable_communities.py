@@ -1,0 +1,347 @@
+"""Communities kept across updates: graphrag's hierarchical Leiden seeded with the previous version's partition.
+
+graphrag clusters the whole relationship graph from scratch on every run (`cluster_graph`), and Leiden's
+partition of a changed graph moves entities far from the change: every community that moved gets a new
+context and so a new report. An incremental run instead keeps the previous version's communities and moves
+only what the change touches (the "Dynamic Frontier" approach, Sahu, arXiv 2405.11658):
+
+- every entity starts in its previous community; a new entity joins the community most of its (weighted)
+  links go to, or starts one of its own;
+- the entities at a changed relationship (added, removed, re-weighted) and the new ones are moved by Leiden's
+  local-moving rule (the best modularity gain), and an entity that moves sends its neighbours to be visited;
+- a community left in pieces keeps its largest piece; each other piece becomes a community of its own;
+- a community of `max_cluster_size` or more is split as graphrag's hierarchical Leiden splits it: seeded
+  with its previous sub-communities where it had any, by a fresh hierarchical Leiden of its subgraph where not.
+
+Every partition made this way (the whole graph, each split) is checked against one fresh Leiden run on the
+same graph: milliseconds in graspologic's Rust and no model call, so the check runs on every update. Where the
+kept partition's modularity is below 0.97x the fresh one's, the fresh clustering is taken there (for the whole
+graph: graphrag's own, as a rebuild clusters). `index --full` runs graphrag's clustering untouched.
+"""
+
+import itertools
+import logging
+from collections import Counter, deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphrag_mcp_server.handlers.results import Clustering
+
+logger = logging.getLogger(__name__)
+
+MODULARITY_FLOOR = 0.97
+"""A kept partition must score at least this share of a fresh clustering's modularity."""
+LEIDEN = {"resolution": 1.0, "randomness": 0.001, "iterations": 1, "use_modularity": True}
+"""graphrag's Leiden parameters (graphrag.graphs.hierarchical_leiden)."""
+
+Graph = dict[str, dict[str, float]]
+Edge = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One node's community at one level: what graphrag's cluster_graph reads of graspologic's result."""
+
+    node: str
+    cluster: int
+    level: int
+    parent_cluster: int | None
+    is_final_cluster: bool
+
+
+@dataclass
+class Partition:
+    """A version's clustering: each level's node -> community, each community's parent, and the graph's edges."""
+
+    levels: list[dict[str, int]]
+    parents: dict[int, int]
+    edges: dict[Edge, float]
+
+    def members(self) -> dict[int, frozenset[str]]:
+        """Each community's nodes."""
+        grouped: dict[int, set[str]] = {}
+        for level in self.levels:
+            for node, community in level.items():
+                grouped.setdefault(community, set()).add(node)
+        return {community: frozenset(nodes) for community, nodes in grouped.items()}
+
+
+@dataclass
+class _Run:
+    previous: Partition
+    seed: int | None
+    max_cluster_size: int
+    ids: Iterator[int]
+    frontier: set[str]
+    clustering: Clustering = field(default_factory=lambda: Clustering(seeded=True))
+
+
+_current: ContextVar[_Run | None] = ContextVar("stable_communities", default=None)
+_GRAPHRAG: dict[str, Any] = {}
+
+
+@contextmanager
+def communities_kept(previous: Path | None) -> Iterator[Clustering | None]:
+    """Within the block, graphrag's clustering keeps the communities of the version in `previous` (None: a fresh
+    clustering, as a rebuild). Yields the run's Clustering, filled once graphrag has clustered."""
+    from graphrag.index.operations import cluster_graph
+
+    if not _GRAPHRAG:
+        _GRAPHRAG["hierarchical_leiden"] = cluster_graph.hierarchical_leiden
+        cluster_graph.hierarchical_leiden = _hierarchical_leiden
+    partition = read_partition(previous) if previous is not None else None
+    if partition is None:
+        yield None
+        return
+    clustering = Clustering(seeded=True)
+    token = _current.set(_Run(partition, None, 0, iter(()), set(), clustering))
+    try:
+        yield clustering
+    finally:
+        _current.reset(token)
+
+
+def read_partition(version: Path) -> Partition | None:
+    """The clustering stored in a version's tables; None when they cannot be read."""
+    import pandas as pd
+
+    try:
+        communities = pd.read_parquet(version / "communities.parquet", columns=["community", "level", "parent",
+                                                                               "entity_ids"])
+        titles = pd.read_parquet(version / "entities.parquet", columns=["id", "title"]).set_index("id")["title"]
+        relationships = pd.read_parquet(version / "relationships.parquet", columns=["source", "target", "weight"])
+    except (OSError, ValueError, KeyError) as error:
+        logger.info("no previous communities to keep (%s): clustering afresh", error)
+        return None
+    levels: list[dict[str, int]] = []
+    parents: dict[int, int] = {}
+    for level, community, parent, entity_ids in communities[["level", "community", "parent", "entity_ids"]].itertuples(
+            index=False):
+        while len(levels) <= int(level):
+            levels.append({})
+        parents[int(community)] = int(parent)
+        for entity in entity_ids:
+            if (title := titles.get(entity)) is not None:
+                levels[int(level)][str(title)] = int(community)
+    return Partition(levels, parents, normalised_edges(relationships))
+
+
+def normalised_edges(relationships: Any) -> dict[Edge, float]:
+    """Relationships as graphrag's cluster_graph reads them: undirected, the last of a pair kept."""
+    edges: dict[Edge, float] = {}
+    weights = relationships["weight"] if "weight" in relationships else itertools.repeat(1.0)
+    for source, target, weight in zip(relationships["source"], relationships["target"], weights, strict=False):
+        source, target = str(source), str(target)
+        edges[(min(source, target), max(source, target))] = float(weight)
+    return edges
+
+
+def _hierarchical_leiden(edges: list[tuple[str, str, float]], max_cluster_size: int = 10,
+                         random_seed: int | None = 0xDEADBEEF) -> list[Any]:
+    """graphrag's hierarchical Leiden, keeping the previous version's communities during an incremental run."""
+    run = _current.get()
+    if run is None or not edges:
+        return _GRAPHRAG["hierarchical_leiden"](edges, max_cluster_size=max_cluster_size, random_seed=random_seed)
+    graph = _graph(edges)
+    current = {(source, target): weight for source, target, weight in edges}
+    run.seed, run.max_cluster_size = random_seed, max_cluster_size
+    run.ids = itertools.count(max([-1, *run.previous.parents]) + 1)
+    run.frontier = _frontier(run.previous.edges, current, graph)
+    seed = {node: community for node, community in run.previous.levels[0].items() if node in graph} \
+        if run.previous.levels else {}
+    top, modularity, fresh = _kept_partition(graph, seed, run)
+    run.clustering.modularity, run.clustering.fresh_modularity = modularity, fresh
+    if top is None:
+        run.clustering.seeded = False
+        clusters = _GRAPHRAG["hierarchical_leiden"](edges, max_cluster_size=max_cluster_size, random_seed=random_seed)
+    else:
+        clusters = []
+        _place(graph, top, 0, None, run, clusters)
+    _count_kept(run, clusters)
+    logger.info("communities: %s", run.clustering)
+    return clusters
+
+
+def _graph(edges: "list[tuple[str, str, float]]") -> Graph:
+    graph: Graph = {}
+    for source, target, weight in edges:
+        graph.setdefault(source, {})[target] = weight
+        graph.setdefault(target, {})[source] = weight
+    return graph
+
+
+def _frontier(previous: dict[Edge, float], current: dict[Edge, float], graph: Graph) -> set[str]:
+    """The nodes whose relationships changed (added, removed, re-weighted) and the new ones."""
+    changed = {edge for edge in previous.keys() | current.keys() if previous.get(edge) != current.get(edge)}
+    old_nodes = {node for edge in previous for node in edge}
+    return {node for edge in changed for node in edge if node in graph} | (graph.keys() - old_nodes)
+
+
+def _edge_list(graph: Graph) -> list[tuple[str, str, float]]:
+    return sorted((source, target, weight) for source, neighbours in graph.items()
+                  for target, weight in neighbours.items() if source <= target)
+
+
+def _kept_partition(graph: Graph, seed: dict[str, int], run: _Run
+                    ) -> tuple[dict[str, int] | None, float, float]:
+    """The seeded partition of `graph`, its modularity and a fresh Leiden run's; None for the partition when
+    there is nothing to keep or it scores below MODULARITY_FLOOR of the fresh one."""
+    import graspologic_native as gn
+
+    edges = _edge_list(graph)
+    fresh, _ = gn.leiden(edges, seed=run.seed, **LEIDEN)
+    if not seed:
+        return None, 0.0, fresh
+    partition = _maintained(graph, seed, run.frontier & graph.keys(), run.ids)
+    modularity = gn.modularity(edges, partition)
+    if modularity < fresh - (1 - MODULARITY_FLOOR) * abs(fresh):
+        logger.info("kept communities score %.4f against %.4f fresh: clustering afresh", modularity, fresh)
+        return None, modularity, fresh
+    return partition, modularity, fresh
+
+
+def _maintained(graph: Graph, seed: dict[str, int], frontier: set[str], ids: Iterator[int]) -> dict[str, int]:
+    """`seed` extended to every node of `graph`, with the frontier's nodes moved and broken communities split."""
+    membership = dict(seed)
+    pending = sorted(graph.keys() - membership.keys())
+    while pending:
+        unplaced = []
+        for node in pending:
+            votes: Counter[int] = Counter()
+            for neighbour, weight in graph[node].items():
+                if neighbour in membership:
+                    votes[membership[neighbour]] += weight
+            if votes:
+                membership[node] = min(votes, key=lambda community: (-votes[community], community))
+            else:
+                unplaced.append(node)
+        if len(unplaced) == len(pending):  # new nodes linked only to each other: the first starts a community
+            membership[unplaced.pop(0)] = next(ids)
+        pending = unplaced
+    _move_frontier(graph, membership, frontier | (graph.keys() - seed.keys()), ids)
+    _split_disconnected(graph, membership, ids)
+    return membership
+
+
+def _move_frontier(graph: Graph, membership: dict[str, int], frontier: set[str], ids: Iterator[int]) -> None:
+    """Leiden's local moving, started from the frontier: each visited node goes to the neighbouring community
+    (or a community of its own) of the best modularity gain; a node that moves queues its neighbours."""
+    degree = {node: sum(neighbours.values()) for node, neighbours in graph.items()}
+    twice_weight = sum(degree.values()) or 1.0
+    totals: Counter[int] = Counter()
+    for node, community in membership.items():
+        totals[community] += degree[node]
+    queue = deque(sorted(frontier))
+    queued = set(queue)
+    visits = 0
+    while queue and visits < 20 * len(graph):
+        node = queue.popleft()
+        queued.discard(node)
+        visits += 1
+        current = membership[node]
+        links: Counter[int] = Counter()
+        for neighbour, weight in graph[node].items():
+            if neighbour != node:
+                links[membership[neighbour]] += weight
+        totals[current] -= degree[node]
+
+        def gain(community: int, node: str = node, links: Counter[int] = links) -> float:
+            return links[community] - degree[node] * totals[community] / twice_weight
+
+        best, best_gain = current, gain(current)
+        for community in sorted(links):
+            if (candidate := gain(community)) > best_gain + 1e-12:
+                best, best_gain = community, candidate
+        if best_gain < -1e-12:  # better alone than anywhere
+            best = next(ids)
+        totals[best] += degree[node]
+        if best != current:
+            membership[node] = best
+            for neighbour in graph[node]:
+                if membership[neighbour] != best and neighbour not in queued:
+                    queue.append(neighbour)
+                    queued.add(neighbour)
+
+
+def _split_disconnected(graph: Graph, membership: dict[str, int], ids: Iterator[int]) -> None:
+    """Give each piece of a community but its largest a community of its own (Leiden's are connected)."""
+    pieces: dict[int, list[list[str]]] = {}
+    seen: set[str] = set()
+    for start in sorted(graph):
+        if start in seen:
+            continue
+        community, piece, stack = membership[start], [], [start]
+        seen.add(start)
+        while stack:
+            node = stack.pop()
+            piece.append(node)
+            for neighbour in graph[node]:
+                if neighbour not in seen and membership[neighbour] == community:
+                    seen.add(neighbour)
+                    stack.append(neighbour)
+        pieces.setdefault(community, []).append(piece)
+    for split in pieces.values():
+        for piece in sorted(split, key=lambda nodes: (-len(nodes), min(nodes)))[1:]:
+            fresh = next(ids)
+            for node in piece:
+                membership[node] = fresh
+
+
+def _place(graph: Graph, partition: dict[str, int], level: int, parent: int | None, run: _Run,
+           clusters: list[Cluster]) -> None:
+    """Emit `partition` at `level` and split each community over max_cluster_size below it."""
+    grouped: dict[int, list[str]] = {}
+    for node, community in partition.items():
+        grouped.setdefault(community, []).append(node)
+    for community, nodes in sorted(grouped.items()):
+        split = len(nodes) >= run.max_cluster_size  # graspologic splits at the size itself
+        clusters.extend(Cluster(node, community, level, parent, not split) for node in sorted(nodes))
+        if split:
+            _split(_subgraph(graph, set(nodes)), community, level + 1, run, clusters)
+
+
+def _split(graph: Graph, community: int, level: int, run: _Run, clusters: list[Cluster]) -> None:
+    """A community's sub-communities: its previous ones kept where they still score, else a fresh split."""
+    previous = run.previous.levels[level] if level < len(run.previous.levels) else {}
+    seed = {node: child for node in graph if (child := previous.get(node)) is not None
+            and run.previous.parents.get(child) == community}
+    children, _, _ = _kept_partition(graph, seed, run)
+    if children is None:
+        run.clustering.fresh_splits += 1
+        _fresh_split(graph, community, level, run, clusters)
+    elif len(set(children.values())) > 1:
+        _place(graph, children, level, community, run, clusters)
+    else:  # one community: nothing to split (the clusters above stay final)
+        clusters[:] = [Cluster(c.node, c.cluster, c.level, c.parent_cluster, True) if c.cluster == community else c
+                       for c in clusters]
+
+
+def _fresh_split(graph: Graph, community: int, level: int, run: _Run, clusters: list[Cluster]) -> None:
+    """graphrag's hierarchical Leiden of a community's subgraph, its levels and ids placed below `community`."""
+    fresh = _GRAPHRAG["hierarchical_leiden"](_edge_list(graph), max_cluster_size=run.max_cluster_size,
+                                             random_seed=run.seed)
+    renumbered: dict[int, int] = {}
+    for found in fresh:
+        renumbered.setdefault(found.cluster, next(run.ids))
+    clusters.extend(
+        Cluster(found.node, renumbered[found.cluster], level + found.level,
+                community if found.parent_cluster is None else renumbered[found.parent_cluster],
+                found.is_final_cluster)
+        for found in fresh)
+
+
+def _subgraph(graph: Graph, nodes: set[str]) -> Graph:
+    return {node: {other: weight for other, weight in graph[node].items() if other in nodes} for node in nodes}
+
+
+def _count_kept(run: _Run, clusters: list[Any]) -> None:
+    members: dict[int, set[str]] = {}
+    for found in clusters:
+        members.setdefault(found.cluster, set()).add(found.node)
+    before = run.previous.members()
+    run.clustering.communities = len(members)
+    run.clustering.kept = sum(1 for community, nodes in members.items() if before.get(community) == nodes)

@@ -1,0 +1,151 @@
+"""Vectors written by delta: an update's LanceDB tables start as the previous version's and take only what changed.
+
+graphrag's embedding step recreates each vector table and writes every row. During an incremental run each
+table of the new version starts instead as the previous version's table, its files hard-linked (Lance never
+changes a file it wrote: new rows, deletions and manifests are new files, so the previous version stays as it
+was), then the rows whose id is gone or whose text changed are deleted and the new and changed rows written
+by graphrag's own embedding step (embeddings of unchanged texts come from carry_over's memo). Each version
+records every row's id and text digest (`vector_rows.parquet`) for the next run to compare against. The new
+version is still a folder of its own, switched to atomically; a killed run leaves only that folder, which the
+next run removes. A table whose fragments grow past COMPACT_FRAGMENTS is compacted (once in many updates).
+"""
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from graphrag_mcp_server.handlers.indexing import versions
+from graphrag_mcp_server.handlers.indexing.memos import input_hash
+
+ROWS = "vector_rows.parquet"
+COMPACT_FRAGMENTS = 32
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class VectorWrites:
+    """A run's vector rows: what each table holds (id -> text digest) and how many rows it wrote or deleted."""
+
+    previous_db: Path | None
+    before: dict[str, dict[str, str]]
+    now: dict[str, dict[str, str]] = field(default_factory=dict)
+    written: dict[str, int] = field(default_factory=dict)
+
+
+_current: ContextVar[VectorWrites | None] = ContextVar("vector_delta", default=None)
+_GRAPHRAG: dict[str, Any] = {}
+
+
+class _Rows:
+    """Rows held in memory, read as graphrag's streaming Table is."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self._rows = rows
+
+    async def __aiter__(self) -> Any:
+        for row in self._rows:
+            yield row
+
+
+class _KeptTable:
+    """The vector store with its table already in place: graphrag's `create_index` (which recreates it) is skipped."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def create_index(self) -> None:
+        """The copied table is the index."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+async def _embed_text(input_table: Any, callbacks: Any, model: Any, tokenizer: Any, embed_column: str,
+                      batch_size: int, batch_max_tokens: int, num_threads: int, vector_store: Any,
+                      id_column: str = "id", output_table: Any = None) -> int:
+    """graphrag's `embed_text` of a table into a vector store, writing only the rows that changed."""
+    embed = _GRAPHRAG["embed_text"]
+    writes = _current.get()
+    if writes is None or output_table is not None or not hasattr(vector_store, "db_uri"):
+        return await embed(input_table, callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
+                           num_threads, vector_store, id_column, output_table)
+    rows = [{id_column: str(row[id_column]), embed_column: row.get(embed_column) or ""} async for row in input_table]
+    name = vector_store.index_name
+    now = writes.now[name] = {row[id_column]: input_hash(row[embed_column]) for row in rows}
+    before = writes.before.get(name)
+    target = Path(vector_store.db_uri) / f"{name}.lance"
+    source = writes.previous_db / f"{name}.lance" if writes.previous_db is not None else None
+    if before is None or source is None or not source.is_dir() or source.resolve() == target.resolve():
+        writes.written[name] = len(rows)
+        return await embed(_Rows(rows), callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
+                           num_threads, vector_store, id_column, output_table)
+    changed = [row for row in rows if before.get(row[id_column]) != now[row[id_column]]]
+    stale = sorted((before.keys() - now.keys()) | {row[id_column] for row in changed if row[id_column] in before})
+    versions.linked_copy(source, target)
+    vector_store.connect()
+    if stale:
+        vector_store.document_collection.delete(f"{vector_store.id_field} IN ({_quoted(stale)})")
+    if changed:
+        await embed(_Rows(changed), callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
+                    num_threads, _KeptTable(vector_store), id_column, output_table)
+    _compact(vector_store.document_collection)
+    writes.written[name] = len(changed) + len(stale)
+    return len(rows)
+
+
+def _quoted(ids: list[str]) -> str:
+    return ", ".join("'" + identity.replace("'", "''") + "'" for identity in ids)
+
+
+def _compact(table: Any) -> None:
+    """Compact a table whose fragments (one or two more each update) grew past COMPACT_FRAGMENTS."""
+    if table.stats()["fragment_stats"]["num_fragments"] > COMPACT_FRAGMENTS:
+        table.optimize(cleanup_older_than=timedelta(0))
+
+
+@contextmanager
+def vectors_by_delta(previous: Path | None, previous_db: Path | None, version: Path, models: str
+                     ) -> Iterator[VectorWrites]:
+    """Within the block, graphrag's embedding step writes only rows that differ from those of the version in
+    `previous` (its LanceDB folder `previous_db`, made under the models `models`); when the block completes,
+    `version` records its rows. Yields the run's VectorWrites."""
+    from graphrag.index.workflows import generate_text_embeddings
+
+    if not _GRAPHRAG:
+        _GRAPHRAG["embed_text"] = generate_text_embeddings.embed_text
+        generate_text_embeddings.embed_text = _embed_text
+    writes = VectorWrites(previous_db, _read(previous, models) if previous is not None else {})
+    token = _current.set(writes)
+    try:
+        yield writes
+    finally:
+        _current.reset(token)
+    _write(writes, version / ROWS, models)
+
+
+def _write(writes: VectorWrites, table: Path, models: str) -> None:
+    import pandas as pd
+
+    rows = [(name, identity, digest) for name, held in writes.now.items() for identity, digest in held.items()]
+    frame = pd.DataFrame(rows, columns=["table", "id", "text"])
+    frame.assign(models=models).to_parquet(table, index=False)
+
+
+def _read(version: Path, models: str) -> dict[str, dict[str, str]]:
+    """A version's vector rows by table, when recorded under the same models; none otherwise."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(version / ROWS, columns=["table", "id", "text", "models"])
+    except (OSError, ValueError, KeyError):
+        return {}
+    same = frame[frame["models"] == models]
+    held: dict[str, dict[str, str]] = {}
+    for name, identity, digest in same[["table", "id", "text"]].itertuples(index=False):
+        held.setdefault(name, {})[identity] = digest
+    return held
