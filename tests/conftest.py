@@ -89,14 +89,23 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, worker_id: str, name: s
 
 
 def _build_fixtures_index(root: Path) -> dict:
-    result = run_cli("index", CORPUS, "--index-path", root, "--offline", "--format", "json")
-    assert result.code == 0, result.stderr
-    return result.json()
+    """The fixtures index, built in this process (the worker imports graphrag for its in-process sessions anyway;
+    the CLI's own build is tested apart): its summary as `index --format json` prints it."""
+    import asyncio
+
+    from graphrag_mcp_server.handlers.indexing.build import IndexMode, build, index_config
+
+    start = Path.cwd()
+    try:
+        summary = asyncio.run(build(index_config(root, CORPUS, offline=True), root, IndexMode.FULL))
+    finally:
+        os.chdir(start)  # graphrag's config loader changes into the index root
+    return summary.model_dump(mode="json")
 
 
 @pytest.fixture(scope="session")
 def built_index(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[tuple[Path, dict]]:
-    """An index of fixtures/corpus built offline by the CLI, with the JSON summary it printed: built once per
+    """An index of fixtures/corpus built offline, with its JSON summary: built once per
     test run and shared read-only (a test that changes an index copies it first: test_faults.copied_index).
     Checked unchanged when the worker ends."""
     root, summary = built_once(tmp_path_factory, worker_id, "fixtures_index", _build_fixtures_index)

@@ -12,27 +12,29 @@ WORKER = [sys.executable, "-m", "graphrag_mcp_server.handlers.indexing.worker"]
 KEY_OF_ARGUMENTS = """
 import sys
 from graphrag.cache.cache_key_creator import cache_key_creator
-request = {"model": "offline/extract", "temperature": 0, "messages": [{"role": "user", "content": sys.argv[1]}]}
-graphrags_own = cache_key_creator(request)
+requests = [{"model": "offline/extract", "temperature": 0, "messages": [{"role": "user", "content": prompt}]}
+            for prompt in sys.argv[1:]]
+graphrags_own = [cache_key_creator(request) for request in requests]
 from graphrag_mcp_server.config.runtime import prepare_models
 prepare_models()
 import graphrag_cache.cache_key
-print(graphrag_cache.cache_key.hash_data.__name__, cache_key_creator(request), graphrags_own)
+for request, own in zip(requests, graphrags_own):
+    print(graphrag_cache.cache_key.hash_data.__name__, cache_key_creator(request), own)
 """
 
 
-def _cache_key(prompt: str) -> list[str]:
-    """[the hasher graphrag uses, the cache key of a request with `prompt`, graphrag's own key of it],
-    computed in a fresh process."""
-    return subprocess.run([sys.executable, "-c", KEY_OF_ARGUMENTS, prompt], capture_output=True, text=True,
-                          check=True, env=cli_env()).stdout.split()
+def _cache_keys(*prompts: str) -> list[list[str]]:
+    """For each prompt, [the hasher graphrag uses, the cache key of a request with it, graphrag's own key of it],
+    computed in one fresh process."""
+    output = subprocess.run([sys.executable, "-c", KEY_OF_ARGUMENTS, *prompts], capture_output=True, text=True,
+                            check=True, env=cli_env()).stdout
+    return [line.split() for line in output.splitlines()]
 
 
 def test_cache_keys_are_graphrags_own_and_stable_between_processes() -> None:
     prompt = sorted(CORPUS.iterdir())[0].read_text(encoding="utf-8")
-    hasher, first, graphrags_own = _cache_key(prompt)
-    _, again, _ = _cache_key(prompt)
-    _, edited, _ = _cache_key(prompt.replace("the", "a", 1))
+    (hasher, first, graphrags_own), (_, edited, _) = _cache_keys(prompt, prompt.replace("the", "a", 1))
+    [(_, again, _)] = _cache_keys(prompt)
     assert hasher == "hash_like_graphrag"
     assert first == graphrags_own, "a cache filled by the graphrag CLI must be found, and the other way round"
     assert first == again, "a cache key must not change between runs, or no update would find its cache"

@@ -276,6 +276,8 @@ async def test_queries_during_an_update_see_one_version_or_the_other(tmp_path: P
 def test_a_run_killed_midway_leaves_the_previous_version_serving(tmp_path: Path) -> None:
     data, root = _corpus(tmp_path / "data"), tmp_path / "index"
     before = _index(data, root)
+    previous = (root / "output").resolve()
+    previous_files = _digest(previous)
     shutil.copy(CORPUS / "10_annual_meeting_minutes_2023.md", data)
     run = subprocess.Popen(
         [sys.executable, "-m", "graphrag_mcp_server", "index", str(data), "--index-path", str(root), "--offline"],
@@ -287,6 +289,7 @@ def test_a_run_killed_midway_leaves_the_previous_version_serving(tmp_path: Path)
         time.sleep(0.05)
     os.kill(run.pid, signal.SIGKILL)
     run.wait()
+    assert _digest(previous) == previous_files  # the run wrote only inside its own version
 
     stats = run_cli("stats", "--index-path", root, "--format", "json")
     assert stats.code == 0 and stats.json()["documents"] == before["documents"]

@@ -13,7 +13,7 @@ SUMMARY_KEYS = {
     "documents", "text_units", "entities", "relationships", "communities", "community_reports",
     "documents_added", "documents_updated", "documents_deleted", "documents_renamed",
     "llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "seconds", "mode", "skipped", "unreadable",
-    "carried_over",
+    "carried_over", "computed", "vectors_written", "clustering",
 }
 STATS_KEYS = {
     "documents", "text_units", "entities", "relationships", "communities", "community_reports",
@@ -26,6 +26,9 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
     assert set(summary) == SUMMARY_KEYS
     assert summary["mode"] == "full"
     assert not any(summary["carried_over"].values())  # a full build takes nothing from a previous version
+    assert summary["clustering"] is None and summary["computed"]["extraction"] == summary["text_units"]
+    assert sum(summary["vectors_written"].values()) == (summary["text_units"] + summary["entities"]
+                                                       + summary["community_reports"])
     assert summary["documents"] == summary["documents_added"] == len(list(CORPUS.iterdir()))
     for key in ("text_units", "entities", "relationships", "communities", "community_reports"):
         assert summary[key] > 0, key

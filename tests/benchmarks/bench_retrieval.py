@@ -7,12 +7,16 @@ the offline model, asks a fixed question set, and reports per search type in con
 - source hit: a document that mentions it is among the context's sources (local, drift, basic);
 - topic hit: for theme questions, a report of the topic is in global search's context;
 - topics without a report (every topic of the generated corpus must have one).
-Prints the table and writes the "Retrieval" section of docs/benchmarks.md. Targets (issue 11): entity and
-source hits >= 90%, no topic without a report. Deterministic: no model, no network, no timing.
+Each corpus is indexed twice: in one full build, and as a growing folder is (half of its documents, then one
+`index` run for each further document: incremental updates, whose communities are kept from version to version,
+issue 24); both must score alike. Prints the table and writes the "Retrieval" section of docs/benchmarks.md.
+Targets (issue 11): entity and source hits >= 90%, no topic without a report. Deterministic: no model, no
+network, no timing.
 """
 
 import argparse
 import asyncio
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -118,6 +122,21 @@ def build(data: Path, root: Path) -> None:
                     "--offline", "--format", "json"], check=True, capture_output=True)
 
 
+def build_by_updates(data: Path, root: Path, folder: Path) -> int:
+    """Index `data` as a growing folder is: half of its documents, then one incremental `index` run for each
+    further document (in `folder`, under the same names); the number of updates."""
+    files = sorted(data.iterdir())
+    first = len(files) // 2
+    folder.mkdir()
+    for path in files[:first]:
+        shutil.copy(path, folder / path.name)
+    build(folder, root)
+    for path in files[first:]:
+        shutil.copy(path, folder / path.name)
+        build(folder, root)
+    return len(files) - first
+
+
 def load(root: Path) -> tuple:
     from graphrag_mcp_server.config.index_root import load_index_config
     from graphrag_mcp_server.handlers.tables import load_tables
@@ -173,22 +192,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         generate = generate_topics(work / "topics")
-        build(FIXTURES, work / "fixtures_index")
-        build(work / "topics", work / "topics_index")
-        fixture_config, fixture_tables = load(work / "fixtures_index")
-        topic_config, topic_tables = load(work / "topics_index")
-        table = ["| corpus | search | measure | hits | share |", "|---|---|---|---|---|"]
-        table += rows("fixtures/corpus", score(fixture_config, fixture_tables,
-                                               fixture_questions(fixture_tables, FIXTURES)))
-        table += rows("unrelated topics", score(topic_config, topic_tables, generate))
-        missing = topics_without_report(topic_tables)
-        facts = [
-            f"Entities without a community: fixtures/corpus {unclustered(fixture_tables)} of "
-            f"{len(fixture_tables.entities)}, unrelated topics {unclustered(topic_tables)} of "
-            f"{len(topic_tables.entities)}.",
-            f"Topics of the generated corpus without a report: {len(missing)} of {len(TOPICS)}"
-            f"{' (' + ', '.join(missing) + ')' if missing else ''}.",
-        ]
+        corpora = {"fixtures/corpus": FIXTURES, "unrelated topics": work / "topics"}
+        table = ["| corpus | built | search | measure | hits | share |", "|---|---|---|---|---|---|"]
+        facts, scores = [], {}
+        for name, data in corpora.items():
+            slug = work / name.replace("/", "_").replace(" ", "_")
+            build(data, slug / "full")
+            updates = build_by_updates(data, slug / "updated", slug / "growing")
+            for built, root in (("full", slug / "full"), (f"{updates} updates", slug / "updated")):
+                config, tables = load(root)
+                questions = fixture_questions(tables, FIXTURES) if data == FIXTURES else generate
+                scores[name, built != "full"] = hits = score(config, tables, questions)
+                table += rows(f"{name} | {built}", hits)
+                missing = topics_without_report(tables) if data != FIXTURES else []
+                facts.append(f"{name}, {built}: {unclustered(tables)} of {len(tables.entities)} entities without a "
+                             f"community" + (f"; topics without a report: {len(missing)} of {len(TOPICS)}"
+                                             f"{' (' + ', '.join(missing) + ')' if missing else ''}"
+                                             if data != FIXTURES else "") + ".")
+            same = scores[name, False] == scores[name, True]
+            facts.append(f"{name}: built by updates, the same hits as the full build, question by question: "
+                         f"{'yes' if same else 'NO'}.")
     section = "\n".join([
         SECTION, "",
         "Measured by `python tests/benchmarks/bench_retrieval.py`: the offline model, `context_only` searches "
@@ -198,7 +221,9 @@ def main() -> None:
         "memos that share no entity). Entity hit: the entity asked about is among the context's first 3 "
         "entities. Source hit: a document naming it is among the sources. Topic hit: global search's reports "
         "name the topic's people and organisation. Targets: >= 90% entity and source hits, no topic without a "
-        "report. Deterministic (no model, no timing).", "",
+        "report. Each corpus is indexed in one full build and as a growing folder is (half of it, then one "
+        "incremental `index` run per further document); both must score alike. Deterministic (no model, no "
+        "timing).", "",
         *table, "", *facts, "",
     ])
     print(section)
