@@ -4,11 +4,12 @@ Run: python tests/benchmarks/bench_incremental.py [--sizes 300,1000,2000] [--bef
 For each size, generates the recurring corpus (corpora.py: a chain of small casts, and a board of 12 people in 3
 bodies, one of whom every document names), indexes it cold with the offline model (no key, no network), then
 runs `graphrag-mcp index` after each of these changes, one after the other:
-- edit: one document renames a person whom its board sentence names (a hub gains and loses a relationship);
+- edit: one document renames the person whom its board sentence names (a hub gains and loses a relationship;
+  the same role in the cast at every size);
 - add: a new document with two new people, one of whom writes to a board member;
 - delete: one document removed;
-then serves it with `serve --watch` and renames a person in another document: save -> queryable is the time until
-a basic_search context names them, and the watch's index worker reports its run's seconds.
+then serves it with `serve --watch` and renames, the same way, a person in another document: save -> queryable is
+the time until a basic_search context names them, and the watch's index worker reports its run's seconds.
 Per run: LLM calls, community reports written anew and carried over, communities kept, vector rows written or
 deleted, wall seconds of the `index` process and the run's own seconds. With `--before REV` the cold build and
 the three updates also run with the code of git revision REV (a worktree on PYTHONPATH), taking turns with this
@@ -63,11 +64,16 @@ def index(data: Path, root: Path, code: Path | None = None) -> dict:
     return {**json.loads(completed.stdout), "wall": time.perf_counter() - started}
 
 
+def named_by_the_board(near: int) -> int:
+    """The document at or after `near` whose board sentence names the second person of its cast (`cast[1]`: the same
+    role in every corpus size, so that edits of different sizes change alike)."""
+    return near + (1 - near) % 4
+
+
 def change(data: Path, documents: int, step: str) -> None:
     """Apply one of STEPS to the corpus in `data`."""
     if step == "edit":
-        number = documents // 4
-        rename(data, number, number % 4, "Ottilie Vance")  # the person the board sentence of this document names
+        rename(data, named_by_the_board(documents // 4), 1, "Ottilie Vance")
     elif step == "add":
         cast = cast_of(documents // 2 // DOCUMENTS_PER_CLUSTER)
         (data / "doc_9999.txt").write_text(
@@ -95,7 +101,8 @@ def measure(work: Path, documents: int, before: Path | None) -> Size:
             getattr(size, name)[step] = summary = index(folder, index_root, code)
             print(f"{documents} {name} {step}: {summary['llm_calls']} calls, {summary['wall']:.1f} s", flush=True)
     log = work / f"server_{documents}.log"
-    size.queryable, size.worker_seconds = asyncio.run(save_to_queryable(data, root, documents, log))
+    size.queryable, size.worker_seconds = asyncio.run(save_to_queryable(data, root, documents, log,
+                                                                         named_by_the_board(documents // 3), 1))
     print(f"{documents}: save -> queryable {size.queryable} s, worker run {size.worker_seconds} s", flush=True)
     return size
 
@@ -209,8 +216,8 @@ Measured by `{command}` ({minutes:.0f} minutes) on generated corpora of {sizes_t
 casts (4 people, an organisation and a place every 5 documents, each document naming one person of the group
 before) and a board of 12 people in 3 bodies, one of whom every document names (tests/benchmarks/corpora.py).
 After a cold build (`graphrag-mcp index DATA --offline`, new root, empty cache), one `index` run after each
-change, one after the other: **edit** renames, in one document, the person its board sentence names (a board
-member, a hub, gains a relationship and loses one); **add** writes a document with two new people, one writing
+change, one after the other: **edit** renames, in one document, the person its board sentence names (the
+second of its cast, the same role at every size: a board member, a hub, gains a relationship and loses one); **add** writes a document with two new people, one writing
 to a board member; **delete** removes a document. "Before" rows run the same with the code of {rev or '-'},
 taking turns with this code on a copy of the corpus. Wall seconds include the process's imports (about 6 s);
 "run s" is the summary's `seconds`, from reading the documents to the switch to the new version. Reports: written
@@ -221,7 +228,8 @@ the LanceDB tables, of all rows (text units, entities, reports).
 
 ## Save to queryable
 
-`serve --watch DATA` over stdio, up 10 s, settle window 0.5 s; from saving a renamed person to the first
+`serve --watch DATA` over stdio, up 10 s, settle window 0.5 s; from saving a renamed person (as in the edit above,
+in another document) to the first
 `basic_search` context (context_only) naming them; "worker" is the `seconds` of that update's summary, run in the
 index worker `serve --watch` keeps waiting with graphrag imported. Figures in the table above.
 

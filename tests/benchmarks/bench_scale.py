@@ -389,15 +389,17 @@ async def _sessions_at_once(url: str, asked: list[str]) -> tuple[float, list[flo
     return time.perf_counter() - started, outcomes
 
 
-async def save_to_queryable(data: Path, root: Path, documents: int, log: Path) -> tuple[float | None, float | None]:
-    """Seconds from saving a renamed person under `serve --watch` until a basic_search context shows the name, and
-    the `seconds` of that update's summary; None, None after WATCH_DEADLINE."""
+async def save_to_queryable(data: Path, root: Path, documents: int, log: Path, number: int | None = None,
+                            slot: int = 2) -> tuple[float | None, float | None]:
+    """Seconds from saving a renamed person (the `slot`-th of document `number`'s cluster; by default of the
+    document a third into the corpus) under `serve --watch` until a basic_search context shows the name, and the
+    `seconds` of that update's summary; None, None after WATCH_DEADLINE."""
     env = {"GRAPHRAG_MCP_WATCH_SETTLE_SECONDS": str(SETTLE_SECONDS)}
     async with stdio_session(root, log, "--watch", str(data), "--data-path", str(data), env=env) as session:
         await asyncio.sleep(IDLE_BEFORE_SAVE)
         version = await _statistics(session)
         saved = time.monotonic()
-        rename(data, documents // 3, 2, WATCHED_NAME)
+        rename(data, documents // 3 if number is None else number, slot, WATCHED_NAME)
         while time.monotonic() - saved < WATCH_DEADLINE:
             if (await _statistics(session))["index_version"] != version["index_version"]:
                 result = await session.call_tool("basic_search", {"query": f"Who is {WATCHED_NAME}?",

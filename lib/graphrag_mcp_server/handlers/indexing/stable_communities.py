@@ -145,6 +145,8 @@ def _hierarchical_leiden(edges: list[tuple[str, str, float]], max_cluster_size: 
     """graphrag's hierarchical Leiden, keeping the previous version's communities during an incremental run."""
     run = _current.get()
     if run is None or not edges:
+        if run is not None:
+            run.clustering.seeded = False
         return _GRAPHRAG["hierarchical_leiden"](edges, max_cluster_size=max_cluster_size, random_seed=random_seed)
     graph = _graph(edges)
     current = {(source, target): weight for source, target, weight in edges}

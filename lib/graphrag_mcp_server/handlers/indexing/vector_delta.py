@@ -11,6 +11,7 @@ next run removes. A table whose fragments grow past COMPACT_FRAGMENTS is compact
 """
 
 import logging
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -86,10 +87,17 @@ async def _embed_text(input_table: Any, callbacks: Any, model: Any, tokenizer: A
                            num_threads, vector_store, id_column, output_table)
     changed = [row for row in rows if before.get(row[id_column]) != now[row[id_column]]]
     stale = sorted((before.keys() - now.keys()) | {row[id_column] for row in changed if row[id_column] in before})
-    versions.linked_copy(source, target)
-    vector_store.connect()
-    if stale:
-        vector_store.document_collection.delete(f"{vector_store.id_field} IN ({_quoted(stale)})")
+    try:
+        versions.linked_copy(source, target)
+        vector_store.connect()
+        if stale:
+            vector_store.document_collection.delete(f"{vector_store.id_field} IN ({_quoted(stale)})")
+    except (OSError, RuntimeError, ValueError) as error:  # the previous table is damaged: write this one in full
+        logger.warning("vector table %s of the previous version unusable (%s): writing it in full", name, error)
+        shutil.rmtree(target, ignore_errors=True)
+        writes.written[name] = len(rows)
+        return await embed(_Rows(rows), callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
+                           num_threads, vector_store, id_column, output_table)
     if changed:
         await embed(_Rows(changed), callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
                     num_threads, _KeptTable(vector_store), id_column, output_table)
