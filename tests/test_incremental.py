@@ -155,7 +155,8 @@ def test_every_change_leaves_the_index_equal_to_a_full_rebuild(tmp_path: Path) -
     vectors = lancedb.connect(root / "output" / "lancedb").open_table("text_unit_text").to_pandas()
     assert set(vectors["id"]) == set(_table(root, "text_units")["id"])
 
-    answer = run_cli("query", "Who is Beatrix Fenn?", "--index-path", root, "--type", "basic", "--format", "json").json()
+    answer = run_cli("query", "Who is Beatrix Fenn?", "--index-path", root, "--type", "basic",
+                     "--format", "json").json()
     assert "08_newspaper_profile_2012.txt" not in {source["document"] for source in answer["sources"]}
     assert "Beatrix Fenn" not in answer["answer"]
     assert len(list((root / "versions").iterdir())) <= 2

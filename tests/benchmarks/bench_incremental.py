@@ -143,7 +143,8 @@ def table(sizes: list[Size], rev: str | None) -> str:
             lambda s: f"{s.before['cold']['wall']:.1f} ({s.before['cold']['seconds']:.1f})")
     for step in STEPS:
         row(f"{step}: LLM calls (share of cold)",
-            lambda s, step=step: f"{s.now[step]['llm_calls']} ({percent(s.now[step]['llm_calls'], s.now['cold']['llm_calls'])})")
+            lambda s, step=step: f"{s.now[step]['llm_calls']} "
+            f"({percent(s.now[step]['llm_calls'], s.now['cold']['llm_calls'])})")
         if rev:
             row(f"{step} before ({rev}): LLM calls",
                 lambda s, step=step: f"{s.before[step]['llm_calls']} "
@@ -195,7 +196,8 @@ def verdicts(sizes: list[Size], rev: str | None) -> list[str]:
     if rev:
         for size in sizes:
             now, was = size.now["cold"], size.before["cold"]
-            lines.append(f"- Cold build at {size.documents} documents: {now['wall']:.1f} s wall ({now['seconds']:.1f} s "
+            lines.append(f"- Cold build at {size.documents} documents: {now['wall']:.1f} s wall ({now['seconds']:.1f} s"
+                         " "
                          f"run) against {was['wall']:.1f} s ({was['seconds']:.1f} s) before ({rev}), taking turns "
                          f"(target: no slower).")
     return lines
@@ -217,8 +219,9 @@ casts (4 people, an organisation and a place every 5 documents, each document na
 before) and a board of 12 people in 3 bodies, one of whom every document names (tests/benchmarks/corpora.py).
 After a cold build (`graphrag-mcp index DATA --offline`, new root, empty cache), one `index` run after each
 change, one after the other: **edit** renames, in one document, the person its board sentence names (the
-second of its cast, the same role at every size: a board member, a hub, gains a relationship and loses one); **add** writes a document with two new people, one writing
-to a board member; **delete** removes a document. "Before" rows run the same with the code of {rev or '-'},
+second of its cast, the same role at every size: a board member, a hub, gains a relationship and loses one);
+**add** writes a document with two new people, one writing to a board member; **delete** removes a document.
+"Before" rows run the same with the code of {rev or '-'},
 taking turns with this code on a copy of the corpus. Wall seconds include the process's imports (about 6 s);
 "run s" is the summary's `seconds`, from reading the documents to the switch to the new version. Reports: written
 anew by the run / carried over from the previous version, of all. Vector rows: rows written into or deleted from

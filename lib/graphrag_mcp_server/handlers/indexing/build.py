@@ -118,13 +118,14 @@ async def build(
     """Index the current documents into a new version and switch to it.
 
     Every run is graphrag's full pipeline over all current documents; graphrag's LLM cache answers every
-    request that unchanged content repeats, so only what changed costs model calls, and an incremental run takes from the previous version its unchanged
-    extractions, summaries, report contexts, reports and embeddings, its communities, the ids of its records and
-    its vector rows (kept.py): it then differs from a rebuild only in how communities are drawn. An
+    request that unchanged content repeats, so only what changed costs model calls, and an incremental run
+    takes from the previous version its unchanged extractions, summaries, report contexts, reports and
+    embeddings, its communities, the ids of its records and its vector rows (kept.py): it then differs from
+    a rebuild only in how communities are drawn. An
     incremental run with no changed document does nothing, without importing graphrag's pipeline or a
     model library (about 1 s instead of 6 s).
     """
-    from graphrag_mcp_server.config.runtime import time_workflows_without_tracemalloc
+    from graphrag_mcp_server.config.runtime import log_no_item_progress, time_workflows_without_tracemalloc
     from graphrag_mcp_server.handlers.indexing.communities import with_every_entity_clustered
     from graphrag_mcp_server.handlers.indexing.kept import kept_from
     from graphrag_mcp_server.handlers.indexing.local_files import use_local_file_storage
@@ -148,6 +149,7 @@ async def build(
         started += time.perf_counter() - importing  # `seconds` is the run's, as when these were imported first
         settings = ServerSettings()
         time_workflows_without_tracemalloc()
+        log_no_item_progress()
         read_parquet_tables_by_records()
         use_local_file_storage()
         await probe_models(config, settings.provider_probe_seconds)

@@ -168,7 +168,7 @@ async def run_report_extractor(community: str | int, input: str, level: int, mod
     if carried is None:
         return await run_extractor(community, input, level, model, extraction_prompt, max_report_length)
     tables, rows = report_rows(input)
-    key = memos.input_hash(tables, extraction_prompt, max_report_length)
+    key = memos.input_hash(tables, memos.text_digest(extraction_prompt), max_report_length)
     stored = carried[memos.Step.REPORT].get(key)
     report = None if stored is None or "rows" not in stored else renumbered(stored["report"], stored["rows"], rows)
     if report is None:

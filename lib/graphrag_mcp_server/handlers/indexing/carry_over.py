@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing import carried_reports
-from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step, current, input_hash
+from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step, current, input_hash, text_digest
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,7 +51,8 @@ async def _extract_graph(text_units: "pd.DataFrame", callbacks: Any, text_column
         return await _GRAPHRAG["extract"](text_units, callbacks, text_column, id_column, model, prompt, entity_types,
                                           max_gleanings, num_threads, async_type)
     memo = carried[Step.EXTRACTION]
-    keys = [input_hash(text.strip(), entity_types, prompt, max_gleanings) for text in text_units[text_column]]
+    prompt_key = text_digest(prompt)
+    keys = [input_hash(text.strip(), entity_types, prompt_key, max_gleanings) for text in text_units[text_column]]
     found = [memo.get(key) for key in keys]
     missing = [position for position, split in enumerate(found) if split is None]
 
@@ -73,6 +74,41 @@ async def _extract_graph(text_units: "pd.DataFrame", callbacks: Any, text_column
     return entities, filter_orphan_relationships(relationships, entities)
 
 
+async def _summarize_descriptions(entities_df: "pd.DataFrame", relationships_df: "pd.DataFrame", callbacks: Any,
+                                  model: Any, max_summary_length: int, max_input_tokens: int, prompt: str,
+                                  num_threads: int) -> "tuple[pd.DataFrame, pd.DataFrame]":
+    """graphrag's summaries of every entity's and relationship's descriptions, handing graphrag only the rows the
+    previous version did not summarise (one task a row: 10,000 rows cost half a second in asyncio alone)."""
+    import pandas as pd
+
+    summarize = _GRAPHRAG["summarize_all"]
+    carried = current.get()
+    if carried is None:
+        return await summarize(entities_df, relationships_df, callbacks, model, max_summary_length, max_input_tokens,
+                               prompt, num_threads)
+    memo = carried[Step.SUMMARY]
+
+    def key(identity: str | tuple[str, str], descriptions: Any) -> str:  # as _run_summarize_descriptions keys them
+        return input_hash(identity, sorted(set(descriptions)), max_summary_length, max_input_tokens,
+                          text_digest(prompt))
+
+    nodes = [(str(title), key(str(title), descriptions))
+             for title, descriptions in zip(entities_df["title"], entities_df["description"], strict=True)]
+    pairs = zip(relationships_df["source"].astype(str), relationships_df["target"].astype(str), strict=True)
+    edges = [(pair, key(pair, descriptions))
+             for pair, descriptions in zip(pairs, relationships_df["description"], strict=True)]
+    missing_nodes = [memo.get(found) is None for _, found in nodes]
+    missing_edges = [memo.get(found) is None for _, found in edges]
+    if any(missing_nodes) or any(missing_edges):  # graphrag's run_summarize_descriptions (routed below) stores them
+        await summarize(entities_df[missing_nodes], relationships_df[missing_edges], callbacks, model,
+                        max_summary_length, max_input_tokens, prompt, num_threads)
+    entities = pd.DataFrame({"title": [title for title, _ in nodes],
+                             "description": [memo.get(found) for _, found in nodes]})
+    relationships = pd.DataFrame({"source": [pair[0] for pair, _ in edges], "target": [pair[1] for pair, _ in edges],
+                                  "description": [memo.get(found) for _, found in edges]})
+    return entities, relationships
+
+
 async def _run_summarize_descriptions(id: str | tuple[str, str], descriptions: list[str], model: Any,  # noqa: A002
                                       max_summary_length: int, max_input_tokens: int, prompt: str) -> Any:
     """graphrag's summary of one entity's or relationship's descriptions, taking an unchanged one
@@ -83,7 +119,7 @@ async def _run_summarize_descriptions(id: str | tuple[str, str], descriptions: l
     carried = current.get()
     if carried is None:
         return await summarize(id, descriptions, model, max_summary_length, max_input_tokens, prompt)
-    key = input_hash(id, descriptions, max_summary_length, max_input_tokens, prompt)
+    key = input_hash(id, descriptions, max_summary_length, max_input_tokens, text_digest(prompt))
     stored = carried[Step.SUMMARY].get(key)
     if stored is None:
         stored = (await summarize(id, descriptions, model, max_summary_length, max_input_tokens, prompt)).description
@@ -143,12 +179,14 @@ def _install() -> None:
     if not _GRAPHRAG:
         _GRAPHRAG["extract"] = extract_graph_workflow.extractor
         _GRAPHRAG["summarize"] = summarize_descriptions.run_summarize_descriptions
+        _GRAPHRAG["summarize_all"] = extract_graph_workflow.summarize_descriptions
         _GRAPHRAG["embed"] = embed_text.run_embed_text
         carried_reports.GRAPHRAG["report"] = summarize_communities.run_extractor
         summarize_communities.run_extractor = carried_reports.run_report_extractor
         embed_text.run_embed_text = _run_embed_text
         extract_graph_workflow.extractor = _extract_graph
         summarize_descriptions.run_summarize_descriptions = _run_summarize_descriptions
+        extract_graph_workflow.summarize_descriptions = _summarize_descriptions
         context_builder.parallel_sort_context_batch = carried_reports.sort_context_batch
 
 
@@ -164,7 +202,7 @@ def work_carried_over(previous: Path | None, version: Path, models: str) -> Iter
     fingerprint equals `models`); when the block completes, `version` stores those this run used."""
     _install()
     stored = _read(previous, models)
-    carried = {step: Memo(previous=stored.get(step, {})) for step in Step}
+    carried = {step: Memo(previous=stored.get(step, {}), decode=_decoder(step)) for step in Step}
     token = current.set(carried)
     try:
         yield carried
@@ -175,22 +213,31 @@ def work_carried_over(previous: Path | None, version: Path, models: str) -> Iter
     _write(carried, version / TABLE, models)
 
 
+def _decoder(step: Step) -> Any:
+    """How a step's stored result becomes the result: vectors (float32 arrays) as lists, the others from JSON."""
+    return (lambda vector: vector.tolist()) if step is Step.EMBEDDING else json.loads
+
+
 def _write(carried: CarriedOver, table: Path, models: str) -> None:
-    """Store the results this run used: vectors as float32 lists, the others as JSON."""
+    """Store the results this run used: vectors as float32 arrays, the others as JSON (carried ones as stored)."""
     import numpy as np
     import pandas as pd
 
-    rows = [
-        (step.value, key, None, np.asarray(result, dtype=np.float32)) if step is Step.EMBEDDING
-        else (step.value, key, json.dumps(result), None)
-        for step, memo in carried.items() for key, result in memo.used.items()
-    ]
+    rows = []
+    for step, memo in carried.items():
+        for key, result in memo.used.items():
+            stored = memo.stored_form.get(key)
+            if step is Step.EMBEDDING:
+                rows.append((step.value, key, None, stored if stored is not None else np.asarray(result, np.float32)))
+            else:
+                rows.append((step.value, key, stored if stored is not None else json.dumps(result), None))
     frame = pd.DataFrame(rows, columns=["step", "key", "result", "vector"])
     frame.assign(models=models).to_parquet(table, index=False)
 
 
 def _read(version: Path | None, models: str) -> dict[Step, dict[str, Any]]:
-    """A version's stored results made under the same models, by step; none when it has no readable table."""
+    """A version's stored results made under the same models, by step, as stored (JSON text, float32 arrays);
+    none when it has no readable table."""
     import pandas as pd
 
     if version is None:
@@ -202,8 +249,6 @@ def _read(version: Path | None, models: str) -> dict[Step, dict[str, Any]]:
     stored: dict[Step, dict[str, Any]] = {step: {} for step in Step}
     same = frame[frame["models"] == models]
     for step, key, result, vector in same[["step", "key", "result", "vector"]].itertuples(index=False):
-        if step == Step.EMBEDDING:
-            stored[Step.EMBEDDING][key] = vector.tolist()
-        elif step in stored:
-            stored[Step(step)][key] = json.loads(result)
+        if step in stored:
+            stored[Step(step)][key] = vector if step == Step.EMBEDDING else result
     return stored

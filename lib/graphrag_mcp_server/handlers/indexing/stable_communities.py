@@ -72,12 +72,15 @@ class Partition:
 
 @dataclass
 class _Run:
+    """An incremental run's clustering: the previous partition, graphrag's parameters (set when it clusters), the
+    next free community ids, the nodes at changed relationships, and what is reported."""
+
     previous: Partition
-    seed: int | None
-    max_cluster_size: int
-    ids: Iterator[int]
-    frontier: set[str]
-    clustering: Clustering = field(default_factory=lambda: Clustering(seeded=True))
+    clustering: Clustering
+    seed: int | None = None
+    max_cluster_size: int = 10
+    ids: Iterator[int] = field(default_factory=itertools.count)
+    frontier: set[str] = field(default_factory=set)
 
 
 _current: ContextVar[_Run | None] = ContextVar("stable_communities", default=None)
@@ -98,7 +101,7 @@ def communities_kept(previous: Path | None) -> Iterator[Clustering | None]:
         yield None
         return
     clustering = Clustering(seeded=True)
-    token = _current.set(_Run(partition, None, 0, iter(()), set(), clustering))
+    token = _current.set(_Run(partition, clustering))
     try:
         yield clustering
     finally:
@@ -127,10 +130,10 @@ def read_partition(version: Path) -> Partition | None:
         for entity in entity_ids:
             if (title := titles.get(entity)) is not None:
                 levels[int(level)][str(title)] = int(community)
-    return Partition(levels, parents, normalised_edges(relationships))
+    return Partition(levels, parents, _normalised_edges(relationships))
 
 
-def normalised_edges(relationships: Any) -> dict[Edge, float]:
+def _normalised_edges(relationships: Any) -> dict[Edge, float]:
     """Relationships as graphrag's cluster_graph reads them: undirected, the last of a pair kept."""
     edges: dict[Edge, float] = {}
     weights = relationships["weight"] if "weight" in relationships else itertools.repeat(1.0)
