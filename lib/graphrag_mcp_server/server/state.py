@@ -43,7 +43,17 @@ def _load(root: Path) -> Snapshot:
         prepared(tables).warm()
     except Exception as error:  # noqa: BLE001 - statistics and resources still serve; the searches report it
         logger.warning("index version %s loaded but not prepared for searches: %s", version, error)
+    _import_search_path()
     return Snapshot(config, tables, version, datetime.now(UTC))
+
+
+def _import_search_path() -> None:
+    """Import what the first search of a process needs beyond the tables: graphrag's engine factory and the
+    vector store (LanceDB alone is ~1.3 s), so that a server's first search after it starts, or after an update
+    it was watching for, answers as fast as the next."""
+    import graphrag.query.factory  # noqa: F401
+    import graphrag.utils.api  # noqa: F401
+    import graphrag_vectors.lancedb  # noqa: F401
 
 
 def disk_version(root: Path) -> str:

@@ -101,6 +101,7 @@ class IndexJobs:
                    limits: Limits | None) -> None:
         try:
             worker = self._workers[job.job_id] = await self._take_worker()
+            self._start_spare()  # the next worker imports on the other core while this one builds, not after it
             if job.state is JobState.CANCELLED:
                 await _stop(worker)
             assert worker.stdin is not None and worker.stdout is not None
