@@ -2,7 +2,6 @@
 from the previous version, sound, as modular as a fresh clustering); versions switch atomically."""
 
 import asyncio
-import hashlib
 import json
 import os
 import selectors
@@ -17,7 +16,7 @@ import lancedb
 import pandas as pd
 import pytest
 
-from conftest import CORPUS, REPO, cli_env, run_cli
+from conftest import CORPUS, REPO, cli_env, index_digest, run_cli
 from mcp_client import IN_PROCESS, mcp_session
 
 pytestmark = pytest.mark.slow  # every test builds indexes of its own
@@ -189,11 +188,6 @@ def _modularity_share(root: Path) -> float:
     return gn.modularity(edge_list, partition) / fresh
 
 
-def _digest(folder: Path) -> dict[str, str]:
-    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(folder.rglob("*")) if path.is_file()}
-
-
 @pytest.mark.slow
 def test_updates_of_a_recurring_corpus_keep_communities_and_follow_the_change(tmp_path: Path) -> None:
     """300 documents whose board of 12 recurs throughout: an edit, an added document, two deleted ones and an
@@ -209,13 +203,13 @@ def test_updates_of_a_recurring_corpus_keep_communities_and_follow_the_change(tm
     def step(name: str, gone: set[str] = frozenset(), share: float = 0.02) -> dict:
         """Update, check against a rebuild, and bound what it cost: model calls within `share` of the cold
         build's, vector rows written within 10 times that share of all rows, >= 90% of the reports kept."""
-        previous_vectors = _digest(root / "output" / "lancedb")
+        previous_vectors = index_digest(root / "output" / "lancedb")
         previous = (root / "output").resolve()
         summary = _build(data, root)
         _build(data, rebuild, "full")
         assert _content(root) == _content(rebuild), name
         _sound(root, gone)
-        assert _digest(previous / "lancedb") == previous_vectors, f"{name}: the previous version's vectors changed"
+        assert index_digest(previous / "lancedb") == previous_vectors, f"{name}: the previous version's vectors changed"
         assert _modularity_share(root) >= 0.97, name
         assert summary["clustering"]["seeded"], (name, summary["clustering"])
         assert summary["llm_calls"] <= share * cold["llm_calls"], (name, summary["llm_calls"], cold["llm_calls"])
@@ -278,7 +272,7 @@ def test_a_run_killed_midway_leaves_the_previous_version_serving(tmp_path: Path)
     data, root = _corpus(tmp_path / "data"), tmp_path / "index"
     before = _index(data, root)
     previous = (root / "output").resolve()
-    previous_files = _digest(previous)
+    previous_files = index_digest(previous)
     shutil.copy(CORPUS / "10_annual_meeting_minutes_2023.md", data)
     run = subprocess.Popen(
         [sys.executable, "-m", "graphrag_mcp_server", "index", str(data), "--index-path", str(root), "--offline"],
@@ -290,7 +284,7 @@ def test_a_run_killed_midway_leaves_the_previous_version_serving(tmp_path: Path)
         time.sleep(0.05)
     os.kill(run.pid, signal.SIGKILL)
     run.wait()
-    assert _digest(previous) == previous_files  # the run wrote only inside its own version
+    assert index_digest(previous) == previous_files  # the run wrote only inside its own version
 
     stats = run_cli("stats", "--index-path", root, "--format", "json")
     assert stats.code == 0 and stats.json()["documents"] == before["documents"]

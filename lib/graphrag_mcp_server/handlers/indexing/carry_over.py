@@ -88,9 +88,8 @@ async def _summarize_descriptions(entities_df: "pd.DataFrame", relationships_df:
                                prompt, num_threads)
     memo = carried[Step.SUMMARY]
 
-    def key(identity: str | tuple[str, str], descriptions: Any) -> str:  # as _run_summarize_descriptions keys them
-        return input_hash(identity, sorted(set(descriptions)), max_summary_length, max_input_tokens,
-                          text_digest(prompt))
+    def key(identity: str | tuple[str, str], descriptions: Any) -> str:  # graphrag hands on each row's set, sorted
+        return _summary_key(identity, sorted(set(descriptions)), max_summary_length, max_input_tokens, prompt)
 
     nodes = [(str(title), key(str(title), descriptions))
              for title, descriptions in zip(entities_df["title"], entities_df["description"], strict=True)]
@@ -109,6 +108,12 @@ async def _summarize_descriptions(entities_df: "pd.DataFrame", relationships_df:
     return entities, relationships
 
 
+def _summary_key(identity: str | tuple[str, str], descriptions: list[str], max_summary_length: int,
+                 max_input_tokens: int, prompt: str) -> str:
+    """The memo key of one entity's or relationship's summary, from graphrag's input to it."""
+    return input_hash(identity, descriptions, max_summary_length, max_input_tokens, text_digest(prompt))
+
+
 async def _run_summarize_descriptions(id: str | tuple[str, str], descriptions: list[str], model: Any,  # noqa: A002
                                       max_summary_length: int, max_input_tokens: int, prompt: str) -> Any:
     """graphrag's summary of one entity's or relationship's descriptions, taking an unchanged one
@@ -119,7 +124,7 @@ async def _run_summarize_descriptions(id: str | tuple[str, str], descriptions: l
     carried = current.get()
     if carried is None:
         return await summarize(id, descriptions, model, max_summary_length, max_input_tokens, prompt)
-    key = input_hash(id, descriptions, max_summary_length, max_input_tokens, text_digest(prompt))
+    key = _summary_key(id, descriptions, max_summary_length, max_input_tokens, prompt)
     stored = carried[Step.SUMMARY].get(key)
     if stored is None:
         stored = (await summarize(id, descriptions, model, max_summary_length, max_input_tokens, prompt)).description

@@ -77,14 +77,35 @@ async def _embed_text(input_table: Any, callbacks: Any, model: Any, tokenizer: A
                            num_threads, vector_store, id_column, output_table)
     rows = [{id_column: str(row[id_column]), embed_column: row.get(embed_column) or ""} async for row in input_table]
     name = vector_store.index_name
-    now = writes.now[name] = {row[id_column]: input_hash(row[embed_column]) for row in rows}
-    before = writes.before.get(name)
+    writes.now[name] = {row[id_column]: input_hash(row[embed_column]) for row in rows}
+
+    async def write(some: list[dict[str, Any]], store: Any) -> None:
+        await embed(_Rows(some), callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
+                    num_threads, store, id_column, output_table)
+
+    delta = _copy_of_previous(writes, name, rows, id_column, vector_store)
+    if delta is None:
+        await write(rows, vector_store)
+        writes.written[name] = len(rows)
+        return len(rows)
+    changed, stale = delta
+    if changed:
+        await write(changed, _KeptTable(vector_store))
+    _compact(vector_store.document_collection)
+    writes.written[name] = len(changed) + len(stale)
+    return len(rows)
+
+
+def _copy_of_previous(writes: VectorWrites, name: str, rows: list[dict[str, Any]], id_column: str, vector_store: Any
+                      ) -> tuple[list[dict[str, Any]], list[str]] | None:
+    """The previous version's table `name` copied into this version with its stale rows (gone, or changed)
+    deleted: the rows still to write and the ids deleted. None when this table must be written in full (no
+    record of the previous rows, no previous table, a store shared by the versions, or a damaged table)."""
+    before, now = writes.before.get(name), writes.now[name]
     target = Path(vector_store.db_uri) / f"{name}.lance"
     source = writes.previous_db / f"{name}.lance" if writes.previous_db is not None else None
     if before is None or source is None or not source.is_dir() or source.resolve() == target.resolve():
-        writes.written[name] = len(rows)
-        return await embed(_Rows(rows), callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
-                           num_threads, vector_store, id_column, output_table)
+        return None
     changed = [row for row in rows if before.get(row[id_column]) != now[row[id_column]]]
     stale = sorted((before.keys() - now.keys()) | {row[id_column] for row in changed if row[id_column] in before})
     try:
@@ -92,18 +113,11 @@ async def _embed_text(input_table: Any, callbacks: Any, model: Any, tokenizer: A
         vector_store.connect()
         if stale:
             vector_store.document_collection.delete(f"{vector_store.id_field} IN ({_quoted(stale)})")
-    except (OSError, RuntimeError, ValueError) as error:  # the previous table is damaged: write this one in full
+    except (OSError, RuntimeError, ValueError) as error:
         logger.warning("vector table %s of the previous version unusable (%s): writing it in full", name, error)
         shutil.rmtree(target, ignore_errors=True)
-        writes.written[name] = len(rows)
-        return await embed(_Rows(rows), callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
-                           num_threads, vector_store, id_column, output_table)
-    if changed:
-        await embed(_Rows(changed), callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
-                    num_threads, _KeptTable(vector_store), id_column, output_table)
-    _compact(vector_store.document_collection)
-    writes.written[name] = len(changed) + len(stale)
-    return len(rows)
+        return None
+    return changed, stale
 
 
 def _quoted(ids: list[str]) -> str:
