@@ -100,7 +100,8 @@ def _copy_of_previous(writes: VectorWrites, name: str, rows: list[dict[str, Any]
                       ) -> tuple[list[dict[str, Any]], list[str]] | None:
     """The previous version's table `name` copied into this version with its stale rows (gone, or changed)
     deleted: the rows still to write and the ids deleted. None when this table must be written in full (no
-    record of the previous rows, no previous table, a store shared by the versions, or a damaged table)."""
+    record of the previous rows, no previous table, a store shared by the versions, or a table that is damaged or
+    holds other rows than recorded: an update heals it, as when every update rewrote the tables)."""
     before, now = writes.before.get(name), writes.now[name]
     target = Path(vector_store.db_uri) / f"{name}.lance"
     source = writes.previous_db / f"{name}.lance" if writes.previous_db is not None else None
@@ -111,6 +112,10 @@ def _copy_of_previous(writes: VectorWrites, name: str, rows: list[dict[str, Any]
     try:
         versions.linked_copy(source, target)
         vector_store.connect()
+        held = vector_store.document_collection.search().select([vector_store.id_field]).limit(None).to_arrow()
+        if set(held[vector_store.id_field].to_pylist()) != before.keys():  # reads every data file's ids (~30 ms)
+            msg = "its rows are not those recorded"
+            raise ValueError(msg)
         if stale:
             vector_store.document_collection.delete(f"{vector_store.id_field} IN ({_quoted(stale)})")
     except (OSError, RuntimeError, ValueError) as error:
