@@ -1,9 +1,12 @@
 """Process set-up that must precede the first graphrag import, and the first model call."""
 
+import gc
 import logging
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -97,3 +100,20 @@ def log_no_item_progress() -> None:
     summarised description, report or text unit (13,000 lines, about 0.4 s of a 2000-document update). Workflows
     still log their start and end, and progress callbacks (the CLI's bars) still see every tick."""
     logging.getLogger("graphrag.logger.progress").setLevel(logging.WARNING)
+
+
+@contextmanager
+def fewer_garbage_collections(first_generation: int = 50_000) -> Iterator[None]:
+    """Within the block, the collector leaves alone the objects that existed before it (imports, a server's tables:
+    `gc.freeze`) and collects the young generation every `first_generation` allocations instead of every 700.
+    A build allocates millions of short-lived rows; with the default thresholds full collections walked every live
+    object again and again (0.5-0.9 s of a 4.4 s one-document update at 2000 documents). Garbage with cycles is
+    still collected, only in fewer, larger batches."""
+    before = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(first_generation, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()

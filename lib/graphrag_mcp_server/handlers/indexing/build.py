@@ -125,7 +125,11 @@ async def build(
     incremental run with no changed document does nothing, without importing graphrag's pipeline or a
     model library (about 1 s instead of 6 s).
     """
-    from graphrag_mcp_server.config.runtime import log_no_item_progress, time_workflows_without_tracemalloc
+    from graphrag_mcp_server.config.runtime import (
+        fewer_garbage_collections,
+        log_no_item_progress,
+        time_workflows_without_tracemalloc,
+    )
     from graphrag_mcp_server.handlers.indexing.communities import with_every_entity_clustered
     from graphrag_mcp_server.handlers.indexing.kept import kept_from
     from graphrag_mcp_server.handlers.indexing.local_files import use_local_file_storage
@@ -133,7 +137,7 @@ async def build(
     from graphrag_mcp_server.providers.probe import probe_models
 
     started = time.perf_counter()
-    with versions.index_lock(root):
+    with versions.index_lock(root), fewer_garbage_collections():
         documents, selection = await read_documents(config, root, limits)
         manifest = dict(zip(documents["title"].astype(str), documents["id"].astype(str), strict=True))
         current = versions.current_version(root)

@@ -221,6 +221,9 @@ def renumbered(report: dict[str, Any], cited: dict[str, dict[str, str]], current
     for title, was in cited.items():
         now = {row: int(number) for number, row in current.get(title, {}).items()}
         numbers[title] = {int(number): now[row] for number, row in was.items() if row in now}
+    if all(len(numbers[title]) == len(was) and all(old == new for old, new in numbers[title].items())
+           for title, was in cited.items()):
+        return report  # every row kept its number (stable ids: most reports of an update)
 
     def table(match: re.Match) -> str:
         title = match.group(1)

@@ -69,8 +69,8 @@ async def _extract_graph(text_units: "pd.DataFrame", callbacks: Any, text_column
         if len(result[0]):
             memo.put(keys[position], found[position])
     units = [(split, unit) for split, unit in zip(found, text_units[id_column], strict=True) if split is not None]
-    entities = operation._merge_entities(_frames([(split[0], unit) for split, unit in units]))  # noqa: SLF001
-    relationships = operation._merge_relationships(_frames([(split[1], unit) for split, unit in units]))  # noqa: SLF001
+    entities = _merged([(split[0], unit) for split, unit in units], ("title", "type"), "frequency")
+    relationships = _merged([(split[1], unit) for split, unit in units], ("source", "target"), "weight")
     return entities, filter_orphan_relationships(relationships, entities)
 
 
@@ -156,17 +156,50 @@ async def _run_embed_text(input: list[str], callbacks: Any, model: Any, tokenize
     return TextEmbeddingResult(embeddings=vectors)
 
 
-def _frames(splits: list[tuple[dict[str, list], str]]) -> "list[pd.DataFrame]":
-    """Extraction frames (`DataFrame.to_dict(orient="split")`) of text units as one frame, each row's
-    `source_id` its unit's: what graphrag concatenates from the units' frames (none for no units)."""
+def _merged(splits: list[tuple[dict[str, list], str]], keys: tuple[str, str], total: str) -> "pd.DataFrame":
+    """graphrag's `_merge_entities` (`total` "frequency": rows counted) or `_merge_relationships` ("weight": weights
+    summed) of text units' extraction frames (`DataFrame.to_dict(orient="split")`), each row's `source_id` its
+    unit's: rows grouped by `keys` in order of first appearance (rows with a missing key left out), their
+    descriptions and units listed. The same frame as graphrag's, without concatenating every unit's frame and
+    grouping it with per-group Python callbacks (0.3-0.5 s of a one-document update at 2000 documents)."""
+    import numpy as np
     import pandas as pd
 
-    columns = next((split["columns"] for split, _ in splits), None)
-    if columns is None:
-        return []
-    source = columns.index("source_id")
-    rows = [[*row[:source], unit, *row[source + 1:]] for split, unit in splits for row in split["data"]]
-    return [pd.DataFrame(rows, columns=columns)]
+    groups: dict[tuple, int] = {}
+    descriptions: list[list] = []
+    units: list[list[str]] = []
+    codes: list[int] = []
+    weights: list[Any] = []
+    for split, unit in splits:
+        columns = split["columns"]
+        first, second, description = (columns.index(name) for name in (*keys, "description"))
+        weight = columns.index("weight") if total == "weight" else None
+        for row in split["data"]:
+            key = (row[first], row[second])
+            if _missing(key[0]) or _missing(key[1]):
+                continue
+            code = groups.setdefault(key, len(groups))
+            if code == len(descriptions):
+                descriptions.append([])
+                units.append([])
+            descriptions[code].append(row[description])
+            units[code].append(unit)
+            if weight is not None:
+                codes.append(code)
+                weights.append(row[weight])
+    frame = pd.DataFrame({keys[0]: [key[0] for key in groups], keys[1]: [key[1] for key in groups],
+                          "description": descriptions, "text_unit_ids": units})
+    if total == "weight":  # summed by pandas, as graphrag's groupby sums them
+        summed = pd.Series(weights, dtype="float64").groupby(np.asarray(codes, dtype=np.int64), sort=True).sum()
+        frame["weight"] = summed.to_numpy() if groups else np.empty(0)
+    else:
+        frame["frequency"] = pd.Series([len(listed) for listed in units], dtype="int64")
+    return frame
+
+
+def _missing(value: Any) -> bool:
+    """A group key pandas leaves out: None or NaN."""
+    return value is None or value != value  # noqa: PLR0124 - NaN is the one value unequal to itself
 
 
 _GRAPHRAG: dict[str, Any] = {}
@@ -243,17 +276,21 @@ def _write(carried: CarriedOver, table: Path, models: str) -> None:
 def _read(version: Path | None, models: str) -> dict[Step, dict[str, Any]]:
     """A version's stored results made under the same models, by step, as stored (JSON text, float32 arrays);
     none when it has no readable table."""
-    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
     if version is None:
         return {}
     try:
-        frame = pd.read_parquet(version / TABLE, columns=["step", "key", "result", "vector", "models"])
-    except (OSError, ValueError, KeyError):
+        table = pq.read_table(version / TABLE, columns=["step", "key", "result", "vector", "models"])
+    except (OSError, ValueError, KeyError, pa.ArrowException):
         return {}
+    same = table.filter(pc.equal(table["models"], models))
     stored: dict[Step, dict[str, Any]] = {step: {} for step in Step}
-    same = frame[frame["models"] == models]
-    for step, key, result, vector in same[["step", "key", "result", "vector"]].itertuples(index=False):
+    for step, key, result, vector in zip(same["step"].to_pylist(), same["key"].to_pylist(),
+                                         same["result"].to_pylist(), same["vector"].to_numpy(zero_copy_only=False),
+                                         strict=True):
         if step in stored:
             stored[Step(step)][key] = vector if step == Step.EMBEDDING else result
     return stored
