@@ -53,7 +53,7 @@ class RunningServer:
     errors: IO[str]
 
     def stderr(self) -> str:
-        """What the server has written to stderr so far."""
+        """What the server has written so far: its log on stderr, and uvicorn's access log (on stdout)."""
         self.errors.flush()
         self.errors.seek(0)
         return self.errors.read()
@@ -68,7 +68,7 @@ def running_server(root: Path, transport: str = "streamable-http", *args: str, e
         server = subprocess.Popen(
             [sys.executable, "-m", "graphrag_mcp_server", "serve", "--index-path", str(root),
              "--transport", transport, "--host", host, "--port", str(port), *args],
-            env={**cli_env(), **(env or {})}, stdout=subprocess.DEVNULL, stderr=errors, text=True,
+            env={**cli_env(), **(env or {})}, stdout=errors, stderr=errors, text=True,
         )
         running = RunningServer(server, port, f"http://127.0.0.1:{port}/{'mcp' if transport == 'streamable-http' else 'sse'}",
                                 errors)

@@ -7,11 +7,9 @@ the index on disk is byte for byte what it was.
 import asyncio
 import json
 import shutil
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx2
@@ -25,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 from conftest import CORPUS, index_digest, run_cli
 from mcp_client import RunningServer, running_server
+from oauth_issuer import Issuer
 
 pytestmark = pytest.mark.e2e  # HTTP servers in subprocesses
 
@@ -333,40 +332,6 @@ async def test_sse_needs_the_token_too(site: dict[str, Path]) -> None:
 
 
 # --- OAuth resource server: JWT access tokens checked against a JWKS on loopback ----------------------
-
-class Issuer:
-    """A local authorization server: an RSA key pair, its JWKS and RFC 8414 metadata on loopback."""
-
-    def __init__(self) -> None:
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
-        documents: dict[str, bytes] = {"/jwks.json": json.dumps({"keys": [{**jwk, "kid": "k1", "alg": "RS256"}]}).encode()}
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                body = documents.get(self.path)
-                self.send_response(200 if body else 404)
-                self.send_header("content-type", "application/json")
-                self.end_headers()
-                self.wfile.write(body or b"{}")
-
-            def log_message(self, *args: object) -> None:
-                """Quiet."""
-
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.http.server_port}"
-        documents["/.well-known/oauth-authorization-server"] = json.dumps(
-            {"issuer": self.url, "jwks_uri": f"{self.url}/jwks.json"}).encode()
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
-
-    def token(self, audience: str, **claims: object) -> str:
-        """A signed access token for `audience`, with these claims overriding the defaults."""
-        now = int(time.time())
-        body = {"iss": self.url, "aud": audience, "sub": "user-1", "client_id": "client-1", "iat": now,
-                "exp": now + 600, "scope": "graphrag:read", **claims}
-        return jwt.encode({k: v for k, v in body.items() if v is not None}, self.key, algorithm="RS256",
-                          headers={"kid": "k1"})
-
 
 @pytest.fixture(scope="module")
 def oauth(site: dict[str, Path]) -> Iterator[tuple[Issuer, RunningServer]]:

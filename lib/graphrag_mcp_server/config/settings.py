@@ -106,9 +106,13 @@ class ServerSettings(BaseSettings):
     """Largest HTTP request body accepted."""
 
     max_sessions: int = Field(default=100, ge=1)
-    """Most open streamable HTTP sessions (or SSE streams); one more is answered 503."""
+    """Most open streamable HTTP sessions (or SSE streams) of all clients; one more is answered 503 with Retry-After."""
 
-    session_idle_seconds: float = Field(default=300.0, gt=0)
+    max_sessions_per_client: int = Field(default=10, ge=1)
+    """Most open sessions (or SSE streams) of one client (its address, and its credential); one more is answered
+    429 with Retry-After, so one busy client cannot take every session."""
+
+    session_idle_seconds: float = Field(default=60.0, gt=0)
     """A streamable HTTP session with no request for this long is closed."""
 
     @field_validator("auth_required_scopes", "allowed_hosts", "allowed_origins", "data_roots", mode="before")

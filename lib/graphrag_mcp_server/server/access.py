@@ -28,6 +28,9 @@ ASYMMETRIC_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 
+LEEWAY_SECONDS = 30
+"""Clock skew allowed on a JWT's `exp`, `nbf` and `iat`."""
+
 
 class AccessDeniedError(GraphRagMcpError):
     """A caller asked for something this server does not allow (a folder outside the data roots...)."""
@@ -62,12 +65,15 @@ class JwtTokenVerifier(TokenVerifier):
         except (jwt.PyJWTError, OSError, ValueError, KeyError) as error:
             logger.info("access token refused: %s: %s", type(error).__name__, error)  # PyJWT never quotes the token
             return None
+        except Exception as error:  # noqa: BLE001 - whatever a malformed token breaks, it is refused (401), never a 500
+            logger.warning("access token refused: %s while verifying it", type(error).__name__)
+            return None
         scopes = claims.get("scope", claims.get("scp", []))
         return AccessToken(
             token=token,
             client_id=str(claims.get("client_id") or claims.get("azp") or claims.get("sub", "")),
             scopes=scopes.split() if isinstance(scopes, str) else [str(scope) for scope in scopes],
-            expires_at=int(claims["exp"]),
+            expires_at=int(claims["exp"]) + LEEWAY_SECONDS,  # the SDK refuses past expires_at, without leeway
             resource=self._audience,
             subject=claims.get("sub"),
             claims={"iss": claims["iss"]},
@@ -77,9 +83,13 @@ class JwtTokenVerifier(TokenVerifier):
         import jwt
 
         key = self._key_set().get_signing_key_from_jwt(token)
+        algorithm = jwt.get_unverified_header(token).get("alg")
+        if not _fits(algorithm, key):
+            msg = f"the token's algorithm {algorithm} does not fit its key (kid {key.key_id}, type {key.key_type})"
+            raise jwt.InvalidAlgorithmError(msg)
         return jwt.decode(
             token, key.key, algorithms=ASYMMETRIC_ALGORITHMS, audience=self._audience, issuer=self._issuer,
-            options={"require": ["exp", "iss", "aud"]}, leeway=30,
+            options={"require": ["exp", "iss", "aud"]}, leeway=LEEWAY_SECONDS,
         )
 
     def _key_set(self) -> Any:
@@ -89,6 +99,15 @@ class JwtTokenVerifier(TokenVerifier):
         if self._keys is None:
             self._keys = jwt.PyJWKClient(self._jwks_url or _discover_jwks_url(self._issuer), lifespan=300, timeout=10)
         return self._keys
+
+
+KEY_TYPES = {"RSA": ("RS", "PS"), "EC": ("ES",), "OKP": ("EdDSA",)}
+"""The signature algorithms (by prefix) each JWK key type signs with."""
+
+
+def _fits(algorithm: object, key: Any) -> bool:
+    """Whether a token's `alg` header is one its key's type signs with (an RS256 header on an EC key is not)."""
+    return isinstance(algorithm, str) and algorithm.startswith(KEY_TYPES.get(key.key_type, ()))
 
 
 def _discover_jwks_url(issuer: str) -> str:
@@ -135,6 +154,10 @@ def authentication(settings: ServerSettings, transport: str) -> tuple[AuthSettin
     if token is not None and issuer is not None:
         raise ConfigError("set either GRAPHRAG_MCP_AUTH_TOKEN or GRAPHRAG_MCP_AUTH_ISSUER, not both")
     if token is not None:
+        if token.get_secret_value() != token.get_secret_value().strip():
+            raise ConfigError("GRAPHRAG_MCP_AUTH_TOKEN starts or ends with whitespace (or is only whitespace): set it "
+                              "to the token alone, e.g. the output of python -c 'import secrets; "
+                              "print(secrets.token_urlsafe(32))'")
         if len(token.get_secret_value()) < 16:
             raise ConfigError("GRAPHRAG_MCP_AUTH_TOKEN is too short: use at least 16 random characters "
                               "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')")

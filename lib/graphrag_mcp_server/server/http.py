@@ -11,48 +11,50 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr
-from starlette.responses import PlainTextResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Scope
 
 from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.errors import ConfigError
 from graphrag_mcp_server.server.access import check_bind, endpoint_url, transport_security
 from graphrag_mcp_server.server.app import create_server
-
-
-class OpenStreamLimit:
-    """At most `limit` SSE streams open at once; one more is answered 503 (the SDK bounds only
-    streamable HTTP sessions)."""
-
-    def __init__(self, app: ASGIApp, limit: int, path: str) -> None:
-        self.app, self.limit, self.path, self.open = app, limit, path, 0
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Count the streams on `path`; pass everything else through."""
-        if scope["type"] != "http" or scope["path"] != self.path:
-            await self.app(scope, receive, send)
-            return
-        if self.open >= self.limit:
-            await PlainTextResponse("Too many open streams", status_code=503)(scope, receive, send)
-            return
-        self.open += 1
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            self.open -= 1
+from graphrag_mcp_server.server.limits import (
+    SESSION_HEADER,
+    SessionLimits,
+    SseTransportChecks,
+    TokenInQueryRefusal,
+    redact_access_log,
+)
 
 
 def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
     """The server's ASGI app for `transport`, bounded by the settings."""
     security = transport_security(settings)
+    limits = {"total": settings.max_sessions, "per_client": settings.max_sessions_per_client,
+              "retry_after": settings.session_idle_seconds}
     if transport == "streamable-http":
-        return server.streamable_http_app(
-            stateless_http=settings.workers > 1, max_request_body_size=settings.max_request_bytes, session_idle_timeout=settings.session_idle_seconds,
-            max_sessions=settings.max_sessions, transport_security=security, host=settings.host,
+        app = server.streamable_http_app(
+            stateless_http=settings.workers > 1, max_request_body_size=settings.max_request_bytes,
+            session_idle_timeout=settings.session_idle_seconds, max_sessions=settings.max_sessions,
+            transport_security=security, host=settings.host,
         )
-    app = server.sse_app(max_request_body_size=settings.max_request_bytes, transport_security=security,
-                         host=settings.host)
-    return OpenStreamLimit(app, settings.max_sessions, "/sse")
+        if settings.workers == 1:  # stateless workers keep no sessions
+            manager = server.session_manager
+            app = SessionLimits(app, _opens_a_session, lambda: manager._server_instances.keys(), **limits)  # noqa: SLF001 - the SDK counts its sessions only there
+    else:
+        app = server.sse_app(max_request_body_size=settings.max_request_bytes, transport_security=security,
+                             host=settings.host)
+        app = SseTransportChecks(SessionLimits(app, _opens_a_stream, None, **limits), security, ("/sse", "/messages/"))
+    return TokenInQueryRefusal(app)
+
+
+def _opens_a_session(scope: Scope) -> bool:
+    """A streamable HTTP request without a session id (an initialize, when the SDK accepts it)."""
+    return scope["method"] == "POST" and scope["path"] == "/mcp" and not any(
+        name == SESSION_HEADER.encode() for name, _ in scope["headers"])
+
+
+def _opens_a_stream(scope: Scope) -> bool:
+    return scope["method"] == "GET" and scope["path"] == "/sse"
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -96,8 +98,11 @@ def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> N
     from uvicorn.supervisors import Multiprocess
 
     check_bind(settings)
+    worker_settings = settings.model_copy(update={"index_path": root, "read_only": True})
+    http_app(create_server(root, worker_settings, transport="streamable-http"), "streamable-http", worker_settings)
+    # ^ every check a worker makes at start, made once here: a refused setting stops the command, not each worker
     sock = _listen(root, "streamable-http", settings)
-    settings = settings.model_copy(update={"port": sock.getsockname()[1], "index_path": root, "read_only": True})
+    settings = worker_settings.model_copy(update={"port": sock.getsockname()[1]})
     os.environ.update(settings_environment(settings))  # what each spawned worker's ServerSettings() reads
     config = _uvicorn_config("graphrag_mcp_server.server.http:worker_app", settings, factory=True,
                              workers=settings.workers)
@@ -108,6 +113,7 @@ def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> N
 def worker_app() -> ASGIApp:
     """One worker's app (serve --workers), from the settings its parent put in the environment."""
     settings = ServerSettings()
+    redact_access_log()
     return http_app(create_server(settings.index_path, settings, transport="streamable-http"), "streamable-http",
                     settings)
 
@@ -156,4 +162,6 @@ def _listen(root: Path, transport: str, settings: ServerSettings) -> socket.sock
 def _uvicorn_config(app: ASGIApp | str, settings: ServerSettings, **options: Any) -> Any:
     import uvicorn
 
-    return uvicorn.Config(app, log_level=settings.log_level.lower(), timeout_graceful_shutdown=5, **options)
+    config = uvicorn.Config(app, log_level=settings.log_level.lower(), timeout_graceful_shutdown=5, **options)
+    redact_access_log()  # after uvicorn configured its loggers
+    return config

@@ -1,0 +1,493 @@
+"""Who may call `serve` over HTTP, as a table: every case of docs/security.md#access-cases against real servers.
+
+Six servers (a static bearer token or OAuth JWTs, x streamable HTTP with one and with two workers, and SSE), each
+sent every request case of its kind: tokens, JWTs, Host and Origin, paths, methods and bodies, and floods of
+sessions. Each case asserts its status and body shape; after its cases, each server is still serving and its log
+(at DEBUG, uvicorn's access log included) holds no traceback and no secret. The settings a server must refuse at
+start are refused with one line and exit code 1, with one worker and with two.
+"""
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx2
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from mcp.client.session import ClientSession
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+from conftest import run_cli
+from mcp_client import RunningServer, running_server
+from oauth_issuer import Issuer
+
+pytestmark = pytest.mark.e2e  # HTTP servers in subprocesses
+
+TOKEN = "matrix-token-0123456789abcdefXYZ"
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "m", "version": "1"}}}
+MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+PER_CLIENT, TOTAL = 3, 6
+SERVER_ENV = {"GRAPHRAG_MCP_LOG_LEVEL": "DEBUG", "GRAPHRAG_MCP_MAX_SESSIONS": str(TOTAL),
+              "GRAPHRAG_MCP_MAX_SESSIONS_PER_CLIENT": str(PER_CLIENT), "GRAPHRAG_MCP_SESSION_IDLE_SECONDS": "60",
+              "GRAPHRAG_MCP_MAX_REQUEST_BYTES": "4096"}
+CASE_SECONDS = 30
+CLIENT_B, CLIENT_C, CLIENT_D = "127.0.0.2", "127.0.0.3", "127.0.0.4"
+"""Other clients: loopback source addresses of their own (D searches during floods, on places no other client
+counts on)."""
+
+
+@dataclass(frozen=True)
+class Server:
+    """One served configuration."""
+
+    auth: str  # "token" | "oauth"
+    transport: str  # "streamable-http" | "sse"
+    workers: int
+
+    @property
+    def name(self) -> str:
+        """e.g. token-streamable-http-2w."""
+        return f"{self.auth}-{self.transport}-{self.workers}w"
+
+
+SERVERS = [Server(auth, transport, workers) for auth in ("token", "oauth")
+           for transport, workers in (("streamable-http", 1), ("streamable-http", 2), ("sse", 1))]
+
+
+@dataclass
+class Served:
+    """A running server of a configuration, with its issuer and the secrets its log must never hold."""
+
+    config: Server
+    running: RunningServer
+    issuer: Issuer
+    secrets: set[str] = field(default_factory=set)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.running.port}"
+
+    @property
+    def opening_path(self) -> str:
+        return "/mcp" if self.config.transport == "streamable-http" else "/sse"
+
+    def valid_token(self) -> str:
+        return TOKEN if self.config.auth == "token" else self.issuer.token(self.running.url)
+
+    def bearer(self, token: str | None = None) -> dict[str, str]:
+        token = self.valid_token() if token is None else token
+        self.secrets.add(token)
+        return {"Authorization": f"Bearer {token}"}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One request and what must come back: `expect` (status) and `shape` (of the body and headers)."""
+
+    name: str
+    expect: int
+    shape: str
+    headers: Callable[[Served], dict[str, str]] = lambda served: served.bearer()
+    path: str | None = None  # default: the transport's opening path
+    method: str | None = None  # default: POST (streamable) / GET (SSE)
+    query: str = ""
+    body: bytes | None = None  # default: an initialize request (streamable)
+    auth: str | None = None  # only for servers of this auth
+    transport: str | None = None  # only for servers of this transport
+
+
+def _jwt(served: Served, key: object, algorithm: str, kid: str, **claims: object) -> str:
+    return jwt.encode(served.issuer.claims(served.running.url, **claims), key, algorithm=algorithm,
+                      headers={"kid": kid})
+
+
+def _tampered(served: Served) -> str:
+    header, payload, signature = served.issuer.token(served.running.url).split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    forged = base64.urlsafe_b64encode(json.dumps({**claims, "sub": "admin"}).encode()).rstrip(b"=").decode()
+    return f"{header}.{forged}.{signature}"
+
+
+def _hs256_with_public_key(served: Served) -> str:
+    """The classic confusion: HS256, keyed with the issuer's public key (PEM) as the shared secret (signed by hand:
+    PyJWT refuses a PEM key as an HMAC secret)."""
+    public = served.issuer.key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                        serialization.PublicFormat.SubjectPublicKeyInfo)
+
+    def encoded(part: bytes) -> bytes:
+        return base64.urlsafe_b64encode(part).rstrip(b"=")
+
+    header = encoded(json.dumps({"alg": "HS256", "typ": "JWT", "kid": "k1"}).encode())
+    content = encoded(json.dumps(served.issuer.claims(served.running.url)).encode())
+    signature = encoded(hmac.new(public, header + b"." + content, hashlib.sha256).digest())
+    return b".".join((header, content, signature)).decode()
+
+
+def _bearer(make: Callable[[Served], str]) -> Callable[[Served], dict[str, str]]:
+    return lambda served: served.bearer(make(served))
+
+
+CASES = [
+    # -- tokens (static token servers) and malformed credentials (both) --
+    Case("valid-credential", 200, "opened"),
+    Case("no-authorization", 401, "invalid_token", headers=lambda served: {}),
+    Case("wrong-token", 401, "invalid_token", _bearer(lambda served: "wrong-token-0123456789abcdef")),
+    Case("token-with-suffix", 401, "invalid_token", _bearer(lambda served: f"{TOKEN}x"), auth="token"),
+    Case("token-prefix", 401, "invalid_token", _bearer(lambda served: TOKEN[:-1]), auth="token"),
+    Case("token-padded", 401, "invalid_token", _bearer(lambda served: f" {TOKEN}"), auth="token"),
+    Case("empty-bearer", 401, "invalid_token", headers=lambda served: {"Authorization": "Bearer"}),
+    Case("basic-scheme", 401, "invalid_token", headers=lambda served: {"Authorization": f"Basic {TOKEN}"}),
+    Case("no-scheme", 401, "invalid_token", headers=lambda served: {"Authorization": TOKEN}),
+    Case("lowercase-scheme", 200, "opened", headers=lambda served: {"Authorization": f"bearer {served.valid_token()}"}),
+    Case("long-token", 401, "invalid_token", _bearer(lambda served: "x" * 8000)),
+    Case("token-in-query", 401, "invalid_request", headers=lambda served: {}, query=f"access_token={TOKEN}"),
+    Case("token-in-query-and-header", 401, "invalid_request", query=f"access_token={TOKEN}"),
+    # -- JWT access tokens (OAuth servers) --
+    Case("expired-within-leeway", 200, "opened", _bearer(lambda served: served.issuer.token(
+        served.running.url, exp=int(time.time()) - 10)), auth="oauth"),
+    Case("expired", 401, "invalid_token", _bearer(lambda served: served.issuer.token(
+        served.running.url, exp=int(time.time()) - 120)), auth="oauth"),
+    Case("not-yet-valid", 401, "invalid_token", _bearer(lambda served: served.issuer.token(
+        served.running.url, nbf=int(time.time()) + 600)), auth="oauth"),
+    Case("no-expiry", 401, "invalid_token", _bearer(lambda served: served.issuer.token(served.running.url, exp=None)),
+         auth="oauth"),
+    Case("wrong-audience", 401, "invalid_token", _bearer(lambda served: served.issuer.token(
+        "https://other.example/mcp")), auth="oauth"),
+    Case("wrong-issuer", 401, "invalid_token", _bearer(lambda served: served.issuer.token(
+        served.running.url, iss="https://evil.example")), auth="oauth"),
+    Case("no-scope", 403, "insufficient_scope", _bearer(lambda served: served.issuer.token(
+        served.running.url, scope="other:scope")), auth="oauth"),
+    Case("alg-none", 401, "invalid_token", _bearer(lambda served: _jwt(served, None, "none", "k1")), auth="oauth"),
+    Case("rs256-on-ec-key", 401, "invalid_token", _bearer(lambda served: _jwt(
+        served, served.issuer.key, "RS256", "k2")), auth="oauth"),
+    Case("es256-on-rsa-key", 401, "invalid_token", _bearer(lambda served: _jwt(
+        served, served.issuer.ec_key, "ES256", "k1")), auth="oauth"),
+    Case("hs256-with-public-key", 401, "invalid_token", _bearer(_hs256_with_public_key), auth="oauth"),
+    Case("es256-valid-ec-key", 200, "opened", _bearer(lambda served: _jwt(
+        served, served.issuer.ec_key, "ES256", "k2")), auth="oauth"),
+    Case("unknown-kid", 401, "invalid_token", _bearer(lambda served: _jwt(
+        served, served.issuer.key, "RS256", "k9")), auth="oauth"),
+    Case("tampered-payload", 401, "invalid_token", _bearer(_tampered), auth="oauth"),
+    Case("garbage-jwt", 401, "invalid_token", _bearer(lambda served: "abc.def.ghi"), auth="oauth"),
+    # -- Host and Origin --
+    Case("foreign-host", 421, "text", lambda served: {**served.bearer(), "Host": "evil.example"}),
+    Case("foreign-host-port", 421, "text", lambda served: {**served.bearer(), "Host": "evil.example:80"}),
+    Case("loopback-host-other-port", 200, "opened", lambda served: {**served.bearer(), "Host": "localhost:1"}),
+    Case("foreign-origin", 403, "text", lambda served: {**served.bearer(), "Origin": "http://evil.example"}),
+    Case("null-origin", 403, "text", lambda served: {**served.bearer(), "Origin": "null"}),
+    Case("loopback-origin", 200, "opened", lambda served: {**served.bearer(), "Origin": "http://localhost:5173"}),
+    # -- paths, methods, bodies --
+    Case("unknown-path", 404, "any", path="/admin"),
+    Case("traversal-path", 404, "any", path="/mcp/../../etc/passwd"),
+    Case("wrong-method", 405, "any", method="PUT"),
+    Case("oversized-body", 413, "any", body=b'{"jsonrpc": "2.0", "pad": "' + b"x" * 8192 + b'"}',
+         transport="streamable-http"),
+    Case("not-json-body", 400, "any", body=b"not json", transport="streamable-http"),
+    Case("messages-without-session", 400, "any", path="/messages/", method="POST", body=b"{}", transport="sse"),
+    Case("protected-resource-metadata", 200, "metadata", headers=lambda served: {},
+         path="/.well-known/oauth-protected-resource/mcp", method="GET", auth="oauth", transport="streamable-http"),
+]
+
+
+def cases_for(config: Server) -> list[Case]:
+    """The request cases that apply to a configuration."""
+    return [case for case in CASES if case.auth in (None, config.auth) and case.transport in (None, config.transport)]
+
+
+@asynccontextmanager
+async def request(served: Served, case: Case, client: httpx2.AsyncClient) -> AsyncIterator[httpx2.Response]:
+    """The case's request, its response open (an SSE stream is not read past its headers)."""
+    sse = served.config.transport == "sse"
+    method = case.method or ("GET" if sse else "POST")
+    body = case.body if case.body is not None else (None if method == "GET" else json.dumps(INITIALIZE).encode())
+    url = f"{served.base}{case.path or served.opening_path}{'?' + case.query if case.query else ''}"
+    headers = {**MCP_HEADERS, **case.headers(served)}
+    async with client.stream(method, url, headers=headers, content=body) as response:
+        if "text/event-stream" not in response.headers.get("content-type", "") or not sse:
+            await response.aread()
+        yield response
+
+
+def problems(served: Served, case: Case, response: httpx2.Response) -> list[str]:
+    """How a response differs from the case's status and shape."""
+    found = []
+    if response.status_code != case.expect:
+        found.append(f"status {response.status_code}, expected {case.expect}")
+    authenticate = response.headers.get("www-authenticate", "")
+    body = {} if case.shape in ("opened", "text", "any") else _json(response)
+    if case.shape == "opened":
+        if served.config.transport == "sse":
+            found += [] if "text/event-stream" in response.headers.get("content-type", "") else ["no event stream"]
+        elif served.config.workers == 1 and "mcp-session-id" not in response.headers:
+            found.append("no mcp-session-id")
+    elif case.shape in ("invalid_token", "invalid_request", "insufficient_scope"):
+        if body.get("error") != case.shape or not authenticate.startswith("Bearer "):
+            found.append(f"body {body} / WWW-Authenticate {authenticate!r}, expected error {case.shape}")
+    elif case.shape == "text" and not response.text.startswith("Invalid "):
+        found.append(f"body {response.text[:200]!r}, expected the SDK's Invalid Host/Origin text")
+    elif case.shape == "metadata" and body.get("resource") != served.running.url:
+        found.append(f"metadata {body}")
+    return found
+
+
+def _json(response: httpx2.Response) -> dict:
+    try:
+        return response.json()
+    except ValueError:
+        return {"not-json": response.text[:200]}
+
+
+@pytest.fixture(scope="module")
+def site(built_index: tuple[Path, dict], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the fixtures index (the servers only read it)."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("matrix") / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    return root
+
+
+def _env(config: Server, issuer: Issuer) -> dict[str, str]:
+    auth = {"GRAPHRAG_MCP_AUTH_TOKEN": TOKEN} if config.auth == "token" else {
+        "GRAPHRAG_MCP_AUTH_ISSUER": issuer.url, "GRAPHRAG_MCP_AUTH_REQUIRED_SCOPES": "graphrag:read"}
+    return {**SERVER_ENV, **auth}
+
+
+@pytest.fixture
+def served(request: pytest.FixtureRequest, site: Path) -> Iterator[Served]:
+    """The configuration's server (and its issuer), stopped after its cases."""
+    config: Server = request.param
+    issuer = Issuer()
+    workers = ["--workers", "2"] if config.workers > 1 else []
+    try:
+        with running_server(site, config.transport, *workers, env=_env(config, issuer)) as running:
+            yield Served(config, running, issuer, {TOKEN})
+    finally:
+        issuer.http.shutdown()
+
+
+@pytest.mark.parametrize("served", SERVERS, ids=[config.name for config in SERVERS], indirect=True)
+async def test_access_cases(served: Served) -> None:
+    """Every request case of the configuration, then its floods; then a real client session still works and the
+    log holds no traceback and no secret."""
+    failures = []
+    async with httpx2.AsyncClient(timeout=30) as client:
+        for case in cases_for(served.config):
+            try:
+                async with asyncio.timeout(CASE_SECONDS), request(served, case, client) as response:
+                    failures += [f"{case.name}: {problem}" for problem in problems(served, case, response)]
+                    if session := response.headers.get("mcp-session-id"):  # give the client's session back
+                        await client.delete(f"{served.base}/mcp", headers={**served.bearer(),
+                                                                           "mcp-session-id": session})
+            except (TimeoutError, httpx2.HTTPError) as error:
+                failures.append(f"{case.name}: {type(error).__name__}: {error}")
+    async with asyncio.timeout(CASE_SECONDS * 3):
+        failures += [f"{name}: {problem}" for name, problem in await FLOODS[
+            served.config.transport, served.config.workers](served)]
+    await _still_serving(served)
+    log = served.running.stderr()
+    failures += ["log: no access line of the token-in-query case, redacted"] * ("/mcp?[redacted]" not in log
+                                                                                 and "/sse?[redacted]" not in log)
+    failures += ["log: a traceback"] * ("Traceback" in log) + [
+        f"log: a secret ({secret[:12]}...)" for secret in served.secrets if secret.strip() and secret in log]
+    assert not failures, "\n".join(failures) + f"\n--- log tail ---\n{log[-3000:]}"
+
+
+async def _still_serving(served: Served) -> None:
+    """A real SDK client session initializes and searches."""
+    assert served.running.process.poll() is None, served.running.stderr()[-3000:]
+    async with _session(served, served.bearer()) as client:
+        result = await client.call_tool("local_search", {"query": "Who designed Old Bessie?", "context_only": True})
+    assert not result.is_error, result.content
+
+
+@asynccontextmanager
+async def _session(served: Served, headers: dict[str, str], local_address: str | None = None
+                   ) -> AsyncIterator[ClientSession]:
+    if served.config.transport == "sse":
+        def factory(headers: dict | None = None, timeout: httpx2.Timeout | None = None,
+                    auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
+            return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth,
+                                      transport=httpx2.AsyncHTTPTransport(local_address=local_address))
+
+        async with sse_client(served.running.url, headers=headers, httpx_client_factory=factory) as (read, write), \
+                ClientSession(read, write) as client:
+            await client.initialize()
+            yield client
+        return
+    transport = httpx2.AsyncHTTPTransport(local_address=local_address)
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120), transport=transport) as http, \
+            streamable_http_client(served.running.url, http_client=http) as streams, \
+            ClientSession(streams[0], streams[1]) as client:
+        await client.initialize()
+        yield client
+
+
+def _client(address: str | None = None) -> httpx2.AsyncClient:
+    return httpx2.AsyncClient(timeout=30, transport=httpx2.AsyncHTTPTransport(local_address=address))
+
+
+async def _open(served: Served, client: httpx2.AsyncClient) -> httpx2.Response:
+    return await client.post(served.running.url, content=json.dumps(INITIALIZE),
+                             headers={**MCP_HEADERS, **served.bearer()})
+
+
+async def _until_admitted(open_once: Callable[[], Awaitable[httpx2.Response]]) -> httpx2.Response:
+    """`open_once()` again while the server is full, for up to 5 s: a place another client just gave back is
+    freed when the server has seen it go (a DELETE answered, a stream's end noticed)."""
+    deadline = time.monotonic() + 5
+    while (response := await open_once()).status_code == 503 and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    return response
+
+
+def _refused(response: httpx2.Response, status: int) -> list[str]:
+    """Problems of a refusal that must be `status`, JSON-RPC shaped, with Retry-After."""
+    found = [] if response.status_code == status else [f"status {response.status_code}, expected {status}"]
+    if "retry-after" not in response.headers or "error" not in _json(response):
+        found.append(f"no Retry-After or JSON-RPC error: {dict(response.headers)} {response.text[:200]}")
+    return found
+
+
+async def _flood_sessions(served: Served) -> list[tuple[str, str]]:
+    """One client floods (40 initializes at once): PER_CLIENT open, the rest 429; another client still opens one
+    and searches meanwhile; past TOTAL, 503; closing sessions frees places."""
+    failures: list[tuple[str, str]] = []
+    async with _client() as a, _client(CLIENT_B) as b, _client(CLIENT_C) as c:
+        flood = await asyncio.gather(*(_open(served, a) for _ in range(40)))
+        statuses = sorted(response.status_code for response in flood)
+        if statuses != [200] * PER_CLIENT + [429] * (40 - PER_CLIENT):
+            failures.append(("flood-one-client", f"statuses {statuses}"))
+        failures += [("flood-one-client", problem) for problem in _refused(next(
+            (response for response in flood if response.status_code != 200), flood[0]), 429)]
+        try:
+            async with _session(served, served.bearer(), CLIENT_D) as other:
+                await other.call_tool("get_statistics", {})
+        except Exception as error:  # noqa: BLE001 - reported as the case's failure
+            failures.append(("flood-other-client-initializes", f"{type(error).__name__}: {error}"))
+        held = [await _until_admitted(lambda: _open(served, b)) for _ in range(TOTAL - PER_CLIENT)]
+        if [response.status_code for response in held] != [200] * (TOTAL - PER_CLIENT):
+            failures.append(("flood-fill-server", f"statuses {[response.status_code for response in held]}"))
+        failures += [("flood-server-full", problem) for problem in _refused(await _open(served, c), 503)]
+        for response in [*flood, *held]:
+            if session := response.headers.get("mcp-session-id"):
+                await a.delete(served.running.url, headers={**served.bearer(), "mcp-session-id": session})
+        if (after := await _until_admitted(lambda: _open(served, c))).status_code != 200:
+            failures.append(("flood-places-freed", f"status {after.status_code}"))
+        elif session := after.headers.get("mcp-session-id"):
+            await c.delete(served.running.url, headers={**served.bearer(), "mcp-session-id": session})
+    return failures
+
+
+async def _flood_stateless(served: Served) -> list[tuple[str, str]]:
+    """Stateless workers hold no sessions: 40 initializes at once all answer, and another client still searches."""
+    async with _client() as a:
+        statuses = sorted(response.status_code for response in await asyncio.gather(
+            *(_open(served, a) for _ in range(40))))
+    failures = [] if statuses == [200] * 40 else [("flood-stateless", f"statuses {statuses}")]
+    try:
+        async with _session(served, served.bearer(), CLIENT_D) as other:
+            await other.call_tool("get_statistics", {})
+    except Exception as error:  # noqa: BLE001 - reported as the case's failure
+        failures.append(("flood-other-client-initializes", f"{type(error).__name__}: {error}"))
+    return failures
+
+
+async def _flood_streams(served: Served) -> list[tuple[str, str]]:
+    """SSE: one client holding PER_CLIENT streams gets 429 for one more; another client's session still works;
+    past TOTAL streams, 503."""
+    failures: list[tuple[str, str]] = []
+    async with AsyncExitStack() as streams, _client() as a, _client(CLIENT_B) as b, _client(CLIENT_C) as c:
+        async def hold(client: httpx2.AsyncClient) -> httpx2.Response:
+            return await streams.enter_async_context(client.stream(
+                "GET", served.running.url, headers={**MCP_HEADERS, **served.bearer()}))
+
+        held = [await hold(a) for _ in range(PER_CLIENT)]
+        if [response.status_code for response in held] != [200] * PER_CLIENT:
+            failures.append(("flood-one-client", f"statuses {[response.status_code for response in held]}"))
+        async with a.stream("GET", served.running.url, headers={**MCP_HEADERS, **served.bearer()}) as refused:
+            if refused.status_code == 200:
+                failures.append(("flood-one-client", "status 200, expected 429"))
+            else:
+                await refused.aread()
+                failures += [("flood-one-client", problem) for problem in _refused(refused, 429)]
+        try:
+            async with _session(served, served.bearer(), CLIENT_D) as other:
+                await other.call_tool("get_statistics", {})
+        except Exception as error:  # noqa: BLE001 - reported as the case's failure
+            failures.append(("flood-other-client-initializes", f"{type(error).__name__}: {error}"))
+        others = [await _until_admitted(lambda: hold(b)) for _ in range(TOTAL - PER_CLIENT)]
+        if [response.status_code for response in others] != [200] * (TOTAL - PER_CLIENT):
+            failures.append(("flood-fill-server", f"statuses {[response.status_code for response in others]}"))
+        async with c.stream("GET", served.running.url, headers={**MCP_HEADERS, **served.bearer()}) as full:
+            if full.status_code == 200:  # an event stream: it never ends
+                failures.append(("flood-server-full", "status 200, expected 503"))
+            else:
+                await full.aread()
+                failures += [("flood-server-full", problem) for problem in _refused(full, 503)]
+    return failures
+
+
+FLOODS = {("streamable-http", 1): _flood_sessions, ("streamable-http", 2): _flood_stateless,
+          ("sse", 1): _flood_streams}
+
+
+# -- settings a server refuses at start: the same line and exit code with one worker and with two ------------
+
+SHORT = "short-token"
+REFUSED_SETTINGS = {
+    "short-token": ({"GRAPHRAG_MCP_AUTH_TOKEN": SHORT}, [], "error: GRAPHRAG_MCP_AUTH_TOKEN is too short"),
+    "whitespace-token": ({"GRAPHRAG_MCP_AUTH_TOKEN": " " * 24}, [],
+                         "error: GRAPHRAG_MCP_AUTH_TOKEN starts or ends with whitespace"),
+    "padded-token": ({"GRAPHRAG_MCP_AUTH_TOKEN": f" {TOKEN} "}, [],
+                     "error: GRAPHRAG_MCP_AUTH_TOKEN starts or ends with whitespace"),
+    "token-and-issuer": ({"GRAPHRAG_MCP_AUTH_TOKEN": TOKEN, "GRAPHRAG_MCP_AUTH_ISSUER": "https://issuer.example"}, [],
+                         "error: set either GRAPHRAG_MCP_AUTH_TOKEN or GRAPHRAG_MCP_AUTH_ISSUER, not both"),
+    "oauth-on-network-without-public-url": ({"GRAPHRAG_MCP_AUTH_ISSUER": "https://issuer.example"},
+                                            ["--host", "0.0.0.0"], "error: OAuth needs the URL clients use"),
+    "network-without-auth": ({}, ["--host", "0.0.0.0"], "error: refusing to serve HTTP on 0.0.0.0 without auth"),
+}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("setting", REFUSED_SETTINGS)
+def test_refused_settings_stop_the_command(site: Path, setting: str, workers: int) -> None:
+    """One line on stderr, exit code 1, no traceback and no secret; with two workers, before any worker starts."""
+    env, args, line = REFUSED_SETTINGS[setting]
+    result = run_cli("serve", "--index-path", site, "--transport", "streamable-http", "--port", "0",
+                     "--workers", str(workers), *args, timeout=60, env=env)
+    assert result.code == 1, result.stderr[-2000:]
+    assert [text for text in result.stderr.strip().splitlines() if text] == [result.stderr.strip()]
+    assert result.stderr.startswith(line), result.stderr
+    assert "Traceback" not in result.stderr and TOKEN not in result.stderr
+
+
+def test_sse_with_two_workers_is_refused(site: Path) -> None:
+    """SSE keeps sessions in one process: `--workers 2` with it is refused in one line."""
+    result = run_cli("serve", "--index-path", site, "--transport", "sse", "--port", "0", "--workers", "2",
+                     timeout=60, env={"GRAPHRAG_MCP_AUTH_TOKEN": TOKEN})
+    assert result.code == 1
+    assert result.stderr.strip() == ("error: --workers 2 needs --transport streamable-http (sessions of sse live in "
+                                     "one process)")
+
+
+def test_docs_list_every_access_case() -> None:
+    """docs/security.md names every case of this table, every flood case and every refused setting."""
+    docs = (Path(__file__).parents[1] / "docs" / "security.md").read_text(encoding="utf-8")
+    floods = ("flood-one-client", "flood-other-client-initializes", "flood-fill-server", "flood-server-full",
+              "flood-places-freed", "flood-stateless")
+    names = [case.name for case in CASES] + list(floods) + list(REFUSED_SETTINGS)
+    assert len(names) == len(set(names))
+    assert [name for name in names if f"`{name}`" not in docs] == []
+    requests = sum(len(cases_for(config)) for config in SERVERS)
+    assert requests + 2 * len(REFUSED_SETTINGS) + 1 >= 60  # the issue's bound: at least 60 access cases run
