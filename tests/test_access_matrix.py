@@ -104,6 +104,8 @@ class Case:
     body: bytes | None = None  # default: an initialize request (streamable)
     auth: str | None = None  # only for servers of this auth
     transport: str | None = None  # only for servers of this transport
+    workers: int | None = None  # only for servers of this many workers
+    mcp_headers: bool = True  # send MCP's Content-Type and Accept (False: as a plain `curl` does)
 
 
 def _jwt(served: Served, key: object, algorithm: str, kid: str, **claims: object) -> str:
@@ -194,6 +196,8 @@ CASES = [
          transport="streamable-http"),
     Case("not-json-body", 400, "any", body=b"not json", transport="streamable-http"),
     Case("messages-without-session", 400, "any", path="/messages/", method="POST", body=b"{}", transport="sse"),
+    Case("plain-get", 400, "any", method="GET", transport="streamable-http", workers=1, mcp_headers=False),
+    Case("plain-get-stateless", 405, "any", method="GET", transport="streamable-http", workers=2, mcp_headers=False),
     Case("protected-resource-metadata", 200, "metadata", headers=lambda served: {},
          path="/.well-known/oauth-protected-resource/mcp", method="GET", auth="oauth", transport="streamable-http"),
 ]
@@ -201,7 +205,8 @@ CASES = [
 
 def cases_for(config: Server) -> list[Case]:
     """The request cases that apply to a configuration."""
-    return [case for case in CASES if case.auth in (None, config.auth) and case.transport in (None, config.transport)]
+    return [case for case in CASES if case.auth in (None, config.auth) and case.transport in (None, config.transport)
+            and case.workers in (None, config.workers)]
 
 
 @asynccontextmanager
@@ -211,7 +216,7 @@ async def request(served: Served, case: Case, client: httpx2.AsyncClient) -> Asy
     method = case.method or ("GET" if sse else "POST")
     body = case.body if case.body is not None else (None if method == "GET" else json.dumps(INITIALIZE).encode())
     url = f"{served.base}{case.path or served.opening_path}{'?' + case.query if case.query else ''}"
-    headers = {**MCP_HEADERS, **case.headers(served)}
+    headers = {**(MCP_HEADERS if case.mcp_headers else {}), **case.headers(served)}
     async with client.stream(method, url, headers=headers, content=body) as response:
         if "text/event-stream" not in response.headers.get("content-type", "") or not sse:
             await response.aread()

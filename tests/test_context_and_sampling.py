@@ -1,6 +1,7 @@
 """Answers without an API key: context-only search, the client's model through MCP sampling, cost accounting."""
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,16 @@ async def test_a_declined_sampling_request_is_a_tool_error(built_index: tuple[Pa
     assert "your client's model did not answer" in declined.content[0].text
     assert "context_only=true" in declined.content[0].text
     assert context["context"]["text_units"]
+
+
+async def test_answered_searches_count_the_query_embedding(built_index: tuple[Path, dict]) -> None:
+    """local and basic searches embed the query (off the event loop, in the search thread): that call is counted
+    in the answer's cost, as context_only counts it (a question asked for the first time: no cached embedding)."""
+    root, _ = built_index
+    question = f"Who inspected the Kelling Point turbine? ({time.time_ns()})"
+    async with mcp_session(root, IN_PROCESS) as session:
+        local = await _tool(session, "local_search", {"query": question})
+        basic = await _tool(session, "basic_search", {"query": f"{question} Where?", "top_k": 5})
+    for result in (local, basic):
+        assert result["answer"] and result["llm_calls"] >= 1
+        assert result["embedding_calls"] == 1, result

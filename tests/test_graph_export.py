@@ -30,7 +30,8 @@ def _check_graph(graph: nx.Graph, root: Path, corpus_titles: set[str]) -> None:
         assert NODE_FIELDS <= set(data), (name, data)
         assert {title for title in str(data["documents"]).split("; ")} <= corpus_titles, data["documents"]
     relationships = pd.read_parquet(root / "output" / "relationships.parquet")
-    assert graph.number_of_edges() == len({frozenset(pair) for pair in zip(relationships["source"], relationships["target"])})
+    assert graph.number_of_edges() == len(relationships)  # a pair related both ways keeps both relationships
+    assert len({frozenset(pair) for pair in zip(relationships["source"], relationships["target"])}) < len(relationships)
     assert all({"weight", "description"} <= set(data) for *_, data in graph.edges(data=True))
     degrees = dict(zip(entities["title"], entities["degree"]))
     assert all(int(data["degree"]) == degrees[name] for name, data in graph.nodes(data=True))
@@ -51,6 +52,20 @@ def test_export_writes_a_file_networkx_reads_back(
     else:
         graph = (nx.read_graphml if graph_format == "graphml" else nx.read_gexf)(target)
     _check_graph(graph, root, corpus_titles)
+
+
+def test_a_relative_output_is_written_where_the_command_runs(built_index: tuple[Path, dict], tmp_path: Path) -> None:
+    """`--output` (and the default file) resolve against the caller's folder, and the message names the absolute
+    path (graphrag's config loader changes the working directory to the index root)."""
+    root, summary = built_index
+    for args, written in (([], tmp_path / "entity-graph.graphml"), (["--output", "out/g.json", "--format", "json"],
+                                                                    tmp_path / "out" / "g.json")):
+        written.parent.mkdir(exist_ok=True)
+        result = run_cli("export", "--index-path", root, *args, cwd=tmp_path)
+        assert result.code == 0, result.stderr
+        assert written.is_file()
+        assert result.stdout.strip().endswith(f" to {written}."), result.stdout
+    assert not list(root.glob("entity-graph.*")) and not (root / "out").exists()
 
 
 def test_export_to_a_missing_folder_is_one_error_line(built_index: tuple[Path, dict], tmp_path: Path) -> None:

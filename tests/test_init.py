@@ -58,3 +58,18 @@ def test_init_custom_models(tmp_path: Path) -> None:
     assert settings["completion_models"]["default_completion_model"]["model"] == "qwen2.5"
     assert settings["embedding_models"]["default_embedding_model"]["model"] == "mxbai-embed-large"
     assert settings["vector_store"]["vector_size"] == 1024
+
+
+def test_stats_before_the_first_index_creates_nothing(tmp_path: Path) -> None:
+    """`init` then `stats`: one line saying there is no index yet, and the root exactly as init left it (no empty
+    output folder for the next `index` to ask about)."""
+    root = tmp_path / "idx"
+    assert run_cli("init", "--index-path", root, "--provider", "ollama").code == 0
+    before = sorted(path.relative_to(root) for path in root.rglob("*"))
+
+    result = run_cli("stats", "--index-path", root)
+
+    assert result.code == 1
+    assert result.stderr.strip() == (f"error: no index in {root / 'output'}; build it with: graphrag-mcp index "
+                                     f"DATA_PATH --index-path {root}")
+    assert sorted(path.relative_to(root) for path in root.rglob("*")) == before

@@ -153,3 +153,21 @@ async def test_no_index_says_how_to_build_one(tmp_path: Path) -> None:
         with pytest.raises(MCPError) as resource:
             await session.read_resource("graphrag://entities")
         assert "graphrag-mcp index DATA_PATH" in resource.value.error.message
+
+
+async def test_tools_have_titles_hints_and_a_listing_that_fits_a_context(built_index: tuple[Path, dict]) -> None:
+    """Every tool has a human title and all four behaviour hints (searches read only; the index tools write but
+    destroy nothing); the whole tools/list stays under 15 KB of JSON (a client puts it in its model's context)
+    and still gives every tool an output schema."""
+    root, _ = built_index
+    async with mcp_session(root, IN_PROCESS) as session:
+        tools = (await session.list_tools()).tools
+    for tool in tools:
+        hints = tool.annotations
+        assert tool.title and hints is not None, tool.name
+        assert None not in (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint,
+                            hints.open_world_hint), tool.name
+        assert hints.read_only_hint is (tool.name not in ("build_index", "cancel_index_job")), tool.name
+        assert hints.destructive_hint is False and tool.output_schema, tool.name
+    listing = json.dumps({"tools": [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]})
+    assert len(listing.encode()) < 15_000, len(listing.encode())

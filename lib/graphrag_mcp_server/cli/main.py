@@ -364,9 +364,9 @@ def export(
     """Write the entity graph (entities, relationships, communities, documents) as a file."""
     from graphrag_mcp_server.handlers.explore.graph import entity_graph, write_graph
 
+    target = (output or Path(f"entity-graph.{graph_format.value}")).resolve()  # graphrag's loader changes the cwd
     _, tables = asyncio.run(_read_index(_index_root(index_path)))
     graph = entity_graph(tables)
-    target = output or Path(f"entity-graph.{graph_format.value}")
     try:
         target.write_bytes(write_graph(graph, graph_format))
     except OSError as error:

@@ -75,11 +75,13 @@ async def load_tables(config: "GraphRagConfig", root: Path) -> IndexTables:
     from graphrag_storage.tables.table_provider_factory import create_table_provider
 
     _check_output_link(config, root)
+    no_index = f"no index in {output_dir(config)}; build it with: graphrag-mcp index DATA_PATH --index-path {root}"
+    if config.output_storage.type == "file" and not output_dir(config).is_dir():
+        raise IndexNotFoundError(no_index)  # before graphrag's file storage creates the folder: reading writes nothing
     provider = create_table_provider(config.table_provider, storage=create_storage(config.output_storage))
     present = [name for name in REQUIRED_TABLES if await provider.has(name)]
     if not present:
-        msg = f"no index in {output_dir(config)}; build it with: graphrag-mcp index DATA_PATH --index-path {root}"
-        raise IndexNotFoundError(msg)
+        raise IndexNotFoundError(no_index)
     if missing := [name for name in REQUIRED_TABLES if name not in present]:
         msg = (f"the index in {output_dir(config)} is damaged: {missing[0]}.parquet is missing"
                f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}; {rebuild_hint(root)}")

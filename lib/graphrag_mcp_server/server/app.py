@@ -10,6 +10,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
+from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
 
 from graphrag_mcp_server import __version__
@@ -53,6 +54,13 @@ class GraphRagServer(MCPServer[Any]):
             )
             raise MCPError(code=INVALID_PARAMS, message=f"invalid arguments for {name}: {problems}") from error
 
+    async def list_tools(self) -> list[MCPTool]:
+        """The tools, their schemas compact (about a fifth of the SDK's: a client puts the listing in its model's
+        context): input schemas without pydantic's titles, output schemas as their top-level fields and types."""
+        return [tool.model_copy(update={"input_schema": _untitled(tool.input_schema),
+                                        "output_schema": _outline(tool.output_schema)})
+                for tool in await super().list_tools()]
+
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
         """Render the prompt; missing or invalid arguments are JSON-RPC invalid params."""
         try:
@@ -62,6 +70,38 @@ class GraphRagServer(MCPServer[Any]):
             while root_cause.__cause__ is not None:  # the SDK wraps the prompt's own message
                 root_cause = root_cause.__cause__
             raise MCPError(code=INVALID_PARAMS, message=f"prompt {name}: {root_cause}") from error
+
+
+def _untitled(schema: Any) -> Any:
+    """A JSON schema without pydantic's `title` keywords (a property's title only repeats its name)."""
+    if isinstance(schema, dict):
+        return {key: _untitled(value) for key, value in schema.items()
+                if not (key == "title" and isinstance(value, str))}
+    return [_untitled(item) for item in schema] if isinstance(schema, list) else schema
+
+
+def _outline(schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An output schema reduced to its top-level fields and their JSON types: what every result still conforms
+    to, without the nested models (the full models are in docs/tools.md)."""
+    if schema is None:
+        return None
+    definitions = schema.get("$defs", {})
+
+    def types(node: dict[str, Any]) -> set[str]:
+        if "$ref" in node:
+            node = definitions.get(node["$ref"].rsplit("/", 1)[-1], {})
+        if "anyOf" in node:
+            return set().union(*(types(option) for option in node["anyOf"]))
+        kind = node.get("type")
+        return {kind} if isinstance(kind, str) else set(kind or [])
+
+    def field(node: dict[str, Any]) -> dict[str, Any]:
+        found = sorted(types(node))
+        return {} if not found else {"type": found[0] if len(found) == 1 else found}
+
+    outline: dict[str, Any] = {"type": "object",
+                               "properties": {name: field(node) for name, node in schema.get("properties", {}).items()}}
+    return {**outline, "required": schema["required"]} if schema.get("required") else outline
 
 
 def create_server(root: Path, settings: ServerSettings | None = None, watch: Path | None = None,

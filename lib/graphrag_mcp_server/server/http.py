@@ -19,6 +19,7 @@ from graphrag_mcp_server.server.access import check_bind, endpoint_url, transpor
 from graphrag_mcp_server.server.app import create_server
 from graphrag_mcp_server.server.limits import (
     SESSION_HEADER,
+    NoStreamWhenStateless,
     SessionLimits,
     SseTransportChecks,
     TokenInQueryRefusal,
@@ -37,9 +38,11 @@ def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
             session_idle_timeout=settings.session_idle_seconds, max_sessions=settings.max_sessions,
             transport_security=security, host=settings.host,
         )
-        if settings.workers == 1:  # stateless workers keep no sessions
+        if settings.workers == 1:
             manager = server.session_manager
             app = SessionLimits(app, _opens_a_session, lambda: manager._server_instances.keys(), **limits)  # noqa: SLF001 - the SDK counts its sessions only there
+        else:  # stateless workers keep no sessions, and no streams
+            app = NoStreamWhenStateless(app, "/mcp")
     else:
         app = server.sse_app(max_request_body_size=settings.max_request_bytes, transport_security=security,
                              host=settings.host)

@@ -150,6 +150,24 @@ class SseTransportChecks:
         await self.app(scope, receive, send)
 
 
+class NoStreamWhenStateless:
+    """405 for a GET on the MCP endpoint of stateless workers (`--workers N`): they keep no stream to push
+    messages on, and the SDK's stateless transport held such a GET open for ever (`curl URL` hung)."""
+
+    def __init__(self, app: ASGIApp, path: str) -> None:
+        self.app, self.path = app, path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer a GET on `path` at once; pass everything else through."""
+        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == self.path:
+            message = ("this server runs several stateless workers and opens no event stream: send MCP requests as "
+                       "JSON-RPC with POST (an MCP client does)")
+            await JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message}},
+                               status_code=405, headers={"Allow": "POST, DELETE"})(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 class QueryStringsRedacted(logging.Filter):
     """uvicorn's access log lines with every query string replaced by `?[redacted]`: a token or an SSE session id
     sent in a URL never reaches a log."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp_types import ClientCapabilities, SamplingCapability
+from mcp_types import ClientCapabilities, SamplingCapability, ToolAnnotations
 from pydantic import Field
 
 from graphrag_mcp_server.config.settings import AnswerModel
@@ -44,13 +44,13 @@ ResponseType = Annotated[
 ]
 ContextOnly = Annotated[
     bool,
-    Field(description="Return the ranked context (entities, relationships, reports, passages, each with its documents) "
-          "instead of an answer: no model call but the query's embedding; answer from it yourself"),
+    Field(description="Return the ranked context (entities, relationships, reports, passages, with their documents) "
+          "instead of an answer, with no model call: answer from it yourself"),
 ]
 TimeoutSeconds = Annotated[
     float | None,
-    Field(gt=0, le=3600, description="Seconds to wait for the model; then the tool answers with the provider's last "
-          "error. Default: the server's search timeout (90 s unless configured)"),
+    Field(gt=0, le=3600, description="Seconds to wait for the model before answering with its last error "
+          "(default: the server's, 90 s)"),
 ]
 MaxContextTokens = Annotated[
     int, Field(ge=500, le=200_000, description="With context_only: token budget of the context; what does not fit "
@@ -87,6 +87,13 @@ def tool_error(error: Exception, root: Path) -> ToolError | None:
     return None
 
 
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+"""Searches, statistics, job status: read the index (a search also asks the configured model); change nothing."""
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+"""build_index and cancel_index_job: change the served index, never the documents; the version before stays until
+the next one, and the same call twice changes nothing more."""
+
+
 def register_tools(server: MCPServer, shared: ServerContext) -> None:
     """Add the search and statistics tools, and unless the server is read-only the index tools."""
     Query = Annotated[  # noqa: N806 - a type, bounded by this server's settings
@@ -106,6 +113,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         return result
 
     @server.tool(
+        title="Global search", annotations=READ,
         description="Answer a question about the corpus as a whole (themes, trends, 'what are the main...') "
         "from GraphRAG's community reports, map-reduce style. Cost: one model call per batch of reports at the "
         "chosen level plus one to combine, so several calls; prefer local_search for questions about specific "
@@ -130,6 +138,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         })
 
     @server.tool(
+        title="Local search", annotations=READ,
         description="Answer a question about specific people, places, organisations or things from the entities "
         "closest to it, their relationships, community reports and source text. Cost: one model call. The best "
         "first choice for 'who/what is X', 'how are X and Y related'."
@@ -153,6 +162,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         })
 
     @server.tool(
+        title="DRIFT search", annotations=READ,
         description="DRIFT search: starts from the community reports that fit the question, then asks and answers "
         "follow-up questions locally. The most thorough answer to specific questions that need wider context, and "
         "the most expensive: tens of model calls. Use when local_search is too narrow."
@@ -173,6 +183,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         })
 
     @server.tool(
+        title="Basic search", annotations=READ,
         description="Plain retrieval-augmented answer from the text chunks most similar to the question (vector "
         "search, no graph). Cost: one model call. Use to find passages, or when the graph adds nothing."
     )
@@ -193,13 +204,15 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
     if not shared.settings.read_only:
         _register_index_tools(server, shared)
 
-    @server.tool(description="State, progress, counts and error of an index job (the latest when no id is given).")
+    @server.tool(title="Index job status", annotations=READ,
+                 description="State, progress, counts and error of an index job (the latest when no id is given).")
     async def index_status(
         job_id: Annotated[str | None, Field(description="Job id returned by build_index")] = None,
     ) -> IndexJob:
         return await _guarded(shared, _index_status(shared, job_id))
 
     @server.tool(
+        title="Index statistics", annotations=READ,
         description="What the index holds: documents, text units, entities, relationships, communities, reports, "
         "community levels, models, vector tables, plus the server's uptime, index version and last index job."
     )
@@ -211,6 +224,7 @@ def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
     """build_index and cancel_index_job: absent on a read-only server."""
 
     @server.tool(
+        title="Build or update the index", annotations=WRITE,
         description="Build or update the index from a folder of documents (text, Markdown, PDF, Word, PowerPoint, "
         "Excel, HTML, CSV, JSON) under one of "
         "the folders the server allows (its data roots). Runs in the background: returns the finished job if it "
@@ -226,7 +240,8 @@ def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
     ) -> IndexJob:
         return await _guarded(shared, _build_index(shared, data_path, mode, ctx))
 
-    @server.tool(description="Stop a running index job (the running one when no id is given); the index stays as "
+    @server.tool(title="Cancel an index job", annotations=WRITE,
+                 description="Stop a running index job (the running one when no id is given); the index stays as "
                  "it was before the job.")
     async def cancel_index_job(
         job_id: Annotated[str | None, Field(max_length=64, description="Job id returned by build_index")] = None,

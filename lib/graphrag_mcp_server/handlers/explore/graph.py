@@ -27,14 +27,15 @@ class GraphFormat(StrEnum):
     HTML = "html"
 
 
-def entity_graph(tables: IndexTables) -> "nx.Graph":
+def entity_graph(tables: IndexTables) -> "nx.MultiDiGraph":
     """Entities (type, description, degree, top-level community, documents) joined by their relationships
-    (weight, description)."""
+    (weight, description): every relationship row one edge, keyed by its id (a pair related both ways, or twice,
+    keeps each relationship)."""
     import networkx as nx
 
     lookup = prepared(tables).lookup()
     community = _top_level_community(tables)
-    graph = nx.Graph()
+    graph = nx.MultiDiGraph()
     for entity in tables.entities.itertuples():
         graph.add_node(
             str(entity.title),
@@ -46,7 +47,7 @@ def entity_graph(tables: IndexTables) -> "nx.Graph":
         )
     for edge in tables.relationships.itertuples():
         if edge.source in graph and edge.target in graph:
-            graph.add_edge(str(edge.source), str(edge.target), weight=float(edge.weight),
+            graph.add_edge(str(edge.source), str(edge.target), key=str(edge.id), weight=float(edge.weight),
                            description=str(edge.description or ""))
     return graph
 
@@ -60,7 +61,7 @@ def _top_level_community(tables: IndexTables) -> dict[str, int]:
     return held
 
 
-def write_graph(graph: "nx.Graph", graph_format: GraphFormat) -> bytes:
+def write_graph(graph: "nx.MultiDiGraph", graph_format: GraphFormat) -> bytes:
     """The graph as a file of `graph_format`."""
     import networkx as nx
 
@@ -74,7 +75,7 @@ def write_graph(graph: "nx.Graph", graph_format: GraphFormat) -> bytes:
     return buffer.getvalue()
 
 
-def graph_page(graph: "nx.Graph") -> str:
+def graph_page(graph: "nx.MultiDiGraph") -> str:
     """One self-contained HTML page (no network) drawing the graph: coloured by community, searchable,
     an entity's description and documents on click."""
     positions = layout(graph)
@@ -87,7 +88,7 @@ def graph_page(graph: "nx.Graph") -> str:
     return template.replace("/*GRAPH_DATA*/null", data)
 
 
-def layout(graph: "nx.Graph", scale: float = 100.0) -> dict[str, tuple[float, float]]:
+def layout(graph: "nx.MultiDiGraph", scale: float = 100.0) -> dict[str, tuple[float, float]]:
     """Positions that keep each community together: a spring layout inside every community (a circle for
     very large ones), the communities placed on a grid, the biggest first."""
     import networkx as nx

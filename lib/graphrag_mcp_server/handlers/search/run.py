@@ -1,6 +1,7 @@
 """The four searches: one graphrag.api call each, mapped to a SearchResult with sources and cost."""
 
 import asyncio
+import contextvars
 import functools
 import inspect
 import re
@@ -42,7 +43,8 @@ async def in_search_thread(function: Callable[..., T], *args: Any, **kwargs: Any
     only interleave, each slower: 16 sessions of local searches on 1000 documents got 17.5-18.4
     searches/s from 2 workers with this thread, 12.4-15.4 with asyncio's thread pool (alternating runs).
     """
-    return await asyncio.get_running_loop().run_in_executor(_SEARCH_THREAD, functools.partial(function, *args, **kwargs))
+    in_context = functools.partial(contextvars.copy_context().run, function, *args, **kwargs)  # the usage tracked
+    return await asyncio.get_running_loop().run_in_executor(_SEARCH_THREAD, in_context)  # counts the query's embedding
 
 
 class SearchType(StrEnum):
