@@ -139,6 +139,28 @@ def test_index_stops_at_the_probe_with_the_provider_reason(tmp_path: Path, mode:
     assert not (root / "output").exists()
 
 
+def test_index_sizes_vectors_by_what_the_embedding_model_returns(tmp_path: Path) -> None:
+    """settings.yaml says vector_size 256, the provider's embedding model returns 1536 numbers (a settings file
+    copied from another model): the index is built with 1536, and a warning names the setting."""
+    root = tmp_path / "index"
+    assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
+    with fake_provider(dimensions=1536) as provider:
+        settings = yaml.safe_load((root / "settings.yaml").read_text())
+        settings["embedding_models"]["default_embedding_model"] = {
+            **yaml.safe_load("\n".join(failure_policy(Provider.OPENAI))), "model_provider": "openai",
+            "api_key": "sk-test", "api_base": provider.url, "model": "text-embedding-3-small"}
+        (root / "settings.yaml").write_text(yaml.safe_dump(settings))
+        result = run_cli("index", CORPUS, "--index-path", root, "--format", "json")
+    assert result.code == 0, result.stderr[-3000:]
+    assert "returns vectors of 1536 numbers" in result.stderr and "vector_size: 1536" in result.stderr
+    import lancedb
+
+    tables = lancedb.connect(root / "output" / "lancedb")
+    for name in tables.table_names():
+        assert tables.open_table(name).schema.field("vector").type.list_size == 1536, name
+    assert result.json()["embedding_calls"] > 0
+
+
 def test_index_stops_after_consecutive_provider_failures(tmp_path: Path) -> None:
     root = tmp_path / "index"
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0

@@ -3,6 +3,7 @@
 import asyncio
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -54,6 +55,26 @@ def test_stdio_writes_nothing_but_json_rpc_to_stdout(built_index: tuple[Path, di
     assert [reply["id"] for reply in replies] == [1, 2, 3, 4]
     assert "Ruth Calloway" in replies[1]["result"]["structuredContent"]["answer"]
     assert replies[3]["error"]["code"] == -32602 and "query" in replies[3]["error"]["message"]
+
+
+@pytest.mark.e2e  # a stdio server process and a signal
+def test_ctrl_c_ends_a_stdio_server_at_once(built_index: tuple[Path, dict]) -> None:
+    """Ctrl-C (SIGINT) in the terminal that started `serve`: exit code 130 within seconds, one line on stderr."""
+    root, _ = built_index
+    server = subprocess.Popen([sys.executable, "-m", "graphrag_mcp_server", "serve", "--index-path", str(root)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=cli_env())
+    try:
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "tty", "version": "0"}}}) + "\n")
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1  # serving, its stdin still open
+        server.send_signal(signal.SIGINT)
+        code = server.wait(timeout=10)
+    finally:
+        server.kill()
+    assert code == 130
+    assert server.stderr.read().strip().splitlines()[-1] == "graphrag-mcp: interrupted"
 
 
 @pytest.mark.slow

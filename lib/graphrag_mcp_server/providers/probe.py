@@ -16,8 +16,9 @@ LOCAL_TYPES = {OFFLINE_TYPE, "mcp_sampling"}
 """Model types that call no provider."""
 
 
-async def probe_models(config: "GraphRagConfig", timeout: float) -> None:
-    """Ask every configured completion and embedding model for one token / one vector (no cache).
+async def probe_models(config: "GraphRagConfig", timeout: float) -> dict[str, int]:
+    """Ask every configured completion and embedding model for one token / one vector (no cache); the length
+    of each probed embedding model's vector, by model name.
 
     Raises ProviderError naming the model and the provider's reason when one fails or takes more
     than `timeout` seconds.
@@ -33,13 +34,17 @@ async def probe_models(config: "GraphRagConfig", timeout: float) -> None:
     for name, model in config.embedding_models.items():
         if model.type not in LOCAL_TYPES:
             calls.append((name, model, lambda m=model: create_embedding(_unmetered(m)).embedding_async(input=["ok"])))
+    dimensions: dict[str, int] = {}
     for name, model, call in calls:
         try:
-            await asyncio.wait_for(call(), timeout)
+            answer = await asyncio.wait_for(call(), timeout)
         except TimeoutError:
             raise ProviderError(_failed(name, model, f"no answer within {timeout:g} s")) from None
         except Exception as error:  # noqa: BLE001 - any failure of the call is the provider's answer
             raise ProviderError(_failed(name, model, describe(error))) from error
+        if name in config.embedding_models and getattr(answer, "embeddings", None):
+            dimensions[name] = len(answer.embeddings[0])
+    return dimensions
 
 
 def _unmetered(model: "ModelConfig") -> "ModelConfig":

@@ -1,5 +1,7 @@
 """Running the server: one process on stdio or HTTP, or several HTTP workers."""
 
+import os
+import signal
 from pathlib import Path
 
 from graphrag_mcp_server.config.settings import AnswerModel, ServerSettings
@@ -17,6 +19,17 @@ def check_workers(transport: Transport, settings: ServerSettings) -> None:
         raise ConfigError(msg)
 
 
+def _exit_on_interrupt() -> None:
+    """Ctrl-C ends a stdio server at once, with code 130 and one line (the SDK's stdin reader thread, blocked in
+    a read, kept the interpreter from ever raising KeyboardInterrupt). A running index worker sees its input end
+    and removes its half-written version."""
+    def interrupted(signum: int, frame: object) -> None:
+        os.write(2, b"graphrag-mcp: interrupted\n")
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)
+
+
 def serve(root: Path, transport: Transport, settings: ServerSettings, watch: Path | None = None) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
     if settings.workers > 1:
@@ -26,6 +39,7 @@ def serve(root: Path, transport: Transport, settings: ServerSettings, watch: Pat
         serve_workers(root, settings, watch)
         return
     if transport == "stdio":
+        _exit_on_interrupt()
         create_server(root, settings, watch).run("stdio")
         return
     from graphrag_mcp_server.server.http import serve_http

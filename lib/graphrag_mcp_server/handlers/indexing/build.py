@@ -1,5 +1,6 @@
 """Building an index: graphrag.api.build_index over the documents of a data path."""
 
+import logging
 import os
 import time
 from enum import StrEnum
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
     from graphrag_mcp_server.handlers.indexing.kept import Kept
+
+logger = logging.getLogger(__name__)
 
 
 class IndexMode(StrEnum):
@@ -156,10 +159,10 @@ async def build(
         log_no_item_progress()
         read_parquet_tables_by_records()
         use_local_file_storage()
-        await probe_models(config, settings.provider_probe_seconds)
+        dimensions = await probe_models(config, settings.provider_probe_seconds)
         version = versions.new_version(root)
         try:
-            target = with_every_entity_clustered(pin_output(config, version), method.value)
+            target = with_every_entity_clustered(pin_output(sized_vectors(config, dimensions), version), method.value)
             with (track_usage() as usage, provider_breaker(settings.provider_failure_limit) as breaker,
                   kept_from(current if incremental else None, target, version) as kept):
                 outputs = await build_index(target, method=method.value, callbacks=callbacks, input_documents=documents)
@@ -171,6 +174,24 @@ async def build(
             raise
         versions.switch_to(root, version, manifest)
     return _summary(counts, changes, selection, usage, started, incremental, kept)
+
+
+def sized_vectors(config: "GraphRagConfig", dimensions: dict[str, int]) -> "GraphRagConfig":
+    """The config with its vector store sized to the vectors the embedding model returned when probed (a
+    settings.yaml copied from another model says 3072 where the model gives 1536: LanceDB then refused every
+    row); a warning names the setting to change."""
+    model = config.embed_text.embedding_model_id
+    found, store = dimensions.get(model), config.vector_store
+    sizes = {store.vector_size, *(schema.vector_size for schema in (store.index_schema or {}).values())}
+    if found is None or sizes == {found}:
+        return config
+    logger.warning("embedding model %s returns vectors of %d numbers, settings.yaml's vector_store.vector_size "
+                   "says %s: indexing with %d (set vector_size: %d in settings.yaml to say so)", model, found,
+                   store.vector_size, found, found)
+    schemas = {name: schema.model_copy(update={"vector_size": found})
+               for name, schema in (store.index_schema or {}).items()}
+    return config.model_copy(update={"vector_store": store.model_copy(update={"vector_size": found,
+                                                                            "index_schema": schemas})})
 
 
 def _raise_first_failure(config: "GraphRagConfig", outputs: list, provider_failure: str | None,
