@@ -171,3 +171,31 @@ async def test_tools_have_titles_hints_and_a_listing_that_fits_a_context(built_i
         assert hints.destructive_hint is False and tool.output_schema, tool.name
     listing = json.dumps({"tools": [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]})
     assert len(listing.encode()) < 15_000, len(listing.encode())
+
+
+async def test_arguments_complete_from_the_index(built_index: tuple[Path, dict], tmp_path: Path) -> None:
+    """completion/complete suggests entity names (resource template and prompts), community ids and levels from
+    the loaded index: names that start with the typed text first; other arguments, or no index, get none."""
+    from mcp_types import PromptReference, ResourceTemplateReference
+
+    root, _ = built_index
+    entities = pd.read_parquet(root / "output" / "entities.parquet")
+    communities = pd.read_parquet(root / "output" / "communities.parquet")
+    async with mcp_session(root, IN_PROCESS) as session:
+        template = ResourceTemplateReference(uri="graphrag://entities/{name}")
+        named = (await session.complete(template, {"name": "name", "value": "tob"})).completion
+        explore = (await session.complete(PromptReference(name="explore"), {"name": "entity", "value": "OLD"}))
+        everything = (await session.complete(template, {"name": "name", "value": ""})).completion
+        ids = (await session.complete(ResourceTemplateReference(uri="graphrag://communities/{community_id}"),
+                                      {"name": "community_id", "value": ""})).completion
+        levels = (await session.complete(PromptReference(name="summarize"), {"name": "level", "value": ""})).completion
+        other = (await session.complete(PromptReference(name="analyze"), {"name": "topic", "value": "t"})).completion
+    assert named.values[0] == "TOBIAS ARKWRIGHT"
+    assert explore.completion.values[0] == "OLD BESSIE"
+    assert set(everything.values) == set(entities["title"]) and everything.total == len(entities)
+    assert everything.values[0] == entities.sort_values("degree", ascending=False)["title"].iloc[0]
+    assert set(ids.values) == {str(number) for number in communities["community"]} and not ids.has_more
+    assert levels.values == [str(level) for level in sorted(communities["level"].unique())]
+    assert other.values == []
+    async with mcp_session(tmp_path / "no_index", IN_PROCESS) as session:
+        assert (await session.complete(template, {"name": "name", "value": "a"})).completion.values == []

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from graphrag_mcp_server import __version__
 from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.server.access import authentication
+from graphrag_mcp_server.server.completions import register_completions
 from graphrag_mcp_server.server.context import ServerContext
 from graphrag_mcp_server.server.prompts import register_prompts
 from graphrag_mcp_server.server.resources import register_resources
@@ -142,6 +143,7 @@ def create_server(root: Path, settings: ServerSettings | None = None, watch: Pat
     register_tools(server, shared)
     register_resources(server, shared)
     register_prompts(server, settings.max_query_chars)
+    register_completions(server, shared)
     return server
 
 

@@ -180,3 +180,34 @@ def text_unit_detail(tables: IndexTables, text_unit_id: str) -> TextUnitDetail:
     names = tables.entities.loc[tables.entities["id"].isin(entity_ids), "title"]
     document = prepared(tables).lookup().document_of.get(unit.id, "")
     return TextUnitDetail(id=unit.id, document=document, text=str(unit.text), entities=sorted(names))
+
+
+COMPLETIONS = 100
+"""Most values one completion answer lists (the MCP limit)."""
+
+
+def completed(candidates: list[str], partial: str) -> tuple[list[str], int]:
+    """The candidates that start with `partial` (case aside), then those that contain it, in the candidates' order;
+    at most COMPLETIONS of them, and how many matched in all."""
+    wanted = partial.casefold()
+    starting = [value for value in candidates if value.casefold().startswith(wanted)]
+    containing = [value for value in candidates if wanted in value.casefold() and not value.casefold().startswith(wanted)]
+    matched = starting + containing
+    return matched[:COMPLETIONS], len(matched)
+
+
+def entity_names(tables: IndexTables) -> list[str]:
+    """Every entity's name, the most connected first."""
+    return [str(title) for title in tables.entities.sort_values("degree", ascending=False, kind="stable")["title"]]
+
+
+def community_ids(tables: IndexTables) -> list[str]:
+    """Every community's number, the broadest (lowest level, then largest) first."""
+    frame = tables.communities.assign(size=tables.communities["entity_ids"].map(len))
+    return [str(number) for number in frame.sort_values(["level", "size"], ascending=[True, False],
+                                                         kind="stable")["community"]]
+
+
+def community_levels(tables: IndexTables) -> list[str]:
+    """The community levels, from the broadest."""
+    return [str(level) for level in sorted(tables.communities["level"].unique())]
