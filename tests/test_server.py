@@ -48,10 +48,12 @@ async def test_every_tool_resource_and_prompt(
         assert {tool.name for tool in (await session.list_tools()).tools} == TOOLS
         assert {prompt.name for prompt in (await session.list_prompts()).prompts} == PROMPTS
         assert {str(r.uri) for r in (await session.list_resources()).resources} == {
-            "graphrag://statistics", "graphrag://entities", "graphrag://graph"
+            "graphrag://statistics", "graphrag://entities", "graphrag://graph", "graphrag://documents",
+            "graphrag://communities"
         }
         assert {t.uri_template for t in (await session.list_resource_templates()).resource_templates} == {
-            "graphrag://entities/{name}", "graphrag://communities/{community_id}", "graphrag://text_units/{text_unit_id}"
+            "graphrag://entities/{name}", "graphrag://communities/{community_id}", "graphrag://text_units/{text_unit_id}",
+            "graphrag://documents/page/{page}", "graphrag://communities/page/{page}"
         }
 
         for tool, arguments, expected in SEARCHES:
@@ -199,3 +201,31 @@ async def test_arguments_complete_from_the_index(built_index: tuple[Path, dict],
     assert other.values == []
     async with mcp_session(tmp_path / "no_index", IN_PROCESS) as session:
         assert (await session.complete(template, {"name": "name", "value": "a"})).completion.values == []
+
+
+async def test_documents_and_communities_are_listed_page_by_page(built_index: tuple[Path, dict], corpus_titles: set[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """graphrag://documents and graphrag://communities list every record, a page at a time (`next` names the next
+    page, the last has none); a page past the end, or not a number, is a clear resource error."""
+    from graphrag_mcp_server.handlers.explore import views
+
+    root, _ = built_index
+    communities = pd.read_parquet(root / "output" / "communities.parquet")
+    monkeypatch.setattr(views, "PAGE_SIZE", 5)  # 11 documents: three pages
+    async with mcp_session(root, IN_PROCESS) as session:
+        first = await _read_json(session, "graphrag://documents")
+        pages = [first]
+        while pages[-1]["next"] is not None:
+            pages.append(await _read_json(session, pages[-1]["next"]))
+        listed = await _read_json(session, "graphrag://communities")
+        community = await _read_json(session, f"graphrag://communities/{listed['items'][0]['id']}")
+        with pytest.raises(MCPError, match="no page 4"):
+            await session.read_resource("graphrag://documents/page/4")
+        with pytest.raises(MCPError, match="pages are numbered"):
+            await session.read_resource("graphrag://communities/page/x")
+    assert [page["page"] for page in pages] == [1, 2, 3] and {page["pages"] for page in pages} == {3}
+    assert sorted(item["title"] for page in pages for item in page["items"]) == sorted(corpus_titles)
+    assert all(item["text_units"] >= 1 for page in pages for item in page["items"])
+    assert listed["total"] == len(communities) and listed["next"] == "graphrag://communities/page/2"
+    assert [item["level"] for item in listed["items"]] == sorted(item["level"] for item in listed["items"])
+    assert community["id"] == listed["items"][0]["id"] and community["title"] == listed["items"][0]["title"]

@@ -53,6 +53,28 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
     async def entities() -> str:
         return await view(views.top_entities)
 
+    @server.resource("graphrag://documents", name="documents", mime_type=JSON,
+                     description=f"The documents (title, id, text units), {views.PAGE_SIZE} a page; `next` names the "
+                     "next page")
+    async def documents() -> str:
+        return await view(views.document_page)
+
+    @server.resource("graphrag://documents/page/{page}", name="documents_page", mime_type=JSON,
+                     description="A page of graphrag://documents (from 1)")
+    async def documents_page(page: str) -> str:
+        return await view(lambda tables: views.document_page(tables, _page_number(page)))
+
+    @server.resource("graphrag://communities", name="communities", mime_type=JSON,
+                     description=f"The communities, broadest first (id, level, report title, size, parent), "
+                     f"{views.PAGE_SIZE} a page; `next` names the next page")
+    async def communities() -> str:
+        return await view(views.community_page)
+
+    @server.resource("graphrag://communities/page/{page}", name="communities_page", mime_type=JSON,
+                     description="A page of graphrag://communities (from 1)")
+    async def communities_page(page: str) -> str:
+        return await view(lambda tables: views.community_page(tables, _page_number(page)))
+
     @server.resource("graphrag://entities/{name}", name="entity", mime_type=JSON,
                      description="One entity by name: type, description, degree, relationships, communities, "
                      "source documents")
@@ -70,6 +92,12 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
                      description="One text unit (chunk) by id: its text, its document, the entities found in it")
     async def text_unit(text_unit_id: str) -> str:
         return await view(lambda tables: views.text_unit_detail(tables, text_unit_id))
+
+
+def _page_number(page: str) -> int:
+    if not re.fullmatch(r"[0-9]{1,6}", page):
+        raise ResourceNotFoundError(f"pages are numbered 1, 2, 3..., not {page[:100]!r}")
+    return int(page)
 
 
 def _to_json(result: object) -> str:

@@ -1,6 +1,6 @@
 """Read-only views of the index's records: entities, communities and text units, for MCP resources."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -211,3 +211,64 @@ def community_ids(tables: IndexTables) -> list[str]:
 def community_levels(tables: IndexTables) -> list[str]:
     """The community levels, from the broadest."""
     return [str(level) for level in sorted(tables.communities["level"].unique())]
+
+
+Item = TypeVar("Item", bound=BaseModel)
+PAGE_SIZE = 100
+"""Records per page of the graphrag://documents and graphrag://communities listings."""
+
+
+class DocumentSummary(BaseModel):
+    """A document as listed: its title (the file's name), id and text units."""
+
+    title: str
+    id: str
+    text_units: int
+
+
+class CommunitySummary(BaseModel):
+    """A community as listed: its number, level, report title, size and parent."""
+
+    id: int
+    level: int
+    title: str
+    size: int = Field(description="Member entities")
+    parent: int | None
+
+
+class Page(BaseModel, Generic[Item]):
+    """One page of a listing, and where the next one is."""
+
+    page: int
+    pages: int
+    total: int
+    next: str | None = Field(description="URI of the next page; null on the last")
+    items: list[Item]
+
+
+def _page(items: list[Item], page: int, uri: str) -> Page[Item]:
+    pages = max(1, -(-len(items) // PAGE_SIZE))
+    if not 1 <= page <= pages:
+        raise RecordNotFoundError(f"no page {page}: {uri}/page/N runs from 1 to {pages}")
+    return Page[Item](page=page, pages=pages, total=len(items), next=f"{uri}/page/{page + 1}" if page < pages else None,
+                   items=items[(page - 1) * PAGE_SIZE:page * PAGE_SIZE])
+
+
+def document_page(tables: IndexTables, page: int = 1) -> Page[DocumentSummary]:
+    """The documents by title, PAGE_SIZE a page."""
+    rows = tables.documents.sort_values("title", kind="stable").itertuples()
+    documents = [DocumentSummary(title=str(row.title), id=str(row.id), text_units=len(row.text_unit_ids))
+                 for row in rows]
+    return _page(documents, page, "graphrag://documents")
+
+
+def community_page(tables: IndexTables, page: int = 1) -> Page[CommunitySummary]:
+    """The communities, broadest first (by level, then size), PAGE_SIZE a page."""
+    titles = dict(zip(tables.community_reports["community"], tables.community_reports["title"], strict=True))
+    frame = tables.communities.assign(size=tables.communities["entity_ids"].map(len))
+    ordered = frame.sort_values(["level", "size", "community"], ascending=[True, False, True], kind="stable")
+    communities = [CommunitySummary(id=int(row.community), level=int(row.level),
+                                    title=str(titles.get(row.community, row.title)), size=int(row.size),
+                                    parent=None if int(row.parent) < 0 else int(row.parent))
+                   for row in ordered.itertuples()]
+    return _page(communities, page, "graphrag://communities")
