@@ -229,3 +229,36 @@ async def test_documents_and_communities_are_listed_page_by_page(built_index: tu
     assert listed["total"] == len(communities) and listed["next"] == "graphrag://communities/page/2"
     assert [item["level"] for item in listed["items"]] == sorted(item["level"] for item in listed["items"])
     assert community["id"] == listed["items"][0]["id"] and community["title"] == listed["items"][0]["title"]
+
+
+@pytest.mark.e2e  # a stdio server process
+async def test_a_new_index_version_tells_clients_to_list_resources_again(built_index: tuple[Path, dict],
+                                                                         tmp_path: Path) -> None:
+    """The server advertises resources.listChanged; once a new version of the index is loaded, a session that
+    listed the resources gets notifications/resources/list_changed."""
+    import asyncio
+    import os
+    import shutil
+
+    import mcp_types
+
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    changed = asyncio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, mcp_types.ResourceListChangedNotification):
+            changed.set()
+
+    async with mcp_session(root, "stdio", message_handler=on_message) as session:
+        assert session.initialize_result is not None
+        capabilities = session.initialize_result.capabilities
+        assert capabilities.resources is not None
+        assert capabilities.resources.list_changed is True
+        await session.list_resources()
+        await _call(session, "get_statistics", {})
+        assert not changed.is_set()
+        settings = root / "settings.yaml"  # the index changes on disk: the next request loads the new version
+        os.utime(settings, ns=(settings.stat().st_atime_ns, settings.stat().st_mtime_ns + 1_000_000_000))
+        await _call(session, "get_statistics", {})
+        await asyncio.wait_for(changed.wait(), 10)

@@ -6,6 +6,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
@@ -18,6 +19,7 @@ from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.server.access import authentication
 from graphrag_mcp_server.server.completions import register_completions
 from graphrag_mcp_server.server.context import ServerContext
+from graphrag_mcp_server.server.notices import ChangeNotices
 from graphrag_mcp_server.server.prompts import register_prompts
 from graphrag_mcp_server.server.resources import register_resources
 from graphrag_mcp_server.server.state import IndexState
@@ -40,7 +42,21 @@ what the searches have cost."""
 
 
 class GraphRagServer(MCPServer[Any]):
-    """MCPServer that answers tool arguments failing their schema with JSON-RPC invalid params."""
+    """MCPServer that answers tool arguments failing their schema with JSON-RPC invalid params, lists compact tool
+    schemas, and tells the sessions that list resources when the index changes (`notices`)."""
+
+    def __init__(self, notices: ChangeNotices, **options: Any) -> None:
+        super().__init__(subscriptions=notices.bus, **options)
+        self.notices = notices
+        lowlevel = self._lowlevel_server  # the SDK advertises resources.listChanged only when told so here
+        advertise = lowlevel.create_initialization_options
+        lowlevel.create_initialization_options = lambda notification_options=None, *args, **kwargs: advertise(  # type: ignore[method-assign]
+            notification_options or NotificationOptions(resources_changed=True), *args, **kwargs)
+
+    async def _handle_list_resources(self, ctx: Any, params: Any) -> Any:
+        """The resources; the session listing them is told when they change."""
+        self.notices.listening(ctx.session)
+        return await super()._handle_list_resources(ctx, params)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
         """Run the tool; a validation failure names each offending argument."""
@@ -128,7 +144,9 @@ def create_server(root: Path, settings: ServerSettings | None = None, watch: Pat
         yield shared
 
     auth, verifier = authentication(settings, transport) if transport != "stdio" else (None, None)
+    shared.state.on_new_version = shared.notices.index_changed
     server = GraphRagServer(
+        shared.notices,
         name="graphrag-mcp",
         title="GraphRAG knowledge of your documents",
         version=__version__,

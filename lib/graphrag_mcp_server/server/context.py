@@ -20,6 +20,7 @@ from graphrag_mcp_server.handlers.results import (
     SearchResult,
     ServerStatistics,
 )
+from graphrag_mcp_server.server.notices import ChangeNotices
 from graphrag_mcp_server.server.state import IndexState
 
 logger = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ class ServerContext:
     started: float = field(default_factory=time.monotonic)
     watch: Path | None = None
     watcher: "asyncio.Task[None] | None" = None
+    notices: ChangeNotices = field(default_factory=ChangeNotices)
     data_roots: list[Path] = field(default_factory=list)
     """Folders build_index may index (resolved when the server starts: graphrag's loader changes the cwd)."""
 

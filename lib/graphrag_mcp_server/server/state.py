@@ -3,6 +3,7 @@
 import asyncio
 import hashlib
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,6 +76,9 @@ class IndexState:
         self._failed: tuple[str, Exception] | None = None
         self._lock = asyncio.Lock()
         self._warm_up: asyncio.Task[Snapshot | None] | None = None
+        self.on_new_version: Callable[[], Awaitable[None]] | None = None
+        """Called (in a task of its own) when a new version replaces the one served."""
+        self._announcing: set[asyncio.Task[None]] = set()
 
     def start_warm_up(self) -> None:
         """Import graphrag and load the tables in the background, so the first query finds them ready.
@@ -113,9 +117,13 @@ class IndexState:
         """Load the disk's version; while one is loaded, a failed load keeps it serving. A failure is
         remembered with the version that caused it."""
         try:
-            self._current = await asyncio.to_thread(_load, self.root)
+            replaced, self._current = self._current, await asyncio.to_thread(_load, self.root)
             self._failed = None
             logger.info("loaded index version %s", self._current.version)
+            if replaced is not None and self.on_new_version is not None:
+                task = asyncio.create_task(self.on_new_version())
+                self._announcing.add(task)
+                task.add_done_callback(self._announcing.discard)
         except Exception as error:
             self._failed = (on_disk, error)
             if self._current is None:
