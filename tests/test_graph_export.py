@@ -1,8 +1,10 @@
 """`graphrag-mcp export` and the graphrag://graph resource: the entity graph for Gephi, Cytoscape and a browser."""
 
 import colorsys
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,7 +15,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from conftest import run_cli
+from conftest import REPO, run_cli
 from mcp_client import IN_PROCESS, mcp_session
 
 NODE_FIELDS = {"type", "description", "degree", "community", "documents"}
@@ -141,3 +143,72 @@ def _page_colour(community: int) -> tuple[int, int, int]:
     """The page's `hsl(community * 137.508 mod 360, 65%, 48%)` as RGB."""
     red, green, blue = colorsys.hls_to_rgb((community * 137.508) % 360 / 360, 0.48, 0.65)
     return round(255 * red), round(255 * green), round(255 * blue)
+
+
+def _page_state(page: Path) -> tuple[str, int, int]:
+    """The page's DOM in headless Chromium at the default zoom, with its shown labels and overlapping label pairs
+    (measured by the page on the drawn labels' boxes)."""
+    dom = _headless(page.as_uri(), "--dump-dom")
+    shown = re.search(r'data-labels-shown="([0-9]+)"', dom)
+    overlaps = re.search(r'data-label-overlaps="([0-9]+)"', dom)
+    assert shown and overlaps, "the page measures its labels"
+    return dom, int(shown.group(1)), int(overlaps.group(1))
+
+
+@pytest.mark.e2e  # headless Chromium
+@pytest.mark.parametrize("corpus", ["fixtures", "dulce"])
+def test_html_page_labels_do_not_overlap_and_a_legend_names_types_and_communities(
+        built_index: tuple[Path, dict], tmp_path: Path, corpus: str) -> None:
+    """At the default zoom (the whole graph fitted to the window) no two shown labels overlap, and the most
+    connected entities are labelled; the legend lists the entity types and the communities by report title."""
+    root = built_index[0]
+    if corpus == "dulce":
+        dulce = REPO.parent / "shared" / "corpora" / "dulce"
+        if not dulce.is_dir():
+            if os.environ.get("CI"):
+                pytest.fail(f"CI runs with ../shared beside the repository: {dulce} is missing")
+            pytest.skip(f"no {dulce}")
+        data = tmp_path / "dulce"
+        shutil.copytree(dulce, data, ignore=shutil.ignore_patterns("*.md"))
+        root = tmp_path / "index"
+        assert run_cli("index", data, "--index-path", root, "--offline").code == 0
+    page = tmp_path / "graph.html"
+    assert run_cli("export", "--index-path", root, "--format", "html", "--output", page).code == 0
+
+    dom, shown, overlaps = _page_state(page)
+
+    entities = _entities(root)
+    assert overlaps == 0
+    assert shown >= min(len(entities), 6), "the most connected entities are labelled"
+    top = str(entities.sort_values("degree", ascending=False)["title"].iloc[0])
+    label = re.search(rf"<text([^>]*)>{re.escape(html.escape(top, quote=False))}</text>", dom)
+    assert label and "hidden" not in label.group(1), "the most connected entity's label is shown"
+    legend = dom[dom.index('id="legend"'):]
+    assert "Entity types" in legend and all(f"{kind} (" in legend for kind in set(entities["type"]))
+    reports = pd.read_parquet(root / "output" / "community_reports.parquet")
+    broadest = reports[reports["level"] == reports["level"].min()]
+    assert all(html.escape(str(title), quote=False) in legend for title in broadest["title"]), "communities by title"
+
+
+@pytest.mark.e2e  # headless Chromium
+def test_html_page_zoomed_in_colours_sub_communities(built_index: tuple[Path, dict], tmp_path: Path) -> None:
+    """Zoomed in (`?zoom=4`), an entity whose finest community is not its broadest takes a shade of its broadest
+    community's hue; at the default zoom every entity has its broadest community's colour."""
+    root = built_index[0]
+    page = tmp_path / "graph.html"
+    assert run_cli("export", "--index-path", root, "--format", "html", "--output", page).code == 0
+    communities = pd.read_parquet(root / "output" / "communities.parquet")
+    levels = communities.sort_values("level")
+    finest = {entity: int(row.community) for row in levels.itertuples() for entity in row.entity_ids}
+    broadest = {entity: int(row.community) for row in levels[::-1].itertuples() for entity in row.entity_ids}
+    titles = dict(zip(_entities(root)["id"], _entities(root)["title"], strict=True))
+    split = {titles[entity] for entity in finest if finest[entity] != broadest[entity]}
+    assert split, "the fixtures index has communities below the broadest"
+
+    def fills(query: str) -> dict[str, str]:
+        dom = _headless(f"{page.as_uri()}{query}", "--dump-dom")
+        return {html.unescape(name): fill for fill, name in re.findall(r'<circle[^>]*fill="([^"]+)"[^>]*data-name="([^"]+)"', dom)}
+
+    default, zoomed = fills(""), fills("?zoom=4")
+    assert all(fill.endswith(", 48%)") for fill in default.values())
+    assert {name for name, fill in zoomed.items() if fill != default[name]} == split

@@ -34,8 +34,8 @@ def entity_graph(tables: IndexTables) -> "nx.MultiDiGraph":
     import networkx as nx
 
     lookup = prepared(tables).lookup()
-    community = _top_level_community(tables)
-    graph = nx.MultiDiGraph()
+    community, finest = _top_level_community(tables), _finest_community(tables)
+    graph = nx.MultiDiGraph(communities=json.dumps(_community_titles(tables)))
     for entity in tables.entities.itertuples():
         graph.add_node(
             str(entity.title),
@@ -43,6 +43,7 @@ def entity_graph(tables: IndexTables) -> "nx.MultiDiGraph":
             description=str(entity.description or ""),
             degree=int(entity.degree),
             community=community.get(entity.id, NO_COMMUNITY),
+            subcommunity=finest.get(entity.id, NO_COMMUNITY),
             documents="; ".join(lookup.documents(entity.text_unit_ids)),
         )
     for edge in tables.relationships.itertuples():
@@ -50,6 +51,22 @@ def entity_graph(tables: IndexTables) -> "nx.MultiDiGraph":
             graph.add_edge(str(edge.source), str(edge.target), key=str(edge.id), weight=float(edge.weight),
                            description=str(edge.description or ""))
     return graph
+
+
+def _finest_community(tables: IndexTables) -> dict[str, int]:
+    """entity id -> the number of the finest community (highest level) holding it."""
+    held: dict[str, int] = {}
+    for row in tables.communities.sort_values("level").itertuples():
+        for entity_id in row.entity_ids:
+            held[entity_id] = int(row.community)
+    return held
+
+
+def _community_titles(tables: IndexTables) -> dict[int, str]:
+    """community number -> its report's title (the community's own title where it has no report)."""
+    titles = {int(row.community): str(row.title) for row in tables.communities.itertuples()}
+    titles.update({int(row.community): str(row.title) for row in tables.community_reports.itertuples()})
+    return titles
 
 
 def _top_level_community(tables: IndexTables) -> dict[str, int]:
@@ -83,7 +100,8 @@ def graph_page(graph: "nx.MultiDiGraph") -> str:
              for name, data in graph.nodes(data=True)]
     edges = [{"source": source, "target": target, "weight": data["weight"], "description": data["description"]}
              for source, target, data in graph.edges(data=True)]
-    data = json.dumps({"nodes": nodes, "edges": edges}).replace("<", "\\u003c")  # no text can end the script
+    titles = json.loads(graph.graph.get("communities", "{}"))
+    data = json.dumps({"nodes": nodes, "edges": edges, "communities": titles}).replace("<", "\\u003c")  # no text can end the script
     template = resources.files("graphrag_mcp_server.handlers.explore").joinpath("graph_view.html").read_text()
     return template.replace("/*GRAPH_DATA*/null", data)
 
