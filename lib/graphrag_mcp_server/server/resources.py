@@ -53,27 +53,22 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
     async def entities() -> str:
         return await view(views.top_entities)
 
-    @server.resource("graphrag://documents", name="documents", mime_type=JSON,
-                     description=f"The documents (title, id, text units), {views.PAGE_SIZE} a page; `next` names the "
-                     "next page")
-    async def documents() -> str:
-        return await view(views.document_page)
+    def listing(name: str, what: str, page_view: Callable[..., BaseModel]) -> None:
+        """graphrag://NAME (its first page) and the template graphrag://NAME/page/{page}."""
 
-    @server.resource("graphrag://documents/page/{page}", name="documents_page", mime_type=JSON,
-                     description="A page of graphrag://documents (from 1)")
-    async def documents_page(page: str) -> str:
-        return await view(lambda tables: views.document_page(tables, _page_number(page)))
+        @server.resource(f"graphrag://{name}", name=name, mime_type=JSON,
+                         description=f"{what}, {views.PAGE_SIZE} a page; `next` names the next page")
+        async def first_page() -> str:
+            return await view(page_view)
 
-    @server.resource("graphrag://communities", name="communities", mime_type=JSON,
-                     description=f"The communities, broadest first (id, level, report title, size, parent), "
-                     f"{views.PAGE_SIZE} a page; `next` names the next page")
-    async def communities() -> str:
-        return await view(views.community_page)
+        @server.resource(f"graphrag://{name}/page/{{page}}", name=f"{name}_page", mime_type=JSON,
+                         description=f"A page of graphrag://{name} (from 1)")
+        async def numbered_page(page: str) -> str:
+            return await view(lambda tables: page_view(tables, _page_number(page)))
 
-    @server.resource("graphrag://communities/page/{page}", name="communities_page", mime_type=JSON,
-                     description="A page of graphrag://communities (from 1)")
-    async def communities_page(page: str) -> str:
-        return await view(lambda tables: views.community_page(tables, _page_number(page)))
+    listing("documents", "The documents (title, id, text units)", views.document_page)
+    listing("communities", "The communities, broadest first (id, level, report title, size, parent)",
+            views.community_page)
 
     @server.resource("graphrag://entities/{name}", name="entity", mime_type=JSON,
                      description="One entity by name: type, description, degree, relationships, communities, "
