@@ -18,13 +18,15 @@ from graphrag_mcp_server.config.providers import Provider, failure_policy
 QUESTION = "Who is Mirela Voss?"
 
 
-def with_provider(root: Path, url: str, *, embedding: bool = False, api_key: str = "sk-test") -> None:
-    """Point the root's completion model (and with `embedding` its embedding model) at an OpenAI-compatible
-    provider, with the failure policy `init --provider openai` writes."""
+def with_provider(root: Path, url: str, *, embedding: bool = False, completion: bool = True,
+                  api_key: str = "sk-test") -> None:
+    """Point the root's completion model (unless not `completion`; and with `embedding` its embedding model) at an
+    OpenAI-compatible provider, with the failure policy `init --provider openai` writes."""
     settings = yaml.safe_load((root / "settings.yaml").read_text())
     policy = yaml.safe_load("\n".join(failure_policy(Provider.OPENAI)))
     remote = {"model_provider": "openai", "api_key": api_key, "api_base": url, **policy}
-    settings["completion_models"]["default_completion_model"] = {**remote, "model": "gpt-4.1-mini"}
+    if completion:
+        settings["completion_models"]["default_completion_model"] = {**remote, "model": "gpt-4.1-mini"}
     if embedding:
         settings["embedding_models"]["default_embedding_model"] = {**remote, "model": "text-embedding-3-small"}
     (root / "settings.yaml").write_text(yaml.safe_dump(settings))
@@ -145,11 +147,7 @@ def test_index_sizes_vectors_by_what_the_embedding_model_returns(tmp_path: Path)
     root = tmp_path / "index"
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
     with fake_provider(dimensions=1536) as provider:
-        settings = yaml.safe_load((root / "settings.yaml").read_text())
-        settings["embedding_models"]["default_embedding_model"] = {
-            **yaml.safe_load("\n".join(failure_policy(Provider.OPENAI))), "model_provider": "openai",
-            "api_key": "sk-test", "api_base": provider.url, "model": "text-embedding-3-small"}
-        (root / "settings.yaml").write_text(yaml.safe_dump(settings))
+        with_provider(root, provider.url, embedding=True, completion=False)  # the offline model extracts
         result = run_cli("index", CORPUS, "--index-path", root, "--format", "json")
     assert result.code == 0, result.stderr[-3000:]
     assert "returns vectors of 1536 numbers" in result.stderr and "vector_size: 1536" in result.stderr

@@ -21,8 +21,8 @@ def check_workers(transport: Transport, settings: ServerSettings) -> None:
 
 def _exit_on_interrupt() -> None:
     """Ctrl-C ends a stdio server at once, with code 130 and one line (the SDK's stdin reader thread, blocked in
-    a read, kept the interpreter from ever raising KeyboardInterrupt). A running index worker sees its input end
-    and removes its half-written version."""
+    a read, kept the interpreter from ever raising KeyboardInterrupt). An index job already running goes on in its
+    own process; the index then holds the version before it or the whole new one (versions switch in one step)."""
     def interrupted(signum: int, frame: object) -> None:
         os.write(2, b"graphrag-mcp: interrupted\n")
         os._exit(130)

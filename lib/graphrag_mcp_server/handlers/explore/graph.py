@@ -5,8 +5,9 @@ import math
 from enum import StrEnum
 from importlib import resources
 from io import BytesIO
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from graphrag_mcp_server.handlers.explore.views import community_titles
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.tables import IndexTables
 
@@ -34,8 +35,8 @@ def entity_graph(tables: IndexTables) -> "nx.MultiDiGraph":
     import networkx as nx
 
     lookup = prepared(tables).lookup()
-    community, finest = _top_level_community(tables), _finest_community(tables)
-    graph = nx.MultiDiGraph(communities=json.dumps(_community_titles(tables)))
+    community, finest = _community_of_entities(tables, "broadest"), _community_of_entities(tables, "finest")
+    graph = nx.MultiDiGraph(communities=json.dumps(community_titles(tables)))
     for entity in tables.entities.itertuples():
         graph.add_node(
             str(entity.title),
@@ -53,28 +54,12 @@ def entity_graph(tables: IndexTables) -> "nx.MultiDiGraph":
     return graph
 
 
-def _finest_community(tables: IndexTables) -> dict[str, int]:
-    """entity id -> the number of the finest community (highest level) holding it."""
+def _community_of_entities(tables: IndexTables, which: Literal["broadest", "finest"]) -> dict[str, int]:
+    """entity id -> the number of the broadest (lowest level) or finest (highest level) community holding it."""
     held: dict[str, int] = {}
-    for row in tables.communities.sort_values("level").itertuples():
+    for row in tables.communities.sort_values("level", ascending=which == "finest").itertuples():
         for entity_id in row.entity_ids:
-            held[entity_id] = int(row.community)
-    return held
-
-
-def _community_titles(tables: IndexTables) -> dict[int, str]:
-    """community number -> its report's title (the community's own title where it has no report)."""
-    titles = {int(row.community): str(row.title) for row in tables.communities.itertuples()}
-    titles.update({int(row.community): str(row.title) for row in tables.community_reports.itertuples()})
-    return titles
-
-
-def _top_level_community(tables: IndexTables) -> dict[str, int]:
-    """entity id -> the number of the broadest community (lowest level) holding it."""
-    held: dict[str, int] = {}
-    for row in tables.communities.sort_values("level", ascending=False).itertuples():
-        for entity_id in row.entity_ids:
-            held[entity_id] = int(row.community)
+            held[entity_id] = int(row.community)  # the last level written wins
     return held
 
 

@@ -202,10 +202,21 @@ def entity_names(tables: IndexTables) -> list[str]:
 
 
 def community_ids(tables: IndexTables) -> list[str]:
-    """Every community's number, the broadest (lowest level, then largest) first."""
+    """Every community's number, the broadest first."""
+    return [str(number) for number in _broadest_first(tables)["community"]]
+
+
+def _broadest_first(tables: IndexTables) -> "pd.DataFrame":
+    """The communities with their `size` (member entities), by level, then the largest, then by number."""
     frame = tables.communities.assign(size=tables.communities["entity_ids"].map(len))
-    return [str(number) for number in frame.sort_values(["level", "size"], ascending=[True, False],
-                                                         kind="stable")["community"]]
+    return frame.sort_values(["level", "size", "community"], ascending=[True, False, True], kind="stable")
+
+
+def community_titles(tables: IndexTables) -> dict[int, str]:
+    """community number -> its report's title (the community's own title where it has no report)."""
+    titles = {int(row.community): str(row.title) for row in tables.communities.itertuples()}
+    titles.update({int(row.community): str(row.title) for row in tables.community_reports.itertuples()})
+    return titles
 
 
 def community_levels(tables: IndexTables) -> list[str]:
@@ -264,11 +275,8 @@ def document_page(tables: IndexTables, page: int = 1) -> Page[DocumentSummary]:
 
 def community_page(tables: IndexTables, page: int = 1) -> Page[CommunitySummary]:
     """The communities, broadest first (by level, then size), PAGE_SIZE a page."""
-    titles = dict(zip(tables.community_reports["community"], tables.community_reports["title"], strict=True))
-    frame = tables.communities.assign(size=tables.communities["entity_ids"].map(len))
-    ordered = frame.sort_values(["level", "size", "community"], ascending=[True, False, True], kind="stable")
-    communities = [CommunitySummary(id=int(row.community), level=int(row.level),
-                                    title=str(titles.get(row.community, row.title)), size=int(row.size),
-                                    parent=None if int(row.parent) < 0 else int(row.parent))
-                   for row in ordered.itertuples()]
+    titles = community_titles(tables)
+    communities = [CommunitySummary(id=int(row.community), level=int(row.level), title=titles[int(row.community)],
+                                    size=int(row.size), parent=None if int(row.parent) < 0 else int(row.parent))
+                   for row in _broadest_first(tables).itertuples()]
     return _page(communities, page, "graphrag://communities")

@@ -2,8 +2,8 @@
 
 import hashlib
 import json
-from functools import cache
 from collections.abc import Callable
+from functools import cache
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
