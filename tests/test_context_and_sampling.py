@@ -103,6 +103,28 @@ def test_query_cli_context_only(built_index: tuple[Path, dict]) -> None:
     assert "LLM calls 0," in as_text.stderr
 
 
+def test_graphrags_warnings_go_to_the_query_log_not_the_terminal(built_index: tuple[Path, dict], tmp_path: Path
+                                                                   ) -> None:
+    """A drift context within a small budget makes graphrag log warnings ("Reached token limit"): they belong in
+    the index's logs/query.log, and the terminal gets the context and one line of counts (and the records too
+    with --verbose)."""
+    import shutil
+
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    result = run_cli("query", "How did the harbour change?", "--index-path", root, "--type", "drift", "--context-only",
+                     "--max-tokens", "1500")
+    assert result.code == 0, result.stderr
+    assert result.stdout.startswith("# Context (")
+    assert result.stderr.splitlines() == [next(line for line in result.stderr.splitlines()
+                                               if line.startswith("LLM calls 0,"))]
+    log = (root / "logs" / "query.log").read_text(encoding="utf-8")
+    assert " - WARNING - graphrag.query." in log, log[-2000:]
+    verbose = run_cli("query", "How did the harbour change?", "--index-path", root, "--type", "drift",
+                      "--context-only", "--max-tokens", "1500", "--verbose")
+    assert verbose.code == 0 and "WARNING graphrag.query." in verbose.stderr, verbose.stderr
+
+
 class ClientModel:
     """A client's sampling callback: records graphrag's prompts and answers like a model would."""
 

@@ -20,9 +20,15 @@ from mcp_client import IN_PROCESS, mcp_session
 pytestmark = pytest.mark.slow  # one `graphrag index` build
 
 
+LONE_NOTE = ("12_weather_note.txt", "A Note on Weather\n\nThe winter at Kestlewick was long. Snow covered the "
+             "roads for weeks.\n")
+"""A document naming one entity that nothing relates to: graphrag's pipeline gives it no community."""
+
+
 def _build_graphrag_project(root: Path) -> None:
     assert run_cli("init", "--provider", "offline", "--index-path", root).code == 0
     shutil.copytree(CORPUS, root / "input", dirs_exist_ok=True)
+    (root / "input" / LONE_NOTE[0]).write_text(LONE_NOTE[1], encoding="utf-8")
     built = run_cli("graphrag", "index", "--root", root)
     assert built.code == 0, built.stdout[-3000:] + built.stderr[-3000:]
     assert (root / "output").is_dir() and not (root / "output").is_symlink()
@@ -31,8 +37,8 @@ def _build_graphrag_project(root: Path) -> None:
 @pytest.fixture(scope="session")
 def graphrag_project(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     """A project as `graphrag init` + `graphrag index` leave it: input/, output/ as a folder, cache/, logs/
-    (built by graphrag's own pipeline, with the offline model registered through `graphrag-mcp graphrag`);
-    built once per run, read-only (tests copy it)."""
+    (built by graphrag's own pipeline, with the offline model registered through `graphrag-mcp graphrag`) from
+    the fixtures corpus and LONE_NOTE; built once per run, read-only (tests copy it)."""
     return built_once(tmp_path_factory, worker_id, "graphrag_project", _build_graphrag_project)[0]
 
 
@@ -49,7 +55,7 @@ async def test_a_graphrag_project_is_served_queried_and_exported_without_a_chang
     before = _hashes(root)
     stats = run_cli("stats", "--index-path", root, "--format", "json")
     assert stats.code == 0, stats.stderr
-    assert stats.json()["documents"] == len(corpus_titles)
+    assert stats.json()["documents"] == len(corpus_titles) + 1
     for extra in ([], ["--context-only"]):
         answered = run_cli("query", "Who designed Old Bessie?", "--index-path", root, "--type", "local", *extra)
         assert answered.code == 0 and "Sources:" in answered.stdout, answered.stderr
@@ -83,12 +89,21 @@ def test_index_on_a_graphrag_project_says_what_it_changes_and_reuses_its_cache(
     assert result.code == 0, result.stderr
     assert f"{root / 'output'} is a folder written by `graphrag index`" in result.stderr
     summary = result.json()
-    assert summary["documents_added"] == len(list(CORPUS.iterdir()))
+    assert summary["documents_added"] == len(list(CORPUS.iterdir())) + 1
     assert summary["llm_calls"] == 0, "every extraction, summary and report comes from its cache"
     assert (root / "output").is_symlink()
     assert {path.name: path.read_bytes() for path in (root / "versions" / "legacy").glob("*.parquet")} == tables
-    for table in ("entities", "relationships", "community_reports"):  # our pipeline's graph is graphrag's
+    for table in ("entities", "relationships"):  # our pipeline's graph is graphrag's
         pd.testing.assert_frame_equal(_content(root / "output", table), _content(root / "versions" / "legacy", table))
+    legacy, reports = _content(root / "versions" / "legacy", "community_reports"), _content(root / "output",
+                                                                                               "community_reports")
+    pd.testing.assert_frame_equal(reports.iloc[:len(legacy)], legacy)  # and its reports, then the lone entity's:
+    assert len(reports) == len(legacy) + 1
+    lone = reports.iloc[-1]
+    assert (lone["title"], lone["summary"], lone["size"]) == ("KESTLEWICK", "The winter at Kestlewick was long.", 1)
+    entity = pd.read_parquet(root / "output" / "entities.parquet").set_index("title").loc["KESTLEWICK"]
+    cited = f"The winter at Kestlewick was long. [Data: Entities ({entity['human_readable_id']})]"
+    assert lone["findings"] == [{"summary": "KESTLEWICK", "explanation": cited}]
 
 
 def _content(output: Path, table: str) -> pd.DataFrame:

@@ -131,3 +131,35 @@ def test_a_context_follows_its_records_to_new_numbers(community_records: list[li
         assert carried < len(community_records), "a cut context is written anew"
     else:
         assert carried == len(community_records), carried
+
+
+def test_a_member_without_an_edge_is_in_its_communitys_context(community_records: list[list[dict]]) -> None:
+    """graphrag's `sort_context` brings members in only through edges: a community of one entity without
+    relationships got an empty context, and its report was written from nothing. Here every member is in the
+    context, those without an edge after graphrag's own rows; a lone entity's report is written from its row."""
+    import graphrag.data_model.schemas as schemas
+    from graphrag.index.operations.summarize_communities.graph_context.sort_context import sort_context
+    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+    from graphrag_mcp_server.handlers.indexing.carried_reports import community_context
+    from graphrag_mcp_server.handlers.indexing.communities import lone_entity_report
+
+    tokenizer = get_tokenizer()
+    lone = {schemas.TITLE: "KESTLEWICK", schemas.NODE_DEGREE: 0, schemas.EDGE_DETAILS: [],
+            schemas.NODE_DETAILS: {schemas.SHORT_ID: 999, schemas.TITLE: "KESTLEWICK",
+                                   schemas.DESCRIPTION: "The winter at Kestlewick was long.", schemas.NODE_DEGREE: 0}}
+    assert sort_context([lone], tokenizer) == "", "graphrag's context of a lone entity"
+    alone, _ = community_context([lone], tokenizer, None)
+    row = "999,KESTLEWICK,The winter at Kestlewick was long.,0\n"
+    assert alone == f"-----Entities-----\nhuman_readable_id,title,description,degree\n{row}"
+    report = lone_entity_report(alone)
+    assert report is not None and (report["title"], report["summary"]) == ("KESTLEWICK", "The winter at Kestlewick was long.")
+    assert report["findings"][0]["explanation"].endswith("[Data: Entities (999)]")
+    assert report["full_content"].startswith("# KESTLEWICK\n\nThe winter at Kestlewick was long.")
+
+    records = max(community_records, key=len)
+    joined, _ = community_context([*records, lone], tokenizer, None)
+    graphrags = sort_context(records, tokenizer)
+    end_of_entities = graphrags.index("\n\n-----")
+    assert joined == graphrags[:end_of_entities] + row + graphrags[end_of_entities:]
+    assert lone_entity_report(joined) is None, "a community with relationships gets a model's report"

@@ -1,6 +1,7 @@
 """The `graphrag-mcp` command: thin typer commands; graphrag is imported only inside them."""
 
 import asyncio
+import logging
 import signal
 import sys
 from dataclasses import dataclass
@@ -238,8 +239,13 @@ def query(
         float | None, typer.Option(min=1, help="Seconds to wait for the model (default GRAPHRAG_MCP_SEARCH_TIMEOUT_SECONDS, 90).")
     ] = None,
     output_format: FormatOption = OutputFormat.TEXT,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also print graphrag's log records (kept in logs/query.log) on stderr.")
+    ] = False,
 ) -> None:
     """Answer a question from the index (for debugging what the MCP tools return)."""
+    if verbose:  # graphrag's loggers propagate here; their own handler (init_loggers) writes logs/query.log
+        logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     options = QueryOptions(query_type, community_level, top_k, response_type, max_tokens if context_only else None,
                            timeout or ServerSettings().search_timeout_seconds)
     result = asyncio.run(_run_query(_index_root(index_path), query_text, options))

@@ -14,7 +14,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing import memos
+from graphrag_mcp_server.handlers.indexing import communities, memos
 from graphrag_mcp_server.handlers.tables import CITATION
 
 if TYPE_CHECKING:
@@ -27,17 +27,18 @@ GRAPHRAG: dict[str, Any] = {}
 
 def sort_context_batch(community_df: "pd.DataFrame", tokenizer: "Tokenizer", max_context_tokens: int,
                         parallel: bool = False) -> "pd.DataFrame":
-    """graphrag's `parallel_sort_context_batch`, taking unchanged contexts from the previous version."""
+    """graphrag's `parallel_sort_context_batch` with `community_context` (members without an edge included),
+    taking unchanged contexts from the previous version."""
     import graphrag.data_model.schemas as schemas
-    from graphrag.index.operations.summarize_communities.graph_context.sort_context import parallel_sort_context_batch
 
     carried = memos.current.get()
-    if carried is None:
-        return parallel_sort_context_batch(community_df, tokenizer, max_context_tokens, parallel)
     found = []
     for records in community_df[schemas.ALL_CONTEXT]:
+        if carried is None:
+            found.append(community_context(records, tokenizer, max_context_tokens))
+            continue
         ranked, ids = ranked_records(records)
-        key = memos.input_hash(max_context_tokens, ranked)
+        key = memos.input_hash(CONTEXT_FORM, max_context_tokens, ranked)
         stored = carried[memos.Step.REPORT_CONTEXT].get(key)
         context = None if stored is None else renumbered_context(stored, ids, tokenizer, max_context_tokens)
         if context is None:
@@ -113,13 +114,20 @@ def _renumbered_rows(table: str, numbers: dict[int, int]) -> str:
     return "\n".join(lines)
 
 
-def community_context(records: list[dict], tokenizer: "Tokenizer", max_context_tokens: int | None) -> tuple[str, int]:
-    """graphrag's `sort_context` of a community's records, and its tokens.
+CONTEXT_FORM = "members-without-edges"
+"""Part of a stored context's key: contexts stored before members without an edge were written are not reused."""
 
-    graphrag adds the community's edges one at a time (by degree, then id), rewriting and
-    re-tokenising the whole context after each, until the budget is exceeded: quadratic in the
-    community's size. When the whole context fits, that loop ends with the whole context, so it is
-    written once here; otherwise graphrag's own `sort_context` cuts it.
+
+def community_context(records: list[dict], tokenizer: "Tokenizer", max_context_tokens: int | None) -> tuple[str, int]:
+    """graphrag's `sort_context` of a community's records, and its tokens, with the members that have no edge in
+    the community after those that do.
+
+    graphrag adds members only through the community's edges, so a community of one entity without
+    relationships got an empty context (and a report written from nothing). graphrag adds the edges one
+    at a time (by degree, then id), rewriting and re-tokenising the whole context after each, until the
+    budget is exceeded: quadratic in the community's size. When the whole context fits, that loop ends
+    with the whole context, so it is written once here; otherwise graphrag's own `sort_context` cuts it
+    (members without an edge are then left out, as graphrag leaves them).
     """
     from graphrag.index.operations.summarize_communities.graph_context.sort_context import sort_context
 
@@ -132,8 +140,8 @@ def community_context(records: list[dict], tokenizer: "Tokenizer", max_context_t
 
 
 def _whole_context(records: list[dict]) -> str:
-    """What graphrag's `sort_context` returns with no budget: the entities, claims and relationships
-    of every edge in its order, each once, as its CSV tables."""
+    """What graphrag's `sort_context` returns with no budget (the entities, claims and relationships of every
+    edge in its order, each once, as its CSV tables), then the members no edge brought, by degree and number."""
     import graphrag.data_model.schemas as schemas
     import pandas as pd
 
@@ -155,6 +163,12 @@ def _whole_context(records: list[dict]) -> str:
             for claim in claims.get(title) or []:
                 tables["Claims"].setdefault(claim[short_id], claim)
         tables["Relationships"].setdefault(edge[short_id], edge)
+    for title, node in sorted(nodes.items(), key=lambda item: (-item[1].get(schemas.NODE_DEGREE, 0),
+                                                                  item[1][short_id])):
+        if node[short_id] not in tables["Entities"]:
+            tables["Entities"][node[short_id]] = node
+            for claim in claims.get(title) or []:
+                tables["Claims"].setdefault(claim[short_id], claim)
     return "\n\n".join(f"-----{label}-----\n{pd.DataFrame(list(rows.values())).to_csv(index=False, sep=',')}"
                         for label, rows in tables.items() if rows)
 
@@ -162,7 +176,10 @@ def _whole_context(records: list[dict]) -> str:
 async def run_report_extractor(community: str | int, input: str, level: int, model: Any,  # noqa: A002
                                 extraction_prompt: str, max_report_length: int) -> Any:
     """graphrag's report of one community, taking the previous version's report written from the same rows
-    (`report_rows`), its citations moved to those rows' numbers in this context."""
+    (`report_rows`), its citations moved to those rows' numbers in this context; a lone entity's report is
+    written from its row (`communities.lone_entity_report`)."""
+    if (lone := communities.lone_entity_report(input)) is not None:
+        return {"community": community, "level": level, **lone}
     run_extractor = GRAPHRAG["report"]
     carried = memos.current.get()
     if carried is None:

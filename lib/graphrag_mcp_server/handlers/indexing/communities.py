@@ -6,12 +6,15 @@ communities, up to a level) never see it. (With `cluster_graph.use_lcc: true`, g
 every connected component but the largest is left out the same way: `init` writes `use_lcc: false`,
 and a root that keeps `true` keeps that choice, reported by `stats`.) This workflow runs after
 graphrag's `create_communities` and adds a level-0 community for each entity without relationships,
-so the next workflow writes its report like any other.
+so the next workflow writes its report from that entity's row (`lone_entity_report`: there is nothing
+for a model to summarise, and a paid call would only paraphrase the description).
 """
 
+import csv
+import io
 import uuid
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
@@ -65,3 +68,38 @@ def with_every_entity_clustered(config: "GraphRagConfig", method: str) -> "Graph
     if AFTER in workflows and WORKFLOW not in workflows:
         workflows.insert(workflows.index(AFTER) + 1, WORKFLOW)
     return config.model_copy(update={"workflows": workflows})
+
+
+LONE_ENTITY_RANK = 1.0
+"""The rating of a lone entity's report: graphrag's scale is 0-10 by the community's impact, and one
+entity that nothing in the corpus relates to has the least."""
+
+
+def lone_entity_report(context: str) -> dict[str, Any] | None:
+    """The report of a community whose context is one entity and nothing else (no relationship, claim or
+    sub-community report), written from that entity's row as graphrag writes a model's report; None for
+    any other context."""
+    from graphrag.index.operations.summarize_communities.community_reports_extractor import (
+        CommunityReportResponse,
+        FindingModel,
+    )
+
+    header, body = "-----Entities-----\n", context.strip()
+    if not body.startswith(header) or "\n-----" in body:
+        return None
+    rows = [row for row in csv.DictReader(io.StringIO(body.removeprefix(header)))]
+    if len(rows) != 1 or not {"human_readable_id", "title", "description"} <= rows[0].keys():
+        return None
+    title, description = rows[0]["title"], rows[0]["description"].strip() or rows[0]["title"]
+    report = CommunityReportResponse(
+        title=title, summary=description, rating=LONE_ENTITY_RANK,
+        rating_explanation=f"{title} is one entity that no relationship in the corpus links to another.",
+        findings=[FindingModel(summary=title, explanation=f"{description} [Data: Entities "
+                               f"({rows[0]['human_readable_id']})]")],
+    )
+    sections = "\n\n".join(f"## {finding.summary}\n\n{finding.explanation}" for finding in report.findings)
+    return {"title": report.title, "summary": report.summary, "rank": report.rating,
+            "rating_explanation": report.rating_explanation,
+            "findings": [finding.model_dump() for finding in report.findings],
+            "full_content": f"# {report.title}\n\n{report.summary}\n\n{sections}",
+            "full_content_json": report.model_dump_json(indent=4)}

@@ -22,7 +22,13 @@ from graphrag_mcp_server.handlers.results import (
     SearchResult,
 )
 from graphrag_mcp_server.handlers.search.engines import basic_engine, local_engine
-from graphrag_mcp_server.handlers.search.run import SearchType, check_ready, context_frames, find_sources
+from graphrag_mcp_server.handlers.search.run import (
+    SearchType,
+    check_ready,
+    context_frames,
+    find_sources,
+    log_to_query_log,
+)
 from graphrag_mcp_server.handlers.tables import IndexTables
 from graphrag_mcp_server.providers.usage import track_usage
 
@@ -80,6 +86,7 @@ def search_context(
 ) -> SearchResult:
     """The context `search_type` would answer `query` from, within `max_tokens` (blocking: run in a thread)."""
     check_ready(config, tables, search_type, answer=False)
+    log_to_query_log(config)
     started = time.perf_counter()
     with track_usage() as usage:
         match search_type:

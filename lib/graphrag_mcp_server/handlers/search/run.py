@@ -156,11 +156,10 @@ async def _answered(config: "GraphRagConfig", tables: IndexTables, search_type: 
     selection and the answer's streaming run on the event loop (they call the model: sampling's
     session lives on this loop)."""
     from graphrag.callbacks.noop_query_callbacks import NoopQueryCallbacks
-    from graphrag.logger.standard_logging import init_loggers
 
     from graphrag_mcp_server.handlers.search.engines import basic_engine, drift_engine, global_engine, local_engine
 
-    init_loggers(config=config, verbose=False, filename="query.log")
+    log_to_query_log(config)
     context: Any = {}
 
     def on_context(records: Any) -> None:
@@ -184,6 +183,15 @@ async def _answered(config: "GraphRagConfig", tables: IndexTables, search_type: 
     with lent:
         answer = "".join([chunk async for chunk in searcher.stream_search(query=query)])
     return answer, context
+
+
+def log_to_query_log(config: "GraphRagConfig") -> None:
+    """Send graphrag's and graphrag-llm's log records of a search to the index's query log, as graphrag.api
+    does (`init_loggers`). Without a handler Python prints their warnings on stderr: a drift search's
+    "Reached token limit" and "No follow-up actions" lines, in a terminal or an MCP client's server log."""
+    from graphrag.logger.standard_logging import init_loggers
+
+    init_loggers(config=config, verbose=False, filename="query.log")
 
 
 def _entered(engine: "AbstractContextManager[Any]", query: str, *, build_now: bool) -> tuple[Any, ExitStack]:
