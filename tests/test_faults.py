@@ -250,3 +250,29 @@ def test_init_writes_a_bounded_retry_policy(tmp_path: Path) -> None:
         model = next(iter(settings[section].values()))
         assert model["retry"]["type"] == "bounded_backoff" and model["retry"]["total_seconds"] <= 60
         assert model["call_args"] == {"timeout": 60, "max_retries": 0}
+
+
+async def test_empty_and_repeated_reports_are_flagged(copied_index: Path) -> None:
+    """A report written from an empty context (no findings) and a report repeating another word for word: `stats`
+    and get_statistics name each kind, its communities and the rebuild that fixes them."""
+    import pandas as pd
+
+    path = (copied_index / "output").resolve() / "community_reports.parquet"
+    path.parent.chmod(0o755), path.chmod(0o644)
+    reports = pd.read_parquet(path)
+    reports.at[0, "findings"] = []
+    reports.at[2, "full_content"] = reports.at[1, "full_content"]
+    reports.to_parquet(path)
+    stats = run_cli("stats", "--index-path", copied_index, "--format", "json")
+    assert stats.code == 0, stats.stderr
+    messages = [issue["message"] for issue in stats.json()["issues"]]
+    first, second, third = (str(reports.at[row, "community"]) for row in range(3))
+    assert messages == [
+        f"1 community reports have no findings (communities {first}): they were written from an empty context; "
+        "rebuild them with: graphrag-mcp index DATA_PATH --full",
+        f"2 community reports repeat another's text word for word (communities {second}, {third}): a report says "
+        "nothing of its own community; rebuild them with: graphrag-mcp index DATA_PATH --full",
+    ]
+    async with mcp_session(copied_index, IN_PROCESS) as session:
+        statistics = (await session.call_tool("get_statistics", {})).structured_content
+        assert [issue["message"] for issue in statistics["issues"]] == messages

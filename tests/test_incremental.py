@@ -122,7 +122,9 @@ def test_every_change_leaves_the_index_equal_to_a_full_rebuild(tmp_path: Path) -
     report.write_text(report.read_text().replace("Leonard Quist", "Leopold Quaranta"))
     edited = step("edit", report)
     assert edited["documents_updated"] == 1 and edited["documents_added"] == edited["documents_deleted"] == 0
-    assert min(edited["carried_over"][step] for step in ("extraction", "summary", "report")) > 0, edited
+    # every community of these 4 documents holds an entity whose description quotes the renamed person, so no
+    # report is carried here; the next step (a name added) carries reports
+    assert min(edited["carried_over"][step] for step in ("extraction", "summary")) > 0, edited
     assert sum(edited["vectors_written"].values()) < edited["text_units"] + edited["entities"], edited
     assert "LEOPOLD QUARANTA" in _titles(root) and "LEONARD QUIST" not in _titles(root)
 

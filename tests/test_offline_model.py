@@ -208,6 +208,44 @@ async def test_graph_extraction_is_parsed_by_graph_extractor(model: LLMCompletio
     assert (relationships["weight"] > 1).all()  # numeric strengths survive parsing
 
 
+LETTER = """# Kestlewick flood defences
+
+To: Dr Rowan Ashby, Area Officer, Wendle Catchment Board
+
+Dear Dr Ashby,
+
+I write on behalf of the Kestlewick Residents Trust. Priya Nair chairs our committee. Last spring she hired
+Otto Brandt to survey the banks near Lowmere Farm. The Chair of Trustees will attend the Annual General Meeting.
+We thank Hollin Bank Surgery for the use of its hall.
+
+Yours sincerely,
+
+Margaret Osei
+Treasurer, Kestlewick Residents Trust
+"""
+
+
+async def test_a_letter_gives_clean_typed_entities_and_relationships_beyond_a_sentence(model: LLMCompletion) -> None:
+    """Greetings, sign-offs, bare role titles and document words are not entities; a place named only in a
+    heading is one; organisations and places are typed by their words; entities of one paragraph are related
+    (a shared sentence weighing most), and the letter's writer to its addressee and to those it thanks."""
+    extractor = GraphExtractor(model=model, prompt=GRAPH_EXTRACTION_PROMPT, max_gleanings=0)
+    entities, relationships = await extractor(LETTER, ENTITY_TYPES, source_id="t1")
+    types = dict(zip(entities["title"], entities["type"], strict=True))
+    assert types == {"KESTLEWICK": "GEO", "ROWAN ASHBY": "PERSON", "WENDLE CATCHMENT BOARD": "ORGANIZATION",
+                     "KESTLEWICK RESIDENTS TRUST": "ORGANIZATION", "PRIYA NAIR": "PERSON", "OTTO BRANDT": "PERSON",
+                     "LOWMERE FARM": "GEO", "HOLLIN BANK SURGERY": "ORGANIZATION", "MARGARET OSEI": "PERSON"}
+    weights = {frozenset(pair): weight for *pair, weight in
+               zip(relationships["source"], relationships["target"], relationships["weight"], strict=True)}
+    described = dict(zip(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)),
+                         relationships["description"], strict=True))
+    hired = frozenset({"PRIYA NAIR", "OTTO BRANDT"})
+    assert "Priya Nair chairs our committee. Last spring she hired Otto Brandt" in described[hired]
+    assert weights[frozenset({"OTTO BRANDT", "LOWMERE FARM"})] > weights[hired], "a shared sentence weighs most"
+    assert "Margaret Osei wrote to Rowan Ashby" in described[frozenset({"MARGARET OSEI", "ROWAN ASHBY"})]
+    assert "We thank Hollin Bank Surgery" in described[frozenset({"MARGARET OSEI", "HOLLIN BANK SURGERY"})]
+
+
 async def test_summarize_descriptions_merges_distinct_sentences(model: LLMCompletion) -> None:
     extractor = SummarizeExtractor(
         model=model,

@@ -7,6 +7,7 @@ from graphrag_mcp_server.handlers.results import IndexIssue, IndexStatistics, Mo
 from graphrag_mcp_server.handlers.tables import IndexTables, output_dir, recorded_vector_rows
 
 if TYPE_CHECKING:
+    import pandas as pd
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
 
@@ -59,7 +60,8 @@ def statistics(config: "GraphRagConfig", tables: IndexTables) -> IndexStatistics
 
 
 def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIssue]:
-    """Damaged vector tables (errors) and entities no community holds (warning)."""
+    """Damaged vector tables (errors), entities no community holds, and empty or duplicate community reports
+    (warnings)."""
     issues = [IndexIssue(severity="error", message=problem) for problem in dict.fromkeys(tables.vector_problems.values())]
     in_communities = {entity for ids in tables.communities["entity_ids"] for entity in ids}
     if orphans := int((~tables.entities["id"].isin(in_communities)).sum()):
@@ -68,4 +70,28 @@ def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIss
         issues.append(IndexIssue(severity="warning", message=(
             f"{orphans} of {len(tables.entities)} entities belong to no community, so local, global and drift search "
             f"never see them; {fix} with: graphrag-mcp index DATA_PATH --full (every entity gets a community)")))
+    return issues + _report_issues(tables)
+
+
+def _report_issues(tables: IndexTables) -> list[IndexIssue]:
+    """Reports with no findings (written from an empty context) and reports whose text another community's
+    report repeats, each named by its community."""
+    reports = tables.community_reports
+    issues = []
+    empty = reports[[findings is None or len(findings) == 0 for findings in reports["findings"]]]
+    if len(empty):
+        issues.append(IndexIssue(severity="warning", message=(
+            f"{len(empty)} community reports have no findings (communities {_listed(empty['community'])}): "
+            "they were written from an empty context; rebuild them with: graphrag-mcp index DATA_PATH --full")))
+    repeated = reports[reports.duplicated("full_content", keep=False)]
+    if len(repeated):
+        issues.append(IndexIssue(severity="warning", message=(
+            f"{len(repeated)} community reports repeat another's text word for word (communities "
+            f"{_listed(repeated['community'])}): a report says nothing of its own community; rebuild them with: "
+            "graphrag-mcp index DATA_PATH --full")))
     return issues
+
+
+def _listed(communities: "pd.Series", shown: int = 10) -> str:
+    numbers = [str(number) for number in communities.head(shown)]
+    return ", ".join(numbers) + (f" and {len(communities) - shown} more" if len(communities) > shown else "")

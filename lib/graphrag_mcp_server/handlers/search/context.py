@@ -7,6 +7,7 @@ only model call. `omitted` counts the records the builder ranked for the query t
 out, from the same selection graphrag's builder makes (no second build).
 """
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -215,7 +216,9 @@ def _reports(config: "GraphRagConfig", reports: list["CommunityReport"], query: 
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
     similarity = _report_similarity(config, query, embedder)
-    ranked = sorted(reports, key=lambda report: (similarity.get(report.id, -2.0), report.rank or 0.0), reverse=True)
+    words = _word_scores(query, {report.id: f"{report.title}\n{report.full_content}" for report in reports})
+    relevance = _fused((words, WORDS_WEIGHT), (similarity, 1.0))
+    ranked = sorted(reports, key=lambda report: (relevance.get(report.id, 0.0), report.rank or 0.0), reverse=True)
     candidates = ranked[:limit] if limit is not None else ranked
     tokenizer = get_tokenizer(config.get_completion_model_config(config.global_search.completion_model_id))
     kept, tokens = [], 0
@@ -231,6 +234,51 @@ def _reports(config: "GraphRagConfig", reports: list["CommunityReport"], query: 
         columns=["id", "title", "content", "rating", "similarity"],
     )
     return _Part({"reports": frame}, tokens, {"reports": {str(report.short_id) for report in candidates}})
+
+
+FUSION_RANK_OFFSET = 5
+"""Reciprocal rank fusion's k: a report's relevance is 1/(k + its rank by embedding) + 1/(k + its rank by words)."""
+
+
+WORDS_WEIGHT = 2.0
+"""The weight of the rank by words against the rank by embedding (1): the question's rare words (a topic's
+own terms) are the surer sign; the embedding adds what is said in other words."""
+
+
+def _fused(*weighted: tuple[dict[str, float], float]) -> dict[str, float]:
+    """Weighted reciprocal rank fusion of scores by id (higher is better in each)."""
+    fused: dict[str, float] = {}
+    for scored, weight in weighted:
+        for rank, key in enumerate(sorted(scored, key=scored.__getitem__, reverse=True), 1):
+            fused[key] = fused.get(key, 0.0) + weight / (FUSION_RANK_OFFSET + rank)
+    return fused
+
+
+def _word_scores(query: str, texts: dict[str, str], k1: float = 1.2, b: float = 0.75) -> dict[str, float]:
+    """BM25 of the query's words in each text (id -> score; texts sharing none of its words left out): words
+    rare among the texts weigh most, as an embedding of a whole report does not weigh them."""
+    import math
+    from collections import Counter
+
+    counted = {key: Counter(_words(text)) for key, text in texts.items()}
+    average = sum(sum(counts.values()) for counts in counted.values()) / max(len(counted), 1)
+    scores: dict[str, float] = {}
+    for word in set(_words(query)):
+        holding = [key for key, counts in counted.items() if word in counts]
+        weight = math.log(1 + (len(counted) - len(holding) + 0.5) / (len(holding) + 0.5))
+        for key in holding:
+            count, length = counted[key][word], sum(counted[key].values())
+            scores[key] = scores.get(key, 0.0) + weight * count * (k1 + 1) / (count + k1 * (1 - b + b * length / average))
+    return scores
+
+
+def _words(text: str) -> list[str]:
+    """Lower-case words of three letters or more, a plural's s dropped."""
+    return [word[:-1] if len(word) > 4 and word.endswith("s") else word
+            for word in _WORD.findall(text.lower()) if len(word) > 2]
+
+
+_WORD = re.compile(r"[^\W\d_]+")
 
 
 def _report_similarity(config: "GraphRagConfig", query: str, embedder: Any) -> dict[str, float]:

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from graphrag_mcp_server.providers.offline.text import JOINERS, STOPWORDS, split_sentences
+from graphrag_mcp_server.providers.offline.text import JOINERS, SHORT_LINE_WORDS, STOPWORDS, WORD, split_sentences
 
 _CALENDAR = frozenset(
     """
@@ -19,9 +19,36 @@ _TITLES = frozenset(
     dr mr mrs ms miss mx prof professor sir dame lord lady captain capt mayor
     councillor inspector sergeant judge agent agents doctor officer detective
     lieutenant colonel commander chief president senator minister reverend
+    major cllr rev revd canon
     """.split()
 )
-_PLACE_PREPOSITIONS = frozenset({"in", "at", "near"})
+_ROLES = frozenset(
+    """
+    chair chairman chairwoman chairperson vice deputy secretary treasurer clerk registrar convener convenor
+    director directors manager managers coordinator co-ordinator officer officers engineer lecturer nurse
+    trustee trustees member members governor governors volunteer volunteers resident residents principal
+    curator editor warden steward assistant administrator accountant archivist librarian surveyor
+    headteacher head senior junior area operations grants finance services
+    """.split()
+)
+"""Words of role titles ("Chair of Trustees", "Volunteer Services Manager"): a name is not made of them."""
+_NOT_NAMES = frozenset(
+    """
+    dear hello hi dearest greetings yours regards kind best warm warmest many thanks sincerely faithfully
+    cheers minutes notice agenda apologies present subject re item action actions date update summary report
+    letter memo email e-mail cc attendance conclusion introduction background recommendation recommendations
+    public annual general meeting accounts object any other business funding budget correspondence
+    membership welcome note notes attached enclosure proposal proposals findings results discussion overview
+    appendix contents references method methods conclusions recommendations summary abstract key outcome
+    outcomes next steps timeline dates cost costs risks issues decisions decision purpose scope aims
+    objectives progress status history context contacts contact location venue schedule events news
+    """.split()
+)
+"""Greetings, sign-offs and document-structure words: left off the start of a name ("Dear Ms Qureshi",
+"Minutes of the Board"), never a name of their own."""
+_PLACE_PREPOSITIONS = frozenset({"in", "at", "near", "from", "to", "around", "outside", "across", "beyond",
+                                 "towards", "toward", "via"})
+_COMMON_SUFFIXES = ("ing", "ly", "tion", "sion", "ment", "ness", "ity", "ance", "ence", "ship", "ies", "ed")
 _TYPE_CUES = {
     "organization": frozenset(
         """
@@ -32,6 +59,9 @@ _TYPE_CUES = {
         labs services school hospital party club press gazette network alliance
         federation office bureau fund industries systems technologies inspectorate
         squad team unit division corps force army navy police command agency
+        museum gallery library infirmary clinic surgery centre center hotel inn
+        architects solicitors nurseries charity partnership practice
+        railway railways airline airways estate friends association
         """.split()
     ),
     "geo": frozenset(
@@ -40,7 +70,8 @@ _TYPE_CUES = {
         isle lake mount mountain valley sea ocean county city town village quay
         bridge coast sound strait creek marsh hill square avenue province region
         district cape fort peninsula channel rock sands beach head headland shore
-        wharf pier dock moor forest
+        wharf pier dock moor forest farm meadow abbey green common park field
+        fields wood woods crossing
         """.split()
     ),
     "event": frozenset(
@@ -103,30 +134,61 @@ def _is_sentence_opener(word: str) -> bool:
     return lower in STOPWORDS or lower.endswith(("ing", "ly"))
 
 
+def _is_name_start(word: str) -> bool:
+    """Not a title, role, greeting or structure word: a word a name can start with."""
+    lower = word.lower()
+    return lower not in _TITLES and lower not in _ROLES and lower not in _NOT_NAMES
+
+
 def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[str, bool]]:
-    """Names in one run of capitalised words, each with a place hint."""
+    """Names in one run of capitalised words, each with a place hint (single words after a place preposition
+    or, as `Candidate`s, alone: see `_single_names`)."""
     while words and at_start and _is_sentence_opener(words[0]):
         words = words[1:]
-    while words and words[0].lower() in _TITLES:
+    titled = any(word.lower() in _TITLES for word in words[:1])
+    while words and (not _is_name_start(words[0]) or words[0].lower() in JOINERS):
+        titled = titled or words[0].lower() in _TITLES
         words = words[1:]
-    words = _trim_joiners(words)
-    if _core_count(words) == 1 and not at_start and previous in _PLACE_PREPOSITIONS:
-        return [] if words[0].lower() in STOPWORDS else [(words[0], True)]
+    while words and (words[-1].lower() in _ROLES - _TYPE_CUES["geo"] - _TYPE_CUES["organization"]
+                     or words[-1].lower() in JOINERS):
+        words = words[:-1]
+    if _core_count(words) == 1:
+        word = words[0]
+        if not _is_single_name(word) or titled:
+            return []
+        if previous == "the" or any(word.lower() in cues for cues in _TYPE_CUES.values()):
+            return []  # 'the Council', 'the Cabinet': a body named by its kind
+        return [(word, previous in _PLACE_PREPOSITIONS or (previous[:1].isalpha() and not at_start))]
     return [(" ".join(part), False) for part in _split_run(words) if _core_count(part) >= 2]
 
 
+def _is_single_name(word: str) -> bool:
+    """A capitalised word that can be a name by itself (a place: 'Hartsmere')."""
+    lower = word.lower()
+    return (lower not in STOPWORDS and _is_name_start(word) and not lower.endswith(_COMMON_SUFFIXES)
+            and lower not in _CALENDAR and lower.removesuffix("s") not in _CALENDAR and word.isalpha()
+            and len(word) > 2)
+
+
 def _sentence_names(sentence: str) -> list[tuple[str, bool]]:
-    """Capitalised multi-word names (and places after in/at/near) in a sentence."""
+    """Capitalised names in a sentence, each with whether it is a single word found where a place is (after
+    in/at/near..., or after a word mid-sentence); a single word elsewhere is kept only where it starts a heading
+    (a short line without a full stop, not a numbered item)."""
     tokens = _TOKEN.findall(sentence)
     names: list[tuple[str, bool]] = []
     run: list[str] = []
     start = 0
+    words = [token for token in tokens if token[0].isalnum()]
+    heading = (bool(words) and len(words) <= SHORT_LINE_WORDS and not tokens[0][0].isdigit()
+               and not sentence.rstrip().endswith((".", "!", "?")))
 
     def flush() -> None:
         if run:
-            at_start = not any(t[0].isalnum() for t in tokens[:start])
+            at_start = not any(t[0].isalpha() for t in tokens[:start])
             previous = tokens[start - 1].lower() if start else ""
-            names.extend(_run_names(run.copy(), at_start, previous))
+            for name, where_a_place_is in _run_names(run.copy(), at_start, previous):
+                if " " in name or where_a_place_is or (heading and at_start and len(words) > 1):
+                    names.append((name, " " not in name))
             run.clear()
 
     for index, token in enumerate(tokens):
@@ -179,9 +241,15 @@ def find_entities(text: str) -> Mentions:
             found.setdefault(name.upper(), name)
             if is_place:
                 places.add(found[name.upper()])
-    given_names = {name.split()[0].upper() for name in found.values() if " " in name}
-    for given in given_names & {place.upper() for place in places}:
-        places.discard(found.pop(given))  # 'looked at Alex' names Alex Mercer, not a place
+    lowercase = {word for word in WORD.findall(text) if word.islower()}
+    name_words = {word.upper() for name in found.values() if " " in name
+                  and canonical_type(name, quoted=False, place=False) == "person" for word in name.split()}
+    for key, name in list(found.items()):
+        if " " not in name and (key in name_words or name.lower() in lowercase
+                                or name.lower().removesuffix("s") in lowercase):
+            places.discard(found.pop(key))  # 'Dear Eleanor' or 'Ms Qureshi' of a person; 'Funding' of prose
+        elif " " in name and _generic(name, lowercase):
+            del found[key]  # 'Community Orchard Planting Day', 'Public Meeting': words of the text, capitalised
     quoted = {found.setdefault(q.upper(), q) for q in _quoted_names(text)}
     tails = _tail_names(list(found.values()))
     names = [n for n in found.values() if not any(n in t for t in tails.values())]
@@ -190,6 +258,14 @@ def find_entities(text: str) -> Mentions:
         name: [s for s in sentences if any(_mentions(s, f) for f in forms[name])] for name in names
     }
     return Mentions(names, quoted, places, mentions)
+
+
+def _generic(name: str, lowercase: set[str]) -> bool:
+    """A capitalised phrase of words the text also writes in lower case, with no organisation or place word at
+    its end (those name a body or a place: 'Parish Council', 'Green Lane')."""
+    words = [word.lower() for word in name.split() if word.lower() not in JOINERS]
+    ends_in_cue = words[-1] in _TYPE_CUES["organization"] or words[-1] in _TYPE_CUES["geo"]
+    return not ends_in_cue and all(word in lowercase for word in words)
 
 
 def _tail_names(names: list[str]) -> dict[str, list[str]]:
@@ -231,7 +307,8 @@ def canonical_type(name: str, *, quoted: bool, place: bool) -> str:
     for kind in ("organization", "event", "geo"):
         if any(w in cues[kind] for w in words):
             return kind
-    plain = all(w.isalpha() for w in words) and not set(words) & JOINERS
-    if not quoted and 2 <= len(words) <= 3 and plain:
+    particles = set(words[1:-1]) & JOINERS  # 'Pieter van Damme'
+    plain = all(w.isalpha() for w in words) and not (set(words) & JOINERS - particles)
+    if not quoted and 2 <= len(words) <= 3 + len(particles) and plain:
         return "person"
     return "organization"

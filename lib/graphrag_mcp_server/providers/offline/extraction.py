@@ -38,7 +38,7 @@ def extract_graph(request: Request) -> str:
         _entity_record(name, found, entity_types or list(_DEFAULT_ENTITY_TYPES))
         for name in found.names
     ]
-    records += relationship_records(found)
+    records += relationship_records(found, text)
     return "\n##\n".join([*records, COMPLETION_DELIMITER])
 
 

@@ -54,19 +54,39 @@ def overlap(terms: set[str], text: str) -> int:
     return len(terms & terms_of(text))
 
 
+PARAGRAPH_BREAK = re.compile(r"\n\s*\n|\n(?=#)|\n(?=\s*[-*+] )")
+"""Where a paragraph ends: a blank line, or a line that starts a heading or a list item."""
+SHORT_LINE_WORDS = 8
+"""A line of at most this many words ends its sentence (a heading, an address or signature line, a minutes
+item's title, an e-mail header) although it has no full stop; longer lines are wrapped prose."""
+
+
 def split_sentences(text: str) -> list[str]:
-    """Split prose into sentences; blank lines, headings and list items also break."""
+    """Split prose into sentences; blank lines, headings, list items and short lines also break."""
     sentences: list[str] = []
-    for paragraph in re.split(r"\n\s*\n|\n(?=#)|\n(?=\s*[-*+] )", text):
-        paragraph = re.sub(r"^\s*(?:#+|[-*+])\s+", "", paragraph).replace("**", "")
-        merged: list[str] = []
-        for piece in _SENTENCE_BREAK.split(" ".join(paragraph.split())):
-            if merged and merged[-1].rsplit(" ", 1)[-1].rstrip(".").lower() in _ABBREVIATIONS:
-                merged[-1] = f"{merged[-1]} {piece}"
-            elif piece:
-                merged.append(piece)
-        sentences.extend(merged)
+    for paragraph in PARAGRAPH_BREAK.split(text):
+        for block in _short_line_blocks(paragraph):
+            block = re.sub(r"^\s*(?:#+|[-*+])\s+", "", block).replace("**", "")
+            merged: list[str] = []
+            for piece in _SENTENCE_BREAK.split(" ".join(block.split())):
+                last = merged[-1].rsplit(" ", 1)[-1].rstrip(".").lower() if merged else ""
+                if last in _ABBREVIATIONS or (last.isdigit() and " " not in merged[-1]):  # '4. Bees': an item
+                    merged[-1] = f"{merged[-1]} {piece}"
+                elif piece:
+                    merged.append(piece)
+            sentences.extend(merged)
     return sentences
+
+
+def _short_line_blocks(paragraph: str) -> list[str]:
+    """The paragraph cut after each line of at most SHORT_LINE_WORDS words."""
+    blocks, lines = [], []
+    for line in paragraph.split("\n"):
+        lines.append(line)
+        if len(line.split()) <= SHORT_LINE_WORDS:
+            blocks.append("\n".join(lines))
+            lines = []
+    return [*blocks, "\n".join(lines)] if lines else blocks
 
 
 def prose(text: str) -> list[str]:

@@ -1,0 +1,133 @@
+"""The no-key graph's measures on a held-out-style corpus (tests/benchmarks/corpora/six_topics, issue 27).
+
+Used by bench_retrieval.py. The corpus (32 letters, minutes, reports, notices and e-mails in 6 unrelated topics)
+was written for these measures and is used by no test; `questions.json` holds its ground truth: the named people,
+organisations and places with their types and documents, who/what questions, "What connects A to B?" questions,
+topic questions, and capitalised strings that are not entities (greetings, sign-offs, bare role titles).
+"""
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SIX_TOPICS = Path(__file__).resolve().parent / "corpora" / "six_topics"
+TOP = 3
+
+
+@dataclass
+class Measures:
+    """Hits per measure (one bool per question or entity) and counts of what must not be there."""
+
+    hits: dict[str, list[bool]] = field(default_factory=dict)
+    topic_ranks: list[int] = field(default_factory=list)
+    empty_reports: list[str] = field(default_factory=list)
+    duplicate_reports: list[str] = field(default_factory=list)
+    junk_entities: list[str] = field(default_factory=list)
+    mistyped: list[str] = field(default_factory=list)
+
+    def hit(self, measure: str, value: bool) -> None:
+        self.hits.setdefault(measure, []).append(value)
+
+
+def ground_truth() -> dict:
+    return json.loads((SIX_TOPICS / "questions.json").read_text(encoding="utf-8"))
+
+
+def measure(config: object, tables: object) -> Measures:
+    """Every measure of issue 27 on an index of the six-topics corpus."""
+    truth, found = ground_truth(), Measures()
+    _graph_measures(tables, truth, found)
+    _lookup_measures(config, tables, truth, found)
+    _relation_measures(config, tables, truth, found)
+    _topic_measures(config, tables, truth, found)
+    return found
+
+
+def _graph_measures(tables: object, truth: dict, found: Measures) -> None:
+    """Empty and duplicate reports, junk entities, entity types."""
+    reports = tables.community_reports
+    for _, report in reports.iterrows():
+        findings = report["findings"]
+        if report["title"] == "Unnamed community" or findings is None or len(findings) == 0:
+            found.empty_reports.append(str(report["title"]))
+    repeated = Counter(reports["full_content"])
+    found.duplicate_reports = sorted({title for title, content in zip(reports["title"], reports["full_content"],
+                                                                       strict=True) if repeated[content] > 1})
+    titles = set(tables.entities["title"])
+    junk = {text.upper() for text in truth["junk"]}
+    found.junk_entities = sorted(title for title in titles
+                                 if title in junk or title.startswith(("DEAR ", "YOURS ", "KIND REGARDS")))
+    types = dict(zip(tables.entities["title"], tables.entities["type"], strict=True))
+    for entity in truth["entities"]:
+        name = entity["name"].upper()
+        found.hit("entity extracted", name in types)
+        if name in types:
+            correct = types[name] == entity["type"]
+            found.hit("entity type correct", correct)
+            if not correct:
+                found.mistyped.append(f"{entity['name']} ({types[name]}, not {entity['type']})")
+
+
+def _context(config: object, tables: object, search: str, question: str, top_k: int | None = None) -> object:
+    from graphrag_mcp_server.handlers.search.context import search_context
+    from graphrag_mcp_server.handlers.search.run import SearchType, tuned_config
+
+    kind = SearchType(search)
+    return search_context(tuned_config(config, kind, top_k=top_k), tables, kind, question)
+
+
+def _lookup_measures(config: object, tables: object, truth: dict, found: Measures) -> None:
+    for lookup in truth["lookups"]:
+        wanted, documents = lookup["entity"].upper(), set(lookup["documents"])
+        for search, top_k in (("local", None), ("drift", None), ("basic", TOP)):
+            result = _context(config, tables, search, lookup["question"], top_k)
+            sources = list(dict.fromkeys(source.document for source in result.sources))
+            label = f"{search} top_k={top_k}" if top_k else search
+            if search != "basic":
+                found.hit(f"{label}: entity in top {TOP}", wanted in [e.name for e in result.context.entities[:TOP]])
+            found.hit(f"{label}: source in context", bool(documents & set(sources)))
+            found.hit(f"{label}: source among first {TOP} sources", bool(documents & set(sources[:TOP])))
+
+
+def _relation_measures(config: object, tables: object, truth: dict, found: Measures) -> None:
+    for relation in truth["relations"]:
+        pair = {relation["source"].upper(), relation["target"].upper()}
+        for search in ("local", "drift"):
+            context = _context(config, tables, search, relation["question"]).context
+            names = {entity.name for entity in context.entities}
+            found.hit(f"{search}: both entities in context", pair <= names)
+            found.hit(f"{search}: linking relationship in context",
+                      any({edge.source, edge.target} == pair for edge in context.relationships))
+
+
+def _topic_measures(config: object, tables: object, truth: dict, found: Measures) -> None:
+    """The rank (1 = first) of the first report in global search's context whose documents are mostly the asked
+    topic's."""
+    topic_of = {document: entry["topic"] for entry in truth["topics_list"] for document in entry["documents"]}
+    for topic in truth["topics"]:
+        reports = _context(config, tables, "global", topic["question"]).context.reports
+        ranks = [rank for rank, report in enumerate(reports, 1)
+                 if (votes := Counter(topic_of.get(document) for document in report.documents))
+                 and votes.most_common(1)[0][0] == topic["topic"]]
+        found.topic_ranks.append(ranks[0] if ranks else len(reports) + 1)
+        found.hit("global: a report of the topic first", bool(ranks) and ranks[0] == 1)
+        found.hit(f"global: a report of the topic in the top {TOP}", bool(ranks) and ranks[0] <= TOP)
+
+
+def section_lines(found: Measures, built: str) -> tuple[list[str], list[str]]:
+    """Rows of the results table and the lists of what must not be there."""
+    lines = []
+    for name, values in found.hits.items():
+        lines.append(f"| six topics | {built} | {name} | {sum(values)} / {len(values)} | "
+                     f"{100 * sum(values) / len(values):.0f}% |")
+    ranks = ", ".join(map(str, found.topic_ranks))
+    facts = [
+        f"six topics, {built}: rank of the first report of the asked topic in global search, per question: {ranks}.",
+        f"six topics, {built}: empty reports {len(found.empty_reports)}, duplicate reports "
+        f"{len(found.duplicate_reports)}, junk entities {len(found.junk_entities)}"
+        + (f" ({', '.join(found.junk_entities)})" if found.junk_entities else "") + ".",
+    ]
+    if found.mistyped:
+        facts.append(f"six topics, {built}: mistyped: {'; '.join(found.mistyped)}.")
+    return lines, facts
