@@ -211,7 +211,7 @@ async def test_documents_and_communities_are_listed_page_by_page(built_index: tu
 
     root, _ = built_index
     communities = pd.read_parquet(root / "output" / "communities.parquet")
-    monkeypatch.setattr(views, "PAGE_SIZE", 5)  # 11 documents: three pages
+    monkeypatch.setattr(views, "PAGE_SIZE", 3)  # 11 documents: four pages; 5 communities: two
     async with mcp_session(root, IN_PROCESS) as session:
         first = await _read_json(session, "graphrag://documents")
         pages = [first]
@@ -219,11 +219,11 @@ async def test_documents_and_communities_are_listed_page_by_page(built_index: tu
             pages.append(await _read_json(session, pages[-1]["next"]))
         listed = await _read_json(session, "graphrag://communities")
         community = await _read_json(session, f"graphrag://communities/{listed['items'][0]['id']}")
-        with pytest.raises(MCPError, match="no page 4"):
-            await session.read_resource("graphrag://documents/page/4")
+        with pytest.raises(MCPError, match="no page 5"):
+            await session.read_resource("graphrag://documents/page/5")
         with pytest.raises(MCPError, match="pages are numbered"):
             await session.read_resource("graphrag://communities/page/x")
-    assert [page["page"] for page in pages] == [1, 2, 3] and {page["pages"] for page in pages} == {3}
+    assert [page["page"] for page in pages] == [1, 2, 3, 4] and {page["pages"] for page in pages} == {4}
     assert sorted(item["title"] for page in pages for item in page["items"]) == sorted(corpus_titles)
     assert all(item["text_units"] >= 1 for page in pages for item in page["items"])
     assert listed["total"] == len(communities) and listed["next"] == "graphrag://communities/page/2"
