@@ -211,7 +211,7 @@ async def test_documents_and_communities_are_listed_page_by_page(built_index: tu
 
     root, _ = built_index
     communities = pd.read_parquet(root / "output" / "communities.parquet")
-    monkeypatch.setattr(views, "PAGE_SIZE", 3)  # 11 documents: four pages; 5 communities: two
+    monkeypatch.setattr(views, "PAGE_SIZE", 3)  # 11 documents: four pages; 7 communities: three
     async with mcp_session(root, IN_PROCESS) as session:
         first = await _read_json(session, "graphrag://documents")
         pages = [first]

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SIX_TOPICS = Path(__file__).resolve().parent / "corpora" / "six_topics"
+SECOND = Path(__file__).resolve().parent / "corpora" / "six_topics_2"
+"""A second corpus of the same kind (see its ABOUT.md: written after the first rules, then used to add two)."""
 TOP = 3
 
 
@@ -30,13 +32,13 @@ class Measures:
         self.hits.setdefault(measure, []).append(value)
 
 
-def ground_truth() -> dict:
-    return json.loads((SIX_TOPICS / "questions.json").read_text(encoding="utf-8"))
+def ground_truth(corpus: Path = SIX_TOPICS) -> dict:
+    return json.loads((corpus / "questions.json").read_text(encoding="utf-8"))
 
 
-def measure(config: object, tables: object) -> Measures:
-    """Every measure of issue 27 on an index of the six-topics corpus."""
-    truth, found = ground_truth(), Measures()
+def measure(config: object, tables: object, corpus: Path = SIX_TOPICS) -> Measures:
+    """Every measure of issue 27 on an index of `corpus` (a folder with docs/ and questions.json)."""
+    truth, found = ground_truth(corpus), Measures()
     _graph_measures(tables, truth, found)
     _lookup_measures(config, tables, truth, found)
     _relation_measures(config, tables, truth, found)
@@ -115,19 +117,19 @@ def _topic_measures(config: object, tables: object, truth: dict, found: Measures
         found.hit(f"global: a report of the topic in the top {TOP}", bool(ranks) and ranks[0] <= TOP)
 
 
-def section_lines(found: Measures, built: str) -> tuple[list[str], list[str]]:
+def section_lines(found: Measures, built: str, corpus: str = "six topics") -> tuple[list[str], list[str]]:
     """Rows of the results table and the lists of what must not be there."""
     lines = []
     for name, values in found.hits.items():
-        lines.append(f"| six topics | {built} | {name} | {sum(values)} / {len(values)} | "
+        lines.append(f"| {corpus} | {built} | {name} | {sum(values)} / {len(values)} | "
                      f"{100 * sum(values) / len(values):.0f}% |")
     ranks = ", ".join(map(str, found.topic_ranks))
     facts = [
-        f"six topics, {built}: rank of the first report of the asked topic in global search, per question: {ranks}.",
-        f"six topics, {built}: empty reports {len(found.empty_reports)}, duplicate reports "
+        f"{corpus}, {built}: rank of the first report of the asked topic in global search, per question: {ranks}.",
+        f"{corpus}, {built}: empty reports {len(found.empty_reports)}, duplicate reports "
         f"{len(found.duplicate_reports)}, junk entities {len(found.junk_entities)}"
         + (f" ({', '.join(found.junk_entities)})" if found.junk_entities else "") + ".",
     ]
     if found.mistyped:
-        facts.append(f"six topics, {built}: mistyped: {'; '.join(found.mistyped)}.")
+        facts.append(f"{corpus}, {built}: mistyped: {'; '.join(found.mistyped)}.")
     return lines, facts

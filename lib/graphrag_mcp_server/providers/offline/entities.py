@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from graphrag_mcp_server.providers.offline.text import JOINERS, SHORT_LINE_WORDS, STOPWORDS, WORD, split_sentences
 
@@ -61,7 +61,9 @@ _TYPE_CUES = {
         squad team unit division corps force army navy police command agency
         museum gallery library infirmary clinic surgery centre center hotel inn
         architects solicitors nurseries charity partnership practice
-        railway railways airline airways estate friends association
+        railway railways airline airways estate friends association creamery laboratories players
+        knights academy inns construction cheesemakers brewery brewers orchestra choir band ensemble
+        rovers athletic united wanderers oarsmen rowers riders plc llp theatre
         """.split()
     ),
     "geo": frozenset(
@@ -71,7 +73,8 @@ _TYPE_CUES = {
         bridge coast sound strait creek marsh hill square avenue province region
         district cape fort peninsula channel rock sands beach head headland shore
         wharf pier dock moor forest farm meadow abbey green common park field
-        fields wood woods crossing
+        fields wood woods crossing weir reach vale row close parade basin crescent terrace gardens
+        grove mews walk yard wyke end gate court hall
         """.split()
     ),
     "event": frozenset(
@@ -158,7 +161,7 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
             return []
         if previous == "the" or any(word.lower() in cues for cues in _TYPE_CUES.values()):
             return []  # 'the Council', 'the Cabinet': a body named by its kind
-        return [(word, previous in _PLACE_PREPOSITIONS or (previous[:1].isalpha() and not at_start))]
+        return [(word, previous in _PLACE_PREPOSITIONS)]
     return [(" ".join(part), False) for part in _split_run(words) if _core_count(part) >= 2]
 
 
@@ -172,8 +175,8 @@ def _is_single_name(word: str) -> bool:
 
 def _sentence_names(sentence: str) -> list[tuple[str, bool]]:
     """Capitalised names in a sentence, each with whether it is a single word found where a place is (after
-    in/at/near..., or after a word mid-sentence); a single word elsewhere is kept only where it starts a heading
-    (a short line without a full stop, not a numbered item)."""
+    in/at/near...); a single word elsewhere is kept only where it starts a heading (a short line of two words
+    or more without a full stop, not a numbered item)."""
     tokens = _TOKEN.findall(sentence)
     names: list[tuple[str, bool]] = []
     run: list[str] = []
@@ -229,6 +232,8 @@ class Mentions:
     quoted: set[str]
     places: set[str]
     sentences: dict[str, list[str]]
+    institutions: set[str] = field(default_factory=set)
+    """Names written after "the" ('the Ormond Players'): a body or a place, not a person."""
 
 
 def find_entities(text: str) -> Mentions:
@@ -250,6 +255,10 @@ def find_entities(text: str) -> Mentions:
             places.discard(found.pop(key))  # 'Dear Eleanor' or 'Ms Qureshi' of a person; 'Funding' of prose
         elif " " in name and _generic(name, lowercase):
             del found[key]  # 'Community Orchard Planting Day', 'Public Meeting': words of the text, capitalised
+    for name in found.values():
+        if " " in name and (before := _words_before(text, name)) & _PLACE_PREPOSITIONS - {"to", "from"}:
+            places.add(name)  # 'in Nether Ashcombe', 'at Harcourt Hall'
+    institutions = {name for name in found.values() if " " in name and "the" in _words_before(text, name)}
     quoted = {found.setdefault(q.upper(), q) for q in _quoted_names(text)}
     tails = _tail_names(list(found.values()))
     names = [n for n in found.values() if not any(n in t for t in tails.values())]
@@ -257,7 +266,12 @@ def find_entities(text: str) -> Mentions:
     mentions = {
         name: [s for s in sentences if any(_mentions(s, f) for f in forms[name])] for name in names
     }
-    return Mentions(names, quoted, places, mentions)
+    return Mentions(names, quoted, places, mentions, institutions)
+
+
+def _words_before(text: str, name: str) -> set[str]:
+    """The lower-cased words written right before each mention of `name` ('the', 'in', ...)."""
+    return {match.group(1).lower() for match in re.finditer(rf"(\w+)\s+{re.escape(name)}(?!\w)", text)}
 
 
 def _generic(name: str, lowercase: set[str]) -> bool:
@@ -294,8 +308,8 @@ def _mentions(sentence: str, form: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(form)}(?!\w)", sentence) is not None
 
 
-def canonical_type(name: str, *, quoted: bool, place: bool) -> str:
-    """Guess organization / geo / event / person from simple cues."""
+def canonical_type(name: str, *, quoted: bool, place: bool, institution: bool = False) -> str:
+    """Guess organization / geo / event / person from simple cues (`institution`: written after "the")."""
     words = [w.lower() for w in name.split()]
     cues = _TYPE_CUES
     if any(_YEAR.match(w) for w in words) or words[-1] in cues["event"]:
@@ -308,7 +322,8 @@ def canonical_type(name: str, *, quoted: bool, place: bool) -> str:
         if any(w in cues[kind] for w in words):
             return kind
     particles = set(words[1:-1]) & JOINERS  # 'Pieter van Damme'
-    plain = all(w.isalpha() for w in words) and not (set(words) & JOINERS - particles)
-    if not quoted and 2 <= len(words) <= 3 + len(particles) and plain:
+    plain = (all(w.replace("-", "").replace("'", "").isalpha() for w in words)  # 'Moreno-Hale', "O'Brien"
+             and not (set(words) & JOINERS - particles))
+    if not quoted and not institution and 2 <= len(words) <= 3 + len(particles) and plain:
         return "person"
     return "organization"

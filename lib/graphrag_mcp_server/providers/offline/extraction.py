@@ -44,7 +44,8 @@ def extract_graph(request: Request) -> str:
 
 def _entity_record(name: str, found: Mentions, entity_types: list[str]) -> str:
     """One '("entity"<|>NAME<|>TYPE<|>description)' record."""
-    canonical = canonical_type(name, quoted=name in found.quoted, place=name in found.places)
+    canonical = canonical_type(name, quoted=name in found.quoted, place=name in found.places,
+                               institution=name in found.institutions)
     description = join_sentences(found.sentences[name], MAX_DESCRIPTION_WORDS)
     fields = [
         '"entity"',

@@ -1,5 +1,6 @@
-"""Relationship records: entities of one paragraph, weighted by how close they are, and a letter's or e-mail's
-writer with its addressee and with whoever the writer speaks of in the first person."""
+"""Relationship records: entities sharing a sentence; those of a sentence that refers back (he, she, they...) with
+the first name of the sentence before; and a letter's or e-mail's writer with its addressee and with whoever the
+writer speaks of in the first person."""
 
 from __future__ import annotations
 
@@ -12,19 +13,25 @@ from graphrag_mcp_server.providers.offline.entities import Mentions
 from graphrag_mcp_server.providers.offline.text import (
     MAX_DESCRIPTION_WORDS,
     PARAGRAPH_BREAK,
+    SHORT_LINE_WORDS,
     clean_field,
     join_sentences,
     split_sentences,
 )
 
 SAME_SENTENCE, NEARBY, LETTER = 2.0, 1.0, 3.0
-"""Weight added per piece of evidence: a shared sentence; sentences of one paragraph (divided by their
-distance); a letter's writer and addressee."""
-WINDOW = 2
-"""Sentences of one paragraph at most this far apart relate their entities (a paragraph-wide clique would
-merge communities, and an edit would then touch most of them)."""
-_SIGN_OFF = re.compile(r"^(?:yours\s+(?:sincerely|faithfully|truly)|(?:kind|best|warm|warmest)\s+(?:regards|wishes)"
-                       r"|regards|many thanks|with thanks|thanks|best)\b[,.!]?\s*", re.IGNORECASE)
+"""Weight added per piece of evidence: a shared sentence; a sentence referring back to the one before; a
+letter's writer and addressee."""
+_REFERS_BACK = re.compile(r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Hh]is|[Hh]er|[Tt]heir|[Hh]im|[Tt]hem)\b")
+"""A third-person pronoun: the sentence speaks of someone the sentence before named (its first name, as
+"Priya Nair chairs the committee. Last spring she hired Otto Brandt." reads)."""
+_SIGN_OFF = re.compile(r"^(?:yours\s+(?:sincerely|faithfully|truly)|(?:with\s+)?(?:kind|best|warm|warmest|all\s+good)"
+                       r"\s+(?:regards|wishes)|regards|many thanks|with thanks|thanks|best|all the best)\b[,.!]?\s*",
+                       re.IGNORECASE)
+_WRITER_HEADERS = ("from:", "author:", "by:", "by ", "prepared by", "written by")
+_ADDRESSEE_HEADERS = ("to:", "dear ")
+_GENERIC_BODY = re.compile(r"\bthe\s+([a-z]+)\b(?!\s+[A-Z])")
+"""'the club', 'the council': a body the text names in full elsewhere ('Ravensworth Rowing Club')."""
 _FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Ww]e|[Uu]s|[Oo]ur)\b")
 
 
@@ -40,9 +47,9 @@ class _Link:
 
 
 def relationship_records(found: Mentions, text: str) -> list[str]:
-    """Records for entities of nearby sentences of a paragraph (a shared sentence weighs most, then the nearer the
-    more) and
-    for a letter's writer, its addressee and the people and bodies the writer speaks of as "I" or "we"."""
+    """Records for entities sharing a sentence (weight 2 a sentence), the first name of a sentence with the names
+    of the next when that one refers back to it, and a letter's writer (see `_letter_links`); each described by
+    the sentences that link them."""
     links: dict[tuple[str, str], _Link] = {}
     order = {name: position for position, name in enumerate(found.names)}
 
@@ -53,16 +60,21 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
 
     for paragraph in PARAGRAPH_BREAK.split(text):
         sentences = split_sentences(paragraph)
-        present = [[name for name in found.names if sentence in found.sentences[name]] for sentence in sentences]
-        for first, names in enumerate(present):
-            for second in range(first, min(first + WINDOW + 1, len(sentences))):
-                distance = second - first
+        present = [_in_order(found, sentence) for sentence in sentences]
+        for position, (sentence, names) in enumerate(zip(sentences, present, strict=True)):
+            for first, name in enumerate(names):
+                for other in names[first + 1:]:
+                    link(name, other, SAME_SENTENCE, sentence)
+            before = present[position - 1] if position else []
+            if before and _REFERS_BACK.search(sentence):
                 for name in names:
-                    for other in present[second]:
-                        if distance == 0:
-                            link(name, other, SAME_SENTENCE / 2, sentences[first])  # each pair seen twice
-                        else:
-                            link(name, other, NEARBY / distance, f"{sentences[first]} {sentences[second]}")
+                    link(before[0], name, NEARBY, f"{sentences[position - 1]} {sentence}")
+            for name in (short for short in names if short not in sentence):  # 'Danescombe considers ...'
+                for other in before:
+                    link(name, other, NEARBY, f"{sentences[position - 1]} {sentence}")
+            for body in _bodies_meant(found, sentence):
+                for name in names:
+                    link(body, name, NEARBY, sentence)
     _letter_links(found, text, link)
     records = []
     for (source, target), found_link in links.items():
@@ -73,6 +85,23 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
     return records
 
 
+def _in_order(found: Mentions, sentence: str) -> list[str]:
+    """The names a sentence mentions, in the order it first mentions them (a name's surface forms counted)."""
+    names = [name for name in found.names if sentence in found.sentences[name]]
+    return sorted(names, key=lambda name: min((at for form in (name, name.split()[-1])
+                                               if (at := sentence.find(form)) >= 0), default=len(sentence)))
+
+
+def _bodies_meant(found: Mentions, sentence: str) -> list[str]:
+    """The bodies a sentence means by 'the club', 'the council'...: the one name of the text ending in that word."""
+    meant = []
+    for word in _GENERIC_BODY.findall(sentence):
+        ending = [name for name in found.names if name.lower().endswith(f" {word}")]
+        if len(ending) == 1 and ending[0] not in sentence:
+            meant.append(ending[0])
+    return meant
+
+
 def _letter_links(found: Mentions, text: str, link: object) -> None:
     """A letter's or e-mail's writer (the name after its sign-off, or its From: line) linked to its addressee
     (its To: line or salutation) and to the names of its first-person sentences."""
@@ -80,19 +109,21 @@ def _letter_links(found: Mentions, text: str, link: object) -> None:
     writers, addressees = [], []
     for position, sentence in enumerate(sentences):
         names = [name for name in found.names if sentence in found.sentences[name]]
-        if sentence.lower().startswith("from:"):
+        if sentence.lower().startswith(_WRITER_HEADERS):
             writers += names
-        elif sentence.lower().startswith(("to:", "dear ")):
+        elif sentence.lower().startswith(_ADDRESSEE_HEADERS):
             addressees += names
         elif _SIGN_OFF.match(sentence) and (rest := _SIGN_OFF.sub("", sentence, count=1)) != sentence:
             signed = [name for name in found.names if rest and rest in found.sentences.get(name, [])
                       or any(later in found.sentences[name] for later in sentences[position + 1:position + 2])]
             writers += [name for name in names + signed if name not in writers][:1]
+    if not writers and sentences and len(sentences[-1].split()) <= SHORT_LINE_WORDS:  # a signature, no sign-off
+        writers = [name for sentence in sentences[-2:] for name in _in_order(found, sentence)][:1]
     for writer in dict.fromkeys(writers):
         for addressee in dict.fromkeys(addressees):
             link(writer, addressee, LETTER, f"{writer} wrote to {addressee}.")
         for sentence in sentences:
-            if _FIRST_PERSON.search(sentence) and not sentence.lower().startswith(("from:", "to:", "dear ")):
+            if _FIRST_PERSON.search(sentence) and not sentence.lower().startswith(_WRITER_HEADERS + _ADDRESSEE_HEADERS):
                 for name in found.names:
                     if sentence in found.sentences[name]:
                         link(writer, name, NEARBY, f"{writer} wrote: {sentence}")
