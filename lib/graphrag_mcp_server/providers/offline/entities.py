@@ -256,7 +256,7 @@ def find_entities(text: str) -> Mentions:
         elif " " in name and _generic(name, lowercase):
             del found[key]  # 'Community Orchard Planting Day', 'Public Meeting': words of the text, capitalised
     for name in found.values():
-        if " " in name and (before := _words_before(text, name)) & _PLACE_PREPOSITIONS - {"to", "from"}:
+        if " " in name and _words_before(text, name) & _PLACE_PREPOSITIONS - {"to", "from"}:
             places.add(name)  # 'in Nether Ashcombe', 'at Harcourt Hall'
     institutions = {name for name in found.values() if " " in name and "the" in _words_before(text, name)}
     quoted = {found.setdefault(q.upper(), q) for q in _quoted_names(text)}
