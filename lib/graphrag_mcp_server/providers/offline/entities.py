@@ -255,10 +255,9 @@ def find_entities(text: str) -> Mentions:
             places.discard(found.pop(key))  # 'Dear Eleanor' or 'Ms Qureshi' of a person; 'Funding' of prose
         elif " " in name and _generic(name, lowercase):
             del found[key]  # 'Community Orchard Planting Day', 'Public Meeting': words of the text, capitalised
-    for name in found.values():
-        if " " in name and _words_before(text, name) & _PLACE_PREPOSITIONS - {"to", "from"}:
-            places.add(name)  # 'in Nether Ashcombe', 'at Harcourt Hall'
-    institutions = {name for name in found.values() if " " in name and "the" in _words_before(text, name)}
+    before = {name: _words_before(text, name) for name in found.values() if " " in name}
+    places |= {name for name, words in before.items() if words & _PLACE_PREPOSITIONS - {"to", "from"}}  # 'in Nether Ashcombe'
+    institutions = {name for name, words in before.items() if "the" in words}
     quoted = {found.setdefault(q.upper(), q) for q in _quoted_names(text)}
     tails = _tail_names(list(found.values()))
     names = [n for n in found.values() if not any(n in t for t in tails.values())]
@@ -271,7 +270,16 @@ def find_entities(text: str) -> Mentions:
 
 def _words_before(text: str, name: str) -> set[str]:
     """The lower-cased words written right before each mention of `name` ('the', 'in', ...)."""
-    return {match.group(1).lower() for match in re.finditer(rf"(\w+)\s+{re.escape(name)}(?!\w)", text)}
+    words, start = set(), text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        if (end == len(text) or not text[end].isalnum()) and (match := _LAST_WORD.search(text[max(0, start - 30):start])):
+            words.add(match.group(1).lower())
+        start = text.find(name, end)
+    return words
+
+
+_LAST_WORD = re.compile(r"(\w+)\s+$")
 
 
 def _generic(name: str, lowercase: set[str]) -> bool:
@@ -305,7 +313,7 @@ def _surface_forms(
 
 def _mentions(sentence: str, form: str) -> bool:
     """Whether ``form`` occurs as whole words in ``sentence``."""
-    return re.search(rf"(?<!\w){re.escape(form)}(?!\w)", sentence) is not None
+    return form in sentence and re.search(rf"(?<!\w){re.escape(form)}(?!\w)", sentence) is not None
 
 
 def canonical_type(name: str, *, quoted: bool, place: bool, institution: bool = False) -> str:
