@@ -225,3 +225,20 @@ def test_global_context_ranks_reports_by_the_questions_words_and_embedding() -> 
     fused = _fused((words, WORDS_WEIGHT), (similarity, 1.0))
     assert sorted(fused, key=fused.__getitem__, reverse=True) == ["hospital", "library", "ferry"]
     assert sorted(_fused((similarity, 1.0)), key=similarity.__getitem__, reverse=True)[0] == "library"
+
+
+async def test_passages_mentioning_the_closest_entities_come_first(built_index: tuple[Path, dict]) -> None:
+    """local and drift contexts order their passages by the context's entities they mention, the first-ranked
+    entities weighing most (1/rank): the fixtures have one passage per document, so a passage's document stands
+    for it."""
+    root, _ = built_index
+    async with mcp_session(root, IN_PROCESS) as session:
+        for tool in ("local_search", "drift_search"):
+            context = (await _tool(session, tool, {"query": "What did the inspectors find at Kelling Point?",
+                                                   "context_only": True}))["context"]
+            weight: dict[str, float] = {}
+            for rank, entity in enumerate(context["entities"], 1):
+                for document in entity["documents"]:
+                    weight[document] = weight.get(document, 0.0) + 1.0 / rank
+            scores = [weight.get(unit["document"], 0.0) for unit in context["text_units"]]
+            assert len(scores) >= 3 and scores == sorted(scores, reverse=True), (tool, scores)

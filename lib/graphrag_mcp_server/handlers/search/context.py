@@ -10,7 +10,7 @@ out, from the same selection graphrag's builder makes (no second build).
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.prepared import prepared
@@ -97,6 +97,7 @@ def search_context(
             case SearchType.LOCAL:
                 with local_engine(config, tables, community_level, entity_types) as engine:
                     part = _within_budget(_remembering(engine), query, max_tokens, _local_candidates)
+                part = _mentioning_first(part, tables)
             case SearchType.GLOBAL:
                 with prepared(tables).reports(community_level) as reports:
                     part = _reports(config, reports, query, max_tokens, _report_embedder(config))
@@ -106,6 +107,7 @@ def search_context(
                     primer = _reports(config, list(builder.community_reports.values()), query, max_tokens // 2,
                                       builder.text_embedder, limit=config.drift_search.drift_k_followups)
                     part = primer.add(_within_budget(engine, query, max_tokens - primer.tokens, _local_candidates))
+                part = _mentioning_first(part, tables)
     frames = [(kind, frame) for kind, frame in part.records.items() if not frame.empty]
     return SearchResult(
         type=search_type.value,
@@ -119,6 +121,22 @@ def search_context(
         embedding_calls=usage.embedding_calls,
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+def _mentioning_first(part: _Part, tables: IndexTables) -> _Part:
+    """The part with its passages ordered by the context's entities they mention, each entity weighing 1/its rank
+    (the entities closest to the question most); graphrag's order breaks ties."""
+    sources, entities = part.records.get("sources"), part.records.get("entities")
+    if sources is None or sources.empty or entities is None or entities.empty:
+        return part
+    lookup = prepared(tables).lookup()
+    weight: dict[str, float] = {}
+    for rank, short_id in enumerate(entities["id"].astype(str), 1):
+        for unit in lookup.text_units_of["entities"].get(short_id, []):
+            weight[unit] = weight.get(unit, 0.0) + 1.0 / rank
+    scores = [weight.get(lookup.unit_ids.get(str(short_id), ""), 0.0) for short_id in sources["id"]]
+    order = sorted(range(len(scores)), key=lambda position: -scores[position])
+    return replace(part, records={**part.records, "sources": sources.iloc[order].reset_index(drop=True)})
 
 
 class _RememberedEmbedder:
