@@ -279,14 +279,16 @@ def _word_scores(query: str, texts: dict[str, str], k1: float = 1.2, b: float = 
     from collections import Counter
 
     counted = {key: Counter(_words(text)) for key, text in texts.items()}
-    average = sum(sum(counts.values()) for counts in counted.values()) / max(len(counted), 1)
+    lengths = {key: counts.total() for key, counts in counted.items()}
+    average = sum(lengths.values()) / max(len(counted), 1)
     scores: dict[str, float] = {}
     for word in set(_words(query)):
         holding = [key for key, counts in counted.items() if word in counts]
         weight = math.log(1 + (len(counted) - len(holding) + 0.5) / (len(holding) + 0.5))
         for key in holding:
-            count, length = counted[key][word], sum(counted[key].values())
-            scores[key] = scores.get(key, 0.0) + weight * count * (k1 + 1) / (count + k1 * (1 - b + b * length / average))
+            count = counted[key][word]
+            scores[key] = scores.get(key, 0.0) + weight * count * (k1 + 1) / (
+                count + k1 * (1 - b + b * lengths[key] / average))
     return scores
 
 

@@ -144,8 +144,8 @@ def _is_name_start(word: str) -> bool:
 
 
 def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[str, bool]]:
-    """Names in one run of capitalised words, each with a place hint (single words after a place preposition
-    or, as `Candidate`s, alone: see `_single_names`)."""
+    """Names in one run of capitalised words, each with whether it is a single word after a place preposition
+    (`_sentence_names` keeps other single words only where they start a heading)."""
     while words and at_start and _is_sentence_opener(words[0]):
         words = words[1:]
     titled = any(word.lower() in _TITLES for word in words[:1])
@@ -166,9 +166,10 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
 
 
 def _is_single_name(word: str) -> bool:
-    """A capitalised word that can be a name by itself (a place: 'Hartsmere')."""
+    """A capitalised word left by `_run_names` (no title, role or structure word) that can be a name by itself
+    (a place: 'Hartsmere')."""
     lower = word.lower()
-    return (lower not in STOPWORDS and _is_name_start(word) and not lower.endswith(_COMMON_SUFFIXES)
+    return (lower not in STOPWORDS and not lower.endswith(_COMMON_SUFFIXES)
             and lower not in _CALENDAR and lower.removesuffix("s") not in _CALENDAR and word.isalpha()
             and len(word) > 2)
 

@@ -5,6 +5,7 @@ writer speaks of in the first person."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from graphrag.index.operations.extract_graph.graph_extractor import TUPLE_DELIMITER
@@ -58,7 +59,9 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             pair = (first, second) if order[first] < order[second] else (second, first)
             links.setdefault(pair, _Link()).add(weight, sentence)
 
-    for paragraph in PARAGRAPH_BREAK.split(text):
+    all_sentences: list[str] = []
+    all_present: list[list[str]] = []
+    for paragraph in PARAGRAPH_BREAK.split(text):  # split_sentences(text) is these paragraphs' sentences in turn
         sentences = split_sentences(paragraph)
         present = [_in_order(found, sentence) for sentence in sentences]
         for position, (sentence, names) in enumerate(zip(sentences, present, strict=True)):
@@ -75,7 +78,9 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             for body in _bodies_meant(found, sentence):
                 for name in names:
                     link(body, name, NEARBY, sentence)
-    _letter_links(found, text, link)
+        all_sentences += sentences
+        all_present += present
+    _letter_links(all_sentences, all_present, order, link)
     records = []
     for (source, target), found_link in links.items():
         strength = round(min(10.0, 1.0 + found_link.weight), 1)
@@ -102,28 +107,27 @@ def _bodies_meant(found: Mentions, sentence: str) -> list[str]:
     return meant
 
 
-def _letter_links(found: Mentions, text: str, link: object) -> None:
-    """A letter's or e-mail's writer (the name after its sign-off, or its From: line) linked to its addressee
-    (its To: line or salutation) and to the names of its first-person sentences."""
-    sentences = split_sentences(text)
+def _letter_links(sentences: list[str], present: list[list[str]], order: dict[str, int],
+                  link: Callable[[str, str, float, str], None]) -> None:
+    """A letter's or e-mail's writer (the name on or after its sign-off line, its From:/Author: line, or a closing
+    signature) linked to its addressee (its To: line or salutation) and to the names of its first-person sentences
+    (`present`: each sentence's names in the order it names them; `order`: the extraction's order of names)."""
     writers, addressees = [], []
-    for position, sentence in enumerate(sentences):
-        names = [name for name in found.names if sentence in found.sentences[name]]
+    extracted = [sorted(names, key=order.__getitem__) for names in present]
+    for position, (sentence, names) in enumerate(zip(sentences, extracted, strict=True)):
         if sentence.lower().startswith(_WRITER_HEADERS):
             writers += names
         elif sentence.lower().startswith(_ADDRESSEE_HEADERS):
             addressees += names
-        elif _SIGN_OFF.match(sentence) and (rest := _SIGN_OFF.sub("", sentence, count=1)) != sentence:
-            signed = [name for name in found.names if rest and rest in found.sentences.get(name, [])
-                      or any(later in found.sentences[name] for later in sentences[position + 1:position + 2])]
-            writers += [name for name in names + signed if name not in writers][:1]
+        elif _SIGN_OFF.match(sentence):
+            signed = names + [name for following in extracted[position + 1:position + 2] for name in following]
+            writers += [name for name in signed if name not in writers][:1]
     if not writers and sentences and len(sentences[-1].split()) <= SHORT_LINE_WORDS:  # a signature, no sign-off
-        writers = [name for sentence in sentences[-2:] for name in _in_order(found, sentence)][:1]
+        writers = [name for names in present[-2:] for name in names][:1]
     for writer in dict.fromkeys(writers):
         for addressee in dict.fromkeys(addressees):
             link(writer, addressee, LETTER, f"{writer} wrote to {addressee}.")
-        for sentence in sentences:
+        for sentence, names in zip(sentences, extracted, strict=True):
             if _FIRST_PERSON.search(sentence) and not sentence.lower().startswith(_WRITER_HEADERS + _ADDRESSEE_HEADERS):
-                for name in found.names:
-                    if sentence in found.sentences[name]:
-                        link(writer, name, NEARBY, f"{writer} wrote: {sentence}")
+                for name in names:
+                    link(writer, name, NEARBY, f"{writer} wrote: {sentence}")
