@@ -9,10 +9,13 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from filelock import FileLock
+
+if TYPE_CHECKING:
+    from azurite import Azurite
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "fixtures" / "corpus"
@@ -112,6 +115,37 @@ def built_index(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Ite
     before = index_digest(root)
     yield root, summary
     assert index_digest(root) == before, "a test changed the shared fixtures index (copy it first)"
+
+
+LONE_NOTE = ("12_weather_note.txt", "A Note on Weather\n\nThe winter at Kestlewick was long. Snow covered the "
+             "roads for weeks.\n")
+"""A document naming one entity that nothing relates to: graphrag's pipeline gives it no community."""
+
+
+def _build_graphrag_project(root: Path) -> None:
+    assert run_cli("init", "--provider", "offline", "--index-path", root).code == 0
+    shutil.copytree(CORPUS, root / "input", dirs_exist_ok=True)
+    (root / "input" / LONE_NOTE[0]).write_text(LONE_NOTE[1], encoding="utf-8")
+    built = run_cli("graphrag", "index", "--root", root)
+    assert built.code == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert (root / "output").is_dir() and not (root / "output").is_symlink()
+
+
+@pytest.fixture(scope="session")
+def graphrag_project(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A project as `graphrag init` + `graphrag index` leave it: input/, output/ as a folder, cache/, logs/
+    (built by graphrag's own pipeline, with the offline model registered through `graphrag-mcp graphrag`) from
+    the fixtures corpus and LONE_NOTE; built once per run, read-only (tests copy it)."""
+    return built_once(tmp_path_factory, worker_id, "graphrag_project", _build_graphrag_project)[0]
+
+
+@pytest.fixture(scope="session")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> "Iterator[Azurite]":
+    """Azurite's blob service, started when a test of this worker first asks (tests use containers of their own)."""
+    from azurite import running_azurite
+
+    with running_azurite(tmp_path_factory.mktemp("azurite")) as emulator:
+        yield emulator
 
 
 @pytest.fixture(autouse=True)

@@ -182,15 +182,23 @@ def _index_root(arguments: list[str], cwd: Path) -> Path:
 @pytest.mark.slow
 @pytest.mark.e2e  # commands as written, `serve` among them, each in its own process
 @pytest.mark.parametrize("block", BLOCKS, ids=[block.where for block in BLOCKS])
-def test_documented_commands_run_as_written(block: Block, built_index: tuple[Path, dict], tmp_path: Path) -> None:
-    places = _sandbox(tmp_path, built_index[0], block)
+def test_documented_commands_run_as_written(block: Block, built_index: tuple[Path, dict], tmp_path: Path,
+                                            request: pytest.FixtureRequest) -> None:
+    places, env = _sandbox(tmp_path, built_index[0], block), dict(block.env)
+    if any(argument.startswith("az://") for command in block.commands for argument in command) or (
+            "GRAPHRAG_MCP_STORAGE" in env):  # blob storage: the documented location is a container of Azurite's
+        azurite = request.getfixturevalue("azurite")
+        location = azurite.new_location()
+        places.update({argument: location for command in block.commands for argument in command
+                       if argument.startswith("az://")})
+        env = {**env, **azurite.env(), **({"GRAPHRAG_MCP_STORAGE": location} if "GRAPHRAG_MCP_STORAGE" in env else {})}
     needs_a_service: set[Path] = set()
     for position, documented in enumerate(block.commands):
         arguments = [_mapped(argument, places, tmp_path) for argument in documented]
         if arguments[:1] == ["serve"]:
-            _serve(arguments, block.env, tmp_path)
+            _serve(arguments, env, tmp_path)
             continue
-        result = run_cli(*arguments, cwd=tmp_path, env=block.env, timeout=600)
+        result = run_cli(*arguments, cwd=tmp_path, env=env, timeout=600)
         root = _index_root(arguments, tmp_path)
         if arguments[:1] == ["init"] and _option(arguments, "--provider") in PROVIDERS_NEEDING_A_SERVICE:
             needs_a_service.add(root)

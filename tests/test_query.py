@@ -8,7 +8,7 @@ from conftest import run_cli
 
 QUERY_KEYS = {
     "type", "answer", "context", "sources", "context_counts",
-    "llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "seconds",
+    "llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "seconds", "index_version",
 }
 
 

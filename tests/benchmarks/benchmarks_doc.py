@@ -1,4 +1,4 @@
-"""docs/benchmarks.md is written by three benchmarks; each replaces only its own sections."""
+"""docs/benchmarks.md is written by several benchmarks; each replaces only its own sections."""
 
 from pathlib import Path
 

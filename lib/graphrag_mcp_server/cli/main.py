@@ -13,6 +13,7 @@ from typing import Annotated, Any, Callable
 import typer
 
 from graphrag_mcp_server import __version__
+from graphrag_mcp_server.cli.output import OutputFormat, plain, print_summary, render_context
 from graphrag_mcp_server.config.providers import Provider
 from graphrag_mcp_server.config.settings import AnswerModel, ServerSettings
 from graphrag_mcp_server.errors import GraphRagMcpError
@@ -34,22 +35,32 @@ OFFLINE_NOTICE = (
 )
 
 
-class OutputFormat(StrEnum):
-    """Output of a command: readable text or one JSON object on stdout."""
-
-    TEXT = "text"
-    JSON = "json"
-
-
 IndexPath = Annotated[
     Path | None,
     typer.Option("--index-path", "-i", help="Index root (env GRAPHRAG_MCP_INDEX_PATH; default ./graphrag_index)."),
+]
+StorageOption = Annotated[
+    str | None,
+    typer.Option("--storage", metavar="az://CONTAINER/PREFIX",
+                 help="Blob location of the index versions; --index-path is then this host's local copy (env "
+                      "GRAPHRAG_MCP_STORAGE; credentials from AZURE_STORAGE_*; see docs/deployment.md)."),
 ]
 FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json (one object on stdout).")]
 
 
 def _index_root(index_path: Path | None) -> Path:
     return (index_path or ServerSettings().index_path).resolve()
+
+
+def _local_copy(index_path: Path | None, storage: str | None) -> Path:
+    """The index root to read; with blob storage (--storage or GRAPHRAG_MCP_STORAGE), the local copy first brought
+    onto the container's current version."""
+    root, url = _index_root(index_path), storage or ServerSettings().storage
+    if url is not None:
+        from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, follow
+
+        asyncio.run(follow(BlobLocation.parse(url), root, 0, once=True))
+    return root
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -105,14 +116,24 @@ def init(
     model: Annotated[str | None, typer.Option(help="Completion model (provider's default if omitted).")] = None,
     embedding_model: Annotated[str | None, typer.Option(help="Embedding model (provider's default if omitted).")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite an existing settings.yaml and prompts.")] = False,
+    storage: StorageOption = None,
 ) -> None:
-    """Write graphrag's settings.yaml and prompts into the index root, configured for a provider."""
+    """Write graphrag's settings.yaml and prompts into the index root, configured for a provider; with --storage,
+    also create the blob container the index versions will be published to (checking the credentials now)."""
     from graphrag_mcp_server.config.index_root import write_index_root
 
-    settings = write_index_root(_index_root(index_path), provider, model, embedding_model, force)
+    root = _index_root(index_path)
+    if storage is not None:
+        from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, create_container
+
+        create_container(location := BlobLocation.parse(storage))
+    settings = write_index_root(root, provider, model, embedding_model, force)
     typer.echo(f"Wrote {settings} and prompts/ for provider {provider.value}.")
     if provider is not Provider.OFFLINE:
         typer.echo("Credentials are read from the environment: see the ${...} references in settings.yaml.")
+    if storage is not None:
+        typer.echo(f"{location} is ready: publish to it with `graphrag-mcp index DATA_PATH --index-path {root} "
+                   f"--storage {location}`, or set GRAPHRAG_MCP_STORAGE={location} (environment or .env).")
 
 
 @app.command()
@@ -128,9 +149,14 @@ def index(
     offline: Annotated[bool, typer.Option(help="Use the offline model (no key, no network).")] = False,
     watch: Annotated[bool, typer.Option(help="Keep the index current as files change.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before taking over a `graphrag index` output/.")] = False,
+    storage: StorageOption = None,
+    wait: Annotated[float, typer.Option(min=0, metavar="SECONDS", help="With --storage: how long to wait for another "
+                                        "indexer's lease before giving up (default: do not wait).")] = 0,
     output_format: FormatOption = OutputFormat.TEXT,
 ) -> None:
-    """Build or update the index of DATA_PATH (GraphRAG parquet tables + LanceDB vectors)."""
+    """Build or update the index of DATA_PATH (GraphRAG parquet tables + LanceDB vectors); with --storage, publish
+    each version to the blob container the servers follow."""
+    publish = _publishing(storage, wait)
     if full and incremental:
         raise typer.BadParameter("choose one of --full and --incremental")
     mode = IndexMode.FULL if full else IndexMode.INCREMENTAL
@@ -141,47 +167,41 @@ def index(
                 f"reads as before; graphrag's cache in {root / 'cache'} is reused.")
         if sys.stdin.isatty() and not yes:
             typer.confirm("Go on?", abort=True, err=True)
-    summary = asyncio.run(_run_index(data_path, root, mode, method, offline))
-    _print_summary(summary, output_format)
+    summary = asyncio.run(publish(root, lambda: _run_index(data_path, root, mode, method, offline)))
+    print_summary(summary, output_format)
     if watch:
-        _watch(data_path, root, method, offline, output_format)
+        _watch(data_path, root, method, offline, output_format, publish)
 
 
-def _print_summary(summary: Any, output_format: OutputFormat) -> None:
-    if output_format is OutputFormat.JSON:
-        typer.echo(summary.model_dump_json())
-        return
-    typer.echo(
-        f"Indexed ({summary.mode}) {summary.documents} documents into {summary.text_units} text units: "
-        f"{summary.entities} entities, {summary.relationships} relationships, {summary.communities} communities, "
-        f"{summary.community_reports} community reports.\n"
-        f"Documents added {summary.documents_added}, updated {summary.documents_updated}, "
-        f"deleted {summary.documents_deleted}, renamed {summary.documents_renamed}. "
-        f"{_skipped(summary.skipped)}"
-        f"LLM calls {summary.llm_calls}, prompt tokens {summary.prompt_tokens}, completion tokens "
-        f"{summary.completion_tokens}, embedding calls {summary.embedding_calls}, {summary.seconds:.1f} s."
-    )
-    for path, reason in summary.unreadable.items():
-        typer.echo(f"Not read: {path}: {reason}", err=True)
+Publish = Callable[[Path, Callable[[], Any]], Any]
+"""How an index run is made: as it is, or as the blob container's one indexer (blob_versions.published_build)."""
 
 
-SKIPPED_WORDS = {"hidden": "hidden", "index_root": "in the index root", "link_outside": "links leaving the folder",
-                 "other_type": "of other types", "unreadable": "unreadable"}
+def _publishing(storage: str | None, wait: float) -> Publish:
+    settings = ServerSettings()
+    url = storage or settings.storage
+    if url is None:
+        async def local(root: Path, run: Callable[[], Any]) -> Any:
+            return await run()
+        return local
+    from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, published_build
+
+    location = BlobLocation.parse(url)
+
+    async def published(root: Path, run: Callable[[], Any]) -> Any:
+        return await published_build(location, root, run, settings.storage_grace_seconds, wait)
+    return published
 
 
-def _skipped(skipped: dict[str, int]) -> str:
-    if not skipped:
-        return ""
-    return "Skipped " + ", ".join(f"{count} {SKIPPED_WORDS.get(reason, reason)}" for reason, count in skipped.items()) + ". "
-
-
-def _watch(data_path: Path, root: Path, method: IndexMethod, offline: bool, output_format: OutputFormat) -> None:
+def _watch(data_path: Path, root: Path, method: IndexMethod, offline: bool, output_format: OutputFormat,
+           publish: Publish) -> None:
     """Update the index after each burst of changes under `data_path` until Ctrl-C."""
     from graphrag_mcp_server.handlers.indexing.watch import watch_folder
 
     async def update() -> None:
         try:
-            _print_summary(await _run_index(data_path, root, IndexMode.INCREMENTAL, method, offline), output_format)
+            summary = await publish(root, lambda: _run_index(data_path, root, IndexMode.INCREMENTAL, method, offline))
+            print_summary(summary, output_format)
         except GraphRagMcpError as error:
             typer.echo(f"error: {error} (still watching)", err=True)
 
@@ -242,13 +262,14 @@ def query(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Also print graphrag's log records (kept in logs/query.log) on stderr.")
     ] = False,
+    storage: StorageOption = None,
 ) -> None:
     """Answer a question from the index (for debugging what the MCP tools return)."""
     if verbose:  # graphrag's loggers propagate here; their own handler (init_loggers) writes logs/query.log
         logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     options = QueryOptions(query_type, community_level, top_k, response_type, max_tokens if context_only else None,
                            timeout or ServerSettings().search_timeout_seconds)
-    result = asyncio.run(_run_query(_index_root(index_path), query_text, options))
+    result = asyncio.run(_run_query(_local_copy(index_path, storage), query_text, options))
     if output_format is OutputFormat.JSON:
         typer.echo(result.model_dump_json())
         return
@@ -281,63 +302,35 @@ async def _run_query(root: Path, text: str, options: QueryOptions) -> Any:
     from graphrag_mcp_server.handlers.search.run import run_search, tuned_config
     from graphrag_mcp_server.handlers.tables import load_tables
 
+    from graphrag_mcp_server.server.state import disk_version
+
     config = load_index_config(root, without_credentials=True)
-    tables = await load_tables(config, root)
+    version, tables = disk_version(root, config), await load_tables(config, root)
     config = tuned_config(config, options.search_type, top_k=options.top_k)
     if options.context_tokens is not None:
-        return search_context(config, tables, options.search_type, text, max_tokens=options.context_tokens,
-                              community_level=options.community_level)
-    return await run_search(
-        config, tables, options.search_type, text, community_level=options.community_level,
-        response_type=options.response_type, timeout=options.timeout,
-    )
-
-
-def render_context(context: Any) -> str:
-    """A search context as readable text: reports, entities, relationships, passages, then what was left out."""
-    lines = [f"# Context ({context.tokens} of {context.max_tokens} tokens)"]
-    for report in context.reports:
-        lines += [f"\n## Report {report.community}: {report.title} (rating {report.rating})", report.content,
-                  f"Documents: {', '.join(report.documents)}"]
-    if context.entities:
-        lines.append("\n## Entities")
-        lines += [f"- {entity.name} ({entity.type}): {entity.description} [{', '.join(entity.documents)}]"
-                  for entity in context.entities]
-    if context.relationships:
-        lines.append("\n## Relationships")
-        lines += [f"- {rel.source} -> {rel.target}: {rel.description} [{', '.join(rel.documents)}]"
-                  for rel in context.relationships]
-    for unit in context.text_units:
-        lines += [f"\n## Passage from {unit.document}", unit.text]
-    if context.omitted:
-        left_out = ", ".join(f"{count} {kind}" for kind, count in context.omitted.items())
-        lines.append(f"\nLeft out to stay within {context.max_tokens} tokens: {left_out}.")
-    return "\n".join(lines)
+        result = search_context(config, tables, options.search_type, text, max_tokens=options.context_tokens,
+                                community_level=options.community_level)
+    else:
+        result = await run_search(config, tables, options.search_type, text, community_level=options.community_level,
+                                  response_type=options.response_type, timeout=options.timeout)
+    return result.model_copy(update={"index_version": version})
 
 
 @app.command()
 @_user_errors
-def stats(index_path: IndexPath = None, output_format: FormatOption = OutputFormat.TEXT) -> None:
+def stats(index_path: IndexPath = None, output_format: FormatOption = OutputFormat.TEXT,
+          storage: StorageOption = None) -> None:
     """Show the size and makeup of the index."""
-    statistics = asyncio.run(_run_stats(_index_root(index_path)))
+    statistics = asyncio.run(_run_stats(_local_copy(index_path, storage)))
     if output_format is OutputFormat.JSON:
         typer.echo(statistics.model_dump_json())
     else:
         for key, value in statistics.model_dump(mode="json", exclude={"issues"}).items():
-            typer.echo(f"{key.replace('_', ' '):>18}: {_plain(value)}")
+            typer.echo(f"{key.replace('_', ' '):>18}: {plain(value)}")
         for issue in statistics.issues:
             typer.echo(f"{issue.severity}: {issue.message}", err=True)
     if any(issue.severity == "error" for issue in statistics.issues):
         raise typer.Exit(1)
-
-
-def _plain(value: Any) -> str:
-    """A statistic as text: mappings as `key value, ...`, lists comma-separated, nothing as `none`."""
-    if isinstance(value, dict):
-        return ", ".join(f"{key} {_plain(item)}" for key, item in value.items()) or "none"
-    if isinstance(value, list):
-        return ", ".join(map(_plain, value)) or "none"
-    return "none" if value is None else str(value)
 
 
 async def _run_stats(root: Path) -> Any:
@@ -366,12 +359,13 @@ def export(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="File to write (default ./entity-graph.FORMAT).")
     ] = None,
+    storage: StorageOption = None,
 ) -> None:
     """Write the entity graph (entities, relationships, communities, documents) as a file."""
     from graphrag_mcp_server.handlers.explore.graph import entity_graph, write_graph
 
     target = (output or Path(f"entity-graph.{graph_format.value}")).resolve()  # graphrag's loader changes the cwd
-    _, tables = asyncio.run(_read_index(_index_root(index_path)))
+    _, tables = asyncio.run(_read_index(_local_copy(index_path, storage)))
     graph = entity_graph(tables)
     try:
         target.write_bytes(write_graph(graph, graph_format))
@@ -451,6 +445,11 @@ def serve(
         typer.Option(min=1, max=64, help="Processes serving streamable HTTP, searching in parallel (env "
                      "GRAPHRAG_MCP_WORKERS; default 1). Above 1: stateless sessions, no sampling, read-only."),
     ] = None,
+    stateless: Annotated[
+        bool, typer.Option("--stateless", help="Streamable HTTP without sessions: any replica answers any request "
+                           "(env GRAPHRAG_MCP_STATELESS; no sampling).")
+    ] = False,
+    storage: StorageOption = None,
 ) -> None:
     """Serve the index to MCP clients (Claude, VS Code, Cursor...): search tools, resources, prompts."""
     from graphrag_mcp_server.server.run import serve as run_server
@@ -464,6 +463,10 @@ def serve(
         overrides["data_roots"] = [folder.resolve() for folder in data_path]
     if read_only:
         overrides["read_only"] = True
+    if stateless:
+        overrides["stateless"] = True
+    if storage is not None:
+        overrides["storage"] = storage
     run_server(_index_root(index_path), transport.value, settings.model_copy(update=overrides), watch)
 
 

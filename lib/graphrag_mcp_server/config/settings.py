@@ -27,6 +27,19 @@ class ServerSettings(BaseSettings):
     index_path: Path = Path("graphrag_index")
     """Index root: settings.yaml, prompts/, output/ (parquet tables and LanceDB), cache/, logs/."""
 
+    storage: str | None = None
+    """Blob location of the index (az://CONTAINER/PREFIX; credentials from AZURE_STORAGE_*): `index` publishes each
+    version there, `serve` follows it, and index_path is then each host's local copy (docs/deployment.md)."""
+
+    storage_poll_seconds: float = Field(default=2.0, gt=0)
+    """With storage: how often a server reads the current version's pointer."""
+
+    storage_grace_seconds: float = Field(default=600.0, ge=0)
+    """With storage: how long a version neither current nor previous stays before an indexer deletes it."""
+
+    stateless: bool = False
+    """Streamable HTTP without sessions: any replica answers any request (no sampling)."""
+
     log_level: str = "WARNING"
     """Level of the server's own log lines, written to stderr."""
 

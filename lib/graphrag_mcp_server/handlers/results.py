@@ -83,6 +83,8 @@ class SearchResult(BaseModel):
     completion_tokens: int
     embedding_calls: int = Field(default=0, description="Embedding calls (the query's, for vector search)")
     seconds: float
+    index_version: str | None = Field(default=None, description="The index version that answered (as get_statistics "
+                                      "names it): one search reads one version, whatever switches meanwhile")
 
 
 class TableCounts(BaseModel):

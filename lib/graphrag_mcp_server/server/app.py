@@ -141,6 +141,7 @@ def create_server(root: Path, settings: ServerSettings | None = None, watch: Pat
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[ServerContext]:
         shared.state.start_warm_up()
         shared.start_watching()
+        shared.start_following()
         yield shared
 
     auth, verifier = authentication(settings, transport) if transport != "stdio" else (None, None)

@@ -9,6 +9,7 @@ from typing import Any
 
 from graphrag_mcp_server.config.index_root import INPUT_FILE_PATTERN
 from graphrag_mcp_server.config.settings import ServerSettings
+from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, follow
 from graphrag_mcp_server.handlers.indexing.build import IndexMode, index_config
 from graphrag_mcp_server.handlers.indexing.documents import Limits, select_documents
 from graphrag_mcp_server.handlers.indexing.jobs import IndexJobs
@@ -49,6 +50,7 @@ class ServerContext:
     started: float = field(default_factory=time.monotonic)
     watch: Path | None = None
     watcher: "asyncio.Task[None] | None" = None
+    follower: "asyncio.Task[str | None] | None" = None
     notices: ChangeNotices = field(default_factory=ChangeNotices)
     data_roots: list[Path] = field(default_factory=list)
     """Folders build_index may index (resolved when the server starts: graphrag's loader changes the cwd)."""
@@ -57,6 +59,19 @@ class ServerContext:
         """Keep the index current with the watched folder (once, though HTTP runs the lifespan per session)."""
         if self.watch is not None and self.watcher is None:
             self.watcher = asyncio.create_task(_watch(self, self.watch))
+
+    def start_following(self) -> None:
+        """With blob storage: keep the local copy on the container's current version, load each new version as
+        soon as it is down, and tell the clients (once per process)."""
+        if self.settings.storage is not None and self.follower is None:
+            self.follower = asyncio.create_task(follow(
+                BlobLocation.parse(self.settings.storage), self.root, self.settings.storage_poll_seconds, self._load))
+
+    async def _load(self, version: str) -> None:
+        try:
+            await self.state.snapshot()
+        except Exception as error:  # noqa: BLE001 - the snapshot keeps serving the version before
+            logger.warning("version %s downloaded but not loaded: %s", version, error)
 
 
 async def _watch(shared: ServerContext, folder: Path) -> None:

@@ -32,16 +32,17 @@ def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
     security = transport_security(settings)
     limits = {"total": settings.max_sessions, "per_client": settings.max_sessions_per_client,
               "retry_after": settings.session_idle_seconds}
+    stateless = settings.workers > 1 or settings.stateless
     if transport == "streamable-http":
         app = server.streamable_http_app(
-            stateless_http=settings.workers > 1, max_request_body_size=settings.max_request_bytes,
+            stateless_http=stateless, max_request_body_size=settings.max_request_bytes,
             session_idle_timeout=settings.session_idle_seconds, max_sessions=settings.max_sessions,
             transport_security=security, host=settings.host,
         )
-        if settings.workers == 1:
+        if not stateless:
             manager = server.session_manager
             app = SessionLimits(app, _opens_a_session, lambda: manager._server_instances.keys(), **limits)  # noqa: SLF001 - the SDK counts its sessions only there
-        else:  # stateless workers keep no sessions, and no streams
+        else:  # stateless servers keep no sessions, and no streams
             app = NoStreamWhenStateless(app, "/mcp")
     else:
         app = server.sse_app(max_request_body_size=settings.max_request_bytes, transport_security=security,
@@ -101,7 +102,8 @@ def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> N
     from uvicorn.supervisors import Multiprocess
 
     check_bind(settings)
-    worker_settings = settings.model_copy(update={"index_path": root, "read_only": True})
+    storage = settings.storage  # with blob storage this process alone follows it; the workers read the local copy
+    worker_settings = settings.model_copy(update={"index_path": root, "read_only": True, "storage": None})
     http_app(create_server(root, worker_settings, transport="streamable-http"), "streamable-http", worker_settings)
     # ^ every check a worker makes at start, made once here: a refused setting stops the command, not each worker
     sock = _listen(root, "streamable-http", settings)
@@ -110,6 +112,8 @@ def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> N
     config = _uvicorn_config("graphrag_mcp_server.server.http:worker_app", settings, factory=True,
                              workers=settings.workers)
     with _watcher(root, watch):
+        if storage is not None:
+            _follow_in_thread(root, settings.model_copy(update={"storage": storage}))
         Multiprocess(config, sockets=[sock]).run()
 
 
@@ -149,6 +153,19 @@ def _watcher(root: Path, watch: Path | None) -> Iterator[None]:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def _follow_in_thread(root: Path, settings: ServerSettings) -> None:
+    """Keep the local copy on the blob container's current version from a thread of this process (the workers
+    see each new version on disk, as they see the watcher's)."""
+    import asyncio
+    import threading
+
+    from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, follow
+
+    location = BlobLocation.parse(settings.storage or "")
+    threading.Thread(target=asyncio.run, args=(follow(location, root, settings.storage_poll_seconds),),
+                     name="blob-follower", daemon=True).start()
 
 
 def _listen(root: Path, transport: str, settings: ServerSettings) -> socket.socket:

@@ -2,6 +2,7 @@
 
 import os
 import signal
+import sys
 from pathlib import Path
 
 from graphrag_mcp_server.config.settings import AnswerModel, ServerSettings
@@ -30,8 +31,40 @@ def _exit_on_interrupt() -> None:
     signal.signal(signal.SIGINT, interrupted)
 
 
+def check_stateless(transport: Transport, settings: ServerSettings) -> None:
+    """Stateless serving is streamable HTTP with nothing that needs a session."""
+    if transport != "streamable-http":
+        msg = f"--stateless needs --transport streamable-http (sessions of {transport} live in one process)"
+        raise ConfigError(msg)
+    if settings.llm is AnswerModel.SAMPLING:
+        msg = "--llm sampling needs a session per client: serve it without --stateless"
+        raise ConfigError(msg)
+
+
+def first_version(root: Path, settings: ServerSettings, watch: Path | None) -> ServerSettings:
+    """With blob storage: the local copy brought onto the container's current version before serving (a
+    container without one yet is followed until one appears); the server is then read-only."""
+    import asyncio
+
+    from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, follow
+
+    if watch is not None:
+        msg = ("--watch builds into the local index; with GRAPHRAG_MCP_STORAGE the indexer is a command of its own: "
+               "graphrag-mcp index DATA_PATH --watch, with the same storage setting")
+        raise ConfigError(msg)
+    location = BlobLocation.parse(settings.storage or "")
+    version = asyncio.run(follow(location, root, settings.storage_poll_seconds, once=True))
+    where = f"version {version}" if version else "no version yet (waiting for an indexer)"
+    print(f"graphrag-mcp: following {location}: {where}; local copy {root}", file=sys.stderr, flush=True)
+    return settings.model_copy(update={"read_only": True})
+
+
 def serve(root: Path, transport: Transport, settings: ServerSettings, watch: Path | None = None) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
+    if settings.stateless:
+        check_stateless(transport, settings)
+    if settings.storage is not None:
+        settings = first_version(root, settings, watch)
     if settings.workers > 1:
         from graphrag_mcp_server.server.http import serve_workers
 

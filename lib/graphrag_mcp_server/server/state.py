@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.config.index_root import SETTINGS_FILE
 from graphrag_mcp_server.errors import IndexNotFoundError
+from graphrag_mcp_server.handlers.indexing.blob_versions import blob_tables_signature
 from graphrag_mcp_server.handlers.indexing.versions import current_version
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables
@@ -37,8 +38,8 @@ def _load(root: Path) -> Snapshot:
     from graphrag_mcp_server.config.index_root import load_index_config
     from graphrag_mcp_server.handlers.tables import load_tables
 
-    version = disk_version(root)
     config = load_index_config(root, without_credentials=True)
+    version = disk_version(root, config)
     tables = asyncio.run(load_tables(config, root))
     try:
         prepared(tables).warm()
@@ -57,13 +58,18 @@ def _import_search_path() -> None:
     import graphrag_vectors.lancedb  # noqa: F401
 
 
-def disk_version(root: Path) -> str:
-    """A short digest of settings.yaml, the current version's directory, its table files and its vector
-    store folder (which changes when a LanceDB table is removed or restored)."""
+def disk_version(root: Path, config: "GraphRagConfig | None" = None) -> str:
+    """A short digest of settings.yaml, the current version's directory (relative to the root), its table files and
+    its vector store folder (which changes when a LanceDB table is removed or restored): the same on every host
+    holding the same version of a blob container (blob_versions.fetch). With `config` (the one loaded) whose
+    output is a blob container, the tables' ETags there too."""
     output = current_version(root)
+    output = output.relative_to(root.resolve()) if output and output.is_relative_to(root.resolve()) else output
     files = [root / SETTINGS_FILE, *(root / "output" / f"{name}.parquet" for name in REQUIRED_TABLES),
              root / "output" / "lancedb"]
     signature = [str(output), *((path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in files if path.exists())]
+    if config is not None and config.output_storage.type == "blob":  # a graphrag project's own blob output
+        signature.append(blob_tables_signature(config.output_storage))
     return hashlib.sha256(repr(signature).encode()).hexdigest()[:12]
 
 
@@ -100,7 +106,8 @@ class IndexState:
         if self._warm_up is not None and asyncio.current_task() is not self._warm_up:
             await asyncio.shield(self._warm_up)
         async with self._lock:
-            on_disk = await asyncio.to_thread(disk_version, self.root)
+            loaded = self._current.config if self._current is not None else None
+            on_disk = await asyncio.to_thread(disk_version, self.root, loaded)
             if self._failed is not None and self._failed[0] == on_disk:  # not re-read until its files change
                 if self._current is None:
                     raise self._failed[1]

@@ -106,7 +106,8 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
             snapshot = await shared.state.snapshot()
             tuning = {key: options.pop(key) for key in ("top_k", "follow_up_depth") if key in options}
             config = tuned_config(snapshot.config, search_type, **tuning)
-            return await _answer(shared, config, snapshot.tables, search_type, query, ctx, options)
+            result = await _answer(shared, config, snapshot.tables, search_type, query, ctx, options)
+            return result.model_copy(update={"index_version": snapshot.version})
 
         result = await _guarded(shared, answer())
         shared.costs.add(f"{search_type.value}_search" + (" (context_only)" if result.context else ""), result)
