@@ -3,7 +3,8 @@
 Real HTTP: LiteLLM and the OpenAI client talk to it exactly as to a hosted provider. Modes, per
 kind of request (`chat`, `embeddings`):
 
-- `ok`: a valid answer (streamed when asked), vectors of `dimensions` numbers;
+- `ok`: a valid answer, `answer` (streamed when asked: a server-sent event per word, `chunk_seconds` apart, then
+  the usage when asked for), vectors of `dimensions` numbers;
 - `401`: invalid key; `429`: rate limited with `Retry-After: 1`; `500`: server error;
 - `hang`: never answers (until the provider is stopped); `close`: drops the connection unanswered.
 """
@@ -30,6 +31,12 @@ class FakeProvider:
     url: str = ""
     modes: dict[str, str] = field(default_factory=lambda: {"chat": "ok", "embeddings": "ok"})
     dimensions: int = 256
+    answer: str = "ok"
+    chunk_seconds: float = 0.0
+    """With a streamed answer: the pause before each word's chunk (a model writing)."""
+    structured: dict[str, str] = field(default_factory=dict)
+    """Answers to the requests that ask for JSON, by a word of the request's JSON (the first that matches):
+    graphrag's global map step (`"points"` in its prompt), drift's primer (`intermediate_answer`) and steps."""
     requests: list[tuple[str, float]] = field(default_factory=list)
     fail_after: dict[str, tuple[int, str]] = field(default_factory=dict)
     """kind -> (n, mode): after n requests of that kind, answer in that mode."""
@@ -82,12 +89,21 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 self._send(200, {"object": "list", "data": data, "model": body.get("model", "m"),
                                  "usage": {"prompt_tokens": 1, "total_tokens": 1}})
             elif body.get("stream"):
-                self._stream()
+                self._stream(self._answer(body), (body.get("stream_options") or {}).get("include_usage", False))
             else:
+                content = self._answer(body)
                 self._send(200, {"id": "c1", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
-                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
+                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                                               "finish_reason": "stop"}],
-                                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+                                 "usage": self._usage(content)})
+
+        def _answer(self, body: dict) -> str:
+            request = json.dumps(body)
+            return next((text for word, text in provider.structured.items() if word in request), provider.answer)
+
+        def _usage(self, content: str) -> dict[str, int]:
+            words = len(content.split())
+            return {"prompt_tokens": 1, "completion_tokens": words, "total_tokens": words + 1}
 
         def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()
@@ -99,24 +115,39 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _stream(self) -> None:
-            chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                     "choices": [{"index": 0, "delta": {"role": "assistant", "content": "ok"}, "finish_reason": None}]}
-            end = {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
-            data = b"".join(f"data: {json.dumps(item)}\n\n".encode() for item in (chunk, end)) + b"data: [DONE]\n\n"
+        def _stream(self, answer: str, include_usage: bool) -> None:
+            """The answer as server-sent events, a chunk a word, written as they are made (no length ahead)."""
+            def event(choices: list[dict], **extra: object) -> bytes:
+                chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": choices}
+                return f"data: {json.dumps({**chunk, **extra})}\n\n".encode()
+
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Connection", "close")
             self.end_headers()
-            self.wfile.write(data)
+            self.close_connection = True
+            words = answer.split(" ")
+            for number, word in enumerate(words):
+                time.sleep(provider.chunk_seconds)
+                delta = {"content": word if number == len(words) - 1 else word + " "}
+                self.wfile.write(event([{"index": 0, "delta": {"role": "assistant", **delta} if number == 0 else delta,
+                                         "finish_reason": None}]))
+                self.wfile.flush()
+            self.wfile.write(event([{"index": 0, "delta": {}, "finish_reason": "stop"}]))
+            if include_usage:
+                self.wfile.write(event([], usage=self._usage(answer)))
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
 
     return Handler
 
 
 @contextmanager
-def fake_provider(chat: str = "ok", embeddings: str = "ok", dimensions: int = 256) -> Iterator[FakeProvider]:
+def fake_provider(chat: str = "ok", embeddings: str = "ok", dimensions: int = 256, answer: str = "ok",
+                  chunk_seconds: float = 0.0, structured: dict[str, str] | None = None) -> Iterator[FakeProvider]:
     """A FakeProvider serving on a free loopback port for the duration of the block."""
-    provider = FakeProvider(modes={"chat": chat, "embeddings": embeddings}, dimensions=dimensions)
+    provider = FakeProvider(modes={"chat": chat, "embeddings": embeddings}, dimensions=dimensions, answer=answer,
+                            chunk_seconds=chunk_seconds, structured=structured or {})
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(provider))
     server.daemon_threads = True
     provider.url = f"http://127.0.0.1:{server.server_address[1]}/v1"

@@ -11,6 +11,7 @@ from mcp_types import CreateMessageRequestParams, CreateMessageResult, ErrorData
 
 from conftest import run_cli
 from mcp_client import IN_PROCESS, mcp_session
+from test_streaming import streamed
 
 INSPECTION = "04_inspection_report_1994.md"
 SAMPLING = {"GRAPHRAG_MCP_LLM": "sampling"}
@@ -151,6 +152,10 @@ async def test_sampling_the_clients_model_writes_the_answer(built_index: tuple[P
         local_requests = list(model.requests)
         global_ = await _tool(session, "global_search", {"query": "What is the cooperative?", "community_level": 0})
         statistics = await _tool(session, "get_statistics", {})
+        requests = list(model.requests)
+        streamed_local, pieces, _ = await streamed(session, "local_search", {"query": "Who is Leonard Quist?"})
+    assert "".join(pieces) == streamed_local["answer"] and len(pieces) == len(streamed_local["answer"].split())
+    model.requests = requests  # the requests of the searches above
 
     assert local["answer"] == "Client model answer #1: Leonard Quist inspected the turbine in 1994."
     assert len(local_requests) == local["llm_calls"] == 1

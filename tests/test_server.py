@@ -11,9 +11,10 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from mcp_client import IN_PROCESS, TRANSPORTS, mcp_session
+from test_streaming import streamed
 
-TOOLS = {"global_search", "local_search", "drift_search", "basic_search", "build_index", "cancel_index_job", "index_status",
-         "get_statistics"}
+TOOLS = {"global_search", "local_search", "drift_search", "basic_search", "build_index", "tune_prompts",
+         "cancel_index_job", "index_status", "get_statistics"}
 PROMPTS = {"analyze", "explore", "compare", "summarize"}
 SEARCHES = [
     ("local_search", {"query": "Who designed Old Bessie and which firm built it?"}, "Tobias Arkwright"),
@@ -61,6 +62,8 @@ async def test_every_tool_resource_and_prompt(
             assert expected.lower() in result["answer"].lower(), (tool, result["answer"])
             assert result["sources"] and {s["document"] for s in result["sources"]} <= corpus_titles
             assert result["llm_calls"] >= 1 and result["prompt_tokens"] > 0 and result["completion_tokens"] > 0
+        answer, pieces, _ = await streamed(session, "local_search", SEARCHES[0][1])  # the answer's text as it comes
+        assert len(pieces) > 5 and "".join(pieces) == answer["answer"]
 
         statistics = await _call(session, "get_statistics", {})
         for key in ("documents", "entities", "relationships", "community_reports"):
@@ -146,7 +149,7 @@ async def test_errors_are_clear_and_the_server_keeps_serving(built_index: tuple[
 
 async def test_no_index_says_how_to_build_one(tmp_path: Path) -> None:
     async with mcp_session(tmp_path / "empty_root", IN_PROCESS) as session:
-        assert len((await session.list_tools()).tools) == 8
+        assert len((await session.list_tools()).tools) == len(TOOLS)
         result = await session.call_tool("local_search", {"query": "Who is Mirela Voss?"})
         assert result.is_error
         message = result.content[0].text
@@ -159,8 +162,8 @@ async def test_no_index_says_how_to_build_one(tmp_path: Path) -> None:
 
 async def test_tools_have_titles_hints_and_a_listing_that_fits_a_context(built_index: tuple[Path, dict]) -> None:
     """Every tool has a human title and all four behaviour hints (searches read only; the index tools write but
-    destroy nothing); the whole tools/list stays under 15 KB of JSON (a client puts it in its model's context)
-    and still gives every tool an output schema."""
+    destroy nothing, but tune_prompts rewrites the prompts); the whole tools/list stays under 15 KB of JSON (a
+    client puts it in its model's context) and still gives every tool an output schema."""
     root, _ = built_index
     async with mcp_session(root, IN_PROCESS) as session:
         tools = (await session.list_tools()).tools
@@ -169,8 +172,8 @@ async def test_tools_have_titles_hints_and_a_listing_that_fits_a_context(built_i
         assert tool.title and hints is not None, tool.name
         assert None not in (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint,
                             hints.open_world_hint), tool.name
-        assert hints.read_only_hint is (tool.name not in ("build_index", "cancel_index_job")), tool.name
-        assert hints.destructive_hint is False and tool.output_schema, tool.name
+        assert hints.read_only_hint is (tool.name not in ("build_index", "cancel_index_job", "tune_prompts")), tool.name
+        assert hints.destructive_hint is (tool.name == "tune_prompts") and tool.output_schema, tool.name
     listing = json.dumps({"tools": [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]})
     assert len(listing.encode()) < 15_000, len(listing.encode())
 

@@ -4,16 +4,28 @@ import asyncio
 import logging
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any
 
 import typer
 
 from graphrag_mcp_server import __version__
-from graphrag_mcp_server.cli.output import OutputFormat, plain, print_summary, render_context
+from graphrag_mcp_server.cli.common import (
+    OFFLINE_NOTICE,
+    FormatOption,
+    IndexPath,
+    StorageOption,
+    fail,
+    index_root,
+    local_copy,
+    notice,
+    user_errors,
+)
+from graphrag_mcp_server.cli.output import OutputFormat, plain, print_piece, print_summary, render_context
+from graphrag_mcp_server.cli.tune import tune
 from graphrag_mcp_server.config.providers import Provider
 from graphrag_mcp_server.config.settings import AnswerModel, ServerSettings
 from graphrag_mcp_server.errors import GraphRagMcpError
@@ -29,74 +41,15 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-OFFLINE_NOTICE = (
-    "Using the offline model: no language model, answers are extracted from your documents "
-    "(for trying graphrag-mcp without a key, and for tests). Configure one with: graphrag-mcp init --provider openai"
-)
-
-
-IndexPath = Annotated[
-    Path | None,
-    typer.Option("--index-path", "-i", help="Index root (env GRAPHRAG_MCP_INDEX_PATH; default ./graphrag_index)."),
-]
-StorageOption = Annotated[
-    str | None,
-    typer.Option("--storage", metavar="az://CONTAINER/PREFIX",
-                 help="Blob location of the index versions; --index-path is then this host's local copy (env "
-                      "GRAPHRAG_MCP_STORAGE; credentials from AZURE_STORAGE_*; see docs/deployment.md)."),
-]
-FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json (one object on stdout).")]
-
-
-def _index_root(index_path: Path | None) -> Path:
-    return (index_path or ServerSettings().index_path).resolve()
-
-
-def _local_copy(index_path: Path | None, storage: str | None) -> Path:
-    """The index root to read; with blob storage (--storage or GRAPHRAG_MCP_STORAGE), the local copy first brought
-    onto the container's current version."""
-    root, url = _index_root(index_path), storage or ServerSettings().storage
-    if url is not None:
-        from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, follow
-
-        asyncio.run(follow(BlobLocation.parse(url), root, 0, once=True))
-    return root
-
-
-def _fail(message: str, code: int = 1) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Report GraphRagMcpError as one line on stderr with exit code 1, never a traceback."""
-
-    @wraps(command)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except GraphRagMcpError as error:
-            _fail(str(error))
-        except Exception as error:
-            from graphrag_mcp_server.providers.retry import provider_error_reason
-
-            if (reason := provider_error_reason(error)) is None:
-                raise
-            _fail(f"the model provider failed: {reason}; check the model settings and credentials in settings.yaml")
-
-    return run
-
-
-def _notice(message: str) -> None:
-    typer.echo(message, err=True)
-
-
 def _version(show: bool) -> None:
     if show:
         from importlib.metadata import version
 
         typer.echo(f"graphrag-mcp {__version__} (graphrag {version('graphrag')}, mcp {version('mcp')})")
         raise typer.Exit
+
+
+app.command()(tune)
 
 
 @app.callback()
@@ -109,7 +62,7 @@ def main_options(
 
 
 @app.command()
-@_user_errors
+@user_errors
 def init(
     index_path: IndexPath = None,
     provider: Annotated[Provider, typer.Option(help="Model provider to configure.")] = Provider.OPENAI,
@@ -122,7 +75,7 @@ def init(
     also create the blob container the index versions will be published to (checking the credentials now)."""
     from graphrag_mcp_server.config.index_root import write_index_root
 
-    root = _index_root(index_path)
+    root = index_root(index_path)
     if storage is not None:
         from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, create_container
 
@@ -137,7 +90,7 @@ def init(
 
 
 @app.command()
-@_user_errors
+@user_errors
 def index(
     data_path: Annotated[Path, typer.Argument(help="Folder of documents (text, Markdown, PDF, Word, PowerPoint, Excel, HTML, CSV, JSON).")],
     index_path: IndexPath = None,
@@ -160,9 +113,9 @@ def index(
     if full and incremental:
         raise typer.BadParameter("choose one of --full and --incremental")
     mode = IndexMode.FULL if full else IndexMode.INCREMENTAL
-    data_path, root = data_path.resolve(), _index_root(index_path)
+    data_path, root = data_path.resolve(), index_root(index_path)
     if (output := graphrag_output(root)) is not None:
-        _notice(f"{output} is a folder written by `graphrag index`: this run moves it to {legacy_version(root)} "
+        notice(f"{output} is a folder written by `graphrag index`: this run moves it to {legacy_version(root)} "
                 f"(kept until the next run) and makes {output} a link to the version it writes, which graphrag's CLI "
                 f"reads as before; graphrag's cache in {root / 'cache'} is reused.")
         if sys.stdin.isatty() and not yes:
@@ -217,12 +170,12 @@ def _watch(data_path: Path, root: Path, method: IndexMethod, offline: bool, outp
         finally:
             loop.remove_signal_handler(signal.SIGINT)
 
-    _notice(f"Watching {data_path} for changes (Ctrl-C to stop).")
+    notice(f"Watching {data_path} for changes (Ctrl-C to stop).")
     try:
         asyncio.run(watch_until_interrupted())
     except KeyboardInterrupt:
         pass
-    _notice("Stopped watching.")
+    notice("Stopped watching.")
 
 
 async def _run_index(data_path: Path, root: Path, mode: IndexMode, method: IndexMethod, offline: bool) -> Any:
@@ -231,15 +184,15 @@ async def _run_index(data_path: Path, root: Path, mode: IndexMode, method: Index
 
     config = index_config(root, data_path, offline)
     if is_offline(config):
-        _notice(OFFLINE_NOTICE)
+        notice(OFFLINE_NOTICE)
     from graphrag_mcp_server.cli.progress import RichWorkflowProgress
 
     with RichWorkflowProgress() as progress:
-        return await build(config, root, mode, method, callbacks=[progress])
+        return await build(config, root, mode, method, callbacks=[progress], notice=notice)
 
 
 @app.command()
-@_user_errors
+@user_errors
 def query(
     query_text: Annotated[str, typer.Argument(metavar="QUERY", help="The question.")],
     index_path: IndexPath = None,
@@ -263,17 +216,24 @@ def query(
         bool, typer.Option("--verbose", "-v", help="Also print graphrag's log records (kept in logs/query.log) on stderr.")
     ] = False,
     storage: StorageOption = None,
+    stream: Annotated[
+        bool, typer.Option("--stream", help="Print the answer as the model writes it (text output; JSON stays whole).")
+    ] = False,
 ) -> None:
     """Answer a question from the index (for debugging what the MCP tools return)."""
     if verbose:  # graphrag's loggers propagate here; their own handler (init_loggers) writes logs/query.log
         logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    streaming = stream and output_format is OutputFormat.TEXT and not context_only
     options = QueryOptions(query_type, community_level, top_k, response_type, max_tokens if context_only else None,
-                           timeout or ServerSettings().search_timeout_seconds)
-    result = asyncio.run(_run_query(_local_copy(index_path, storage), query_text, options))
+                           timeout or ServerSettings().search_timeout_seconds, print_piece if streaming else None)
+    result = asyncio.run(_run_query(local_copy(index_path, storage), query_text, options))
     if output_format is OutputFormat.JSON:
         typer.echo(result.model_dump_json())
         return
-    typer.echo(result.answer if result.context is None else render_context(result.context))
+    if streaming:
+        typer.echo()  # the answer's pieces were printed as they came
+    else:
+        typer.echo(result.answer if result.context is None else render_context(result.context))
     documents = list(dict.fromkeys(source.document for source in result.sources))
     typer.echo("\nSources: " + (", ".join(documents) if documents else "none"))
     typer.echo(
@@ -294,6 +254,7 @@ class QueryOptions:
     response_type: str
     context_tokens: int | None
     timeout: float
+    on_text: Callable[[str], Awaitable[None]] | None = None
 
 
 async def _run_query(root: Path, text: str, options: QueryOptions) -> Any:
@@ -312,16 +273,16 @@ async def _run_query(root: Path, text: str, options: QueryOptions) -> Any:
                                 community_level=options.community_level)
     else:
         result = await run_search(config, tables, options.search_type, text, community_level=options.community_level,
-                                  response_type=options.response_type, timeout=options.timeout)
+                                  response_type=options.response_type, timeout=options.timeout, on_text=options.on_text)
     return result.model_copy(update={"index_version": version})
 
 
 @app.command()
-@_user_errors
+@user_errors
 def stats(index_path: IndexPath = None, output_format: FormatOption = OutputFormat.TEXT,
           storage: StorageOption = None) -> None:
     """Show the size and makeup of the index."""
-    statistics = asyncio.run(_run_stats(_local_copy(index_path, storage)))
+    statistics = asyncio.run(_run_stats(local_copy(index_path, storage)))
     if output_format is OutputFormat.JSON:
         typer.echo(statistics.model_dump_json())
     else:
@@ -349,7 +310,7 @@ async def _read_index(root: Path) -> tuple[Any, Any]:
 
 
 @app.command()
-@_user_errors
+@user_errors
 def export(
     index_path: IndexPath = None,
     graph_format: Annotated[
@@ -365,12 +326,12 @@ def export(
     from graphrag_mcp_server.handlers.explore.graph import entity_graph, write_graph
 
     target = (output or Path(f"entity-graph.{graph_format.value}")).resolve()  # graphrag's loader changes the cwd
-    _, tables = asyncio.run(_read_index(_local_copy(index_path, storage)))
+    _, tables = asyncio.run(_read_index(local_copy(index_path, storage)))
     graph = entity_graph(tables)
     try:
         target.write_bytes(write_graph(graph, graph_format))
     except OSError as error:
-        _fail(f"cannot write {target}: {error.strerror}; choose another file with --output")
+        fail(f"cannot write {target}: {error.strerror}; choose another file with --output")
     typer.echo(f"Wrote {graph.number_of_nodes()} entities and {graph.number_of_edges()} relationships to {target}.")
 
 
@@ -382,7 +343,7 @@ def graphrag_cli(context: typer.Context) -> None:
     """GraphRAG's own CLI (graphrag index|update|query|prompt-tune ...) with this project's model types
     (offline, bounded_backoff retries) registered, so it reads and builds indexes made with them."""
     if (root := _graphrag_mcp_root_written(context.args)) is not None:
-        _fail(f"{root} is a graphrag-mcp index root, whose output is the version being served: update it with "
+        fail(f"{root} is a graphrag-mcp index root, whose output is the version being served: update it with "
               f"`graphrag-mcp index DATA_PATH --index-path {root}`, or give `graphrag {context.args[0]}` a root of its own")
     from graphrag_mcp_server.config.runtime import prepare_models
     from graphrag_mcp_server.providers import register_providers
@@ -416,7 +377,7 @@ class TransportOption(StrEnum):
 
 
 @app.command()
-@_user_errors
+@user_errors
 def serve(
     index_path: IndexPath = None,
     transport: Annotated[TransportOption, typer.Option(help="stdio for local clients; HTTP transports for remote.")] = (
@@ -458,7 +419,7 @@ def serve(
     overrides = {key: value for key, value in {"host": host, "port": port, "llm": llm, "workers": workers}.items() if value is not None}
     for folder in [*(data_path or []), *([watch] if watch else [])]:
         if not folder.is_dir():
-            _fail(f"{folder} is not a folder (given with --data-path or --watch)")
+            fail(f"{folder} is not a folder (given with --data-path or --watch)")
     if data_path:
         overrides["data_roots"] = [folder.resolve() for folder in data_path]
     if read_only:
@@ -467,7 +428,7 @@ def serve(
         overrides["stateless"] = True
     if storage is not None:
         overrides["storage"] = storage
-    run_server(_index_root(index_path), transport.value, settings.model_copy(update=overrides), watch)
+    run_server(index_root(index_path), transport.value, settings.model_copy(update=overrides), watch)
 
 
 def main() -> int:

@@ -1,5 +1,6 @@
 """What the commands print: index summaries, search contexts and statistics as readable text."""
 
+import sys
 from enum import StrEnum
 from typing import Any
 
@@ -72,3 +73,9 @@ def plain(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(map(plain, value)) or "none"
     return "none" if value is None else str(value)
+
+
+async def print_piece(piece: str) -> None:
+    """A piece of a streamed answer, on stdout at once."""
+    sys.stdout.write(piece)
+    sys.stdout.flush()

@@ -196,19 +196,34 @@ class JobState(StrEnum):
     CANCELLED = "cancelled"
 
 
+class TunedPrompts(BaseModel):
+    """Prompts graphrag's prompt tuning wrote (or would write) for the corpus, and what tuning cost."""
+
+    changed: list[str] = Field(description="Prompt files whose tuned text differs from the root's (relative paths)")
+    unchanged: list[str] = Field(description="Prompt files the tuning left as they were")
+    written: bool = Field(default=False, description="The changed files were written")
+    backup: str | None = Field(default=None, description="Folder holding the prompts from before (prompts.bak-<time>)")
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    embedding_calls: int = 0
+    seconds: float
+
+
 class IndexJob(BaseModel):
-    """An index build: its progress while it runs, its summary or error once it ends."""
+    """An index build or a prompt tuning: its progress while it runs, its result or error once it ends."""
 
     job_id: str
     state: JobState = JobState.RUNNING
     data_path: str
-    mode: str = Field(description="Requested mode: full or incremental")
+    mode: str = Field(description="Requested mode: full or incremental (a build), tune (tune_prompts)")
     started_at: datetime
     finished_at: datetime | None = None
-    workflow: str | None = Field(default=None, description="graphrag workflow now running")
+    workflow: str | None = Field(default=None, description="graphrag workflow (or tuning stage) now running")
     workflows_done: int = 0
     workflows_total: int | None = None
     summary: IndexSummary | None = None
+    tuned: TunedPrompts | None = Field(default=None, description="A tune_prompts job's result")
     error: str | None = None
 
 
@@ -222,7 +237,7 @@ class OperationCost(BaseModel):
     completion_tokens: int = 0
     embedding_calls: int = 0
 
-    def add(self, result: "SearchResult | IndexSummary") -> None:
+    def add(self, result: "SearchResult | IndexSummary | TunedPrompts") -> None:
         """Count one more operation and what it spent."""
         self.operations += 1
         self.llm_calls += result.llm_calls

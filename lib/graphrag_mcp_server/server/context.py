@@ -13,6 +13,7 @@ from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, fo
 from graphrag_mcp_server.handlers.indexing.build import IndexMode, index_config
 from graphrag_mcp_server.handlers.indexing.documents import Limits, select_documents
 from graphrag_mcp_server.handlers.indexing.jobs import IndexJobs
+from graphrag_mcp_server.handlers.indexing.tuning import TuneOptions
 from graphrag_mcp_server.handlers.results import (
     IndexJob,
     IndexSummary,
@@ -20,6 +21,7 @@ from graphrag_mcp_server.handlers.results import (
     OperationCost,
     SearchResult,
     ServerStatistics,
+    TunedPrompts,
 )
 from graphrag_mcp_server.server.notices import ChangeNotices
 from graphrag_mcp_server.server.state import IndexState
@@ -33,7 +35,7 @@ class CostLedger:
 
     totals: dict[str, OperationCost] = field(default_factory=dict)
 
-    def add(self, kind: str, result: SearchResult | IndexSummary) -> None:
+    def add(self, kind: str, result: SearchResult | IndexSummary | TunedPrompts) -> None:
         """Count one operation of `kind` and what it spent."""
         self.totals.setdefault(kind, OperationCost()).add(result)
 
@@ -129,3 +131,12 @@ async def start_build(shared: ServerContext, folder: Path, mode: str, limits: Li
             asyncio.get_running_loop().create_task(shared.state.snapshot())
 
     return shared.jobs.start(shared.root, folder, IndexMode(mode).value, finished, limits)
+
+
+def start_tuning(shared: ServerContext, folder: Path, options: TuneOptions) -> IndexJob:
+    """Start a prompt tuning from the documents of `folder` as a job (index_status and cancel_index_job see it)."""
+    def finished(job: IndexJob) -> None:
+        if job.tuned is not None:
+            shared.costs.add("tune_prompts", job.tuned)
+
+    return shared.jobs.start(shared.root, folder, "tune", finished, tune=options)

@@ -1,11 +1,14 @@
 """MCP progress notifications while a search waits for its model: GraphRAG's stages (global's map
 and reduce calls, drift's final reduce) and a heartbeat every few seconds, so a client sees a long
-search (global, drift) at work and one that resets its timeout on progress keeps waiting."""
+search (global, drift) at work and one that resets its timeout on progress keeps waiting; then the
+answer itself as the model streams it: after the notification `writing the answer`, each message is the
+next piece of the answer's text (docs/tools.md#streamed-answers)."""
 
 import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context
@@ -13,15 +16,28 @@ from mcp.server.mcpserver import Context
 if TYPE_CHECKING:
     from graphrag.callbacks.query_callbacks import QueryCallbacks
 
+    from graphrag_mcp_server.handlers.search.run import AnswerText
+
 HEARTBEAT_SECONDS = 5.0
+ANSWER_STARTS = "writing the answer"
+"""The message of the progress notification after which each message is a piece of the answer."""
+
+
+@dataclass
+class SearchProgress:
+    """What a search reports through: graphrag's query callbacks (stages), and the answer's pieces."""
+
+    callbacks: "list[QueryCallbacks]"
+    on_text: "AnswerText | None" = None
 
 
 @asynccontextmanager
-async def search_progress(ctx: Context | None) -> "AsyncIterator[list[QueryCallbacks]]":
-    """graphrag query callbacks reporting each stage, plus a heartbeat while the block runs. Sent only
-    when the client asked for progress (a progress token); the progress value only grows."""
+async def search_progress(ctx: Context | None) -> AsyncIterator[SearchProgress]:
+    """graphrag query callbacks reporting each stage, a heartbeat while the block runs, and the answer's text
+    as it streams (the heartbeat stops then: the text is the progress). Sent only when the client asked for
+    progress (a progress token); the progress value only grows."""
     if ctx is None:
-        yield []
+        yield SearchProgress([])
         return
     from graphrag.callbacks.noop_query_callbacks import NoopQueryCallbacks
 
@@ -52,8 +68,18 @@ async def search_progress(ctx: Context | None) -> "AsyncIterator[list[QueryCallb
             await asyncio.sleep(HEARTBEAT_SECONDS)
             report(f"searching: {time.monotonic() - started:.0f} s")
 
+    async def on_text(piece: str) -> None:
+        nonlocal step
+        if not beating.done():  # the first piece: stages and heartbeats end, in order, before the text
+            beating.cancel()
+            await asyncio.gather(*pending)
+            step += 1
+            await ctx.report_progress(step, None, ANSWER_STARTS)
+        step += 1
+        await ctx.report_progress(step, None, piece)
+
     beating = loop.create_task(heartbeat())
     try:
-        yield [StageProgress()]
+        yield SearchProgress([StageProgress()], on_text)
     finally:
         beating.cancel()

@@ -1,5 +1,6 @@
 """MCP tools: each validates its arguments, calls one handler, and returns the handler's typed result."""
 
+import asyncio
 import logging
 from collections.abc import Awaitable
 from pathlib import Path
@@ -14,12 +15,13 @@ from pydantic import Field
 from graphrag_mcp_server.config.settings import AnswerModel
 from graphrag_mcp_server.errors import GraphRagMcpError, IndexNotFoundError, ModelCallsFailedError
 from graphrag_mcp_server.handlers.indexing.documents import Limits
+from graphrag_mcp_server.handlers.indexing.tuning import TuneOptions, tuning_config
 from graphrag_mcp_server.handlers.results import IndexJob, JobState, SearchResult, ServerStatistics
 from graphrag_mcp_server.handlers.search.context import DEFAULT_CONTEXT_TOKENS
 from graphrag_mcp_server.handlers.search.run import SearchType, in_search_thread, tuned_config
 from graphrag_mcp_server.providers.retry import provider_error_reason
 from graphrag_mcp_server.server.access import confined_data_path
-from graphrag_mcp_server.server.context import ServerContext, server_statistics, start_build
+from graphrag_mcp_server.server.context import ServerContext, server_statistics, start_build, start_tuning
 from graphrag_mcp_server.server.progress import search_progress
 
 if TYPE_CHECKING:
@@ -33,28 +35,24 @@ logger = logging.getLogger(__name__)
 DataPath = Annotated[
     str,
     Field(min_length=1, max_length=4096, pattern=r"^[^\x00]*$",
-          description="Folder of documents under one of the server's data roots; a relative path starts at the "
-          "first root"),
+          description="Folder of documents under the server's data roots (a relative path: under the first)"),
 ]
 CommunityLevel = Annotated[
-    int, Field(ge=0, le=10, description="Community hierarchy level: 0 = broadest communities, higher = finer")
+    int, Field(ge=0, le=10, description="Community level: 0 = broadest, higher = finer")
 ]
 ResponseType = Annotated[
-    str, Field(min_length=1, description="Form of the answer, e.g. 'Multiple Paragraphs', 'Single Sentence', 'List'")
+    str, Field(min_length=1, description="Form of the answer, e.g. 'Multiple Paragraphs', 'List'")
 ]
 ContextOnly = Annotated[
     bool,
-    Field(description="Return the ranked context (entities, relationships, reports, passages, with their documents) "
-          "instead of an answer, with no model call: answer from it yourself"),
+    Field(description="Return the ranked context (with its documents) instead of an answer: no model call"),
 ]
 TimeoutSeconds = Annotated[
     float | None,
-    Field(gt=0, le=3600, description="Seconds to wait for the model before answering with its last error "
-          "(default: the server's, 90 s)"),
+    Field(gt=0, le=3600, description="Seconds to wait for the model (default: the server's, 90)"),
 ]
 MaxContextTokens = Annotated[
-    int, Field(ge=500, le=200_000, description="With context_only: token budget of the context; what does not fit "
-               "is counted in context.omitted")
+    int, Field(ge=500, le=200_000, description="context_only's token budget (the rest: context.omitted)")
 ]
 
 
@@ -90,6 +88,8 @@ def tool_error(error: Exception, root: Path) -> ToolError | None:
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 """Searches, statistics, job status: read the index (a search also asks the configured model); change nothing."""
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+TUNE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+"""tune_prompts: rewrites the project's prompts (the previous ones kept aside)."""
 """build_index and cancel_index_job: change the served index, never the documents; the version before stays until
 the next one, and the same call twice changes nothing more."""
 
@@ -214,23 +214,21 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
 
     @server.tool(
         title="Index statistics", annotations=READ,
-        description="What the index holds: documents, text units, entities, relationships, communities, reports, "
-        "community levels, models, vector tables, plus the server's uptime, index version and last index job."
+        description="What the index holds (documents, entities, relationships, communities, reports, levels, models, "
+        "vectors), the server's uptime, index version and last job."
     )
     async def get_statistics() -> ServerStatistics:
         return await _guarded(shared, server_statistics(shared))
 
 
 def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
-    """build_index and cancel_index_job: absent on a read-only server."""
+    """build_index, tune_prompts and cancel_index_job: absent on a read-only server."""
 
     @server.tool(
         title="Build or update the index", annotations=WRITE,
-        description="Build or update the index from a folder of documents (text, Markdown, PDF, Word, PowerPoint, "
-        "Excel, HTML, CSV, JSON) under one of "
-        "the folders the server allows (its data roots). Runs in the background: returns the finished job if it "
-        "ends within a short wait, otherwise the running job, whose progress index_status reports. One job at a "
-        "time. Cost: model calls for every new or changed chunk."
+        description="Build or update the index from a folder of documents (text, Markdown, PDF, Office, HTML, CSV, "
+        "JSON) under the server's data roots. In the background: returns the job, finished if it ends within a "
+        "short wait; index_status follows it. One job at a time. Cost: model calls for each new or changed chunk."
     )
     async def build_index(
         data_path: DataPath,
@@ -240,6 +238,19 @@ def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
         ctx: Context | None = None,
     ) -> IndexJob:
         return await _guarded(shared, _build_index(shared, data_path, mode, ctx))
+
+    @server.tool(
+        title="Tune the prompts to the corpus", annotations=TUNE,
+        description="Adapt the extraction, summary and report prompts to a folder's documents (graphrag's prompt "
+        "tuning; the old ones are kept); the next build_index redoes what they affect. A background job like "
+        "build_index. Cost: about a dozen model calls."
+    )
+    async def tune_prompts(
+        data_path: DataPath,
+        domain: Annotated[str | None, Field(max_length=200, description="Default: the model names it")] = None,
+        ctx: Context | None = None,
+    ) -> IndexJob:
+        return await _guarded(shared, _tune_prompts(shared, data_path, TuneOptions(domain=domain), ctx))
 
     @server.tool(title="Cancel an index job", annotations=WRITE,
                  description="Stop a running index job (the running one when no id is given); the index stays as "
@@ -260,8 +271,9 @@ async def _answer(shared: ServerContext, config: "GraphRagConfig", tables: "Inde
         scope = {key: options[key] for key in ("community_level", "entity_types") if key in options}
         return await in_search_thread(search_context, config, tables, search_type, query, max_tokens=max_tokens, **scope)
     options["timeout"] = options["timeout"] or shared.settings.search_timeout_seconds
-    async with search_progress(ctx) as callbacks:
-        return await _answer_with_model(shared, config, tables, search_type, query, ctx, {**options, "callbacks": callbacks})
+    async with search_progress(ctx) as progress:
+        return await _answer_with_model(shared, config, tables, search_type, query, ctx,
+                                        {**options, "callbacks": progress.callbacks, "on_text": progress.on_text})
 
 
 async def _answer_with_model(shared: ServerContext, config: "GraphRagConfig", tables: "IndexTables",
@@ -301,13 +313,23 @@ async def _build_index(shared: ServerContext, data_path: str, mode: str, ctx: Co
     settings = shared.settings
     folder = confined_data_path(data_path, shared.data_roots)
     job = await start_build(shared, folder, mode, Limits(settings.max_job_documents, settings.max_job_bytes))
+    return await _waited(shared, job, ctx, "workflow")
 
+
+async def _tune_prompts(shared: ServerContext, data_path: str, options: TuneOptions, ctx: Context | None) -> IndexJob:
+    folder = confined_data_path(data_path, shared.data_roots)
+    await asyncio.to_thread(tuning_config, shared.root, folder)  # a root without settings.yaml fails the call
+    return await _waited(shared, start_tuning(shared, folder, options), ctx, "stage")
+
+
+async def _waited(shared: ServerContext, job: IndexJob, ctx: Context | None, step_name: str) -> IndexJob:
+    """The job once it ends within the server's build wait, else still running; progress sent meanwhile."""
     async def report(running: IndexJob) -> None:
         if ctx is not None:
-            step = f"workflow {running.workflow}" if running.workflow else "starting"
+            step = f"{step_name} {running.workflow}" if running.workflow else "starting"
             await ctx.report_progress(running.workflows_done, running.workflows_total, step)
 
     job = await shared.jobs.wait(job.job_id, shared.settings.build_wait_seconds, report)
     if job.state is JobState.FAILED:
-        raise ToolError(f"index job {job.job_id} failed: {job.error}")
+        raise ToolError(f"{'tuning' if job.mode == 'tune' else 'index'} job {job.job_id} failed: {job.error}")
     return job

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from graphrag_mcp_server.errors import GraphRagMcpError
 from graphrag_mcp_server.handlers.indexing.documents import Limits
-from graphrag_mcp_server.handlers.results import IndexJob, IndexSummary, JobState
+from graphrag_mcp_server.handlers.indexing.tuning import TuneOptions
+from graphrag_mcp_server.handlers.results import IndexJob, IndexSummary, JobState, TunedPrompts
 
 
 class JobBusyError(GraphRagMcpError):
@@ -72,15 +73,16 @@ class IndexJobs:
         return self._jobs[job_id]
 
     def start(self, root: Path, data_path: Path, mode: str, on_end: Callable[[IndexJob], None],
-              limits: Limits | None = None) -> IndexJob:
-        """Start a build of `data_path` into `root` in a worker process; refuse while another job runs."""
+              limits: Limits | None = None, tune: TuneOptions | None = None) -> IndexJob:
+        """Start a build of `data_path` into `root` (with `tune`: a prompt tuning from its documents, mode `tune`)
+        in a worker process; refuse while another job runs."""
         if (running := self.running) is not None:
             msg = f"index job {running.job_id} is still running ({running.workflow or 'starting'}); check it with index_status"
             raise JobBusyError(msg)
         job = IndexJob(job_id=uuid.uuid4().hex[:12], data_path=str(data_path), mode=mode, started_at=datetime.now(UTC))
         changed = asyncio.Event()
         self._jobs[job.job_id], self._changed[job.job_id] = job, changed
-        self._tasks[job.job_id] = asyncio.create_task(self._run(job, root, changed, on_end, limits))
+        self._tasks[job.job_id] = asyncio.create_task(self._run(job, root, changed, on_end, limits, tune))
         return job
 
     async def cancel(self, job_id: str | None) -> IndexJob:
@@ -98,14 +100,14 @@ class IndexJobs:
         return job
 
     async def _run(self, job: IndexJob, root: Path, changed: asyncio.Event, on_end: Callable[[IndexJob], None],
-                   limits: Limits | None) -> None:
+                   limits: Limits | None, tune: TuneOptions | None) -> None:
         try:
             worker = self._workers[job.job_id] = await self._take_worker()
             if job.state is JobState.CANCELLED:
                 await _stop(worker)
             assert worker.stdin is not None and worker.stdout is not None
             order = {"root": str(root), "data_path": job.data_path, "mode": job.mode,
-                     "limits": asdict(limits) if limits else None}
+                     "limits": asdict(limits) if limits else None, "tune": tune.model_dump() if tune else None}
             worker.stdin.write(json.dumps(order).encode() + b"\n")
             await worker.stdin.drain()
             worker.stdin.close()
@@ -115,7 +117,7 @@ class IndexJobs:
             await worker.wait()
             if job.state is JobState.CANCELLED:
                 job.error = "cancelled with cancel_index_job; the index is unchanged"
-            elif job.summary is None and job.error is None:
+            elif job.summary is None and job.tuned is None and job.error is None:
                 job.error = f"the index worker ended with exit code {worker.returncode} and no result"
             if job.state is JobState.RUNNING:
                 job.state = JobState.SUCCEEDED if job.error is None else JobState.FAILED
@@ -182,5 +184,9 @@ def _apply(job: IndexJob, line: bytes) -> None:
             job.workflows_done += 1
         case "summary":
             job.summary = IndexSummary.model_validate(event["summary"])
+        case "stage":  # a prompt tuning's
+            job.workflow, job.workflows_done = event["name"], job.workflows_done + 1
+        case "tuned":
+            job.tuned = TunedPrompts.model_validate(event["tuned"])
         case "error":
             job.error = event["message"]

@@ -5,8 +5,9 @@ another thread of the same process reads one, and a separate process also keeps 
 work off the server's interpreter.
 
 The worker first imports graphrag, LanceDB and the tokenizer (about 5 s), says `ready`, then reads
-its job from stdin as one JSON line ({"root", "data_path", "mode", "limits"}); so a server can start one
-ahead and hand it the next job warm. End of input before a job ends it quietly.
+its job from stdin as one JSON line ({"root", "data_path", "mode", "limits"}, or with "tune": the options of a
+prompt tuning, which writes the root's prompts); so a server can start one ahead and hand it the next job warm.
+End of input before a job ends it quietly.
 
     python -m graphrag_mcp_server.handlers.indexing.worker
 """
@@ -56,8 +57,18 @@ async def _build(root: Path, data_path: Path, mode: str, limits: Limits | None) 
     from graphrag_mcp_server.handlers.indexing.build import IndexMode, build, index_config
 
     config = index_config(root, data_path)
-    summary = await build(config, root, IndexMode(mode), callbacks=[LineProgress()], limits=limits)
+    summary = await build(config, root, IndexMode(mode), callbacks=[LineProgress()], limits=limits,
+                          notice=lambda message: print(f"graphrag-mcp: {message}", file=sys.stderr, flush=True))
     _emit("summary", summary=summary.model_dump(mode="json"))
+
+
+async def _tune(root: Path, data_path: Path, options: dict[str, Any]) -> None:
+    from graphrag_mcp_server.handlers.indexing.tuning import TuneOptions, tune_prompts, tuning_config, write_prompts
+
+    config = tuning_config(root, data_path)
+    result, tuned = await tune_prompts(config, root, TuneOptions(**options),
+                                       on_stage=lambda stage: _emit("stage", name=stage))
+    _emit("tuned", tuned=write_prompts(root, tuned, result).model_dump(mode="json"))
 
 
 def _warm_up() -> None:
@@ -88,7 +99,10 @@ def main() -> int:
             return 0
         job = json.loads(line)
         limits = Limits(**job["limits"]) if job.get("limits") else None
-        asyncio.run(_build(Path(job["root"]), Path(job["data_path"]), job["mode"], limits))
+        if job.get("tune") is not None:
+            asyncio.run(_tune(Path(job["root"]), Path(job["data_path"]), job["tune"]))
+        else:
+            asyncio.run(_build(Path(job["root"]), Path(job["data_path"]), job["mode"], limits))
     except GraphRagMcpError as error:
         _emit("error", message=str(error))
         return 1

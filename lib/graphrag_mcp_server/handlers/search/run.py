@@ -6,7 +6,7 @@ import functools
 import inspect
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from graphrag_mcp_server.handlers.prepared import Lookup
 
 MAX_SOURCES = 20
+AnswerText = Callable[[str], Awaitable[None]]
+"""Called with each piece of an answer as the model streams it."""
 _CITED_KIND = re.compile(r"(Entities|Relationships|Sources|Reports)\s*\(([^)]*)\)")
 
 
@@ -110,12 +112,14 @@ async def run_search(
     entity_types: list[str] | None = None,
     timeout: float | None = None,
     callbacks: "list[QueryCallbacks] | None" = None,
+    on_text: AnswerText | None = None,
 ) -> SearchResult:
     """Answer `query` with graphrag's search engine of `search_type`, built as graphrag.api builds it, over
     the loaded version's prepared objects.
 
     `entity_types` keeps local search to entities of those types. A search still running after
-    `timeout` seconds is stopped with the provider's last error; `callbacks` see its stages.
+    `timeout` seconds is stopped with the provider's last error; `callbacks` see its stages, and `on_text`
+    each piece of the answer as the model streams it (graphrag's `*_search_streaming`): the same answer either way.
     """
     check_ready(config, tables, search_type, answer=True)
     scope = {"level": community_level, "entity_types": entity_types, "dynamic": dynamic_community_selection}
@@ -123,7 +127,7 @@ async def run_search(
     with track_usage() as usage:
         try:
             answer, context = await asyncio.wait_for(
-                _answered(config, tables, search_type, query, response_type, callbacks or [], **scope), timeout
+                _answered(config, tables, search_type, query, response_type, callbacks or [], on_text, **scope), timeout
             )
         except TimeoutError:
             raise SearchTimeoutError(_timeout_message(search_type, timeout, usage.last_error)) from None
@@ -148,7 +152,7 @@ async def run_search(
 
 
 async def _answered(config: "GraphRagConfig", tables: IndexTables, search_type: SearchType, query: str,
-                    response_type: str, callbacks: "list[QueryCallbacks]", *, level: int,
+                    response_type: str, callbacks: "list[QueryCallbacks]", on_text: AnswerText | None, *, level: int,
                     entity_types: list[str] | None, dynamic: bool) -> tuple[str, Any]:
     """The engine's streamed answer and the context it answered from, collected as graphrag.api's
     `*_search` collects them. The engine is made in the search thread, and its context built there where
@@ -180,9 +184,13 @@ async def _answered(config: "GraphRagConfig", tables: IndexTables, search_type: 
             engine = drift_engine(config, tables, level, **common)
     build_now = search_type is not SearchType.DRIFT and not (search_type is SearchType.GLOBAL and dynamic)
     searcher, lent = await in_search_thread(_entered, engine, query, build_now=build_now)
+    pieces: list[str] = []
     with lent:
-        answer = "".join([chunk async for chunk in searcher.stream_search(query=query)])
-    return answer, context
+        async for chunk in searcher.stream_search(query=query):
+            pieces.append(chunk)
+            if on_text is not None and chunk:
+                await on_text(chunk)
+    return "".join(pieces), context
 
 
 def log_to_query_log(config: "GraphRagConfig") -> None:

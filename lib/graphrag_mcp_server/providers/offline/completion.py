@@ -30,6 +30,7 @@ from graphrag_mcp_server.providers.offline.answering import (
 from graphrag_mcp_server.providers.offline.extraction import extract_claims, extract_graph
 from graphrag_mcp_server.providers.offline.reports import community_report, summarize
 from graphrag_mcp_server.providers.offline.request import Request, to_request
+from graphrag_mcp_server.providers.offline.tuning import TUNING_HANDLERS
 
 if TYPE_CHECKING:
     from graphrag_cache import Cache, CacheKeyCreator
@@ -45,7 +46,7 @@ _HANDLERS: tuple[tuple[tuple[str, ...], Callable[[Request], str]], ...] = (
     (("Answer Y if there are still",), lambda _: "N"),
     (("were missed in the last extraction",), lambda _: COMPLETION_DELIMITER),
     (("Create a hypothetical answer to the following query:",), hypothetical_answer),
-    (("Entity_types:", "-Real Data-"), extract_graph),
+    (("ntity_types:", "-Real Data-"), extract_graph),
     (("Entity specification:", "Claim description:"), extract_claims),
     (("Description List:",), summarize),
     (('"rating_explanation"',), community_report),
@@ -77,6 +78,9 @@ def _answer(messages: Iterable[Any], response_format: type[BaseModel] | None) ->
     """Recognise the GraphRAG prompt in ``messages`` and answer it."""
     request = to_request(messages)
     handler = next(
+        (h for markers, h in TUNING_HANDLERS if all(m in request.query for m in markers)),
+        None,
+    ) or next(
         (h for markers, h in _HANDLERS if all(m in request.instructions for m in markers)),
         fallback,
     )

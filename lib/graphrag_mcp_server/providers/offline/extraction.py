@@ -28,10 +28,17 @@ _TYPE_SYNONYMS = {
 
 
 def extract_graph(request: Request) -> str:
-    """Entity and relationship records for GraphExtractor."""
-    real = text_between(request.instructions, "-Real Data-")
-    types_line = text_between(real, "Entity_types:", "\n")
-    entity_types = [t.strip() for t in types_line.split(",") if t.strip()]
+    """Entity and relationship records for GraphExtractor (graphrag's prompt, or a prompt tuned by graphrag's
+    prompt tuning, which writes `entity_types: [...]`, `text:` and `output:` in lower case)."""
+    return graph_records(request.instructions)
+
+
+def graph_records(prompt: str) -> str:
+    """The records answering an extraction prompt: its `-Real Data-` section's text, with its entity types."""
+    real = prompt[prompt.rfind("-Real Data-"):]
+    types_line = text_between(real.replace("entity_types:", "Entity_types:"), "Entity_types:", "\n").strip("[]")
+    entity_types = [t.strip().strip("'\"") for t in types_line.split(",") if t.strip()]
+    real = real.replace("\ntext:", "\nText:").replace("\noutput:", "\nOutput:")
     text = text_between(real, "Text:", "######################\nOutput:", "\nOutput:")
     found = find_entities(text)
     records = [
