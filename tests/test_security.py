@@ -195,7 +195,10 @@ async def test_malformed_data_paths_are_invalid_params(server: RunningServer, si
 
 
 async def test_a_running_job_can_be_cancelled(server: RunningServer, site: dict[str, Path]) -> None:
-    digest = index_digest(site["root"])
+    """The cancelled build never becomes the served version (a worker killed after its grace period may leave its
+    partial folder in versions/, which the next run removes: the served version and its files are what stay)."""
+    served = (site["root"] / "output").resolve()
+    served_digest = index_digest(served)
     async with session(server.url) as client:
         started = await client.call_tool("build_index", {"data_path": "docs", "mode": "full"})
         assert not started.is_error, started.content
@@ -209,7 +212,10 @@ async def test_a_running_job_can_be_cancelled(server: RunningServer, site: dict[
         assert again.is_error and "no index job is running" in again.content[0].text
         unknown = await client.call_tool("cancel_index_job", {"job_id": "nope"})
         assert unknown.is_error and "no index job 'nope'" in unknown.content[0].text
-    await assert_still_serving(server, site["root"], digest)
+    assert (site["root"] / "output").resolve() == served and index_digest(served) == served_digest
+    partial = [version for version in (site["root"] / "versions").iterdir() if version.resolve() != served]
+    assert all(not (version / "manifest.json").exists() for version in partial)  # never a complete version
+    await assert_still_serving(server, site["root"], index_digest(site["root"]))
 
 
 # --- bounded requests ------------------------------------------------------------------------------
