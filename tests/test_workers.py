@@ -99,7 +99,7 @@ async def test_workers_answer_in_parallel_and_follow_the_watched_folder(tmp_path
         assert all("08_newspaper_profile_2012.txt" in {s["document"] for s in answer["sources"]} for answer in found)
 
 
-def test_workers_refuse_what_needs_one_process(built_index: tuple[Path, dict]) -> None:
+def test_workers_and_stateless_refuse_what_needs_one_process(built_index: tuple[Path, dict]) -> None:
     root, _ = built_index
     for transport in ("stdio", "sse"):
         refused = run_cli("serve", "--index-path", root, "--transport", transport, "--workers", "2", timeout=60)
@@ -111,4 +111,11 @@ def test_workers_refuse_what_needs_one_process(built_index: tuple[Path, dict]) -
                        "--llm", "sampling", timeout=60)
     assert sampling.code == 1
     assert sampling.stderr.strip().startswith("error: --llm sampling needs a session per client")
+    stateless = run_cli("serve", "--index-path", root, "--transport", "sse", "--stateless", timeout=60)
+    assert stateless.code == 1 and stateless.stderr.strip() == (
+        "error: --stateless needs --transport streamable-http (sessions of sse live in one process)")
+    sampling = run_cli("serve", "--index-path", root, "--transport", "streamable-http", "--stateless", "--llm",
+                       "sampling", timeout=60)
+    assert sampling.code == 1
+    assert sampling.stderr.strip() == "error: --llm sampling needs a session per client: serve it without --stateless"
     assert run_cli("serve", "--index-path", root, "--workers", "0", timeout=60).code == 2  # a usage error

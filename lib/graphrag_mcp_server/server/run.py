@@ -10,13 +10,14 @@ from graphrag_mcp_server.errors import ConfigError
 from graphrag_mcp_server.server.app import Transport, create_server
 
 
-def check_workers(transport: Transport, settings: ServerSettings) -> None:
-    """Several workers serve stateless streamable HTTP: nothing that needs a session or one process."""
+def check_sessionless(transport: Transport, settings: ServerSettings, option: str, instead: str) -> None:
+    """Serving without sessions (`option`: several workers, or --stateless) is streamable HTTP with nothing that
+    needs a session or one process; `instead` says how to serve sampling."""
     if transport != "streamable-http":
-        msg = f"--workers {settings.workers} needs --transport streamable-http (sessions of {transport} live in one process)"
+        msg = f"{option} needs --transport streamable-http (sessions of {transport} live in one process)"
         raise ConfigError(msg)
     if settings.llm is AnswerModel.SAMPLING:
-        msg = f"--llm sampling needs a session per client: serve it with --workers 1 (not {settings.workers})"
+        msg = f"--llm sampling needs a session per client: serve it {instead}"
         raise ConfigError(msg)
 
 
@@ -29,16 +30,6 @@ def _exit_on_interrupt() -> None:
         os._exit(130)
 
     signal.signal(signal.SIGINT, interrupted)
-
-
-def check_stateless(transport: Transport, settings: ServerSettings) -> None:
-    """Stateless serving is streamable HTTP with nothing that needs a session."""
-    if transport != "streamable-http":
-        msg = f"--stateless needs --transport streamable-http (sessions of {transport} live in one process)"
-        raise ConfigError(msg)
-    if settings.llm is AnswerModel.SAMPLING:
-        msg = "--llm sampling needs a session per client: serve it without --stateless"
-        raise ConfigError(msg)
 
 
 def first_version(root: Path, settings: ServerSettings, watch: Path | None) -> ServerSettings:
@@ -62,13 +53,14 @@ def first_version(root: Path, settings: ServerSettings, watch: Path | None) -> S
 def serve(root: Path, transport: Transport, settings: ServerSettings, watch: Path | None = None) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
     if settings.stateless:
-        check_stateless(transport, settings)
+        check_sessionless(transport, settings, "--stateless", "without --stateless")
     if settings.storage is not None:
         settings = first_version(root, settings, watch)
     if settings.workers > 1:
         from graphrag_mcp_server.server.http import serve_workers
 
-        check_workers(transport, settings)
+        check_sessionless(transport, settings, f"--workers {settings.workers}",
+                          f"with --workers 1 (not {settings.workers})")
         serve_workers(root, settings, watch)
         return
     if transport == "stdio":
