@@ -101,24 +101,33 @@ def container_client(location: BlobLocation) -> "ContainerClient":
     AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY (and
     AZURE_STORAGE_ENDPOINT for an endpoint of your own, such as Azurite), or the account name alone with the
     identity azure-identity finds (managed identity, az login)."""
+    if connection := os.environ.get("AZURE_STORAGE_CONNECTION_STRING"):
+        return _container(location.container, connection_string=connection)
+    if account := os.environ.get("AZURE_STORAGE_ACCOUNT_NAME"):
+        key = os.environ.get("AZURE_STORAGE_ACCOUNT_KEY")
+        return _container(location.container,
+                          endpoint=os.environ.get("AZURE_STORAGE_ENDPOINT") or f"https://{account}.blob.core.windows.net",
+                          key={"account_name": account, "account_key": key} if key else None)
+    msg = (f"{location} needs storage credentials: set AZURE_STORAGE_CONNECTION_STRING, or "
+           "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY (or a managed identity)")
+    raise ConfigError(msg)
+
+
+def _container(name: str, *, connection_string: str | None = None, endpoint: str | None = None,
+               key: dict[str, str] | None = None) -> "ContainerClient":
+    """A container client from a connection string, or from an endpoint with an account key (else the identity
+    azure-identity finds), its failed calls retried within bounds."""
     from azure.storage.blob import BlobServiceClient
 
-    if connection := os.environ.get("AZURE_STORAGE_CONNECTION_STRING"):
-        service = BlobServiceClient.from_connection_string(connection, **_bounded_retries())
-    elif account := os.environ.get("AZURE_STORAGE_ACCOUNT_NAME"):
-        endpoint = os.environ.get("AZURE_STORAGE_ENDPOINT") or f"https://{account}.blob.core.windows.net"
-        if key := os.environ.get("AZURE_STORAGE_ACCOUNT_KEY"):
-            credential = {"account_name": account, "account_key": key}
-        else:
-            from azure.identity import DefaultAzureCredential
+    if connection_string:
+        return BlobServiceClient.from_connection_string(connection_string, **_bounded_retries()).get_container_client(name)
+    if key is None:
+        from azure.identity import DefaultAzureCredential
 
-            credential = DefaultAzureCredential()
-        service = BlobServiceClient(endpoint, credential=credential, **_bounded_retries())
+        credential: object = DefaultAzureCredential()
     else:
-        msg = (f"{location} needs storage credentials: set AZURE_STORAGE_CONNECTION_STRING, or "
-               "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY (or a managed identity)")
-        raise ConfigError(msg)
-    return service.get_container_client(location.container)
+        credential = key
+    return BlobServiceClient(endpoint or "", credential=credential, **_bounded_retries()).get_container_client(name)
 
 
 def _bounded_retries() -> dict[str, object]:
@@ -420,7 +429,7 @@ async def follow(location: BlobLocation, root: Path, poll_seconds: float,
         await asyncio.sleep(poll_seconds)
 
 
-_checked_tables: dict[tuple[str | None, str | None, str | None], tuple[float, str]] = {}
+_checked_tables: dict[tuple[str | None, str | None, str | None], tuple[float, str, "ContainerClient"]] = {}
 
 
 def blob_tables_signature(storage: "StorageConfig") -> str:
@@ -428,20 +437,14 @@ def blob_tables_signature(storage: "StorageConfig") -> str:
     graphrag project served as it is), read at most every TABLES_CHECK_SECONDS: they change when graphrag writes.
     A failed read is logged and the last known signature kept (the loaded version goes on serving)."""
     from azure.core.exceptions import AzureError
-    from azure.storage.blob import BlobServiceClient
 
     key = (storage.connection_string or storage.account_url, storage.container_name, storage.base_dir)
     checked = _checked_tables.get(key)
     if checked is not None and time.monotonic() - checked[0] < TABLES_CHECK_SECONDS:
         return checked[1]
-    if storage.connection_string:
-        service = BlobServiceClient.from_connection_string(storage.connection_string, **_bounded_retries())
-    else:
-        from azure.identity import DefaultAzureCredential
-
-        service = BlobServiceClient(storage.account_url or "", credential=DefaultAzureCredential(), **_bounded_retries())
+    container = checked[2] if checked is not None else _container(
+        storage.container_name or "", connection_string=storage.connection_string, endpoint=storage.account_url)
     prefix = f"{storage.base_dir.strip('/')}/" if storage.base_dir else ""
-    container = service.get_container_client(storage.container_name or "")
     try:
         signature = ",".join(f"{blob.name}:{blob.etag}" for blob in container.list_blobs(name_starts_with=prefix)
                              if blob.name.endswith(".parquet") and "/" not in blob.name[len(prefix):])
@@ -449,5 +452,5 @@ def blob_tables_signature(storage: "StorageConfig") -> str:
         logger.warning("cannot check the index tables in container %s: %s", storage.container_name,
                        str(error).splitlines()[0])
         signature = checked[1] if checked is not None else ""
-    _checked_tables[key] = (time.monotonic(), signature)
+    _checked_tables[key] = (time.monotonic(), signature, container)
     return signature
