@@ -5,8 +5,11 @@ kind of request (`chat`, `embeddings`):
 
 - `ok`: a valid answer, `answer` (streamed when asked: a server-sent event per word, `chunk_seconds` apart, then
   the usage when asked for), vectors of `dimensions` numbers;
-- `401`: invalid key; `429`: rate limited with `Retry-After: 1`; `500`: server error;
+- `401`: invalid key; `429`: rate limited with `Retry-After: retry_after` (1 s); `500`: server error;
 - `hang`: never answers (until the provider is stopped); `close`: drops the connection unanswered.
+
+A chat model that follows graphrag's extraction prompt (EXTRACTION) unless `extracts=False`: then it answers that
+prompt like any other, with `answer` (a model that writes prose).
 """
 
 import json
@@ -17,6 +20,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+EXTRACTION = {"entity_description": '("entity"<|>MIRELA VOSS<|>PERSON<|>Mirela Voss keeps the harbour)##'
+                                    '("entity"<|>KESTLEWICK<|>GEO<|>A harbour town)##'
+                                    '("relationship"<|>MIRELA VOSS<|>KESTLEWICK<|>She keeps its harbour<|>8)##<|COMPLETE|>'}
+"""An answer to graphrag's extraction prompt in its format (the prompt spells out `entity_description`)."""
 ERRORS = {
     "401": (401, "invalid_api_key", "Incorrect API key provided: sk-fake. You can find your API key at the dashboard."),
     "429": (429, "rate_limit_exceeded", "Rate limit reached for requests. Please try again in 1s."),
@@ -32,12 +39,16 @@ class FakeProvider:
     modes: dict[str, str] = field(default_factory=lambda: {"chat": "ok", "embeddings": "ok"})
     dimensions: int = 256
     answer: str = "ok"
+    retry_after: str = "1"
+    """The `Retry-After` header of a 429."""
     chunk_seconds: float = 0.0
     """With a streamed answer: the pause before each word's chunk (a model writing)."""
     structured: dict[str, str] = field(default_factory=dict)
     """Answers to the requests that ask for JSON, by a word of the request's JSON (the first that matches):
     graphrag's global map step (`"points"` in its prompt), drift's primer (`intermediate_answer`) and steps."""
     requests: list[tuple[str, float]] = field(default_factory=list)
+    prompts: list[str] = field(default_factory=list)
+    """The messages of each chat request, joined."""
     fail_after: dict[str, tuple[int, str]] = field(default_factory=dict)
     """kind -> (n, mode): after n requests of that kind, answer in that mode."""
     stopped: threading.Event = field(default_factory=threading.Event)
@@ -67,6 +78,8 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 provider.requests.append((self.path, time.monotonic()))
                 provider.arrived.notify_all()
             kind = "embeddings" if self.path.endswith("embeddings") else "chat"
+            if kind == "chat":
+                provider.prompts.append("\n".join(str(message.get("content")) for message in body.get("messages", [])))
             if kind in provider.fail_after and provider.count(kind) > provider.fail_after[kind][0]:
                 provider.modes[kind] = provider.fail_after[kind][1]
             mode = provider.modes[kind]
@@ -79,7 +92,7 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 return
             if mode in ERRORS:
                 status, code, message = ERRORS[mode]
-                headers = {"Retry-After": "1"} if status == 429 else {}
+                headers = {"Retry-After": provider.retry_after} if status == 429 else {}
                 self._send(status, {"error": {"message": message, "type": code, "code": code}}, headers)
             elif kind == "embeddings":
                 inputs = body.get("input", [])
@@ -144,10 +157,12 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
 
 @contextmanager
 def fake_provider(chat: str = "ok", embeddings: str = "ok", dimensions: int = 256, answer: str = "ok",
-                  chunk_seconds: float = 0.0, structured: dict[str, str] | None = None) -> Iterator[FakeProvider]:
+                  chunk_seconds: float = 0.0, structured: dict[str, str] | None = None, retry_after: str = "1",
+                  extracts: bool = True) -> Iterator[FakeProvider]:
     """A FakeProvider serving on a free loopback port for the duration of the block."""
     provider = FakeProvider(modes={"chat": chat, "embeddings": embeddings}, dimensions=dimensions, answer=answer,
-                            chunk_seconds=chunk_seconds, structured=structured or {})
+                            chunk_seconds=chunk_seconds, retry_after=retry_after,
+                            structured={**(EXTRACTION if extracts else {}), **(structured or {})})
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(provider))
     server.daemon_threads = True
     provider.url = f"http://127.0.0.1:{server.server_address[1]}/v1"

@@ -4,6 +4,7 @@ damaged indexes, each through the CLI and a real MCP client session."""
 import asyncio
 import shutil
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,11 @@ QUESTION = "Who is Mirela Voss?"
 
 
 def with_provider(root: Path, url: str, *, embedding: bool = False, completion: bool = True,
-                  api_key: str = "sk-test") -> None:
+                  api_key: str = "sk-test", policy: dict | None = None) -> None:
     """Point the root's completion model (unless not `completion`; and with `embedding` its embedding model) at an
-    OpenAI-compatible provider, with the failure policy `init --provider openai` writes."""
+    OpenAI-compatible provider, with `policy` or the failure policy `init --provider openai` writes."""
     settings = yaml.safe_load((root / "settings.yaml").read_text())
-    policy = yaml.safe_load("\n".join(failure_policy(Provider.OPENAI)))
+    policy = policy or yaml.safe_load("\n".join(failure_policy(Provider.OPENAI)))
     remote = {"model_provider": "openai", "api_key": api_key, "api_base": url, **policy}
     if completion:
         settings["completion_models"]["default_completion_model"] = {**remote, "model": "gpt-4.1-mini"}
@@ -45,37 +46,65 @@ async def timed_call(session, tool: str, arguments: dict, progress=None) -> tupl
     return time.monotonic() - started, result
 
 
-# (mode, most seconds to the tool error, requests the provider sees, words of the reason)
-PROVIDER_FAULTS = [
-    ("401", 5, 1, ["AuthenticationError", "Incorrect API key"]),
-    ("429", 12, 4, ["RateLimitError", "HTTP 429", "Rate limit reached"]),
-    ("500", 30, 4, ["InternalServerError", "HTTP 500"]),
-    ("close", 30, 4, ["Connection error"]),
+GRAPHRAG_POLICY = {"retry": {"type": "exponential_backoff"}}
+"""The failure policy `graphrag init` writes: graphrag's own retries, the provider client's defaults."""
+
+# (root's retry policy, fault, (least, most) seconds to the tool's answer, (least, most) provider requests, words of
+# the answer). Nine searches at once share the one search thread: a request is sent 0-4 s after its call.
+ROOTS_AND_FAULTS = [
+    ("bounded", "401", (0, 6), (1, 1), ["AuthenticationError", "Incorrect API key"]),
+    # Retry-After: 20 honoured; no wait begun that would end past the deadline (45 s)
+    ("bounded", "429", (20, 46), (2, 3), ["RateLimitError", "HTTP 429", "Rate limit reached"]),
+    ("bounded", "500", (8, 30), (4, 4), ["InternalServerError", "HTTP 500", "server had an error"]),
+    ("bounded", "hang", (44, 50), (1, 1), ["no answer within 45 s", "did not answer in time"]),
+    ("bounded", "close", (8, 30), (4, 4), ["Connection error"]),
+    ("graphrag", "401", (0, 6), (1, 1), ["AuthenticationError", "Incorrect API key"]),
+    # the provider client's own retries (2, Retry-After honoured) inside each of graphrag's attempts
+    ("graphrag", "429", (38, 50), (3, 4), ["RateLimitError", "HTTP 429", "Rate limit reached"]),
+    ("graphrag", "500", (20, 50), (9, 18), ["InternalServerError", "HTTP 500", "server had an error"]),
+    ("graphrag", "hang", (44, 50), (1, 1), ["no answer within 45 s", "did not answer in time"]),
 ]
 
 
-@pytest.mark.parametrize(("mode", "most_seconds", "requests", "reason"), PROVIDER_FAULTS,
-                         ids=[fault[0] for fault in PROVIDER_FAULTS])
-async def test_provider_faults_are_tool_errors_with_the_reason_within_bounds(
-        copied_index: Path, mode: str, most_seconds: float, requests: int, reason: list[str]) -> None:
-    with fake_provider() as provider:
-        with_provider(copied_index, provider.url)
-        async with mcp_session(copied_index, IN_PROCESS) as session:
-            provider.modes["chat"] = "401"
-            await session.call_tool("local_search", {"query": QUESTION})  # warm: the answer path's first call
-            provider.modes["chat"], before = mode, provider.count("chat")
-            seconds, result = await timed_call(session, "local_search", {"query": QUESTION})
-            message = result.content[0].text
-            assert result.is_error, (mode, message)
-            assert seconds < most_seconds, (mode, seconds)
-            assert provider.count("chat") - before == requests, mode
-            assert all(word in message for word in reason), (mode, message)
-            if mode == "429":  # Retry-After: 1 honoured between the four attempts
-                assert seconds >= 3
-            if mode == "401":
-                everything_failed = await session.call_tool("global_search", {"query": "What are the main themes?"})
-                assert everything_failed.is_error
-                assert "Incorrect API key" in everything_failed.content[0].text
+async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
+        built_index: tuple[Path, dict], tmp_path: Path) -> None:
+    """Each row of issue 31's table at the defaults (search deadline 45 s), all rows at once (each its own root,
+    provider and session): the answer before 50 s, the requests the provider saw, the provider's reason in the
+    answer whichever retry policy the root names, and the retries' reasons and heartbeats as progress."""
+    async def answer(policy: str, mode: str, session, provider) -> tuple[float, str, list[str]]:
+        await session.call_tool("local_search", {"query": QUESTION, "context_only": True})  # tables loaded
+        provider.modes["chat"] = mode
+        notes: list[str] = []
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            notes.append(message or "")
+
+        seconds, result = await timed_call(session, "local_search", {"query": QUESTION}, progress)
+        assert result.is_error, (policy, mode, result.content[0].text)
+        return seconds, result.content[0].text, notes
+
+    async with AsyncExitStack() as stack:
+        rows = []
+        for number, (policy, mode, *_) in enumerate(ROOTS_AND_FAULTS):
+            root = tmp_path / f"index-{number}"
+            shutil.copytree(built_index[0], root, symlinks=True)
+            provider = stack.enter_context(fake_provider(retry_after="20"))
+            with_provider(root, provider.url, policy=GRAPHRAG_POLICY if policy == "graphrag" else None)
+            rows.append((provider, await stack.enter_async_context(mcp_session(root, IN_PROCESS))))
+        answers = await asyncio.gather(*(answer(fault[0], fault[1], session, provider)
+                                         for fault, (provider, session) in zip(ROOTS_AND_FAULTS, rows, strict=True)))
+        for fault, (provider, _), (seconds, message, notes) in zip(ROOTS_AND_FAULTS, rows, answers, strict=True):
+            policy, mode, (least, most), (fewest, most_requests), words = fault
+            assert least <= seconds < most, (policy, mode, seconds)
+            assert fewest <= provider.count("chat") <= most_requests, (policy, mode, provider.count("chat"))
+            assert all(word in message for word in words), (policy, mode, message)
+            if mode in {"429", "500"} and policy == "bounded":
+                assert any(f"HTTP {mode}" in note and "retrying in" in note for note in notes), (policy, notes)
+            if seconds > 10:
+                assert any(note.startswith("searching: ") for note in notes), (policy, mode, notes)
+        unauthorised_provider, unauthorised = rows[0]
+        everything_failed = await unauthorised.call_tool("global_search", {"query": "What are the main themes?"})
+        assert everything_failed.is_error and "Incorrect API key" in everything_failed.content[0].text
 
 
 async def test_a_hung_provider_meets_the_search_deadline_while_context_only_serves(copied_index: Path) -> None:
@@ -141,6 +170,63 @@ def test_index_stops_at_the_probe_with_the_provider_reason(tmp_path: Path, mode:
     assert not (root / "output").exists()
 
 
+PROSE = ("The text talks about a harbour town and the people who live there. Mirela Voss seems to be important, "
+         "and there is a meeting at the harbour office. Overall it is a story about a community and its changes.")
+
+
+def test_a_model_that_answers_prose_is_stopped_by_the_extraction_check(tmp_path: Path) -> None:
+    """A model that answers but does not write graphrag's extraction format (a very small local model): the build
+    stops after its checks, in seconds, saying so and quoting the answer, before any version is written."""
+    root = tmp_path / "index"
+    assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
+    with fake_provider(answer=PROSE, extracts=False) as provider:
+        with_provider(root, provider.url)
+        started = time.monotonic()
+        result = run_cli("index", CORPUS, "--index-path", root)
+        seconds = time.monotonic() - started
+        assert_one_line_error(result, 1, "default_completion_model", "answered graphrag's extraction prompt",
+                              "no entity could be parsed", "larger model", "graphrag-mcp tune",
+                              f'It answered: "{PROSE[:200]}"')
+        assert seconds < 40 and provider.count("chat") == 2  # the one-token check, the extraction check
+    assert not (root / "output").exists()
+
+
+def test_the_extraction_check_is_sent_once_per_model_and_prompt(tmp_path: Path) -> None:
+    """A model that writes the format passes the check with one extraction of a passage of the corpus; later builds
+    with the same extraction model, prompt and entity types do not send it again; a changed prompt is checked."""
+    from graphrag_mcp_server.providers.probe import sample_passage
+
+    data, root = tmp_path / "data", tmp_path / "index"
+    data.mkdir()
+    documents = sorted(CORPUS.glob("*.txt"))
+    for document in documents[:3]:
+        shutil.copy(document, data)
+    assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
+    with fake_provider() as provider:
+        settings = yaml.safe_load((root / "settings.yaml").read_text())
+        policy = yaml.safe_load("\n".join(failure_policy(Provider.OPENAI)))
+        settings["completion_models"]["extractor"] = {"model_provider": "openai", "model": "gpt-4.1-mini",
+                                                      "api_key": "sk-test", "api_base": provider.url, **policy}
+        settings.setdefault("extract_graph", {})["completion_model_id"] = "extractor"
+        (root / "settings.yaml").write_text(yaml.safe_dump(settings))
+
+        def index_counting_checks() -> int:
+            """Run `index`; how many of its chat requests were the extraction check (its passage as the input)."""
+            sample = sample_passage(path.read_text(encoding="utf-8") for path in sorted(data.iterdir()))
+            before = len(provider.prompts)
+            result = run_cli("index", data, "--index-path", root)
+            assert result.code == 0, result.stderr[-3000:]
+            assert len(provider.prompts) > before + 1  # the documents' extractions
+            return sum(f"Text: {sample}\n" in prompt for prompt in provider.prompts[before:])
+
+        assert index_counting_checks() == 1
+        shutil.copy(documents[3], data)
+        assert index_counting_checks() == 0
+        prompt = root / "prompts" / "extract_graph.txt"
+        prompt.write_text(prompt.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+        assert index_counting_checks() == 1
+
+
 def test_index_sizes_vectors_by_what_the_embedding_model_returns(tmp_path: Path) -> None:
     """settings.yaml says vector_size 256, the provider's embedding model returns 1536 numbers (a settings file
     copied from another model): the index is built with 1536, and a warning names the setting."""
@@ -164,10 +250,10 @@ def test_index_stops_after_consecutive_provider_failures(tmp_path: Path) -> None
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
     with fake_provider(chat="ok") as provider:
         with_provider(root, provider.url)
-        provider.fail_after = {"chat": (1, "401")}  # the probe passes, every extraction call is refused
+        provider.fail_after = {"chat": (2, "401")}  # the checks pass (one token, one extraction), then every call is refused
         result = run_cli("index", CORPUS, "--index-path", root)
         assert_one_line_error(result, 1, "indexing stopped", "failed call after call", "Incorrect API key")
-        assert provider.count("chat") <= 1 + 11  # the probe, then at most one call per document in flight
+        assert provider.count("chat") <= 2 + 11  # the checks, then at most one call per document in flight
     assert not (root / "output").exists()
 
 

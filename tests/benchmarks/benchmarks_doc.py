@@ -25,4 +25,5 @@ def write_sections(text: str) -> None:
     for heading, section in _sections(text).items():
         if heading or section.strip():
             document[heading] = section.rstrip("\n") + "\n\n"
-    BENCHMARKS_DOC.write_text("".join(document.values()).rstrip("\n") + "\n", encoding="utf-8")
+    text = "".join(section.rstrip("\n") + "\n\n" for section in document.values() if section.strip())
+    BENCHMARKS_DOC.write_text(text.rstrip("\n") + "\n", encoding="utf-8")

@@ -209,7 +209,7 @@ def query(
         int, typer.Option(min=100, help="Token budget of the context (with --context-only).")
     ] = DEFAULT_CONTEXT_TOKENS,
     timeout: Annotated[
-        float | None, typer.Option(min=1, help="Seconds to wait for the model (default GRAPHRAG_MCP_SEARCH_TIMEOUT_SECONDS, 90).")
+        float | None, typer.Option(min=1, help="Seconds to wait for the model (default GRAPHRAG_MCP_SEARCH_TIMEOUT_SECONDS, 45).")
     ] = None,
     output_format: FormatOption = OutputFormat.TEXT,
     verbose: Annotated[
@@ -262,7 +262,7 @@ async def _run_query(root: Path, text: str, options: QueryOptions) -> Any:
     from graphrag_mcp_server.handlers.search.context import search_context
     from graphrag_mcp_server.handlers.search.run import run_search, tuned_config
     from graphrag_mcp_server.handlers.tables import load_tables
-
+    from graphrag_mcp_server.providers.retry import retries_told_to
     from graphrag_mcp_server.server.state import disk_version
 
     config = load_index_config(root, without_credentials=True)
@@ -272,9 +272,15 @@ async def _run_query(root: Path, text: str, options: QueryOptions) -> Any:
         result = search_context(config, tables, options.search_type, text, max_tokens=options.context_tokens,
                                 community_level=options.community_level)
     else:
-        result = await run_search(config, tables, options.search_type, text, community_level=options.community_level,
-                                  response_type=options.response_type, timeout=options.timeout, on_text=options.on_text)
+        with retries_told_to(_say_retry):
+            result = await run_search(config, tables, options.search_type, text,
+                                      community_level=options.community_level, response_type=options.response_type,
+                                      timeout=options.timeout, on_text=options.on_text)
     return result.model_copy(update={"index_version": version})
+
+
+def _say_retry(reason: str, wait: float) -> None:
+    typer.echo(f"the model provider failed ({reason}); retrying in {wait:.0f} s", err=True)
 
 
 @app.command()

@@ -63,11 +63,12 @@ class ServerSettings(BaseSettings):
     """Model for search answers: `index` (settings.yaml's completion model) or `sampling` (the calling client's)."""
 
     # Failing model providers (docs/tools.md#errors)
-    search_timeout_seconds: float = Field(default=90.0, gt=0, le=3600)
-    """A search with no answer after this long returns the provider's last error (a search's timeout_seconds wins)."""
+    search_timeout_seconds: float = Field(default=45.0, gt=0, le=3600)
+    """A search with no answer after this long returns the provider's last error (a search's timeout_seconds wins);
+    below the 60 s many MCP clients wait, so they read the reason."""
 
     provider_probe_seconds: float = Field(default=30.0, gt=0)
-    """How long the one-token check of each model before an index build may take."""
+    """How long the check of each model before an index build may take (one token; one small extraction)."""
 
     provider_failure_limit: int = Field(default=5, ge=1)
     """Consecutive failed model calls (after retries) that stop an index build."""

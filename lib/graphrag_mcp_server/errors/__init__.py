@@ -47,3 +47,7 @@ class IndexDamagedError(GraphRagMcpError):
 
 class ProviderError(GraphRagMcpError):
     """The model provider refused or failed the calls an operation needs; the message has its reason."""
+
+
+class ModelFormatError(GraphRagMcpError):
+    """The model answered, but not in the form graphrag parses (its extraction format)."""

@@ -1,15 +1,20 @@
-"""A retry policy for model calls that fails fast with the provider's reason.
+"""Retry policies for model calls that fail fast with the provider's reason.
 
 graphrag-llm's `exponential_backoff` retries every error but a fixed list for up to 7 times with
 delays doubling to 128 s, and ignores `Retry-After`: a provider answering 429 or 500 makes a
 search fail only after minutes. `bounded_backoff` (registered with graphrag-llm's retry factory,
 written by `graphrag-mcp init`) retries only what can succeed (429, 5xx, a dropped connection;
 never 401/403/404 or a timeout), waits what `Retry-After` asks, and gives up once the next wait
-would pass `total_seconds`.
+would pass `total_seconds`. graphrag's own `exponential_backoff` keeps its waits, but is run by the
+same loop (ObservedRetry), so whichever a root names:
 
-Every failed call's reason is kept in the current operation's `Usage.last_error` (from
-graphrag-llm's request log, whatever the retry policy), so a search or build that fails says why. Inside `provider_breaker(n)` (index builds), n consecutive calls that
-fail for good trip the breaker: later calls fail at once, without reaching the provider.
+- every failed attempt's reason is kept in the current operation's `Usage.last_error` at once (graphrag's
+  loop let it reach the request log only after its last attempt), so a search or build that fails says why;
+- inside `answer_by(seconds)` (a search's deadline) no wait is begun that would end past it: the search
+  answers with the provider's error instead of waiting out a wait it has no time for;
+- inside `retries_told_to(listener)` each retry's reason and wait are told (a search's progress);
+- inside `provider_breaker(n)` (index builds), n consecutive calls that fail for good trip the breaker:
+  later calls fail at once, without reaching the provider.
 """
 
 import asyncio
@@ -28,6 +33,8 @@ from graphrag_mcp_server.providers.usage import current_usage
 logger = logging.getLogger(__name__)
 
 RETRY_TYPE = "bounded_backoff"
+GRAPHRAG_RETRY_TYPE = "exponential_backoff"
+"""graphrag's default policy (any root made by `graphrag init`), registered again run by ObservedRetry."""
 RETRYABLE_STATUS = {408, 409, 429}
 
 
@@ -61,6 +68,34 @@ def provider_breaker(limit: int) -> Iterator[Breaker]:
         yield breaker
     finally:
         _breaker.reset(token)
+
+
+DEADLINE_MARGIN_SECONDS = 1.0
+"""A retry's wait must end this long before the operation's deadline: time for the attempt to be sent."""
+_deadline: ContextVar[float | None] = ContextVar("graphrag_mcp_deadline", default=None)
+RetryListener = Callable[[str, float], None]
+"""Told (reason, seconds to wait) each time a failed call is retried."""
+_retry_listener: ContextVar[RetryListener | None] = ContextVar("graphrag_mcp_retry_listener", default=None)
+
+
+@contextmanager
+def answer_by(seconds: float | None) -> Iterator[None]:
+    """Inside the block, no retry waits past `seconds` from now: it gives up with the provider's error instead."""
+    token = _deadline.set(None if seconds is None else time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+@contextmanager
+def retries_told_to(listener: RetryListener) -> Iterator[None]:
+    """Tell `listener` the reason and the wait of each retry inside the block (it may be called from any thread)."""
+    token = _retry_listener.set(listener)
+    try:
+        yield
+    finally:
+        _retry_listener.reset(token)
 
 
 def describe(error: BaseException) -> str:
@@ -115,17 +150,12 @@ def retry_after(error: BaseException) -> float | None:
             return None
 
 
-class BoundedRetry:
-    """graphrag-llm Retry: bounded attempts and total time, `Retry-After` honoured, reasons kept."""
+class ObservedRetry:
+    """graphrag-llm Retry loop shared by both policies: every failure's reason kept, each wait told to the
+    operation's retry listener, the breaker honoured, and no wait begun that would end past the operation's
+    deadline (`answer_by`). Subclasses say how long to wait after a failure (None: give up)."""
 
-    def __init__(self, *, max_retries: int | None = 3, base_delay: float | None = 2.0,
-                 max_delay: float | None = 30.0, total_seconds: float = 60.0, jitter: bool | None = True,
-                 **_: Any) -> None:
-        self._max_retries = 3 if max_retries is None else max_retries
-        self._base_delay = base_delay or 2.0
-        self._max_delay = max_delay or 30.0
-        self._total_seconds = total_seconds
-        self._jitter = bool(jitter)
+    total_seconds: float = float("inf")
 
     def retry(self, *, func: Callable[..., Any], input_args: dict[str, Any]) -> Any:
         """Call `func` until it succeeds or the policy gives up (blocking)."""
@@ -155,19 +185,60 @@ class BoundedRetry:
             finally:
                 _count_retries(input_args, attempt)
 
+    def _wait_after(self, error: Exception, attempt: int) -> float | None:
+        """Seconds to wait before retrying after the `attempt`-th failure (from 0); None to give up."""
+        raise NotImplementedError
+
     def _next_wait(self, error: Exception, attempt: int, started: float) -> float:
         """How long to wait before the next attempt; re-raises `error` when there is none."""
         _note_failure(error)
-        if not is_retryable(error) or attempt >= self._max_retries:
+        wait = self._wait_after(error, attempt)
+        limit = started + self.total_seconds
+        if (deadline := _deadline.get()) is not None:
+            limit = min(limit, deadline - DEADLINE_MARGIN_SECONDS)
+        if wait is None or time.monotonic() + wait > limit:
             _fail_for_good(error)
             raise error
+        if (listener := _retry_listener.get()) is not None:
+            listener(describe(error), wait)
+        return wait
+
+
+class BoundedRetry(ObservedRetry):
+    """`bounded_backoff`: bounded attempts and total time, `Retry-After` honoured, only what can succeed retried."""
+
+    def __init__(self, *, max_retries: int | None = 3, base_delay: float | None = 2.0,
+                 max_delay: float | None = 30.0, total_seconds: float = 60.0, jitter: bool | None = True,
+                 **_: Any) -> None:
+        self._max_retries = 3 if max_retries is None else max_retries
+        self._base_delay = base_delay or 2.0
+        self._max_delay = max_delay or 30.0
+        self.total_seconds = total_seconds
+        self._jitter = bool(jitter)
+
+    def _wait_after(self, error: Exception, attempt: int) -> float | None:
+        if not is_retryable(error) or attempt >= self._max_retries:
+            return None
         asked = retry_after(error)
         wait = asked if asked is not None else self._base_delay ** (attempt + 1) + self._jitter * random.uniform(0, 1)  # noqa: S311
-        wait = min(wait, self._max_delay)
-        if time.monotonic() - started + wait > self._total_seconds:
-            _fail_for_good(error)
-            raise error
-        return wait
+        return min(wait, self._max_delay)
+
+
+def _graphrag_backoff() -> type:
+    """graphrag-llm's `exponential_backoff` policy, its waits and limits unchanged, run by ObservedRetry's loop:
+    its own loop keeps no reason until its last attempt fails (minutes later: 7 retries, waits doubling to 128 s),
+    and knows no deadline."""
+    from graphrag_llm.retry.exponential_retry import ExponentialRetry
+
+    class GraphragBackoff(ObservedRetry, ExponentialRetry):
+        """graphrag-llm's ExponentialRetry (its settings and skipped errors) with the reasons kept."""
+
+        def _wait_after(self, error: Exception, attempt: int) -> float | None:
+            if type(error).__name__ in self._exceptions_to_skip or attempt >= self._max_retries:
+                return None
+            return min(self._max_delay, self._base_delay ** (attempt + 1) + self._jitter * random.uniform(0, 1))  # noqa: S311
+
+    return GraphragBackoff
 
 
 def _refuse_if_tripped() -> None:
@@ -215,11 +286,13 @@ REQUEST_LOGGER = "graphrag_llm.middleware.with_logging"
 
 
 def register_retry_policy() -> None:
-    """Register `bounded_backoff` with graphrag-llm's retry factory, and record failed requests (idempotent)."""
+    """Register `bounded_backoff`, and graphrag's `exponential_backoff` run by ObservedRetry, with graphrag-llm's
+    retry factory, and record failed requests (idempotent)."""
     from graphrag_llm.retry.retry_factory import register_retry, retry_factory
 
     if RETRY_TYPE not in retry_factory:
         register_retry(RETRY_TYPE, BoundedRetry)
+        register_retry(GRAPHRAG_RETRY_TYPE, _graphrag_backoff())
     request_log = logging.getLogger(REQUEST_LOGGER)
     if not any(isinstance(handler, _FailedRequestRecorder) for handler in request_log.handlers):
         request_log.addHandler(_FailedRequestRecorder(logging.ERROR))

@@ -1,6 +1,7 @@
 """MCP progress notifications while a search waits for its model: GraphRAG's stages (global's map
-and reduce calls, drift's final reduce) and a heartbeat every few seconds, so a client sees a long
-search (global, drift) at work and one that resets its timeout on progress keeps waiting; then the
+and reduce calls, drift's final reduce), each retry of a failed model call with the provider's reason, and a
+heartbeat every few seconds, so a client sees a long search (global, drift) at work and one that resets its
+timeout on progress keeps waiting; then the
 answer itself as the model streams it: after the notification `writing the answer`, each message is the
 next piece of the answer's text (docs/tools.md#streamed-answers)."""
 
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context
+
+from graphrag_mcp_server.providers.retry import retries_told_to
 
 if TYPE_CHECKING:
     from graphrag.callbacks.query_callbacks import QueryCallbacks
@@ -78,8 +81,12 @@ async def search_progress(ctx: Context | None) -> AsyncIterator[SearchProgress]:
         step += 1
         await ctx.report_progress(step, None, piece)
 
+    def retrying(reason: str, wait: float) -> None:
+        loop.call_soon_threadsafe(report, f"the model provider failed ({reason[:200]}); retrying in {wait:.0f} s")
+
     beating = loop.create_task(heartbeat())
     try:
-        yield SearchProgress([StageProgress()], on_text)
+        with retries_told_to(retrying):
+            yield SearchProgress([StageProgress()], on_text)
     finally:
         beating.cancel()

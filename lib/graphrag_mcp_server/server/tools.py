@@ -49,7 +49,7 @@ ContextOnly = Annotated[
 ]
 TimeoutSeconds = Annotated[
     float | None,
-    Field(gt=0, le=3600, description="Seconds to wait for the model (default: the server's, 90)"),
+    Field(gt=0, le=3600, description="Seconds to wait for the model (default: the server's, 45)"),
 ]
 MaxContextTokens = Annotated[
     int, Field(ge=500, le=200_000, description="context_only's token budget (the rest: context.omitted)")

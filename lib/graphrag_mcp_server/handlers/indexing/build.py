@@ -142,7 +142,7 @@ async def build(
     from graphrag_mcp_server.handlers.indexing.kept import kept_from
     from graphrag_mcp_server.handlers.indexing.local_files import use_local_file_storage
     from graphrag_mcp_server.handlers.indexing.record_tables import read_parquet_tables_by_records
-    from graphrag_mcp_server.providers.probe import probe_models
+    from graphrag_mcp_server.providers.probe import extraction_probe_key, probe_models, sample_passage
 
     started = time.perf_counter()
     with versions.index_lock(root), fewer_garbage_collections():
@@ -169,7 +169,10 @@ async def build(
         log_no_item_progress()
         read_parquet_tables_by_records()
         use_local_file_storage()
-        dimensions = await probe_models(config, settings.provider_probe_seconds)
+        probe_key = extraction_probe_key(config) if method is IndexMethod.STANDARD else None
+        sample = (sample_passage(documents["text"].astype(str))
+                  if probe_key is not None and probe_key != _passed_probe(current) else None)
+        dimensions = await probe_models(config, settings.provider_probe_seconds, sample)
         version = versions.new_version(root)
         try:
             target = with_every_entity_clustered(pin_output(sized_vectors(config, dimensions), version), method.value)
@@ -180,6 +183,8 @@ async def build(
             counts = await count_rows(target)
             record_vector_tables(target)
             (version / PROMPT_DIGESTS).write_text(json.dumps(prompts, indent=1, sort_keys=True), encoding="utf-8")
+            if probe_key is not None:
+                (version / PASSED_PROBE).write_text(probe_key, encoding="utf-8")
         except BaseException:
             versions.discard(version)
             raise
@@ -189,6 +194,16 @@ async def build(
 
 PROMPT_DIGESTS = "prompts.json"
 """A version's record of the prompts it was built with (tuning.prompt_digests)."""
+
+
+PASSED_PROBE = "extraction_probe"
+"""A version's record of the extraction check its build passed (probe.extraction_probe_key): not sent again while
+the extraction model, prompt and entity types stay the same."""
+
+
+def _passed_probe(version: Path | None) -> str | None:
+    path = None if version is None else version / PASSED_PROBE
+    return path.read_text(encoding="utf-8") if path is not None and path.is_file() else None
 
 
 def read_prompt_digests(version: Path | None) -> dict[str, str] | None:

@@ -18,6 +18,7 @@ from graphrag_mcp_server.errors import IndexDamagedError, ModelCallsFailedError,
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.results import SearchResult, Source
 from graphrag_mcp_server.handlers.tables import CITATION, IndexTables
+from graphrag_mcp_server.providers.retry import answer_by
 from graphrag_mcp_server.providers.usage import count_streamed_answer, track_usage
 
 if TYPE_CHECKING:
@@ -118,13 +119,14 @@ async def run_search(
     the loaded version's prepared objects.
 
     `entity_types` keeps local search to entities of those types. A search still running after
-    `timeout` seconds is stopped with the provider's last error; `callbacks` see its stages, and `on_text`
+    `timeout` seconds is stopped with the provider's last error, and a retry that would wait past it gives up
+    with its error; `callbacks` see its stages, and `on_text`
     each piece of the answer as the model streams it (graphrag's `*_search_streaming`): the same answer either way.
     """
     check_ready(config, tables, search_type, answer=True)
     scope = {"level": community_level, "entity_types": entity_types, "dynamic": dynamic_community_selection}
     started = time.perf_counter()
-    with track_usage() as usage:
+    with track_usage() as usage, answer_by(timeout):
         try:
             answer, context = await asyncio.wait_for(
                 _answered(config, tables, search_type, query, response_type, callbacks or [], on_text, **scope), timeout
