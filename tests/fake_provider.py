@@ -6,7 +6,8 @@ kind of request (`chat`, `embeddings`):
 - `ok`: a valid answer, `answer` (streamed when asked: a server-sent event per word, `chunk_seconds` apart, then
   the usage when asked for), vectors of `dimensions` numbers;
 - `401`: invalid key; `429`: rate limited with `Retry-After: retry_after` (1 s); `500`: server error;
-- `hang`: never answers (until the provider is stopped); `close`: drops the connection unanswered.
+- `hang`: never answers (until the provider is stopped); `close`: drops the connection unanswered;
+- `slow`: answers as `ok` after `slow_seconds`.
 
 A chat model that follows graphrag's extraction prompt (EXTRACTION) unless `extracts=False`: then it answers that
 prompt like any other, with `answer` (a model that writes prose).
@@ -41,6 +42,8 @@ class FakeProvider:
     answer: str = "ok"
     retry_after: str = "1"
     """The `Retry-After` header of a 429."""
+    slow_seconds: float = 2.0
+    """How long a `slow` provider takes to answer."""
     chunk_seconds: float = 0.0
     """With a streamed answer: the pause before each word's chunk (a model writing)."""
     structured: dict[str, str] = field(default_factory=dict)
@@ -86,6 +89,8 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             if mode == "hang":
                 provider.stopped.wait(600)
                 return
+            if mode == "slow":
+                time.sleep(provider.slow_seconds)
             if mode == "close":
                 self.close_connection = True
                 self.connection.shutdown(2)

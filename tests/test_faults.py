@@ -2,6 +2,7 @@
 damaged indexes, each through the CLI and a real MCP client session."""
 
 import asyncio
+import logging
 import shutil
 import time
 from contextlib import AsyncExitStack
@@ -49,28 +50,38 @@ async def timed_call(session, tool: str, arguments: dict, progress=None) -> tupl
 GRAPHRAG_POLICY = {"retry": {"type": "exponential_backoff"}}
 """The failure policy `graphrag init` writes: graphrag's own retries, the provider client's defaults."""
 
+DEADLINE = 12
+"""The searches' timeout_seconds below: issue 31's table at a quarter of the defaults (deadline 45 s, Retry-After 20);
+tests/benchmarks/bench_faults.py measures it at the defaults, before and after, and writes docs/benchmarks.md."""
+
 # (root's retry policy, fault, (least, most) seconds to the tool's answer, (least, most) provider requests, words of
 # the answer). Nine searches at once share the one search thread: a request is sent 0-4 s after its call.
 ROOTS_AND_FAULTS = [
-    ("bounded", "401", (0, 6), (1, 1), ["AuthenticationError", "Incorrect API key"]),
-    # Retry-After: 20 honoured; no wait begun that would end past the deadline (45 s)
-    ("bounded", "429", (20, 46), (2, 3), ["RateLimitError", "HTTP 429", "Rate limit reached"]),
-    ("bounded", "500", (8, 30), (4, 4), ["InternalServerError", "HTTP 500", "server had an error"]),
-    ("bounded", "hang", (44, 50), (1, 1), ["no answer within 45 s", "did not answer in time"]),
-    ("bounded", "close", (8, 30), (4, 4), ["Connection error"]),
-    ("graphrag", "401", (0, 6), (1, 1), ["AuthenticationError", "Incorrect API key"]),
+    ("bounded", "401", (0, 5), (1, 1), ["AuthenticationError", "Incorrect API key"]),
+    # Retry-After: 4 honoured; no wait begun that would end past the deadline
+    ("bounded", "429", (3, DEADLINE + 1), (2, 3), ["RateLimitError", "HTTP 429", "Rate limit reached"]),
+    # waits of 2, 4, 8 s (+ jitter): the third would pass the deadline, so the search answers after two
+    ("bounded", "500", (2, DEADLINE + 1), (2, 3), ["InternalServerError", "HTTP 500", "server had an error"]),
+    ("bounded", "hang", (DEADLINE, DEADLINE + 3), (1, 1),
+     [f"no answer within {DEADLINE} s", "did not answer in time", "context_only=true"]),
+    ("bounded", "close", (2, DEADLINE + 1), (2, 3), ["Connection error"]),
+    ("graphrag", "401", (0, 5), (1, 1), ["AuthenticationError", "Incorrect API key"]),
     # the provider client's own retries (2, Retry-After honoured) inside each of graphrag's attempts
-    ("graphrag", "429", (38, 50), (3, 4), ["RateLimitError", "HTTP 429", "Rate limit reached"]),
-    ("graphrag", "500", (20, 50), (9, 18), ["InternalServerError", "HTTP 500", "server had an error"]),
-    ("graphrag", "hang", (44, 50), (1, 1), ["no answer within 45 s", "did not answer in time"]),
+    ("graphrag", "429", (7, DEADLINE + 1), (3, 4), ["RateLimitError", "HTTP 429", "Rate limit reached"]),
+    ("graphrag", "500", (2, DEADLINE + 1), (3, 12), ["InternalServerError", "HTTP 500", "server had an error"]),
+    ("graphrag", "hang", (DEADLINE, DEADLINE + 3), (1, 1), [f"no answer within {DEADLINE} s", "did not answer in time"]),
 ]
 
 
 async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
         built_index: tuple[Path, dict], tmp_path: Path) -> None:
-    """Each row of issue 31's table at the defaults (search deadline 45 s), all rows at once (each its own root,
-    provider and session): the answer before 50 s, the requests the provider saw, the provider's reason in the
-    answer whichever retry policy the root names, and the retries' reasons and heartbeats as progress."""
+    """Each row of issue 31's table, all rows at once (each its own root, provider and session): the answer by the
+    deadline, the requests the provider saw, the provider's reason in the answer whichever retry policy the root
+    names, and the retries' reasons and heartbeats as progress. The default deadline is below a client's 60 s."""
+    from graphrag_mcp_server.config.settings import ServerSettings
+
+    assert ServerSettings.model_fields["search_timeout_seconds"].default < 60
+
     async def answer(policy: str, mode: str, session, provider) -> tuple[float, str, list[str]]:
         await session.call_tool("local_search", {"query": QUESTION, "context_only": True})  # tables loaded
         provider.modes["chat"] = mode
@@ -79,7 +90,8 @@ async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
         async def progress(value: float, total: float | None, message: str | None) -> None:
             notes.append(message or "")
 
-        seconds, result = await timed_call(session, "local_search", {"query": QUESTION}, progress)
+        seconds, result = await timed_call(session, "local_search", {"query": QUESTION, "timeout_seconds": DEADLINE},
+                                           progress)
         assert result.is_error, (policy, mode, result.content[0].text)
         return seconds, result.content[0].text, notes
 
@@ -88,7 +100,7 @@ async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
         for number, (policy, mode, *_) in enumerate(ROOTS_AND_FAULTS):
             root = tmp_path / f"index-{number}"
             shutil.copytree(built_index[0], root, symlinks=True)
-            provider = stack.enter_context(fake_provider(retry_after="20"))
+            provider = stack.enter_context(fake_provider(retry_after="4"))
             with_provider(root, provider.url, policy=GRAPHRAG_POLICY if policy == "graphrag" else None)
             rows.append((provider, await stack.enter_async_context(mcp_session(root, IN_PROCESS))))
         answers = await asyncio.gather(*(answer(fault[0], fault[1], session, provider)
@@ -102,7 +114,7 @@ async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
                 assert any(f"HTTP {mode}" in note and "retrying in" in note for note in notes), (policy, notes)
             if seconds > 10:
                 assert any(note.startswith("searching: ") for note in notes), (policy, mode, notes)
-        unauthorised_provider, unauthorised = rows[0]
+        _, unauthorised = rows[0]
         everything_failed = await unauthorised.call_tool("global_search", {"query": "What are the main themes?"})
         assert everything_failed.is_error and "Incorrect API key" in everything_failed.content[0].text
 
@@ -191,9 +203,11 @@ def test_a_model_that_answers_prose_is_stopped_by_the_extraction_check(tmp_path:
     assert not (root / "output").exists()
 
 
-def test_the_extraction_check_is_sent_once_per_model_and_prompt(tmp_path: Path) -> None:
+def test_the_extraction_check_is_sent_once_per_model_and_prompt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A model that writes the format passes the check with one extraction of a passage of the corpus; later builds
-    with the same extraction model, prompt and entity types do not send it again; a changed prompt is checked."""
+    with the same extraction model, prompt and entity types do not send it again; a changed prompt is checked; a
+    check too slow to judge lets the build go on with a warning. (Builds in this process: graphrag imported once.)"""
+    from graphrag_mcp_server.handlers.indexing.build import IndexMode, build, index_config
     from graphrag_mcp_server.providers.probe import sample_passage
 
     data, root = tmp_path / "data", tmp_path / "index"
@@ -201,6 +215,7 @@ def test_the_extraction_check_is_sent_once_per_model_and_prompt(tmp_path: Path) 
     documents = sorted(CORPUS.glob("*.txt"))
     for document in documents[:3]:
         shutil.copy(document, data)
+    monkeypatch.chdir(tmp_path)  # graphrag's config loader changes into the index root
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
     with fake_provider() as provider:
         settings = yaml.safe_load((root / "settings.yaml").read_text())
@@ -211,11 +226,10 @@ def test_the_extraction_check_is_sent_once_per_model_and_prompt(tmp_path: Path) 
         (root / "settings.yaml").write_text(yaml.safe_dump(settings))
 
         def index_counting_checks() -> int:
-            """Run `index`; how many of its chat requests were the extraction check (its passage as the input)."""
+            """Run an index build; how many of its chat requests were the extraction check (its passage as input)."""
             sample = sample_passage(path.read_text(encoding="utf-8") for path in sorted(data.iterdir()))
             before = len(provider.prompts)
-            result = run_cli("index", data, "--index-path", root)
-            assert result.code == 0, result.stderr[-3000:]
+            asyncio.run(build(index_config(root, data), root, IndexMode.INCREMENTAL))
             assert len(provider.prompts) > before + 1  # the documents' extractions
             return sum(f"Text: {sample}\n" in prompt for prompt in provider.prompts[before:])
 
@@ -224,7 +238,19 @@ def test_the_extraction_check_is_sent_once_per_model_and_prompt(tmp_path: Path) 
         assert index_counting_checks() == 0
         prompt = root / "prompts" / "extract_graph.txt"
         prompt.write_text(prompt.read_text(encoding="utf-8") + "\n", encoding="utf-8")
-        assert index_counting_checks() == 1
+        provider.slow_seconds = 1.0
+        provider.fail_after = {"chat": (provider.count("chat") + 1, "slow")}  # after the one-token check
+        monkeypatch.setenv("GRAPHRAG_MCP_PROVIDER_PROBE_SECONDS", "0.2")
+        warnings: list[str] = []
+        handler = logging.Handler(logging.WARNING)
+        handler.emit = lambda record: warnings.append(record.getMessage())  # type: ignore[method-assign]
+        logging.getLogger("graphrag_mcp_server.providers.probe").addHandler(handler)
+        try:
+            assert index_counting_checks() == 1  # sent again for the changed prompt; too slow to judge: the build goes on
+        finally:
+            logging.getLogger("graphrag_mcp_server.providers.probe").removeHandler(handler)
+        assert warnings == ["model extractor gave no extraction of a 120-word passage within 0.8 s (a slow model): "
+                            "indexing goes on without checking its format"]
 
 
 def test_index_sizes_vectors_by_what_the_embedding_model_returns(tmp_path: Path) -> None:
