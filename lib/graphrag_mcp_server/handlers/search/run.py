@@ -132,7 +132,7 @@ async def run_search(
                 _answered(config, tables, search_type, query, response_type, callbacks or [], on_text, **scope), timeout
             )
         except TimeoutError:
-            raise SearchTimeoutError(_timeout_message(search_type, timeout, usage.last_error)) from None
+            raise SearchTimeoutError(_timeout_message(config, search_type, timeout, usage.last_error)) from None
     if usage.failed_calls and usage.failed_calls >= usage.llm_calls:
         logs = Path(config.reporting.base_dir or "logs").resolve() / "query.log"
         reason = usage.last_error or f"the provider's errors are in {logs}"
@@ -235,10 +235,13 @@ async def _ready(result: "ContextBuilderResult") -> "ContextBuilderResult":
     return result
 
 
-def _timeout_message(search_type: SearchType, timeout: float | None, last_error: str | None) -> str:
+def _timeout_message(config: "GraphRagConfig", search_type: SearchType, timeout: float | None,
+                     last_error: str | None) -> str:
     waited = f"{search_type.value} search gave no answer within {timeout:g} s"
+    model = config.get_completion_model_config(getattr(config, f"{search_type.value}_search").completion_model_id)
+    where = f"{model.model_provider}/{model.model}{f' at {model.api_base}' if model.api_base else ''}"
     cause = (f"the model provider's last error: {last_error}" if last_error
-             else "the model provider did not answer in time (slow, overloaded or unreachable)")
+             else f"the model provider ({where}) did not answer in time (slow, overloaded or unreachable)")
     return (f"{waited}; {cause}. Try context_only=true (no model call: answer from the context yourself), a cheaper "
             "search (local_search or basic_search: one model call), or a larger timeout_seconds")
 
