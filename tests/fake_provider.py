@@ -6,8 +6,7 @@ kind of request (`chat`, `embeddings`):
 - `ok`: a valid answer, `answer` (streamed when asked: a server-sent event per word, `chunk_seconds` apart, then
   the usage when asked for), vectors of `dimensions` numbers;
 - `401`: invalid key; `429`: rate limited with `Retry-After: retry_after` (1 s); `500`: server error;
-- `hang`: never answers (until the provider is stopped); `close`: drops the connection unanswered;
-- `slow`: answers as `ok` after `slow_seconds`.
+- `hang`: never answers (until the provider is stopped); `close`: drops the connection unanswered.
 
 A chat model that follows graphrag's extraction prompt (EXTRACTION) unless `extracts=False`: then it answers that
 prompt like any other, with `answer` (a model that writes prose).
@@ -42,8 +41,9 @@ class FakeProvider:
     answer: str = "ok"
     retry_after: str = "1"
     """The `Retry-After` header of a 429."""
+    slow_when: str | None = None
+    """A chat request whose messages contain this is answered `slow_seconds` late."""
     slow_seconds: float = 2.0
-    """How long a `slow` provider takes to answer."""
     chunk_seconds: float = 0.0
     """With a streamed answer: the pause before each word's chunk (a model writing)."""
     structured: dict[str, str] = field(default_factory=dict)
@@ -75,6 +75,13 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *_: object) -> None:
             """Quiet."""
 
+        def handle_one_request(self) -> None:
+            """A client that stopped waiting (a timeout) closed the connection: nothing to answer."""
+            try:
+                super().handle_one_request()
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             with provider.arrived:
@@ -83,14 +90,14 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             kind = "embeddings" if self.path.endswith("embeddings") else "chat"
             if kind == "chat":
                 provider.prompts.append("\n".join(str(message.get("content")) for message in body.get("messages", [])))
+                if provider.slow_when is not None and provider.slow_when in provider.prompts[-1]:
+                    time.sleep(provider.slow_seconds)
             if kind in provider.fail_after and provider.count(kind) > provider.fail_after[kind][0]:
                 provider.modes[kind] = provider.fail_after[kind][1]
             mode = provider.modes[kind]
             if mode == "hang":
                 provider.stopped.wait(600)
                 return
-            if mode == "slow":
-                time.sleep(provider.slow_seconds)
             if mode == "close":
                 self.close_connection = True
                 self.connection.shutdown(2)

@@ -239,9 +239,9 @@ def test_the_extraction_check_is_sent_once_per_model_and_prompt(tmp_path: Path, 
         assert index_counting_checks() == 0
         prompt = root / "prompts" / "extract_graph.txt"
         prompt.write_text(prompt.read_text(encoding="utf-8") + "\n", encoding="utf-8")
-        provider.slow_seconds = 1.0
-        provider.fail_after = {"chat": (provider.count("chat") + 1, "slow")}  # after the one-token check
-        monkeypatch.setenv("GRAPHRAG_MCP_PROVIDER_PROBE_SECONDS", "0.2")
+        sample = sample_passage(path.read_text(encoding="utf-8") for path in sorted(data.iterdir()))
+        provider.slow_when, provider.slow_seconds = f"Text: {sample}\n", 7.0  # the check, 7 s late
+        monkeypatch.setenv("GRAPHRAG_MCP_PROVIDER_PROBE_SECONDS", "1.5")  # the check: 6 s
         warnings: list[str] = []
         handler = logging.Handler(logging.WARNING)
         handler.emit = lambda record: warnings.append(record.getMessage())  # type: ignore[method-assign]
@@ -250,7 +250,7 @@ def test_the_extraction_check_is_sent_once_per_model_and_prompt(tmp_path: Path, 
             assert index_counting_checks() == 1  # sent again for the changed prompt; too slow to judge: the build goes on
         finally:
             logging.getLogger("graphrag_mcp_server.providers.probe").removeHandler(handler)
-        assert warnings == ["model extractor gave no extraction of a 120-word passage within 0.8 s (a slow model): "
+        assert warnings == ["model extractor gave no extraction of a 120-word passage within 6 s (a slow model): "
                             "indexing goes on without checking its format"]
 
 
