@@ -82,15 +82,18 @@ def running_server(root: Path, transport: str = "streamable-http", *args: str, e
 
 @contextmanager
 def _environment(env: dict[str, str] | None) -> Iterator[None]:
-    """The process environment of a served subprocess (`cli_env` plus `env`) for the duration of the block."""
-    saved = dict(os.environ)
+    """The process environment of a served subprocess (`cli_env` plus `env`) for the duration of the block. What
+    the block's code added stays, as its imports do: LiteLLM's import points tiktoken at its bundled encodings
+    (TIKTOKEN_CACHE_DIR) once a process, and an encoding loaded later without it would be downloaded."""
+    saved, entered = dict(os.environ), {**cli_env(), **(env or {})}
     os.environ.clear()
-    os.environ.update({**cli_env(), **(env or {})})
+    os.environ.update(entered)
     try:
         yield
     finally:
+        added = {key: value for key, value in os.environ.items() if key not in entered}
         os.environ.clear()
-        os.environ.update(saved)
+        os.environ.update({**saved, **added})
 
 
 @asynccontextmanager
