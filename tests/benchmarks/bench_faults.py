@@ -31,6 +31,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_streaming import environment as streamed_environment  # noqa: E402
+from bench_streaming import point_at  # noqa: E402
 from benchmarks_doc import write_sections  # noqa: E402
 from fake_provider import FakeProvider, fake_provider  # noqa: E402
 
@@ -50,16 +52,8 @@ PROSE = "The text talks about a harbour town and the people who live there. It i
 
 
 def environment(lib: Path | None) -> dict[str, str]:
-    base = {key: value for key, value in os.environ.items() if not key.startswith(("GRAPHRAG_", "OPENAI_"))}
-    return {**base, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **({"PYTHONPATH": str(lib)} if lib else {})}
-
-
-def point_at(root: Path, url: str, policy: str) -> None:
-    settings = yaml.safe_load((root / "settings.yaml").read_text())
-    settings["completion_models"]["default_completion_model"] = {
-        "model_provider": "openai", "model": "gpt-4.1-mini", "api_key": "sk-bench", "api_base": url,
-        **POLICIES[policy]}
-    (root / "settings.yaml").write_text(yaml.safe_dump(settings))
+    """bench_streaming's environment, with the package of `lib` first on the path when given."""
+    return {**streamed_environment(), **({"PYTHONPATH": str(lib)} if lib else {})}
 
 
 async def answer(session: ClientSession, provider: FakeProvider, fault: str) -> dict:
@@ -87,7 +81,7 @@ async def measure(base: Path, work: Path, lib: Path | None, label: str) -> list[
             root = work / f"{label}-{policy}-{fault}"
             shutil.copytree(base, root, symlinks=True)
             provider = stack.enter_context(fake_provider(retry_after="20"))
-            point_at(root, provider.url, policy)
+            point_at(root, provider.url, **POLICIES[policy])
             params = StdioServerParameters(command=sys.executable, env=environment(lib),
                                            args=["-m", "graphrag_mcp_server", "serve", "--index-path", str(root)])
             read, write = await stack.enter_async_context(stdio_client(params, errlog=quiet))
@@ -104,7 +98,7 @@ def index_with_prose(base: Path, work: Path, lib: Path | None, label: str) -> di
     shutil.rmtree(root / "versions", ignore_errors=True)
     with ExitStack() as stack:
         provider = stack.enter_context(fake_provider(answer=PROSE, extracts=False))
-        point_at(root, provider.url, "bounded")
+        point_at(root, provider.url, **POLICIES["bounded"])
         started = time.perf_counter()
         result = subprocess.run([sys.executable, "-m", "graphrag_mcp_server", "index", str(REPO / "fixtures" / "corpus"),
                                  "--index-path", str(root)], capture_output=True, text=True, env=environment(lib))

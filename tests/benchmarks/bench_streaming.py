@@ -57,10 +57,11 @@ def environment() -> dict[str, str]:
     return {**base, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 
-def point_at(root: Path, url: str) -> None:
+def point_at(root: Path, url: str, **model: object) -> None:
+    """The root's completion model: OpenAI's API at `url`, with `model`'s other settings (a retry policy)."""
     settings = yaml.safe_load((root / "settings.yaml").read_text())
     settings["completion_models"]["default_completion_model"] = {
-        "model_provider": "openai", "model": "gpt-4.1-mini", "api_key": "sk-bench", "api_base": url}
+        "model_provider": "openai", "model": "gpt-4.1-mini", "api_key": "sk-bench", "api_base": url, **model}
     (root / "settings.yaml").write_text(yaml.safe_dump(settings))
 
 

@@ -34,6 +34,7 @@ from graphrag_mcp_server.handlers.indexing.build import IndexMethod, IndexMode
 from graphrag_mcp_server.handlers.indexing.versions import graphrag_output, legacy_version
 from graphrag_mcp_server.handlers.search.context import DEFAULT_CONTEXT_TOKENS
 from graphrag_mcp_server.handlers.search.run import SearchType
+from graphrag_mcp_server.providers.retry import retries_told_to, retry_notice
 
 app = typer.Typer(
     name="graphrag-mcp",
@@ -262,7 +263,6 @@ async def _run_query(root: Path, text: str, options: QueryOptions) -> Any:
     from graphrag_mcp_server.handlers.search.context import search_context
     from graphrag_mcp_server.handlers.search.run import run_search, tuned_config
     from graphrag_mcp_server.handlers.tables import load_tables
-    from graphrag_mcp_server.providers.retry import retries_told_to
     from graphrag_mcp_server.server.state import disk_version
 
     config = load_index_config(root, without_credentials=True)
@@ -280,7 +280,7 @@ async def _run_query(root: Path, text: str, options: QueryOptions) -> Any:
 
 
 def _say_retry(reason: str, wait: float) -> None:
-    typer.echo(f"the model provider failed ({reason}); retrying in {wait:.0f} s", err=True)
+    typer.echo(retry_notice(reason, wait), err=True)
 
 
 @app.command()

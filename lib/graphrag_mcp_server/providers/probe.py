@@ -8,8 +8,8 @@ import hashlib
 import json
 import logging
 import re
-from types import SimpleNamespace
 from collections.abc import Awaitable, Callable, Iterable
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.errors import ModelFormatError, ProviderError
@@ -63,7 +63,8 @@ async def probe_models(config: "GraphRagConfig", timeout: float,
     model = config.get_completion_model_config(name)
     if extraction_sample and model.type not in LOCAL_TYPES:
         try:
-            await _checked(name, model, lambda: check_extraction(config, extraction_sample), timeout * EXTRACTION_TIMES)
+            await _checked(name, model, lambda: check_extraction(config, name, model, extraction_sample),
+                           timeout * EXTRACTION_TIMES)
         except ProviderError as error:
             if not isinstance(error.__cause__, TimeoutError):
                 raise
@@ -84,15 +85,13 @@ async def _checked(name: str, model: "ModelConfig", call: Callable[[], Awaitable
         raise ProviderError(_failed(name, model, describe(error))) from error
 
 
-async def check_extraction(config: "GraphRagConfig", text: str) -> None:
-    """Extract the graph of `text` with graphrag's extraction model, prompt and parser (GraphExtractor, no
+async def check_extraction(config: "GraphRagConfig", name: str, model_config: "ModelConfig", text: str) -> None:
+    """Extract the graph of `text` with graphrag's extraction model (`name`), prompt and parser (GraphExtractor, no
     gleanings, no cache, at most EXTRACTION_TOKENS written); raise ModelFormatError quoting the answer when no
     entity comes out of it. An empty answer cut at the token limit (a reasoning model thinking) proves nothing."""
     from graphrag.index.operations.extract_graph.graph_extractor import GraphExtractor
     from graphrag_llm.completion import create_completion
 
-    name = config.extract_graph.completion_model_id
-    model_config = config.get_completion_model_config(name)
     model = _Recorded(create_completion(_unmetered(model_config)))
     extractor = GraphExtractor(model, config.extract_graph.resolved_prompts().extraction_prompt,  # type: ignore[arg-type]
                                max_gleanings=0)

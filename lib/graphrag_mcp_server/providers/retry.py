@@ -88,6 +88,11 @@ def answer_by(seconds: float | None) -> Iterator[None]:
         _deadline.reset(token)
 
 
+def retry_notice(reason: str, wait: float) -> str:
+    """What a listener tells of one retry."""
+    return f"the model provider failed ({reason}); retrying in {wait:.0f} s"
+
+
 @contextmanager
 def retries_told_to(listener: RetryListener) -> Iterator[None]:
     """Tell `listener` the reason and the wait of each retry inside the block (it may be called from any thread)."""

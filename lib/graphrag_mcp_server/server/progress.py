@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context
 
-from graphrag_mcp_server.providers.retry import retries_told_to
+from graphrag_mcp_server.providers.retry import retries_told_to, retry_notice
 
 if TYPE_CHECKING:
     from graphrag.callbacks.query_callbacks import QueryCallbacks
@@ -82,7 +82,7 @@ async def search_progress(ctx: Context | None) -> AsyncIterator[SearchProgress]:
         await ctx.report_progress(step, None, piece)
 
     def retrying(reason: str, wait: float) -> None:
-        loop.call_soon_threadsafe(report, f"the model provider failed ({reason[:200]}); retrying in {wait:.0f} s")
+        loop.call_soon_threadsafe(report, retry_notice(reason[:200], wait))
 
     beating = loop.create_task(heartbeat())
     try:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from graphrag.callbacks.query_callbacks import QueryCallbacks
     from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag_llm.config import ModelConfig
     from graphrag.query.context_builder.builders import ContextBuilderResult
 
     from graphrag_mcp_server.handlers.prepared import Lookup
@@ -138,7 +139,8 @@ async def run_search(
         reason = usage.last_error or f"the provider's errors are in {logs}"
         msg = f"the model provider failed: all {usage.failed_calls} model calls failed; last error: {reason}"
         raise ModelCallsFailedError(msg)
-    count_streamed_answer(usage, answer, _answer_model_id(config, search_type))
+    model = _answer_model(config, search_type)
+    count_streamed_answer(usage, answer, f"{model.model_provider}/{model.model}")
     frames = list(context_frames(context))
     return SearchResult(
         type=search_type.value,
@@ -238,7 +240,7 @@ async def _ready(result: "ContextBuilderResult") -> "ContextBuilderResult":
 def _timeout_message(config: "GraphRagConfig", search_type: SearchType, timeout: float | None,
                      last_error: str | None) -> str:
     waited = f"{search_type.value} search gave no answer within {timeout:g} s"
-    model = config.get_completion_model_config(getattr(config, f"{search_type.value}_search").completion_model_id)
+    model = _answer_model(config, search_type)
     where = f"{model.model_provider}/{model.model}{f' at {model.api_base}' if model.api_base else ''}"
     cause = (f"the model provider's last error: {last_error}" if last_error
              else f"the model provider ({where}) did not answer in time (slow, overloaded or unreachable)")
@@ -246,11 +248,9 @@ def _timeout_message(config: "GraphRagConfig", search_type: SearchType, timeout:
             "search (local_search or basic_search: one model call), or a larger timeout_seconds")
 
 
-def _answer_model_id(config: "GraphRagConfig", search_type: SearchType) -> str:
-    """provider/model of the completion model that writes (streams) the search's answer."""
-    model_id = getattr(config, f"{search_type.value}_search").completion_model_id
-    model = config.get_completion_model_config(model_id)
-    return f"{model.model_provider}/{model.model}"
+def _answer_model(config: "GraphRagConfig", search_type: SearchType) -> "ModelConfig":
+    """The completion model that writes (streams) the search's answer."""
+    return config.get_completion_model_config(getattr(config, f"{search_type.value}_search").completion_model_id)
 
 
 def context_frames(context: Any, kind: str = "") -> Iterator[tuple[str, "pd.DataFrame"]]:
