@@ -6,13 +6,15 @@ kind of request (`chat`, `embeddings`):
 - `ok`: a valid answer, `answer` (streamed when asked: a server-sent event per word, `chunk_seconds` apart, then
   the usage when asked for), vectors of `dimensions` numbers;
 - `401`: invalid key; `429`: rate limited with `Retry-After: retry_after` (1 s); `500`: server error;
-- `hang`: never answers (until the provider is stopped); `close`: drops the connection unanswered.
+- `hang`: never answers (until the provider is stopped); `close`: drops the connection unanswered;
+- `malformed`: HTTP 200 whose content is not the JSON the prompt asked for (a chat mode, for `fail_when`).
 
 A chat model that follows graphrag's extraction prompt (EXTRACTION) unless `extracts=False`: then it answers that
 prompt like any other, with `answer` (a model that writes prose).
 """
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -54,6 +56,12 @@ class FakeProvider:
     """The messages of each chat request, joined."""
     fail_after: dict[str, tuple[int, str]] = field(default_factory=dict)
     """kind -> (n, mode): after n requests of that kind, answer in that mode."""
+    extracts_names: bool = False
+    """Answer graphrag's extraction prompt with the text's own names (capitalised runs of two or more words),
+    each linked to the next, instead of the one fixed answer: documents then make graphs of their own."""
+    fail_when: dict[str, str] = field(default_factory=dict)
+    """text -> mode: a request (chat or embeddings) whose messages or input contain the text is answered in that
+    mode (one of the modes above, or `malformed`: HTTP 200 whose content is not the JSON a prompt asked for)."""
     stopped: threading.Event = field(default_factory=threading.Event)
     arrived: threading.Condition = field(default_factory=threading.Condition)
     """Notified on every request."""
@@ -94,7 +102,8 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                     time.sleep(provider.slow_seconds)
             if kind in provider.fail_after and provider.count(kind) > provider.fail_after[kind][0]:
                 provider.modes[kind] = provider.fail_after[kind][1]
-            mode = provider.modes[kind]
+            request = json.dumps(body.get("messages") or body.get("input"))
+            mode = next((mode for text, mode in provider.fail_when.items() if text in request), provider.modes[kind])
             if mode == "hang":
                 provider.stopped.wait(600)
                 return
@@ -113,17 +122,23 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                         for i in range(len(inputs))]
                 self._send(200, {"object": "list", "data": data, "model": body.get("model", "m"),
                                  "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+            elif mode == "malformed":
+                self._send(200, self._completion("Here is the report you asked for: {\"title\": \"Kestl"))
             elif body.get("stream"):
                 self._stream(self._answer(body), (body.get("stream_options") or {}).get("include_usage", False))
             else:
-                content = self._answer(body)
-                self._send(200, {"id": "c1", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
-                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                              "finish_reason": "stop"}],
-                                 "usage": self._usage(content)})
+                self._send(200, self._completion(self._answer(body)))
+
+        def _completion(self, content: str) -> dict:
+            return {"id": "c1", "object": "chat.completion", "created": 0, "model": "m",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                 "finish_reason": "stop"}],
+                    "usage": self._usage(content)}
 
         def _answer(self, body: dict) -> str:
             request = json.dumps(body)
+            if provider.extracts_names and "entity_description" in request:
+                return _names_extracted(provider.prompts[-1])
             return next((text for word, text in provider.structured.items() if word in request), provider.answer)
 
         def _usage(self, content: str) -> dict[str, int]:
@@ -167,13 +182,28 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+NAME = re.compile(r"\b[A-Z][a-z]+(?: (?:of |the )?[A-Z][a-z]+)+\b")
+
+
+def _names_extracted(prompt: str) -> str:
+    """graphrag's extraction format for the names of the prompt's input text, each related to the next."""
+    text = prompt.rsplit("Text:", 1)[-1].split("######", 1)[0]
+    names = list(dict.fromkeys(match.upper() for match in NAME.findall(text)))[:8]
+    records = [f'("entity"<|>{name}<|>PERSON<|>{name} is named in the text)' for name in names]
+    records += [f'("relationship"<|>{first}<|>{second}<|>{first} is named with {second}<|>5)'
+                for first, second in zip(names, names[1:])]
+    return "##".join(records) + "<|COMPLETE|>"
+
+
 @contextmanager
 def fake_provider(chat: str = "ok", embeddings: str = "ok", dimensions: int = 256, answer: str = "ok",
                   chunk_seconds: float = 0.0, structured: dict[str, str] | None = None, retry_after: str = "1",
-                  extracts: bool = True) -> Iterator[FakeProvider]:
+                  extracts: bool = True, fail_when: dict[str, str] | None = None, extracts_names: bool = False
+                  ) -> Iterator[FakeProvider]:
     """A FakeProvider serving on a free loopback port for the duration of the block."""
     provider = FakeProvider(modes={"chat": chat, "embeddings": embeddings}, dimensions=dimensions, answer=answer,
-                            chunk_seconds=chunk_seconds, retry_after=retry_after,
+                            chunk_seconds=chunk_seconds, retry_after=retry_after, fail_when=fail_when or {},
+                            extracts_names=extracts_names,
                             structured={**(EXTRACTION if extracts else {}), **(structured or {})})
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(provider))
     server.daemon_threads = True

@@ -152,12 +152,17 @@ def _watch(data_path: Path, root: Path, method: IndexMethod, offline: bool, outp
     """Update the index after each burst of changes under `data_path` until Ctrl-C."""
     from graphrag_mcp_server.handlers.indexing.watch import watch_folder
 
-    async def update() -> None:
+    settings = ServerSettings()
+
+    async def update() -> bool:
         try:
             summary = await publish(root, lambda: _run_index(data_path, root, IndexMode.INCREMENTAL, method, offline))
-            print_summary(summary, output_format)
         except GraphRagMcpError as error:
-            typer.echo(f"error: {error} (still watching)", err=True)
+            typer.echo(f"error: {error} (still watching; retrying in {settings.watch_retry_seconds:.0f} s at the "
+                       "latest)", err=True)
+            return False
+        print_summary(summary, output_format)
+        return True
 
     async def watch_until_interrupted() -> None:
         # graphrag's nest_asyncio2 replaces asyncio.run, whose Ctrl-C handling then sometimes lost the
@@ -165,7 +170,7 @@ def _watch(data_path: Path, root: Path, method: IndexMethod, offline: bool, outp
         loop, watching = asyncio.get_running_loop(), asyncio.current_task()
         loop.add_signal_handler(signal.SIGINT, watching.cancel)
         try:
-            await watch_folder(data_path, root, ServerSettings().watch_settle_seconds, update)
+            await watch_folder(data_path, root, settings.watch_settle_seconds, update, settings.watch_retry_seconds)
         except asyncio.CancelledError:
             return
         finally:
@@ -181,15 +186,15 @@ def _watch(data_path: Path, root: Path, method: IndexMethod, offline: bool, outp
 
 async def _run_index(data_path: Path, root: Path, mode: IndexMode, method: IndexMethod, offline: bool) -> Any:
     from graphrag_mcp_server.config.index_root import is_offline
-    from graphrag_mcp_server.handlers.indexing.build import build, index_config
-
-    config = index_config(root, data_path, offline)
-    if is_offline(config):
-        notice(OFFLINE_NOTICE)
     from graphrag_mcp_server.cli.progress import RichWorkflowProgress
+    from graphrag_mcp_server.handlers.indexing.build import build, index_config, undone_unless_published
 
-    with RichWorkflowProgress() as progress:
-        return await build(config, root, mode, method, callbacks=[progress], notice=notice)
+    with undone_unless_published(root):
+        config = index_config(root, data_path, offline)
+        if is_offline(config):
+            notice(OFFLINE_NOTICE)
+        with RichWorkflowProgress() as progress:
+            return await build(config, root, mode, method, callbacks=[progress], notice=notice)
 
 
 @app.command()

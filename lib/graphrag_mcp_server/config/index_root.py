@@ -174,7 +174,26 @@ def _load(root: Path, overrides: dict[str, Any] | None) -> "GraphRagConfig":
         msg = f"cannot read {root / SETTINGS_FILE}: {error}; write a literal $ as $$"
         raise ConfigError(msg) from error
     output = root / (config.output_storage.base_dir or "output")
-    return pin_output(config, output.resolve()) if output.is_symlink() else config
+    if output.is_symlink():
+        return pin_output(config, output.resolve())
+    if not output.exists() and (legacy := root / LEGACY_OUTPUT).is_dir():
+        return pin_output(config, legacy)
+    return config
+
+
+LEGACY_OUTPUT = Path("versions") / "legacy"
+"""Where a `graphrag index` output folder is kept once a version replaces it (handlers/indexing/versions.py)."""
+
+
+def served_output(root: Path) -> Path | None:
+    """The folder a root serves: where `output` points (or `output` itself, a folder written by `graphrag index`);
+    `versions/legacy` while no `output` exists beside it (a takeover killed between moving the folder aside and
+    linking `output`); None for a root without an index."""
+    output = root / "output"
+    if output.exists():
+        return output.resolve()
+    legacy = root / LEGACY_OUTPUT
+    return legacy if not output.is_symlink() and legacy.is_dir() else None
 
 
 def pin_output(config: "GraphRagConfig", directory: Path) -> "GraphRagConfig":

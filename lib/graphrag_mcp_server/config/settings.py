@@ -59,6 +59,10 @@ class ServerSettings(BaseSettings):
     watch_settle_seconds: float = 1.0
     """With --watch: how long the data folder must be quiet before an update runs."""
 
+    watch_retry_seconds: float = Field(default=30.0, gt=0)
+    """With --watch: when an update fails (the provider failed, the version was not published), how long until it
+    is tried again without a change; the wait doubles after each failure, up to 10 minutes."""
+
     llm: AnswerModel = AnswerModel.INDEX
     """Model for search answers: `index` (settings.yaml's completion model) or `sampling` (the calling client's)."""
 

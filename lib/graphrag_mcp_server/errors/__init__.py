@@ -51,3 +51,11 @@ class ProviderError(GraphRagMcpError):
 
 class ModelFormatError(GraphRagMcpError):
     """The model answered, but not in the form graphrag parses (its extraction format)."""
+
+
+class IndexIncompleteError(IndexBuildError):
+    """The pipeline ran, but the new version lacks reports, extractions or vectors: it was not published."""
+
+
+class EmbeddingMismatchError(GraphRagMcpError):
+    """The embedding model's vectors are of another width than the index's vector tables."""

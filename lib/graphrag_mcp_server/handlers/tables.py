@@ -160,14 +160,32 @@ def record_vector_tables(config: "GraphRagConfig") -> None:
 
     uri = Path(config.vector_store.db_uri)
     db = lancedb.connect(str(uri))
-    record = {name: {"rows": db.open_table(name).count_rows(), "state": _lancedb_table_state(uri / f"{name}.lance")}
-              for name in db.list_tables().tables}
+    record = {}
+    for name in db.list_tables().tables:
+        table = db.open_table(name)
+        record[name] = {"rows": table.count_rows(), "state": _lancedb_table_state(uri / f"{name}.lance"),
+                        "width": getattr(table.schema.field("vector").type, "list_size", 0)}
     (output_dir(config) / VECTOR_RECORD).write_text(json.dumps(record), encoding="utf-8")
 
 
 def recorded_vector_rows(config: "GraphRagConfig") -> dict[str, int] | None:
     """Rows of each LanceDB table as recorded at build time, when every expected table is on disk as it
     was then; None otherwise (no record: an index built by graphrag; a table missing, replaced or changed)."""
+    record = _unchanged_vector_record(config)
+    return None if record is None else {name: entry["rows"] for name, entry in record.items()}
+
+
+def recorded_vector_widths(config: "GraphRagConfig") -> dict[str, int] | None:
+    """The vector width of each LanceDB table as recorded at build time, while the tables are as they were then
+    (None also for a version recorded before widths were)."""
+    record = _unchanged_vector_record(config)
+    if record is None or any("width" not in entry for entry in record.values()):
+        return None
+    return {name: entry["width"] for name, entry in record.items()}
+
+
+def _unchanged_vector_record(config: "GraphRagConfig") -> dict[str, dict[str, Any]] | None:
+    """The version's vectors.json, when every expected table is on disk as it records."""
     if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
         return None
     try:
@@ -180,7 +198,7 @@ def recorded_vector_rows(config: "GraphRagConfig") -> dict[str, int] | None:
         for name, entry in record.items()
     ):
         return None
-    return {name: entry["rows"] for name, entry in record.items()}
+    return record
 
 
 def vector_problems(config: "GraphRagConfig", root: Path) -> dict[str, str]:

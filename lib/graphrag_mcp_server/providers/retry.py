@@ -42,6 +42,10 @@ class ProviderUnavailableError(Exception):
     """The provider failed too many calls in a row; this call was not sent."""
 
 
+class MalformedAnswerError(Exception):
+    """The provider answered, but not with the JSON the request's response format asks for (its text quoted)."""
+
+
 @dataclass
 class Breaker:
     """Counts consecutive failed model calls of one operation."""
@@ -106,6 +110,8 @@ def retries_told_to(listener: RetryListener) -> Iterator[None]:
 def describe(error: BaseException) -> str:
     """The provider's reason in one line, e.g. `RateLimitError (HTTP 429): OpenAIException - Rate limit reached...`."""
     name = type(error).__name__
+    if isinstance(raw := getattr(error, "raw_response", None), str):  # LiteLLM's JSON schema check
+        return f"{name}: the model's answer is not the JSON asked for; it answered: {' '.join(raw.split())[:200]!r}"
     text = " ".join(str(error).split())
     for prefix in (f"litellm.{name}: ", f"{name}: "):
         text = text.removeprefix(prefix)
@@ -129,6 +135,8 @@ def is_retryable(error: BaseException) -> bool:
     """True for failures a later attempt may not repeat: rate limits, server errors, dropped connections."""
     import openai
 
+    if isinstance(error, MalformedAnswerError):
+        return True  # a model may well answer the same prompt in form the next time
     if isinstance(error, openai.APITimeoutError):
         return False  # the provider hung for a whole attempt: another attempt would too
     if isinstance(error, openai.APIConnectionError):
@@ -168,7 +176,7 @@ class ObservedRetry:
         while True:
             _refuse_if_tripped()
             try:
-                return _succeeded(func(**input_args))
+                return _succeeded(_well_formed(func(**input_args), input_args))
             except Exception as error:
                 wait = self._next_wait(error, attempt, started)
                 attempt += 1
@@ -182,7 +190,7 @@ class ObservedRetry:
         while True:
             _refuse_if_tripped()
             try:
-                return _succeeded(await func(**input_args))
+                return _succeeded(_well_formed(await func(**input_args), input_args))
             except Exception as error:
                 wait = self._next_wait(error, attempt, started)
                 attempt += 1
@@ -244,6 +252,26 @@ def _graphrag_backoff() -> type:
             return min(self._max_delay, self._base_delay ** (attempt + 1) + self._jitter * random.uniform(0, 1))  # noqa: S311
 
     return GraphragBackoff
+
+
+def _well_formed(response: Any, input_args: dict[str, Any]) -> Any:
+    """The response, once its content parses as the pydantic model the request asked for (graphrag's community
+    reports): an answer that does not is retried as a failure, so graphrag's cache (outside this loop) never keeps
+    it and a later run asks again."""
+    from graphrag_llm.utils.structure_response import structure_completion_response
+    from pydantic import BaseModel
+
+    wanted = input_args.get("response_format")
+    content = getattr(response, "content", None)
+    if not (isinstance(wanted, type) and issubclass(wanted, BaseModel)) or not isinstance(content, str):
+        return response
+    try:
+        structure_completion_response(content, wanted)
+    except ValueError as error:  # json.JSONDecodeError and pydantic's ValidationError are ValueErrors
+        quoted = " ".join(content.split())[:200]
+        msg = f"the model's answer is not the JSON {wanted.__name__} asks for ({error}); it answered: {quoted!r}"
+        raise MalformedAnswerError(msg) from None
+    return response
 
 
 def _refuse_if_tripped() -> None:

@@ -80,17 +80,19 @@ async def _watch(shared: ServerContext, folder: Path) -> None:
     """Run an incremental index job after each burst of changes in the watched folder."""
     from graphrag_mcp_server.handlers.indexing.watch import watch_folder
 
-    async def update() -> None:
+    async def update() -> bool:
         while shared.jobs.running is not None:  # a build_index job goes first
             await asyncio.sleep(0.5)
         job = await start_build(shared, folder, "incremental")
         job = await shared.jobs.wait(job.job_id, float("inf"), _ignore)
         logger.warning("index update after changes in %s: %s%s", folder, job.state.value,
                        f" ({job.error})" if job.error else "")
+        return job.state is JobState.SUCCEEDED
 
     shared.jobs.keep_warm()
     try:
-        await watch_folder(folder, shared.root, shared.settings.watch_settle_seconds, update)
+        await watch_folder(folder, shared.root, shared.settings.watch_settle_seconds, update,
+                           shared.settings.watch_retry_seconds)
     finally:
         await shared.jobs.stop_warm()
 

@@ -3,8 +3,10 @@
 import json
 import logging
 import os
+import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,13 +22,21 @@ from graphrag_mcp_server.config.index_root import (
 )
 from graphrag_mcp_server.config.providers import Provider
 from graphrag_mcp_server.config.settings import ServerSettings
-from graphrag_mcp_server.errors import ConfigError, IndexBuildError, InputDataError, ProviderError
+from graphrag_mcp_server.errors import ConfigError, IndexBuildError, IndexIncompleteError, InputDataError, ProviderError
+from graphrag_mcp_server.handlers import built_with
 from graphrag_mcp_server.handlers.indexing import versions
 from graphrag_mcp_server.handlers.indexing.documents import Limits, Selection, SkipReason, select_documents
 from graphrag_mcp_server.handlers.indexing.readers import CorpusReader
+from graphrag_mcp_server.handlers.indexing.swallowed import SwallowedFailures, failures_recorded
 from graphrag_mcp_server.handlers.indexing.tuning import changed_prompts, prompt_digests, prompt_notice
+from graphrag_mcp_server.handlers.integrity import Gap, passed_check, record_check, version_gaps
 from graphrag_mcp_server.handlers.results import IndexSummary
-from graphrag_mcp_server.handlers.tables import count_rows, record_vector_tables
+from graphrag_mcp_server.handlers.tables import (
+    count_rows,
+    record_vector_tables,
+    recorded_vector_rows,
+    recorded_vector_widths,
+)
 from graphrag_mcp_server.providers.retry import provider_breaker
 from graphrag_mcp_server.providers.usage import Usage, track_usage
 
@@ -84,6 +94,30 @@ def index_config(root: Path, data_path: Path, offline: bool = False) -> "GraphRa
     return config
 
 
+@contextmanager
+def undone_unless_published(root: Path) -> Iterator[None]:
+    """A root this block initialises (index_config writes settings.yaml, .env, prompts/ and input/ into a root
+    without settings) is put back as it was when the block fails before any version is published: a failed first
+    run must not tie the root to the model it guessed (say, the offline one before a key was set). The LLM cache
+    and logs stay: what was paid for is kept."""
+    existed, fresh = root.exists(), not (root / SETTINGS_FILE).exists()
+    try:
+        yield
+    except BaseException:
+        if fresh and versions.current_version(root) is None:
+            _remove_initialised(root, remove_root=not existed)
+        raise
+
+
+def _remove_initialised(root: Path, remove_root: bool) -> None:
+    for name in (SETTINGS_FILE, ".env", versions.LOCK):
+        (root / name).unlink(missing_ok=True)
+    shutil.rmtree(root / "prompts", ignore_errors=True)
+    for folder in (root / "input", root / versions.VERSIONS, *([root] if remove_root else [])):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+
+
 async def read_documents(config: "GraphRagConfig", root: Path, limits: Limits | None = None
                          ) -> "tuple[pd.DataFrame, Selection]":
     """The input documents as graphrag's documents table, each selected file read by the graphrag reader
@@ -129,9 +163,10 @@ async def build(
     takes from the previous version its unchanged extractions, summaries, report contexts, reports and
     embeddings, its communities, the ids of its records and its vector rows (kept.py): it then differs from
     a rebuild only in how communities are drawn. An
-    incremental run with no changed document and no changed prompt does nothing, without importing graphrag's
-    pipeline or a model library (about 1 s instead of 6 s). Changed prompts (a prompt tuning) are told to `notice`
-    before any call: the work that depends on them is computed again (its memos are keyed by the prompt).
+    incremental run with no changed document, prompt or setting does nothing on a whole version, without importing
+    graphrag's pipeline or a model library (about 1 s instead of 6 s). Changed prompts (a prompt tuning), changed
+    settings and the gaps of the served version are told to `notice` before any call: the work that depends on
+    them is computed again. A new version with gaps (graphrag's extractors swallow failed calls) is not published.
     """
     from graphrag_mcp_server.config.runtime import (
         fewer_garbage_collections,
@@ -147,6 +182,7 @@ async def build(
     started = time.perf_counter()
     with versions.index_lock(root), fewer_garbage_collections():
         documents, selection = await read_documents(config, root, limits)
+        versions.crash_point("documents-read")
         manifest = dict(zip(documents["title"].astype(str), documents["id"].astype(str), strict=True))
         current = versions.current_version(root)
         previous = versions.read_manifest(current)
@@ -155,10 +191,12 @@ async def build(
         prompts = prompt_digests(config, root)
         prompts_changed = (changed_prompts(config, root, read_prompt_digests(current), current / versions.MANIFEST, prompts)
                            if incremental and current is not None else [])
-        if incremental and not changes.any and not prompts_changed:
+        stale = _stale(config, current) if incremental and current is not None else []
+        if incremental and not changes.any and not prompts_changed and not stale:
             return _summary(await count_rows(config), changes, selection, Usage(), started, incremental)
-        if prompts_changed and notice is not None:
-            notice(prompt_notice(prompts_changed))
+        for told in ([prompt_notice(prompts_changed)] if prompts_changed else []) + stale:
+            if notice is not None:
+                notice(told)
         importing = time.perf_counter()
         use_models(config)
         from graphrag.api import build_index
@@ -173,13 +211,22 @@ async def build(
         sample = (sample_passage(documents["text"].astype(str))
                   if probe_key is not None and probe_key != _passed_probe(current) else None)
         dimensions = await probe_models(config, settings.provider_probe_seconds, sample)
+        if notice is not None and incremental and (told := _width_changed(config, dimensions)):
+            notice(told)
         version = versions.new_version(root)
+        versions.crash_point("version-made")
         try:
             target = with_every_entity_clustered(pin_output(sized_vectors(config, dimensions), version), method.value)
             with (track_usage() as usage, provider_breaker(settings.provider_failure_limit) as breaker,
+                  failures_recorded() as failures,
                   kept_from(current if incremental else None, target, version) as kept):
-                outputs = await build_index(target, method=method.value, callbacks=callbacks, input_documents=documents)
+                outputs = await build_index(target, method=method.value, callbacks=_with_crash_points(callbacks),
+                                            input_documents=documents)
             _raise_first_failure(config, outputs, breaker.reason if breaker.tripped else None, usage.last_error)
+            _refuse_incomplete(version_gaps(target, version, set(failures.extractions)), failures, usage, current)
+            versions.crash_point("checked")
+            record_check(version)
+            built_with.record(version, config)
             counts = await count_rows(target)
             record_vector_tables(target)
             (version / PROMPT_DIGESTS).write_text(json.dumps(prompts, indent=1, sort_keys=True), encoding="utf-8")
@@ -244,6 +291,56 @@ def _raise_first_failure(config: "GraphRagConfig", outputs: list, provider_failu
         provider = f"; the model provider's last error: {last_error}" if last_error else ""
         msg = f"indexing failed in workflow {failed[0].workflow}: {failed[0].error}{provider} (details in {logs})"
         raise IndexBuildError(msg)
+
+
+def _with_crash_points(callbacks: "list[WorkflowCallbacks] | None") -> "list[WorkflowCallbacks] | None":
+    """The callbacks, plus one that makes each workflow's end a crash point while the test hook is set."""
+    if not os.environ.get(versions.CRASH_AT):
+        return callbacks
+    from graphrag.callbacks.noop_workflow_callbacks import NoopWorkflowCallbacks
+
+    class CrashPoints(NoopWorkflowCallbacks):
+        def workflow_end(self, name: str, instance: object) -> None:
+            versions.crash_point(f"workflow:{name}")
+
+    return [*(callbacks or []), CrashPoints()]
+
+
+def _stale(config: "GraphRagConfig", current: Path) -> list[str]:
+    """Why the served version must be built again although no document changed: settings.yaml differs from
+    what it was built with, or it lacks reports, extractions or vectors (each what it makes the run redo)."""
+    before = built_with.recorded(current)
+    told = [f"settings.yaml changed since the served version was built: {change}"
+            for change in (built_with.changes(before, built_with.built_with(config)) if before else [])]
+    if not passed_check(current) or recorded_vector_rows(config) is None:
+        gaps = version_gaps(config, current)
+        told += [f"the served version is incomplete ({'; '.join(map(str, gaps))}): this run computes only what "
+                 "is missing"] if gaps else []
+    return told
+
+
+def _width_changed(config: "GraphRagConfig", dimensions: dict[str, int]) -> str | None:
+    """What to tell when the embedding model now returns vectors of another width than the served ones."""
+    found, held = dimensions.get(config.embed_text.embedding_model_id), recorded_vector_widths(config)
+    if found is None or not held or set(held.values()) == {found}:
+        return None
+    return (f"the embedding model now returns vectors of {found} numbers, the served version holds "
+            f"{', '.join(map(str, sorted(set(held.values()))))}: every vector is computed again")
+
+
+def _refuse_incomplete(gaps: list[Gap], failures: SwallowedFailures, usage: Usage, current: Path | None) -> None:
+    """Refuse to publish a version with gaps, naming them, the provider's last error and what to do."""
+    if not gaps and not failures.reports and not failures.claims:
+        return
+    reason = failures.last_reason() or usage.last_error
+    why = f"; the model's last error: {reason.rstrip('.')}" if reason else ""
+    served = ("the version served before stays current" if current is not None
+              else "no version is served yet")
+    missing = "; ".join(map(str, gaps)) or f"{len(failures.reports) + len(failures.claims)} model calls failed"
+    msg = (f"indexing did not publish the new version, it is incomplete: {missing}{why}. {served.capitalize()}; "
+           "run the same index command again once the model provider answers: only the missing work is sent "
+           "to the model (what succeeded is in graphrag's cache)")
+    raise IndexIncompleteError(msg)
 
 
 def _summary(counts: dict[str, int], changes: "versions.DocumentChanges", selection: Selection, usage: Usage,

@@ -15,7 +15,7 @@ Each version stores what these steps produced, by a hash of their whole input, i
 `carried_over.parquet`; the next run takes from there every result whose input is unchanged and
 computes the others with graphrag's own functions. Report contexts and reports are matched up to
 the numbering of their records (carried_reports.py). Stored results are used only while the models
-are configured as before (`fingerprint`). A failed extraction (graphrag returns no entities) or
+are configured as before (`fingerprints`: each step's own model). A failed extraction (graphrag returns no entities) or
 report is never stored, so a provider fault is retried.
 """
 
@@ -228,16 +228,36 @@ def _install() -> None:
         context_builder.parallel_sort_context_batch = carried_reports.sort_context_batch
 
 
-def fingerprint(config: "GraphRagConfig") -> str:
-    """A hash of the models' settings (secrets left out): stored work is used only under the same."""
-    models = {**config.completion_models, **config.embedding_models}
-    return input_hash({name: model.model_dump(mode="json", exclude={"api_key"}) for name, model in models.items()})
+CONNECTION_ARGS = {"max_retries", "timeout"}
+"""Call arguments that change how a request is sent, not what the model answers."""
+
+
+def _answering(model: Any) -> dict[str, Any]:
+    """What decides a model's answers: its kind, provider, name, server and call arguments (not its key, retry
+    policy, rate limits, metrics or timeouts, which change how a request is sent)."""
+    return {"type": model.type, "provider": model.model_provider, "model": model.model, "api_base": model.api_base,
+            "deployment": model.azure_deployment_name,
+            "call_args": {name: value for name, value in model.call_args.items() if name not in CONNECTION_ARGS}}
+
+
+def fingerprints(config: "GraphRagConfig") -> dict[Step, str]:
+    """A hash per step of what its stored results depend on besides their input: the model that step calls
+    (and the vector size, for embeddings). A changed model redoes exactly the steps that call it."""
+    def completion(model_id: str) -> str:
+        return input_hash(_answering(config.get_completion_model_config(model_id)))
+
+    reports = completion(config.community_reports.completion_model_id)
+    embedding = config.get_embedding_model_config(config.embed_text.embedding_model_id)
+    return {Step.EXTRACTION: completion(config.extract_graph.completion_model_id),
+            Step.SUMMARY: completion(config.summarize_descriptions.completion_model_id),
+            Step.REPORT_CONTEXT: reports, Step.REPORT: reports,  # a context is cut to the report model's budget
+            Step.EMBEDDING: input_hash(_answering(embedding), config.vector_store.vector_size)}
 
 
 @contextmanager
-def work_carried_over(previous: Path | None, version: Path, models: str) -> Iterator[CarriedOver]:
-    """Within the block, results whose input is unchanged come from `previous` (when its models'
-    fingerprint equals `models`); when the block completes, `version` stores those this run used."""
+def work_carried_over(previous: Path | None, version: Path, models: dict[Step, str]) -> Iterator[CarriedOver]:
+    """Within the block, results whose input is unchanged come from `previous` (each step's when it was made
+    under the same `models` fingerprint); when the block completes, `version` stores those this run used."""
     _install()
     stored = _read(previous, models)
     carried = {step: Memo(previous=stored.get(step, {}), decode=_decoder(step)) for step in Step}
@@ -256,7 +276,7 @@ def _decoder(step: Step) -> Any:
     return (lambda vector: vector.tolist()) if step is Step.EMBEDDING else json.loads
 
 
-def _write(carried: CarriedOver, table: Path, models: str) -> None:
+def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
     """Store the results this run used: vectors as float32 arrays, the others as JSON (carried ones as stored)."""
     import numpy as np
     import pandas as pd
@@ -266,16 +286,16 @@ def _write(carried: CarriedOver, table: Path, models: str) -> None:
         for key, result in memo.used.items():
             stored = memo.stored_form.get(key)
             if step is Step.EMBEDDING:
-                rows.append((step.value, key, None, stored if stored is not None else np.asarray(result, np.float32)))
+                rows.append((step.value, key, None, stored if stored is not None else np.asarray(result, np.float32),
+                             models[step]))
             else:
-                rows.append((step.value, key, stored if stored is not None else json.dumps(result), None))
-    frame = pd.DataFrame(rows, columns=["step", "key", "result", "vector"])
-    frame.assign(models=models).to_parquet(table, index=False)
+                rows.append((step.value, key, stored if stored is not None else json.dumps(result), None, models[step]))
+    pd.DataFrame(rows, columns=["step", "key", "result", "vector", "models"]).to_parquet(table, index=False)
 
 
-def _read(version: Path | None, models: str) -> dict[Step, dict[str, Any]]:
-    """A version's stored results made under the same models, by step, as stored (JSON text, float32 arrays);
-    none when it has no readable table."""
+def _read(version: Path | None, models: dict[Step, str]) -> dict[Step, dict[str, Any]]:
+    """A version's stored results made under each step's same models, by step, as stored (JSON text, float32
+    arrays); none when it has no readable table."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -286,11 +306,13 @@ def _read(version: Path | None, models: str) -> dict[Step, dict[str, Any]]:
         table = pq.read_table(version / TABLE, columns=["step", "key", "result", "vector", "models"])
     except (OSError, ValueError, KeyError, pa.ArrowException):
         return {}
-    same = table.filter(pc.equal(table["models"], models))
+    same = table.filter(pc.is_in(table["models"], pa.array(sorted(set(models.values())))))
     stored: dict[Step, dict[str, Any]] = {step: {} for step in Step}
-    for step, key, result, vector in zip(same["step"].to_pylist(), same["key"].to_pylist(),
-                                         same["result"].to_pylist(), same["vector"].to_numpy(zero_copy_only=False),
-                                         strict=True):
-        if step in stored:
+    models_of = {step.value: made_with for step, made_with in models.items()}
+    for step, key, result, vector, made_with in zip(same["step"].to_pylist(), same["key"].to_pylist(),
+                                                    same["result"].to_pylist(),
+                                                    same["vector"].to_numpy(zero_copy_only=False),
+                                                    same["models"].to_pylist(), strict=True):
+        if models_of.get(step) == made_with:
             stored[Step(step)][key] = vector if step == Step.EMBEDDING else result
     return stored

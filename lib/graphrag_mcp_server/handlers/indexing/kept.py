@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from graphrag_mcp_server.handlers.indexing.carry_over import fingerprint, work_carried_over
-from graphrag_mcp_server.handlers.indexing.memos import CarriedOver
+from graphrag_mcp_server.handlers.indexing.carry_over import fingerprints, work_carried_over
+from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Step
 from graphrag_mcp_server.handlers.indexing.stable_communities import communities_kept
 from graphrag_mcp_server.handlers.indexing.stable_ids import identities_kept
 from graphrag_mcp_server.handlers.indexing.vector_delta import VectorWrites, vectors_by_delta
@@ -32,10 +32,10 @@ def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) ->
     version in `previous` the results whose input is unchanged (carry_over.py), its communities
     (stable_communities.py), the ids of its entities and relationships (stable_ids.py) and its vector rows
     (vector_delta.py). None: a full build, which still records what the next update compares against."""
-    models = fingerprint(config)
+    models = fingerprints(config)
     with (work_carried_over(previous, version, models) as carried, communities_kept(previous) as clustering,
           identities_kept(previous), vectors_by_delta(previous, _previous_db(config, previous, version), version,
-                                                      models) as vectors):
+                                                      models[Step.EMBEDDING]) as vectors):
         yield Kept(carried, clustering, vectors)
 
 

@@ -16,6 +16,7 @@ import fcntl
 import json
 import os
 import shutil
+import signal
 import stat
 import time
 import uuid
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from graphrag_mcp_server.config.index_root import LEGACY_OUTPUT, served_output
 from graphrag_mcp_server.errors import GraphRagMcpError
 
 OUTPUT = "output"
@@ -52,9 +54,9 @@ class DocumentChanges(BaseModel):
 
 
 def current_version(root: Path) -> Path | None:
-    """The directory `output` points to (or `output` itself in a root from before versions)."""
-    output = root / OUTPUT
-    return output.resolve() if output.exists() else None
+    """The directory `output` points to (or `output` itself in a root from before versions; `versions/legacy`
+    after a takeover killed before `output` was linked)."""
+    return served_output(root)
 
 
 def graphrag_output(root: Path) -> Path | None:
@@ -66,7 +68,7 @@ def graphrag_output(root: Path) -> Path | None:
 
 def legacy_version(root: Path) -> Path:
     """Where a `graphrag index` output folder is kept (until the run after) once a version replaces it."""
-    return root / VERSIONS / "legacy"
+    return root / LEGACY_OUTPUT
 
 
 def read_manifest(version: Path | None) -> dict[str, str] | None:
@@ -110,18 +112,38 @@ def new_version(root: Path) -> Path:
     return version
 
 
+CRASH_AT = "GRAPHRAG_MCP_TEST_CRASH_AT"
+"""Test hook: a run whose environment names one of its step boundaries here is killed there (SIGKILL), as a power
+cut would kill it (tests/test_crash_safety.py); unset, `crash_point` costs one dictionary lookup."""
+
+
+def crash_point(boundary: str) -> None:
+    """A named step boundary of an index run, where the CRASH_AT test hook kills the process."""
+    if os.environ.get(CRASH_AT) == boundary:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def switch_to(root: Path, version: Path, manifest: dict[str, str]) -> None:
-    """Make `version` current in one atomic step, then keep only it and the one before."""
+    """Make `version` current in one atomic step, then keep only it and the one before. Killed at any point, the
+    root still serves a whole version: the previous one until the link is replaced, this one after (a graphrag
+    output folder moved aside is read where it lies until `output` links a version)."""
     (version / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+    crash_point("switch:manifest-written")
     output = root / OUTPUT
     previous = current_version(root)
     if (folder := graphrag_output(root)) is not None:  # a root from before versions: make it one
         previous = legacy_version(root)
         folder.rename(previous)
+        crash_point("switch:legacy-moved")
     _seal(version)
+    crash_point("switch:sealed")
+    for stale in root.glob(f".{OUTPUT}.*"):  # links a run killed before replacing `output` left
+        stale.unlink(missing_ok=True)
     link = root / f".{OUTPUT}.{uuid.uuid4().hex[:6]}"
     link.symlink_to(version.relative_to(root))
+    crash_point("switch:linked")
     os.replace(link, output)
+    crash_point("switch:switched")
     _prune(root, keep={version, previous})
 
 

@@ -47,32 +47,54 @@ class _Changes(FileSystemEventHandler):
             self._loop.call_soon_threadsafe(self._changed.set)
 
 
+RETRY_LIMIT_SECONDS = 600.0
+"""The longest wait between two retries of a failed update (the wait doubles from the first retry's)."""
+
+
 async def watch_folder(
-    data_path: Path, index_root: Path, settle_seconds: float, on_change: Callable[[], Awaitable[None]]
+    data_path: Path, index_root: Path, settle_seconds: float, on_change: Callable[[], Awaitable[bool]],
+    retry_seconds: float = 30.0,
 ) -> None:
     """Call `on_change` after each burst of document changes, once `settle_seconds` pass without one.
 
-    Changes made while `on_change` runs lead to one more call after it. Runs until cancelled; a
-    failing `on_change` is logged and watching goes on.
+    Changes made while `on_change` runs lead to one more call after it. An update that fails (`on_change` raises
+    or returns False: the provider failed, the version was not published) is run again after `retry_seconds`,
+    then after twice as long each time (at most RETRY_LIMIT_SECONDS), until one succeeds, or at once when a
+    document changes: the index catches up with the folder without a file edited to wake it. Runs until cancelled.
     """
     changed = asyncio.Event()
     observer = Observer()
     handler = _Changes(data_path.resolve(), index_root.resolve(), asyncio.get_running_loop(), changed)
     observer.schedule(handler, str(data_path.resolve()), recursive=True)
     observer.start()
+    retry_in: float | None = None
     try:
         while True:
-            await changed.wait()
+            try:
+                await asyncio.wait_for(changed.wait(), retry_in)
+            except TimeoutError:
+                logger.warning("retrying the index update that failed (%.0f s ago) for %s", retry_in, data_path)
             while changed.is_set():  # settle: wait for a quiet spell
                 changed.clear()
                 try:
                     await asyncio.wait_for(changed.wait(), settle_seconds)
                 except TimeoutError:
                     break
-            try:
-                await on_change()
-            except Exception:
-                logger.exception("index update after a change failed; still watching %s", data_path)
+            if await _updated(on_change, data_path):
+                retry_in = None
+            else:
+                retry_in = min(RETRY_LIMIT_SECONDS, retry_seconds if retry_in is None else 2 * retry_in)
+                logger.warning("index update of %s failed; retrying in %.0f s (or at the next change)",
+                               data_path, retry_in)
     finally:
         observer.stop()
         observer.join(timeout=10)  # watchdog's threads are daemons: a stuck one must not keep Ctrl-C from exiting
+
+
+async def _updated(on_change: Callable[[], Awaitable[bool]], data_path: Path) -> bool:
+    """Run one update: True when it brought the index up to date."""
+    try:
+        return await on_change()
+    except Exception:
+        logger.exception("index update after a change failed; still watching %s", data_path)
+        return False

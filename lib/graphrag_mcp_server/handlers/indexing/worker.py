@@ -54,11 +54,12 @@ class LineProgress:
 
 
 async def _build(root: Path, data_path: Path, mode: str, limits: Limits | None) -> None:
-    from graphrag_mcp_server.handlers.indexing.build import IndexMode, build, index_config
+    from graphrag_mcp_server.handlers.indexing.build import IndexMode, build, index_config, undone_unless_published
 
-    config = index_config(root, data_path)
-    summary = await build(config, root, IndexMode(mode), callbacks=[LineProgress()], limits=limits,
-                          notice=lambda message: print(f"graphrag-mcp: {message}", file=sys.stderr, flush=True))
+    with undone_unless_published(root):
+        config = index_config(root, data_path)
+        summary = await build(config, root, IndexMode(mode), callbacks=[LineProgress()], limits=limits,
+                              notice=lambda message: print(f"graphrag-mcp: {message}", file=sys.stderr, flush=True))
     _emit("summary", summary=summary.model_dump(mode="json"))
 
 

@@ -27,6 +27,7 @@ from graphrag_mcp_server.handlers.search.run import (
     SearchType,
     check_ready,
     context_frames,
+    embedding_width_checked,
     find_sources,
     log_to_query_log,
 )
@@ -89,7 +90,7 @@ def search_context(
     check_ready(config, tables, search_type, answer=False)
     log_to_query_log(config)
     started = time.perf_counter()
-    with track_usage() as usage:
+    with track_usage() as usage, embedding_width_checked():
         match search_type:
             case SearchType.BASIC:
                 with basic_engine(config, tables) as engine:

@@ -8,13 +8,18 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from graphrag_mcp_server.errors import IndexDamagedError, ModelCallsFailedError, SearchTimeoutError
+from graphrag_mcp_server.errors import (
+    EmbeddingMismatchError,
+    IndexDamagedError,
+    ModelCallsFailedError,
+    SearchTimeoutError,
+)
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.results import SearchResult, Source
 from graphrag_mcp_server.handlers.tables import CITATION, IndexTables
@@ -102,6 +107,27 @@ def check_ready(config: "GraphRagConfig", tables: IndexTables, search_type: Sear
     require_credentials(config, [*needed, *([section.completion_model_id] if answer else [])])
 
 
+QUERY_WIDTH = re.compile(r"query dim\((\d+)\) doesn't match the column .*? dim\((\d+)\)")
+"""LanceDB's refusal of a query vector whose width differs from the table's."""
+
+
+@contextmanager
+def embedding_width_checked() -> Iterator[None]:
+    """LanceDB's refusal of a query vector of another width than the index's, as one line naming both widths and
+    the fix (the embedding model changed since the index was built)."""
+    try:
+        yield
+    except ValueError as error:
+        if (widths := QUERY_WIDTH.search(str(error))) is None:
+            raise
+        query, held = widths.groups()
+        msg = (f"the embedding model returns query vectors of {query} numbers, but the index's vector tables hold "
+               f"vectors of {held}: the model changed since the index was built. Embed everything again with: "
+               "graphrag-mcp index DATA_PATH --full, or point settings.yaml back at the model the index was "
+               "built with")
+        raise EmbeddingMismatchError(msg) from None
+
+
 async def run_search(
     config: "GraphRagConfig",
     tables: IndexTables,
@@ -127,7 +153,7 @@ async def run_search(
     check_ready(config, tables, search_type, answer=True)
     scope = {"level": community_level, "entity_types": entity_types, "dynamic": dynamic_community_selection}
     started = time.perf_counter()
-    with track_usage() as usage, answer_by(timeout):
+    with track_usage() as usage, answer_by(timeout), embedding_width_checked():
         try:
             answer, context = await asyncio.wait_for(
                 _answered(config, tables, search_type, query, response_type, callbacks or [], on_text, **scope), timeout

@@ -1,0 +1,226 @@
+"""A version is whole, or it is not published (issue 38): a provider that fails part of a build (a real HTTP fake
+on loopback) gets a non-zero exit and a named gap, the version served before stays served and whole, and the next
+healthy run computes exactly what is missing; through the CLI, `index --watch` and an MCP session."""
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, cli_env, run_cli
+from fake_provider import FakeProvider, fake_provider
+from mcp_client import IN_PROCESS, mcp_session
+from test_cli_errors import assert_one_line_error
+from test_faults import with_provider
+
+REPORT = json.dumps({"title": "Kestlewick", "summary": "A harbour town.", "rating": 5.0, "rating_explanation": "r",
+                     "findings": [{"summary": "The harbour", "explanation": "Kestlewick keeps a harbour."}]})
+FAST_RETRIES = {"call_args": {"timeout": 20, "max_retries": 0},
+                "retry": {"type": "bounded_backoff", "max_retries": 1, "base_delay": 0.2, "max_delay": 1,
+                          "total_seconds": 10}}
+"""One quick retry: what is tested is what a failure that outlasts the retries leaves, not the waits."""
+NEW_DOCUMENT = ("15_ferry_company.md", "# The ferry\n\nMirela Voss met Tomas Brenn at Kestlewick Harbour. Tomas Brenn "
+                "runs the Kestlewick Ferry Company with Ada Quill.\n")
+PROBE = "Reply with OK."
+"""The one-token check of each model before a build (providers/probe.py)."""
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[FakeProvider]:
+    """One provider for the module's roots (their settings name its address, so their stored work stays valid)."""
+    with fake_provider(structured={"rating_explanation": REPORT}, extracts_names=True) as fake:
+        yield fake
+
+
+def _root_for(provider: FakeProvider, root: Path) -> None:
+    assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
+    with_provider(root, provider.url, embedding=True, policy=FAST_RETRIES)
+
+
+@pytest.fixture(scope="module")
+def healthy(provider: FakeProvider, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixtures corpus indexed by the provider answering well: work/data and work/index."""
+    work = tmp_path_factory.mktemp("healthy")
+    shutil.copytree(CORPUS, work / "data")
+    _root_for(provider, work / "index")
+    built = run_cli("index", work / "data", "--index-path", work / "index")
+    assert built.code == 0, built.stderr[-3000:]
+    return work
+
+
+@pytest.fixture
+def work(healthy: Path, provider: FakeProvider, tmp_path: Path) -> Path:
+    """A copy of the healthy data and index, the provider answering well."""
+    provider.fail_when.clear()
+    provider.fail_after.clear()
+    provider.modes.update(chat="ok", embeddings="ok")
+    shutil.copytree(healthy, tmp_path / "work", symlinks=True)
+    return tmp_path / "work"
+
+
+def _served(root: Path) -> Path:
+    return (root / "output").resolve()
+
+
+def _statistics(root: Path) -> dict:
+    stats = run_cli("stats", "--index-path", root, "--format", "json")
+    assert stats.code == 0, stats.stderr
+    return stats.json()
+
+
+def _errors(statistics: dict) -> list[str]:
+    return [issue["message"] for issue in statistics["issues"] if issue["severity"] == "error"]
+
+
+def _sent_since(provider: FakeProvider, start: int) -> list[str]:
+    """The chat prompts sent since `start`, the model checks left out."""
+    return [prompt for prompt in provider.prompts[start:] if prompt != PROBE]
+
+
+# (step, fault, a text of the chat prompts that fail (None: every embedding request after the model check), words
+# of the error). The extraction of the new document, the summary of an entity it adds a description to, the reports
+# of the communities it changes, the embeddings of its rows.
+UPDATE_FAULTS = [
+    ("extraction", "500", "Text: # The ferry", ["1 of 12 text units could not be extracted", "15_ferry_company.md",
+                                                "HTTP 500"]),
+    ("extraction", "close", "Text: # The ferry", ["could not be extracted", "Connection error"]),
+    ("summaries", "500", "Entities: MIRELA VOSS", ["extract_graph", "HTTP 500"]),
+    ("reports", "500", "rating_explanation", ["communities have no report", "HTTP 500"]),
+    ("reports", "malformed", "rating_explanation", ["communities have no report", "not the JSON"]),
+    ("embeddings", "500", None, ["generate_text_embeddings", "HTTP 500"]),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("step", "fault", "failing", "words"), UPDATE_FAULTS,
+                         ids=[f"{step}-{fault}" for step, fault, *_ in UPDATE_FAULTS])
+def test_an_update_with_provider_faults_is_not_published_and_the_next_run_repairs_it(
+        work: Path, provider: FakeProvider, step: str, fault: str, failing: str, words: list[str]) -> None:
+    data, root = work / "data", work / "index"
+    served = _served(root)
+    (data / NEW_DOCUMENT[0]).write_text(NEW_DOCUMENT[1], encoding="utf-8")
+    if failing is None:
+        provider.fail_after["embeddings"] = (provider.count("embeddings") + 1, fault)
+    else:
+        provider.fail_when[failing] = fault
+    start = len(provider.prompts)
+    failed = run_cli("index", data, "--index-path", root)
+    assert_one_line_error(failed, 1, *words)
+    assert "error: " in failed.stderr.splitlines()[-1]
+    sent = _sent_since(provider, start)
+    failed_prompts = {prompt for prompt in sent if failing is not None and failing in prompt}
+    assert failed_prompts or failing is None, sent
+    assert _served(root) == served, "the incomplete version was published"
+    before = _statistics(root)
+    assert before["documents"] == 11 and _errors(before) == [], before["issues"]
+
+    provider.fail_when.clear()
+    provider.fail_after.clear()
+    provider.modes["embeddings"] = "ok"
+    start, embedded = len(provider.prompts), provider.count("embeddings")
+    repaired = run_cli("index", data, "--index-path", root, "--format", "json")
+    assert repaired.code == 0, repaired.stderr[-2000:]
+    resent = _sent_since(provider, start)
+    assert len(resent) == len(set(resent)), "a prompt was sent twice"
+    assert failed_prompts <= set(resent), "a failed prompt was not asked again"
+    assert not set(resent) & (set(sent) - failed_prompts), "a prompt answered before was paid for again"
+    assert repaired.json()["llm_calls"] == len(resent) + 1  # + the one-token model check
+    assert provider.count("embeddings") > embedded
+    after = _statistics(root)
+    assert after["documents"] == 12 and _errors(after) == [], after["issues"]
+    assert after["community_reports"] == after["communities"]
+    again = run_cli("index", data, "--index-path", root, "--format", "json")
+    assert again.code == 0 and again.json()["llm_calls"] == 0, "a whole version was built again"
+
+
+@pytest.mark.slow
+def test_a_cold_build_whose_reports_fail_publishes_nothing_and_the_next_run_completes_it(
+        provider: FakeProvider, tmp_path: Path) -> None:
+    provider.fail_when.clear()
+    root = tmp_path / "index"
+    _root_for(provider, root)
+    provider.fail_when["rating_explanation"] = "malformed"
+    start = len(provider.prompts)
+    failed = run_cli("index", CORPUS, "--index-path", root)
+    assert_one_line_error(failed, 1, "communities have no report", "not the JSON", "no version is served yet")
+    assert not (root / "output").exists() and not any((root / "versions").iterdir())
+    assert (root / "settings.yaml").is_file(), "the user's settings were removed"
+    missing = run_cli("stats", "--index-path", root)
+    assert_one_line_error(missing, 1, "no index")
+    sent = _sent_since(provider, start)
+    failed_prompts = {prompt for prompt in sent if "rating_explanation" in prompt}
+    assert failed_prompts
+
+    provider.fail_when.clear()
+    start = len(provider.prompts)
+    completed = run_cli("index", CORPUS, "--index-path", root, "--format", "json")
+    assert completed.code == 0, completed.stderr[-2000:]
+    resent = _sent_since(provider, start)
+    assert set(resent) == failed_prompts and len(resent) == len(failed_prompts)
+    statistics = _statistics(root)
+    assert statistics["community_reports"] == statistics["communities"] > 0 and _errors(statistics) == []
+
+
+@pytest.mark.e2e  # index --watch, stopped by SIGINT
+def test_a_watch_cycle_that_fails_is_retried_without_a_change(work: Path, provider: FakeProvider) -> None:
+    data, root = work / "data", work / "index"
+    served = _served(root)
+    env = {**cli_env(), "GRAPHRAG_MCP_WATCH_SETTLE_SECONDS": "0.5", "GRAPHRAG_MCP_WATCH_RETRY_SECONDS": "1"}
+    watcher = subprocess.Popen([sys.executable, "-m", "graphrag_mcp_server", "index", str(data), "--index-path",
+                                str(root), "--watch"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        _wait_for_line(watcher, "Watching")
+        provider.fail_when["rating_explanation"] = "500"
+        (data / NEW_DOCUMENT[0]).write_text(NEW_DOCUMENT[1], encoding="utf-8")
+        failure = _wait_for_line(watcher, "error: ")
+        assert "communities have no report" in failure and "still watching" in failure
+        assert _served(root) == served
+        provider.fail_when.clear()  # no file changes from here on: the watcher retries by itself
+        deadline = time.monotonic() + 120
+        while _served(root) == served:
+            assert watcher.poll() is None and time.monotonic() < deadline, "the failed update was never retried"
+            time.sleep(0.5)
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(timeout=30)
+    statistics = _statistics(root)
+    assert statistics["documents"] == 12 and _errors(statistics) == []
+
+
+def _wait_for_line(process: subprocess.Popen, text: str, timeout: float = 120) -> str:
+    """The first line of the process's stderr containing `text` (reading on in a thread, bounded in time)."""
+    os.set_blocking(process.stderr.fileno(), True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if text in line:
+            return line
+        assert line or process.poll() is None, f"the process ended before printing {text!r}"
+    raise AssertionError(f"no line with {text!r} within {timeout} s")
+
+
+@pytest.mark.slow
+async def test_build_index_reports_an_incomplete_version_as_failed(work: Path, provider: FakeProvider) -> None:
+    data, root = work / "data", work / "index"
+    served = _served(root)
+    (data / NEW_DOCUMENT[0]).write_text(NEW_DOCUMENT[1], encoding="utf-8")
+    provider.fail_when["rating_explanation"] = "500"
+    async with mcp_session(root, IN_PROCESS, data_path=work) as session:
+        started = await session.call_tool("build_index", {"data_path": "data"})
+        assert not started.is_error, started.content[0].text
+        while (status := (await session.call_tool("index_status", {})).structured_content)["state"] == "running":
+            await asyncio.sleep(0.5)
+        assert status["state"] == "failed", status
+        assert "did not publish" in status["error"] and "communities have no report" in status["error"]
+        statistics = (await session.call_tool("get_statistics", {})).structured_content
+        assert statistics["documents"] == 11
+        assert not [issue for issue in statistics["issues"] if issue["severity"] == "error"]
+    assert _served(root) == served
