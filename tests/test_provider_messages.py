@@ -161,6 +161,7 @@ REPORT = {"title": "Kestlewick harbour", "summary": "Mirela Voss keeps the harbo
           "findings": [{"summary": "The keeper", "explanation": "Mirela Voss keeps the harbour."}]}
 
 
+@pytest.mark.slow
 def test_init_api_base_points_both_models_at_a_server(tmp_path: Path) -> None:
     """`init --api-base URL` writes the URL for the completion and the embedding model; an index built and a
     question answered through it reach that server, and llm_calls count the requests it received."""
