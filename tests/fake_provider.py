@@ -7,7 +7,13 @@ kind of request (`chat`, `embeddings`):
   the usage when asked for), vectors of `dimensions` numbers;
 - `401`: invalid key; `429`: rate limited with `Retry-After: retry_after` (1 s); `500`: server error;
 - `hang`: never answers (until the provider is stopped); `close`: drops the connection unanswered;
-- `malformed`: HTTP 200 whose content is not the JSON the prompt asked for (a chat mode, for `fail_when`).
+- `truncated`: HTTP 200 and `application/json`, but the body is a chat completion cut in half (for a streamed
+  request too: a provider or proxy that answers JSON and drops the connection midway);
+- `not_json`: a valid chat completion whose content is NOT_JSON, prose where graphrag asked for JSON (a report).
+
+Some prompts only: `fail_prompts(text, mode, times)` answers the chat requests whose messages contain `text`
+(REPORT_PROMPT, SUMMARY_PROMPT, EXTRACTION_PROMPT) in `mode`, the first `times` of them (None: every one), whatever
+`modes["chat"]` says; `count_prompts(text)` counts the chat requests containing it, `count(kind)` all of a kind.
 
 A chat model that follows graphrag's extraction prompt (EXTRACTION) unless `extracts=False`: then it answers that
 prompt like any other, with `answer` (a model that writes prose).
@@ -26,6 +32,14 @@ EXTRACTION = {"entity_description": '("entity"<|>MIRELA VOSS<|>PERSON<|>Mirela V
                                     '("entity"<|>KESTLEWICK<|>GEO<|>A harbour town)##'
                                     '("relationship"<|>MIRELA VOSS<|>KESTLEWICK<|>She keeps its harbour<|>8)##<|COMPLETE|>'}
 """An answer to graphrag's extraction prompt in its format (the prompt spells out `entity_description`)."""
+REPORT_PROMPT = "Write a comprehensive report of a community"
+"""In graphrag's community report prompt (community_report_graph.txt), and no other."""
+SUMMARY_PROMPT = "generating a comprehensive summary of the data provided below"
+"""In graphrag's description summary prompt (summarize_descriptions.txt)."""
+EXTRACTION_PROMPT = "Format each entity as"
+"""In graphrag's graph extraction prompt (extract_graph.txt), the extraction check's included."""
+NOT_JSON = "Here is the report you asked for: the community is about a harbour town and its people."
+"""The `not_json` mode's answer: prose where JSON was asked."""
 ERRORS = {
     "401": (401, "invalid_api_key", "Incorrect API key provided: sk-fake. You can find your API key at the dashboard."),
     "429": (429, "rate_limit_exceeded", "Rate limit reached for requests. Please try again in 1s."),
@@ -59,9 +73,8 @@ class FakeProvider:
     extracts_names: bool = False
     """Answer graphrag's extraction prompt with the text's own names (capitalised runs of two or more words),
     each linked to the next, instead of the one fixed answer: documents then make graphs of their own."""
-    fail_when: dict[str, str] = field(default_factory=dict)
-    """text -> mode: a request (chat or embeddings) whose messages or input contain the text is answered in that
-    mode (one of the modes above, or `malformed`: HTTP 200 whose content is not the JSON a prompt asked for)."""
+    prompt_faults: list["PromptFault"] = field(default_factory=list)
+    """Faults of the chat requests whose messages contain a text (`fail_prompts`): the first that applies wins."""
     stopped: threading.Event = field(default_factory=threading.Event)
     arrived: threading.Condition = field(default_factory=threading.Condition)
     """Notified on every request."""
@@ -70,10 +83,41 @@ class FakeProvider:
         """How many requests of `kind` (`chat` or `embeddings`) arrived."""
         return sum(1 for path, _ in self.requests if path.endswith(kind if kind == "embeddings" else "completions"))
 
+    def count_prompts(self, text: str) -> int:
+        """How many chat requests arrived whose messages contain `text` (REPORT_PROMPT: report requests)."""
+        return sum(1 for prompt in self.prompts if text in prompt)
+
+    def fail_prompts(self, text: str, mode: str, times: int | None = None) -> "PromptFault":
+        """Answer the chat requests whose messages contain `text` in `mode` (`500`, `truncated`, `not_json`...), the
+        first `times` of them (None: all of them); the others as `modes["chat"]` says."""
+        fault = PromptFault(text, mode, times)
+        self.prompt_faults.append(fault)
+        return fault
+
+    def chat_mode(self, prompt: str) -> str:
+        """The mode a chat request with these messages is answered in (a matching prompt fault is used up by one)."""
+        with self.arrived:
+            for fault in self.prompt_faults:
+                if fault.text in prompt and (fault.times is None or fault.faulted < fault.times):
+                    fault.faulted += 1
+                    return fault.mode
+        return self.modes["chat"]
+
     def wait_for(self, kind: str, count: int, timeout: float = 30) -> bool:
         """Block until `count` requests of `kind` have arrived (False after `timeout` seconds)."""
         with self.arrived:
             return self.arrived.wait_for(lambda: self.count(kind) >= count, timeout)
+
+
+@dataclass
+class PromptFault:
+    """Chat requests containing `text` are answered in `mode`, the first `times` of them (None: all)."""
+
+    text: str
+    mode: str
+    times: int | None = None
+    faulted: int = 0
+    """How many requests it answered so far."""
 
 
 def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
@@ -96,14 +140,15 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 provider.requests.append((self.path, time.monotonic()))
                 provider.arrived.notify_all()
             kind = "embeddings" if self.path.endswith("embeddings") else "chat"
+            prompt = "\n".join(str(message.get("content")) for message in body.get("messages", []))
             if kind == "chat":
-                provider.prompts.append("\n".join(str(message.get("content")) for message in body.get("messages", [])))
-                if provider.slow_when is not None and provider.slow_when in provider.prompts[-1]:
+                with provider.arrived:
+                    provider.prompts.append(prompt)
+                if provider.slow_when is not None and provider.slow_when in prompt:
                     time.sleep(provider.slow_seconds)
             if kind in provider.fail_after and provider.count(kind) > provider.fail_after[kind][0]:
                 provider.modes[kind] = provider.fail_after[kind][1]
-            request = json.dumps(body.get("messages") or body.get("input"))
-            mode = next((mode for text, mode in provider.fail_when.items() if text in request), provider.modes[kind])
+            mode = provider.chat_mode(prompt) if kind == "chat" else provider.modes[kind]
             if mode == "hang":
                 provider.stopped.wait(600)
                 return
@@ -115,6 +160,8 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 status, code, message = ERRORS[mode]
                 headers = {"Retry-After": provider.retry_after} if status == 429 else {}
                 self._send(status, {"error": {"message": message, "type": code, "code": code}}, headers)
+            elif mode == "truncated":
+                self._send(200, self._completion(body, self._answer(body)), cut=True)
             elif kind == "embeddings":
                 inputs = body.get("input", [])
                 inputs = [inputs] if isinstance(inputs, str) else inputs
@@ -122,15 +169,14 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                         for i in range(len(inputs))]
                 self._send(200, {"object": "list", "data": data, "model": body.get("model", "m"),
                                  "usage": {"prompt_tokens": 1, "total_tokens": 1}})
-            elif mode == "malformed":
-                self._send(200, self._completion("Here is the report you asked for: {\"title\": \"Kestl"))
             elif body.get("stream"):
-                self._stream(self._answer(body), (body.get("stream_options") or {}).get("include_usage", False))
+                answer = NOT_JSON if mode == "not_json" else self._answer(body)
+                self._stream(answer, (body.get("stream_options") or {}).get("include_usage", False))
             else:
-                self._send(200, self._completion(self._answer(body)))
+                self._send(200, self._completion(body, NOT_JSON if mode == "not_json" else self._answer(body)))
 
-        def _completion(self, content: str) -> dict:
-            return {"id": "c1", "object": "chat.completion", "created": 0, "model": "m",
+        def _completion(self, body: dict, content: str) -> dict:
+            return {"id": "c1", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                                  "finish_reason": "stop"}],
                     "usage": self._usage(content)}
@@ -138,15 +184,17 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
         def _answer(self, body: dict) -> str:
             request = json.dumps(body)
             if provider.extracts_names and "entity_description" in request:
-                return _names_extracted(provider.prompts[-1])
+                return _names_extracted("\n".join(str(message.get("content")) for message in body["messages"]))
             return next((text for word, text in provider.structured.items() if word in request), provider.answer)
 
         def _usage(self, content: str) -> dict[str, int]:
             words = len(content.split())
             return {"prompt_tokens": 1, "completion_tokens": words, "total_tokens": words + 1}
 
-        def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+        def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None, cut: bool = False) -> None:
+            """`payload` as JSON; with `cut`, only its first half (a body broken off)."""
             data = json.dumps(payload).encode()
+            data = data[:len(data) // 2] if cut else data
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -198,11 +246,11 @@ def _names_extracted(prompt: str) -> str:
 @contextmanager
 def fake_provider(chat: str = "ok", embeddings: str = "ok", dimensions: int = 256, answer: str = "ok",
                   chunk_seconds: float = 0.0, structured: dict[str, str] | None = None, retry_after: str = "1",
-                  extracts: bool = True, fail_when: dict[str, str] | None = None, extracts_names: bool = False
+                  extracts: bool = True, extracts_names: bool = False
                   ) -> Iterator[FakeProvider]:
     """A FakeProvider serving on a free loopback port for the duration of the block."""
     provider = FakeProvider(modes={"chat": chat, "embeddings": embeddings}, dimensions=dimensions, answer=answer,
-                            chunk_seconds=chunk_seconds, retry_after=retry_after, fail_when=fail_when or {},
+                            chunk_seconds=chunk_seconds, retry_after=retry_after,
                             extracts_names=extracts_names,
                             structured={**(EXTRACTION if extracts else {}), **(structured or {})})
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(provider))

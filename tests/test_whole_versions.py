@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS, cli_env, run_cli
-from fake_provider import FakeProvider, fake_provider
+from fake_provider import REPORT_PROMPT, FakeProvider, fake_provider
 from mcp_client import IN_PROCESS, mcp_session
 from test_cli_errors import assert_one_line_error
 from test_faults import with_provider
@@ -35,7 +35,7 @@ PROBE = "Reply with OK."
 @pytest.fixture(scope="module")
 def provider() -> Iterator[FakeProvider]:
     """One provider for the module's roots (their settings name its address, so their stored work stays valid)."""
-    with fake_provider(structured={"rating_explanation": REPORT}, extracts_names=True) as fake:
+    with fake_provider(structured={REPORT_PROMPT: REPORT}, extracts_names=True) as fake:
         yield fake
 
 
@@ -58,7 +58,7 @@ def healthy(provider: FakeProvider, tmp_path_factory: pytest.TempPathFactory) ->
 @pytest.fixture
 def work(healthy: Path, provider: FakeProvider, tmp_path: Path) -> Path:
     """A copy of the healthy data and index, the provider answering well."""
-    provider.fail_when.clear()
+    provider.prompt_faults.clear()
     provider.fail_after.clear()
     provider.modes.update(chat="ok", embeddings="ok")
     shutil.copytree(healthy, tmp_path / "work", symlinks=True)
@@ -92,8 +92,8 @@ UPDATE_FAULTS = [
                                                 "HTTP 500"]),
     ("extraction", "close", "Text: # The ferry", ["could not be extracted", "Connection error"]),
     ("summaries", "500", "Entities: MIRELA VOSS", ["extract_graph", "HTTP 500"]),
-    ("reports", "500", "rating_explanation", ["communities have no report", "HTTP 500"]),
-    ("reports", "malformed", "rating_explanation", ["communities have no report", "not the JSON"]),
+    ("reports", "500", REPORT_PROMPT, ["communities have no report", "HTTP 500"]),
+    ("reports", "not_json", REPORT_PROMPT, ["communities have no report", "could not be parsed"]),
     ("embeddings", "500", None, ["generate_text_embeddings", "HTTP 500"]),
 ]
 
@@ -109,7 +109,7 @@ def test_an_update_with_provider_faults_is_not_published_and_the_next_run_repair
     if failing is None:
         provider.fail_after["embeddings"] = (provider.count("embeddings") + 1, fault)
     else:
-        provider.fail_when[failing] = fault
+        provider.fail_prompts(failing, fault)
     start = len(provider.prompts)
     failed = run_cli("index", data, "--index-path", root)
     assert_one_line_error(failed, 1, *words)
@@ -121,7 +121,7 @@ def test_an_update_with_provider_faults_is_not_published_and_the_next_run_repair
     before = _statistics(root)
     assert before["documents"] == 11 and _errors(before) == [], before["issues"]
 
-    provider.fail_when.clear()
+    provider.prompt_faults.clear()
     provider.fail_after.clear()
     provider.modes["embeddings"] = "ok"
     start, embedded = len(provider.prompts), provider.count("embeddings")
@@ -143,22 +143,22 @@ def test_an_update_with_provider_faults_is_not_published_and_the_next_run_repair
 @pytest.mark.slow
 def test_a_cold_build_whose_reports_fail_publishes_nothing_and_the_next_run_completes_it(
         provider: FakeProvider, tmp_path: Path) -> None:
-    provider.fail_when.clear()
+    provider.prompt_faults.clear()
     root = tmp_path / "index"
     _root_for(provider, root)
-    provider.fail_when["rating_explanation"] = "malformed"
+    provider.fail_prompts(REPORT_PROMPT, "not_json")
     start = len(provider.prompts)
     failed = run_cli("index", CORPUS, "--index-path", root)
-    assert_one_line_error(failed, 1, "communities have no report", "not the JSON", "no version is served yet")
+    assert_one_line_error(failed, 1, "communities have no report", "could not be parsed", "no version is served yet")
     assert not (root / "output").exists() and not any((root / "versions").iterdir())
     assert (root / "settings.yaml").is_file(), "the user's settings were removed"
     missing = run_cli("stats", "--index-path", root)
     assert_one_line_error(missing, 1, "no index")
     sent = _sent_since(provider, start)
-    failed_prompts = {prompt for prompt in sent if "rating_explanation" in prompt}
+    failed_prompts = {prompt for prompt in sent if REPORT_PROMPT in prompt}
     assert failed_prompts
 
-    provider.fail_when.clear()
+    provider.prompt_faults.clear()
     start = len(provider.prompts)
     completed = run_cli("index", CORPUS, "--index-path", root, "--format", "json")
     assert completed.code == 0, completed.stderr[-2000:]
@@ -178,12 +178,12 @@ def test_a_watch_cycle_that_fails_is_retried_without_a_change(work: Path, provid
                                text=True)
     try:
         _wait_for_line(watcher, "Watching")
-        provider.fail_when["rating_explanation"] = "500"
+        provider.fail_prompts(REPORT_PROMPT, "500")
         (data / NEW_DOCUMENT[0]).write_text(NEW_DOCUMENT[1], encoding="utf-8")
         failure = _wait_for_line(watcher, "error: ")
         assert "communities have no report" in failure and "still watching" in failure
         assert _served(root) == served
-        provider.fail_when.clear()  # no file changes from here on: the watcher retries by itself
+        provider.prompt_faults.clear()  # no file changes from here on: the watcher retries by itself
         deadline = time.monotonic() + 120
         while _served(root) == served:
             assert watcher.poll() is None and time.monotonic() < deadline, "the failed update was never retried"
@@ -212,7 +212,7 @@ async def test_build_index_reports_an_incomplete_version_as_failed(work: Path, p
     data, root = work / "data", work / "index"
     served = _served(root)
     (data / NEW_DOCUMENT[0]).write_text(NEW_DOCUMENT[1], encoding="utf-8")
-    provider.fail_when["rating_explanation"] = "500"
+    provider.fail_prompts(REPORT_PROMPT, "500")
     async with mcp_session(root, IN_PROCESS, data_path=work) as session:
         started = await session.call_tool("build_index", {"data_path": "data"})
         assert not started.is_error, started.content[0].text

@@ -53,6 +53,10 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+BUILD_COMMANDS = {"index", "tune"}
+"""Commands whose model calls build (the advice for a failed call differs from a search's)."""
+
+
 def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """Report GraphRagMcpError as one line on stderr with exit code 1, never a traceback."""
 
@@ -63,11 +67,12 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         except GraphRagMcpError as error:
             fail(str(error))
         except Exception as error:
-            from graphrag_mcp_server.providers.retry import provider_error_reason
+            from graphrag_mcp_server.providers.faults import Operation, provider_failure
 
-            if (reason := provider_error_reason(error)) is None:
+            operation = Operation.BUILD if command.__name__ in BUILD_COMMANDS else Operation.SEARCH
+            if (failure := provider_failure(error, operation)) is None:
                 raise
-            fail(f"the model provider failed: {reason}; check the model settings and credentials in settings.yaml")
+            fail(failure)
 
     return run
 

@@ -70,6 +70,9 @@ def init(
     model: Annotated[str | None, typer.Option(help="Completion model (provider's default if omitted).")] = None,
     embedding_model: Annotated[str | None, typer.Option(help="Embedding model (provider's default if omitted).")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite an existing settings.yaml and prompts.")] = False,
+    api_base: Annotated[str | None, typer.Option(
+        "--api-base", metavar="URL",
+        help="Base URL of both models (a local OpenAI-compatible server: http://localhost:8000/v1).")] = None,
     storage: StorageOption = None,
 ) -> None:
     """Write graphrag's settings.yaml and prompts into the index root, configured for a provider; with --storage,
@@ -81,7 +84,7 @@ def init(
         from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, create_container
 
         create_container(location := BlobLocation.parse(storage))
-    settings = write_index_root(root, provider, model, embedding_model, force)
+    settings = write_index_root(root, provider, model, embedding_model, force, api_base)
     typer.echo(f"Wrote {settings} and prompts/ for provider {provider.value}.")
     if provider is not Provider.OFFLINE:
         typer.echo("Credentials are read from the environment: see the ${...} references in settings.yaml.")

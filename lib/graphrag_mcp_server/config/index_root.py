@@ -35,8 +35,10 @@ def write_index_root(
     model: str | None = None,
     embedding_model: str | None = None,
     force: bool = False,
+    api_base: str | None = None,
 ) -> Path:
-    """Write settings.yaml and prompts/ with graphrag's init, then set the models for `provider`."""
+    """Write settings.yaml and prompts/ with graphrag's init, then set the models for `provider`, both at
+    `api_base` when given."""
     prepare_graphrag()
     from graphrag.cli.initialize import initialize_project_at
 
@@ -45,13 +47,17 @@ def write_index_root(
     embedding_model = embedding_model or default_embedding
     vector_size = default_size if embedding_model == default_embedding else KNOWN_VECTOR_SIZES.get(embedding_model)
     settings = root / SETTINGS_FILE
+    if api_base is not None and provider is Provider.OFFLINE:
+        msg = "--api-base is for a provider's models; the offline model calls none (choose --provider openai, ...)"
+        raise ConfigError(msg)
     if settings.exists() and not force:
         msg = f"{settings} already exists; add --force to overwrite it (prompts you edited are kept only without --force)"
         raise ConfigError(msg)
     initialize_project_at(root, force=force, model=model, embedding_model=embedding_model)
 
     text = settings.read_text(encoding="utf-8")
-    models = model_block(provider, model, "completion") + "\n" + model_block(provider, embedding_model, "embedding")
+    models = (model_block(provider, model, "completion", api_base) + "\n"
+              + model_block(provider, embedding_model, "embedding", api_base))
     text = _replace_between(text, "completion_models:", "### Document processing settings ###", models + "\n")
     size_line = (
         f"  vector_size: {vector_size}\n"

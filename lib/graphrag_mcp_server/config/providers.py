@@ -32,8 +32,9 @@ KNOWN_VECTOR_SIZES = {
 }
 
 
-def model_block(provider: Provider, model: str, section: str) -> str:
-    """YAML lines for one model entry; credentials only as ${ENV_VAR} references."""
+def model_block(provider: Provider, model: str, section: str, api_base: str | None = None) -> str:
+    """YAML lines for one model entry; credentials only as ${ENV_VAR} references; `api_base` in place of the
+    provider's default base URL (a local OpenAI-compatible server, a proxy)."""
     lines = {
         Provider.OPENAI: ["model_provider: openai", f"model: {model}", "api_key: ${GRAPHRAG_API_KEY}"],
         Provider.AZURE: [
@@ -52,6 +53,10 @@ def model_block(provider: Provider, model: str, section: str) -> str:
         ],
         Provider.OFFLINE: [f"type: {OFFLINE_TYPE}", "model_provider: offline", f"model: {model}"],
     }[provider]
+    if api_base is not None:
+        base = f"api_base: {api_base.replace('$', '$$')}"  # graphrag substitutes ${VARS} in the whole file
+        lines = [base if line.startswith("api_base:") else line for line in lines]
+        lines += [] if base in lines else [base]
     if provider is not Provider.OFFLINE:
         lines += failure_policy(provider)
     name = f"default_{section}_model"

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.errors import ModelFormatError, ProviderError
 from graphrag_mcp_server.providers import OFFLINE_TYPE
-from graphrag_mcp_server.providers.retry import describe
+from graphrag_mcp_server.providers.faults import FaultKind, Operation, advice, describe, fault_kind
+from graphrag_mcp_server.providers.retry import answer_by
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
@@ -36,7 +37,8 @@ SHOWN_CHARACTERS = 200
 
 async def probe_models(config: "GraphRagConfig", timeout: float,
                        extraction_sample: str | None = None) -> dict[str, int]:
-    """Ask every configured completion and embedding model for one token / one vector (no cache); the length
+    """Ask every configured completion and embedding model for one token / one vector (no cache; counted in the
+    Usage of the operation around, if one is tracked: the provider is paid for them); the length
     of each probed embedding model's vector, by model name. With `extraction_sample`, then ask graphrag's
     extraction model to extract the graph of that text (`check_extraction`), allowing it EXTRACTION_TIMES as long.
 
@@ -49,11 +51,11 @@ async def probe_models(config: "GraphRagConfig", timeout: float,
     calls: list[tuple[str, ModelConfig, Callable[[], Awaitable[Any]]]] = []
     for name, model in config.completion_models.items():
         if model.type not in LOCAL_TYPES:
-            calls.append((name, model, lambda m=model: create_completion(_unmetered(m)).completion_async(
+            calls.append((name, model, lambda m=model: create_completion(m).completion_async(
                 messages="Reply with OK.", max_tokens=1)))
     for name, model in config.embedding_models.items():
         if model.type not in LOCAL_TYPES:
-            calls.append((name, model, lambda m=model: create_embedding(_unmetered(m)).embedding_async(input=["ok"])))
+            calls.append((name, model, lambda m=model: create_embedding(m).embedding_async(input=["ok"])))
     dimensions: dict[str, int] = {}
     for name, model, call in calls:
         answer = await _checked(name, model, call, timeout)
@@ -74,15 +76,17 @@ async def probe_models(config: "GraphRagConfig", timeout: float,
 
 
 async def _checked(name: str, model: "ModelConfig", call: Callable[[], Awaitable[Any]], timeout: float) -> Any:
-    """The answer of one check; ProviderError (its cause the TimeoutError) when it fails or takes over `timeout` s."""
+    """The answer of one check; ProviderError (its cause the TimeoutError) when it fails or takes over `timeout` s.
+    No retry waits past `timeout` (a 429's Retry-After longer than that fails the check at once, naming the limit)."""
     try:
-        return await asyncio.wait_for(call(), timeout)
+        with answer_by(timeout):
+            return await asyncio.wait_for(call(), timeout)
     except TimeoutError as error:
-        raise ProviderError(_failed(name, model, f"no answer within {timeout:g} s")) from error
+        raise ProviderError(_failed(name, model, f"no answer within {timeout:g} s", FaultKind.TIMEOUT)) from error
     except ModelFormatError:
         raise
     except Exception as error:  # noqa: BLE001 - any failure of the call is the provider's answer
-        raise ProviderError(_failed(name, model, describe(error))) from error
+        raise ProviderError(_failed(name, model, describe(error), fault_kind(error))) from error
 
 
 async def check_extraction(config: "GraphRagConfig", name: str, model_config: "ModelConfig", text: str) -> None:
@@ -92,7 +96,7 @@ async def check_extraction(config: "GraphRagConfig", name: str, model_config: "M
     from graphrag.index.operations.extract_graph.graph_extractor import GraphExtractor
     from graphrag_llm.completion import create_completion
 
-    model = _Recorded(create_completion(_unmetered(model_config)))
+    model = _Recorded(create_completion(model_config))
     extractor = GraphExtractor(model, config.extract_graph.resolved_prompts().extraction_prompt,  # type: ignore[arg-type]
                                max_gleanings=0)
     entities, _ = await extractor(text, config.extract_graph.entity_types, source_id="probe")
@@ -148,15 +152,10 @@ class _Recorded:
         return response
 
 
-def _unmetered(model: "ModelConfig") -> "ModelConfig":
-    """The model without this project's usage stores: the probe is not part of any operation's cost."""
-    return model.model_copy(update={"metrics": None})
-
-
-def _failed(name: str, model: "ModelConfig", reason: str) -> str:
+def _failed(name: str, model: "ModelConfig", reason: str, kind: FaultKind) -> str:
     where = f" at {model.api_base}" if model.api_base else ""
     return (f"the model provider failed before indexing started: model {name} ({model.model_provider}/{model.model}"
-            f"{where}): {reason}. Check the key, base URL and model name in settings.yaml and the environment")
+            f"{where}): {reason}. {advice(kind, Operation.BUILD, reason=reason)}")
 
 
 def _unparsable(name: str, model: "ModelConfig", answer: str) -> str:

@@ -4,8 +4,9 @@ graphrag-llm's `exponential_backoff` retries every error but a fixed list for up
 delays doubling to 128 s, and ignores `Retry-After`: a provider answering 429 or 500 makes a
 search fail only after minutes. `bounded_backoff` (registered with graphrag-llm's retry factory,
 written by `graphrag-mcp init`) retries only what can succeed (429, 5xx, a dropped connection;
-never 401/403/404 or a timeout), waits what `Retry-After` asks, and gives up once the next wait
-would pass `total_seconds`. graphrag's own `exponential_backoff` keeps its waits, but is run by the
+never 401/403/404 or a timeout), waits what `Retry-After` asks (however long, `max_delay` bounds only its own
+backoff) and gives up at once, with the provider's error, when the next wait would end past `total_seconds` or the
+operation's deadline. graphrag's own `exponential_backoff` keeps its waits, but is run by the
 same loop (ObservedRetry), so whichever a root names:
 
 - every failed attempt's reason is kept in the current operation's `Usage.last_error` at once (graphrag's
@@ -25,9 +26,9 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any
 
+from graphrag_mcp_server.providers.faults import MalformedAnswerError, describe, is_retryable, retry_after
 from graphrag_mcp_server.providers.usage import current_usage
 
 logger = logging.getLogger(__name__)
@@ -35,15 +36,10 @@ logger = logging.getLogger(__name__)
 RETRY_TYPE = "bounded_backoff"
 GRAPHRAG_RETRY_TYPE = "exponential_backoff"
 """graphrag's default policy (any root made by `graphrag init`), registered again run by ObservedRetry."""
-RETRYABLE_STATUS = {408, 409, 429}
 
 
 class ProviderUnavailableError(Exception):
     """The provider failed too many calls in a row; this call was not sent."""
-
-
-class MalformedAnswerError(Exception):
-    """The provider answered, but not with the JSON the request's response format asks for (its text quoted)."""
 
 
 @dataclass
@@ -107,62 +103,6 @@ def retries_told_to(listener: RetryListener) -> Iterator[None]:
         _retry_listener.reset(token)
 
 
-def describe(error: BaseException) -> str:
-    """The provider's reason in one line, e.g. `RateLimitError (HTTP 429): OpenAIException - Rate limit reached...`."""
-    name = type(error).__name__
-    if isinstance(raw := getattr(error, "raw_response", None), str):  # LiteLLM's JSON schema check
-        return f"{name}: the model's answer is not the JSON asked for; it answered: {' '.join(raw.split())[:200]!r}"
-    text = " ".join(str(error).split())
-    for prefix in (f"litellm.{name}: ", f"{name}: "):
-        text = text.removeprefix(prefix)
-    status = getattr(error, "status_code", None)
-    return f"{name}{f' (HTTP {status})' if isinstance(status, int) else ''}: {text}"[:600]
-
-
-def provider_error_reason(error: BaseException) -> str | None:
-    """The model provider's reason for a failed call (auth, rate limit, timeout...), if that is what failed."""
-    import openai  # LiteLLM raises subclasses of OpenAI's errors for every provider
-
-    cause: BaseException | None = error
-    while cause is not None:
-        if isinstance(cause, openai.OpenAIError):
-            return describe(cause)
-        cause = cause.__cause__ or cause.__context__
-    return None
-
-
-def is_retryable(error: BaseException) -> bool:
-    """True for failures a later attempt may not repeat: rate limits, server errors, dropped connections."""
-    import openai
-
-    if isinstance(error, MalformedAnswerError):
-        return True  # a model may well answer the same prompt in form the next time
-    if isinstance(error, openai.APITimeoutError):
-        return False  # the provider hung for a whole attempt: another attempt would too
-    if isinstance(error, openai.APIConnectionError):
-        return True
-    status = getattr(error, "status_code", None)
-    return isinstance(status, int) and (status in RETRYABLE_STATUS or status >= 500)
-
-
-def retry_after(error: BaseException) -> float | None:
-    """Seconds the provider asked to wait (`Retry-After`, in seconds or as an HTTP date), if it did."""
-    headers: Any = getattr(error, "litellm_response_headers", None)
-    response = getattr(error, "response", None)
-    if headers is None and response is not None:
-        headers = getattr(response, "headers", None)
-    value = headers.get("retry-after") if headers is not None else None
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
-
-
 class ObservedRetry:
     """graphrag-llm Retry loop shared by both policies: every failure's reason kept, each wait told to the
     operation's retry listener, the breaker honoured, and no wait begun that would end past the operation's
@@ -218,7 +158,8 @@ class ObservedRetry:
 
 
 class BoundedRetry(ObservedRetry):
-    """`bounded_backoff`: bounded attempts and total time, `Retry-After` honoured, only what can succeed retried."""
+    """`bounded_backoff`: bounded attempts and total time, `Retry-After` honoured (up to the deadline: a
+    `Retry-After: 60` is waited, not cut to `max_delay`), only what can succeed retried."""
 
     def __init__(self, *, max_retries: int | None = 3, base_delay: float | None = 2.0,
                  max_delay: float | None = 30.0, total_seconds: float = 60.0, jitter: bool | None = True,
@@ -232,9 +173,9 @@ class BoundedRetry(ObservedRetry):
     def _wait_after(self, error: Exception, attempt: int) -> float | None:
         if not is_retryable(error) or attempt >= self._max_retries:
             return None
-        asked = retry_after(error)
-        wait = asked if asked is not None else self._base_delay ** (attempt + 1) + self._jitter * random.uniform(0, 1)  # noqa: S311
-        return min(wait, self._max_delay)
+        if (asked := retry_after(error)) is not None:
+            return asked  # what the provider asks; _next_wait gives up when it ends past the deadline
+        return min(self._max_delay, self._base_delay ** (attempt + 1) + self._jitter * random.uniform(0, 1))  # noqa: S311
 
 
 def _graphrag_backoff() -> type:
@@ -257,7 +198,7 @@ def _graphrag_backoff() -> type:
 def _well_formed(response: Any, input_args: dict[str, Any]) -> Any:
     """The response, once its content parses as the pydantic model the request asked for (graphrag's community
     reports): an answer that does not is retried as a failure, so graphrag's cache (outside this loop) never keeps
-    it and a later run asks again."""
+    it and a later run asks again. (LiteLLM checks the schema itself for providers it knows to support it.)"""
     from graphrag_llm.utils.structure_response import structure_completion_response
     from pydantic import BaseModel
 
@@ -268,9 +209,7 @@ def _well_formed(response: Any, input_args: dict[str, Any]) -> Any:
     try:
         structure_completion_response(content, wanted)
     except ValueError as error:  # json.JSONDecodeError and pydantic's ValidationError are ValueErrors
-        quoted = " ".join(content.split())[:200]
-        msg = f"the model's answer is not the JSON {wanted.__name__} asks for ({error}); it answered: {quoted!r}"
-        raise MalformedAnswerError(msg) from None
+        raise MalformedAnswerError(content, f"not the JSON {wanted.__name__} asks for") from error
     return response
 
 

@@ -29,7 +29,11 @@ class Usage(BaseModel):
     """Model requests and tokens spent by one operation (cache hits are not calls)."""
 
     llm_calls: int = 0
+    """Chat requests sent (each retry one more): what the provider was asked, and paid, for."""
+    answered_calls: int = 0
+    """Completion calls that got an answer in the end (after their retries)."""
     failed_calls: int = 0
+    """Completion calls that failed for good (after their retries)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     embedding_calls: int = 0
@@ -66,12 +70,13 @@ def _record(metrics: dict[str, Any], *, embedding: bool) -> None:
     usage.cached_responses += cached
     if cached:  # graphrag-llm replays the original call's metrics on a cache hit: nothing was spent
         return
-    calls = int(metrics.get("attempted_request_count", 0))
+    calls = int(metrics.get("attempted_request_count", 0)) + int(metrics.get("retries", 0))  # retries are requests
     if embedding:
         usage.embedding_calls += calls
         usage.embedding_tokens += int(metrics.get("prompt_tokens", 0))
     else:
         usage.llm_calls += calls
+        usage.answered_calls += int(metrics.get("successful_response_count", 0))
         usage.failed_calls += int(metrics.get("failed_response_count", 0))
         usage.prompt_tokens += int(metrics.get("prompt_tokens", 0))
         usage.completion_tokens += int(metrics.get("completion_tokens", 0))

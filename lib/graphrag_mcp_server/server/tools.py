@@ -19,7 +19,7 @@ from graphrag_mcp_server.handlers.indexing.tuning import TuneOptions, tuning_con
 from graphrag_mcp_server.handlers.results import IndexJob, JobState, SearchResult, ServerStatistics
 from graphrag_mcp_server.handlers.search.context import DEFAULT_CONTEXT_TOKENS
 from graphrag_mcp_server.handlers.search.run import SearchType, in_search_thread, tuned_config
-from graphrag_mcp_server.providers.retry import provider_error_reason
+from graphrag_mcp_server.providers.faults import Operation, provider_failure
 from graphrag_mcp_server.server.access import confined_data_path
 from graphrag_mcp_server.server.context import ServerContext, server_statistics, start_build, start_tuning
 from graphrag_mcp_server.server.progress import search_progress
@@ -77,11 +77,8 @@ def tool_error(error: Exception, root: Path) -> ToolError | None:
         return ToolError(f"{error}; or call the build_index tool with the folder of documents as data_path")
     if isinstance(error, GraphRagMcpError):
         return ToolError(str(error))
-    if (reason := provider_error_reason(error)) is not None:
-        return ToolError(
-            f"the model provider failed: {reason}. Check the model settings and credentials in "
-            f"{root / 'settings.yaml'}; the server keeps serving"
-        )
+    if (failure := provider_failure(error, Operation.SEARCH, str(root / "settings.yaml"))) is not None:
+        return ToolError(f"{failure}. The server keeps serving")
     return None
 
 

@@ -37,6 +37,7 @@ from graphrag_mcp_server.handlers.tables import (
     recorded_vector_rows,
     recorded_vector_widths,
 )
+from graphrag_mcp_server.providers.faults import Operation, advice, kind_of
 from graphrag_mcp_server.providers.retry import provider_breaker
 from graphrag_mcp_server.providers.usage import Usage, track_usage
 
@@ -283,8 +284,8 @@ def _raise_first_failure(config: "GraphRagConfig", outputs: list, provider_failu
     """The first failed workflow as an error; the provider's reason when it stopped answering."""
     failed = [output for output in outputs if output.error is not None]
     if failed and provider_failure is not None:
-        msg = (f"indexing stopped: the model provider failed call after call: {provider_failure}. "
-               "Check the key, base URL and model name in settings.yaml")
+        advised = advice(kind_of(provider_failure), Operation.BUILD, reason=provider_failure)
+        msg = f"indexing stopped: the model provider failed call after call: {provider_failure.rstrip('.')}. {advised}"
         raise ProviderError(msg)
     if failed:
         logs = Path(config.reporting.base_dir or "logs").resolve()

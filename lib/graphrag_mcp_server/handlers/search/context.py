@@ -7,6 +7,7 @@ only model call. `omitted` counts the records the builder ranked for the query t
 out, from the same selection graphrag's builder makes (no second build).
 """
 
+import logging
 import re
 import time
 from collections.abc import Callable
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from graphrag.query.structured_search.local_search.mixed_context import LocalSearchMixedContext
 
     from graphrag_mcp_server.handlers.prepared import Lookup
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_TOKENS = 8000
 UNBOUNDED_TOKENS = 10_000_000
@@ -100,8 +103,9 @@ def search_context(
                     part = _within_budget(_remembering(engine), query, max_tokens, _local_candidates)
                 part = _mentioning_first(part, tables)
             case SearchType.GLOBAL:
+                embedder = _report_embedder(config) if _report_vectors_readable(tables) else None
                 with prepared(tables).reports(community_level) as reports:
-                    part = _reports(config, reports, query, max_tokens, _report_embedder(config))
+                    part = _reports(config, reports, query, max_tokens, embedder)
             case SearchType.DRIFT:
                 with local_engine(config, tables, community_level) as engine:
                     builder = _remembering(engine).context_builder
@@ -228,13 +232,25 @@ def _report_embedder(config: "GraphRagConfig") -> _RememberedEmbedder:
     return _RememberedEmbedder(create_embedding(config.get_embedding_model_config(config.drift_search.embedding_model_id)))
 
 
+def _report_vectors_readable(tables: IndexTables) -> bool:
+    """Whether the reports' vector table can rank them; if not, context-only global ranks them by words alone, and a
+    warning names the table and the rebuild that restores it."""
+    from graphrag.config.embeddings import community_full_content_embedding
+
+    problem = tables.vector_problems.get(community_full_content_embedding)
+    if problem is not None:
+        logger.warning("global context ranked by the question's words only: %s", problem)
+    return problem is None
+
+
 def _reports(config: "GraphRagConfig", reports: list["CommunityReport"], query: str, max_tokens: int,
-             embedder: Any, limit: int | None = None) -> _Part:
-    """The level's community reports, most similar to the query first (then highest rated), within the budget."""
+             embedder: Any | None, limit: int | None = None) -> _Part:
+    """The level's community reports, most similar to the query first (then highest rated), within the budget;
+    without `embedder` by the question's words only (the reports' vector table is damaged)."""
     import pandas as pd
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
-    similarity = _report_similarity(config, query, embedder)
+    similarity = {} if embedder is None else _report_similarity(config, query, embedder)
     words = _word_scores(query, {report.id: f"{report.title}\n{report.full_content}" for report in reports})
     relevance = _fused((words, WORDS_WEIGHT), (similarity, 1.0))
     ranked = sorted(reports, key=lambda report: (relevance.get(report.id, 0.0), report.rank or 0.0), reverse=True)

@@ -14,15 +14,20 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+<<<<<<< HEAD
 from graphrag_mcp_server.errors import (
     EmbeddingMismatchError,
     IndexDamagedError,
     ModelCallsFailedError,
     SearchTimeoutError,
 )
+=======
+from graphrag_mcp_server.errors import IndexDamagedError, ModelCallsFailedError, ProviderError, SearchTimeoutError
+>>>>>>> issue-38-messages
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.results import SearchResult, Source
 from graphrag_mcp_server.handlers.tables import CITATION, IndexTables
+from graphrag_mcp_server.providers.faults import FaultKind, Operation, advice, kind_of
 from graphrag_mcp_server.providers.retry import answer_by
 from graphrag_mcp_server.providers.usage import count_streamed_answer, track_usage
 
@@ -160,12 +165,15 @@ async def run_search(
             )
         except TimeoutError:
             raise SearchTimeoutError(_timeout_message(config, search_type, timeout, usage.last_error)) from None
-    if usage.failed_calls and usage.failed_calls >= usage.llm_calls:
+    if usage.failed_calls and not usage.answered_calls:
         logs = Path(config.reporting.base_dir or "logs").resolve() / "query.log"
         reason = usage.last_error or f"the provider's errors are in {logs}"
-        msg = f"the model provider failed: all {usage.failed_calls} model calls failed; last error: {reason}"
-        raise ModelCallsFailedError(msg)
+        advised = advice(kind_of(reason), Operation.SEARCH, reason=reason) if usage.last_error else ""
+        msg = f"the model provider failed: all {usage.failed_calls} model calls failed; last error: {reason.rstrip('.')}"
+        raise ModelCallsFailedError(f"{msg}. {advised}" if advised else msg)
     model = _answer_model(config, search_type)
+    if not answer.strip():
+        raise ProviderError(_no_answer_message(model, search_type, usage.last_error))
     count_streamed_answer(usage, answer, f"{model.model_provider}/{model.model}")
     frames = list(context_frames(context))
     return SearchResult(
@@ -272,6 +280,19 @@ def _timeout_message(config: "GraphRagConfig", search_type: SearchType, timeout:
              else f"the model provider ({where}) did not answer in time (slow, overloaded or unreachable)")
     return (f"{waited}; {cause}. Try context_only=true (no model call: answer from the context yourself), a cheaper "
             "search (local_search or basic_search: one model call), or a larger timeout_seconds")
+
+
+def _no_answer_message(model: "ModelConfig", search_type: SearchType, last_error: str | None) -> str:
+    """An answer without text: the provider's body was not the stream of chunks asked for (cut short, or JSON where
+    a stream was asked) or held nothing; graphrag would have returned it as an empty answer."""
+    if model.type == "mcp_sampling":
+        return (f"{search_type.value} search got no answer: the MCP client's model (sampling) answered no text; "
+                "ask again, or use context_only=true and answer from the context")
+    where = f"{model.model_provider}/{model.model}{f' at {model.api_base}' if model.api_base else ''}"
+    error = f"; the model provider's last error: {last_error}" if last_error else ""
+    return (f"the model provider failed: the answer of {where} to the {search_type.value} search could not be read: "
+            f"it held no text (a body that is not the stream of answer chunks asked for, or an empty one){error}. "
+            f"{advice(FaultKind.UNREADABLE, Operation.SEARCH)}")
 
 
 def _answer_model(config: "GraphRagConfig", search_type: SearchType) -> "ModelConfig":
