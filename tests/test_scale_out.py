@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -106,6 +106,18 @@ def _bare_call(url: str) -> dict:
     assert response.status_code == 200, response.text
     data = next(line.removeprefix("data: ") for line in response.text.splitlines() if line.startswith("data: "))
     return json.loads(data)["result"]["structuredContent"]
+
+
+def _statistics_refused(server: RunningServer) -> tuple[bool, str]:
+    """get_statistics as one bare POST: whether it is an error, and its text."""
+    import httpx
+
+    response = httpx.post(server.url, timeout=30, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                                        "params": {"name": "get_statistics", "arguments": {}}},
+                          headers={"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
+    result = next(json.loads(line.removeprefix("data: ")) for line in response.text.splitlines()
+                  if line.startswith("data: "))["result"]
+    return bool(result.get("isError")), result["content"][0]["text"]
 
 
 def _has_marker(result: dict) -> bool:
@@ -307,3 +319,106 @@ def test_storage_mistakes_are_one_line_each(azurite: Azurite, tmp_path: Path, st
         assert result.code == 1 and said in result.stderr and "Traceback" not in result.stderr, (command, result.stderr)
         assert result.stderr.strip().splitlines()[-1].startswith("error: "), result.stderr
     assert not list(tmp_path.glob("copy/versions/*"))
+
+
+async def _wait_for(server: RunningServer, seen: Callable[[dict], bool], what: str, seconds: float = 40) -> dict:
+    """get_statistics polled until `seen(statistics)`; the statistics then."""
+    deadline = time.monotonic() + seconds
+    while not seen(stats := await _statistics(server)):
+        assert time.monotonic() < deadline, f"{what}: {stats.get('replica')}"
+        await asyncio.sleep(0.3)
+    return stats
+
+
+def _copy_version(azurite: Azurite, location: str, version: str, new: str, manifest: bytes | None = None) -> None:
+    """Version `version`'s blobs copied under `new` (with another manifest.json, when given)."""
+    container, prefix = _container(azurite, location), location.removeprefix("az://").split("/", 1)[1]
+    for blob in container.list_blobs(name_starts_with=f"{prefix}/versions/{version}/"):
+        data = container.download_blob(blob.name).readall()
+        name = blob.name.replace(f"/versions/{version}/", f"/versions/{new}/", 1)
+        container.upload_blob(name, manifest if name.endswith("output/manifest.json") and manifest else data)
+
+
+def _put_pointer(azurite: Azurite, location: str, content: bytes) -> None:
+    prefix = location.removeprefix("az://").split("/", 1)[1]
+    _container(azurite, location).upload_blob(f"{prefix}/current.json", content, overwrite=True)
+
+
+def _failing(stats: dict, said: str) -> bool:
+    return stats["replica"]["consecutive_failures"] > 0 and said in (stats["replica"]["last_error"] or "")
+
+
+async def test_a_replica_serves_the_last_good_version_through_a_malformed_pointer_and_manifest(
+        azurite: Azurite, built_index: tuple[Path, dict], tmp_path: Path) -> None:
+    """current.json overwritten with text that is not JSON, then naming a version whose manifest.json is malformed:
+    the replica keeps answering from its version, get_statistics names the last error beside the last good poll,
+    and each time the pointer is mended the replica polls cleanly again; no download is left behind."""
+    location = await _published_copy(azurite, built_index[0], tmp_path / "indexer-a")
+    good = json.dumps(_pointer(azurite, location)).encode()
+    first_version = _pointer(azurite, location)["version"]
+    await asyncio.to_thread(_copy_version, azurite, location, first_version, "broken", b"[1, 2]")
+    with _replica(tmp_path, "replica-1", azurite, location) as server:
+        before = await _wait_for(server, lambda stats: stats["replica"]["last_successful_poll"] is not None, "a poll")
+        assert before["replica"]["version"] == first_version and before["replica"]["consecutive_failures"] == 0
+
+        for bad, said in ((b"{not json", "current.json is malformed"),
+                          (json.dumps({**json.loads(good), "version": "broken"}).encode(),
+                           "version broken's manifest.json is malformed")):
+            await asyncio.to_thread(_put_pointer, azurite, location, bad)
+            failing = await _wait_for(server, lambda stats, said=said: _failing(stats, said), said)
+            assert "graphrag-mcp index DATA_PATH --storage az://" in failing["replica"]["last_error"]
+            assert failing["replica"]["last_successful_poll"] < failing["replica"]["last_error_at"]
+            assert (failing["index_version"], failing["documents"]) == (before["index_version"], 11)
+            assert (await _search(server))["sources"]  # still answering from the last good version
+            await asyncio.to_thread(_put_pointer, azurite, location, good)
+            mended = await _wait_for(server, lambda stats: stats["replica"]["consecutive_failures"] == 0, "mended")
+            assert mended["replica"]["last_successful_poll"] > failing["replica"]["last_error_at"]
+            assert mended["replica"]["last_error"] == failing["replica"]["last_error"]  # the last error stays named
+            assert mended["index_version"] == before["index_version"]
+        assert "Traceback" not in server.stderr() and "still serving the version before" in server.stderr()
+    assert not list((tmp_path / "replica-1" / "versions").glob(".download-*"))
+    assert [path.name for path in (tmp_path / "replica-1" / "versions").iterdir()] == [first_version]
+
+
+async def test_an_index_run_that_publishes_nothing_keeps_previous(azurite: Azurite, built_index: tuple[Path, dict],
+                                                                  tmp_path: Path) -> None:
+    """current.json names a version and its previous; an index run over unchanged documents publishes nothing and
+    collects garbage past a zero grace period: previous stays (replicas may still read it), an older version goes."""
+    location = await _published_copy(azurite, built_index[0], tmp_path / "indexer-a")
+    pointer = _pointer(azurite, location)
+    for older in ("previous-one", "older-one"):
+        await asyncio.to_thread(_copy_version, azurite, location, pointer["version"], older)
+    await asyncio.to_thread(_put_pointer, azurite, location, json.dumps({**pointer, "previous": "previous-one"}).encode())
+
+    env = {**azurite.env(), "GRAPHRAG_MCP_STORAGE_GRACE_SECONDS": "0"}
+    result = await asyncio.to_thread(run_cli, "index", CORPUS, "--index-path", tmp_path / "indexer-a", "--storage",
+                                     location, "--format", "json", env=env, timeout=300)
+    assert result.code == 0, result.stderr
+    assert _pointer(azurite, location) == {**pointer, "previous": "previous-one"}  # nothing published
+    listing = [blob.name for blob in _container(azurite, location).list_blobs()]
+    kept = {name.split("/versions/")[1].split("/")[0] for name in listing if "/versions/" in name}
+    assert kept == {pointer["version"], "previous-one"}
+
+
+async def test_a_replica_on_a_missing_container_says_what_the_operator_does(
+        azurite: Azurite, built_index: tuple[Path, dict], tmp_path: Path) -> None:
+    """A replica started before its container exists waits and says so; asked, it names the indexer's command (a
+    replica has no build_index). A replica whose container is deleted keeps serving and names the loss."""
+    missing = azurite.new_location()
+    with _replica(tmp_path, "early", azurite, missing) as server:
+        assert "its container does not exist yet" in server.stderr()
+        deadline = time.monotonic() + 20
+        while "does not exist" not in (text := (said := await asyncio.to_thread(_statistics_refused, server))[1]):
+            assert time.monotonic() < deadline, text  # until the follower's first poll has failed
+            await asyncio.sleep(0.3)
+        assert said[0] and f"no index version from {missing} on this replica yet" in text, text
+        assert f"run graphrag-mcp index DATA_PATH --storage {missing} on the indexer host" in text
+        assert "does not exist" in text and "build_index" not in text and "--index-path" not in text
+
+    location = await _published_copy(azurite, built_index[0], tmp_path / "indexer-a")
+    with _replica(tmp_path, "replica-1", azurite, location) as server:
+        before = await _statistics(server)
+        await asyncio.to_thread(_container(azurite, location).delete_container)
+        gone = await _wait_for(server, lambda stats: _failing(stats, "does not exist"), "the container's loss")
+        assert f"run graphrag-mcp index DATA_PATH --storage {location} on the indexer host" in gone["replica"]["last_error"]
+        assert (gone["index_version"], gone["documents"]) == (before["index_version"], 11)

@@ -246,6 +246,21 @@ class OperationCost(BaseModel):
         self.embedding_calls += result.embedding_calls
 
 
+class ReplicaStatus(BaseModel):
+    """A replica's follower: the blob location it follows, its last good poll and its last error."""
+
+    location: str = Field(description="The blob location followed (az://CONTAINER/PREFIX)")
+    version: str | None = Field(default=None, description="The version current.json named at the last good poll")
+    last_successful_poll: datetime | None = Field(
+        default=None, description="When the follower last read the container without error")
+    last_error: str | None = Field(
+        default=None, description="The follower's last error (the last good version keeps serving meanwhile)")
+    last_error_at: datetime | None = None
+    consecutive_failures: int = Field(
+        default=0, description="Polls failed since the last good one (0: healthy); each failure doubles the wait "
+        "before the next poll, up to a bound")
+
+
 class ServerStatistics(IndexStatistics):
     """Index statistics plus the serving process's view of it."""
 
@@ -256,3 +271,5 @@ class ServerStatistics(IndexStatistics):
     costs: dict[str, OperationCost] = Field(
         description="Model usage since the server started, per operation kind (tool; context_only searches apart)"
     )
+    replica: ReplicaStatus | None = Field(
+        default=None, description="With blob storage: how this replica follows the container")

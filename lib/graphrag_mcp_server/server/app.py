@@ -133,7 +133,7 @@ def create_server(root: Path, settings: ServerSettings | None = None, watch: Pat
     if watch is not None and watch.resolve() not in roots:
         roots.append(watch.resolve())
     shared = ServerContext(
-        root=root.resolve(), settings=settings, state=IndexState(root.resolve()),
+        root=root.resolve(), settings=settings, state=IndexState(root.resolve(), settings.storage),
         watch=watch.resolve() if watch else None, data_roots=roots,
     )
 

@@ -9,10 +9,11 @@ from typing import Any
 
 from graphrag_mcp_server.config.index_root import INPUT_FILE_PATTERN
 from graphrag_mcp_server.config.settings import ServerSettings
-from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, follow
+from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation
 from graphrag_mcp_server.handlers.indexing.build import IndexMode, index_config
 from graphrag_mcp_server.handlers.indexing.documents import Limits, select_documents
 from graphrag_mcp_server.handlers.indexing.jobs import IndexJobs
+from graphrag_mcp_server.handlers.indexing.replica import follow, read_status
 from graphrag_mcp_server.handlers.indexing.tuning import TuneOptions
 from graphrag_mcp_server.handlers.results import (
     IndexJob,
@@ -114,6 +115,7 @@ async def server_statistics(shared: ServerContext) -> ServerStatistics:
         loaded_at=snapshot.loaded_at,
         last_job=shared.jobs.latest,
         costs=shared.costs.totals,
+        replica=await asyncio.to_thread(read_status, shared.root) if shared.settings.storage else None,
     )
 
 

@@ -37,15 +37,20 @@ def first_version(root: Path, settings: ServerSettings, watch: Path | None) -> S
     container without one yet is followed until one appears); the server is then read-only."""
     import asyncio
 
-    from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, follow
+    from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, ContainerMissingError
+    from graphrag_mcp_server.handlers.indexing.replica import follow
 
     if watch is not None:
         msg = ("--watch builds into the local index; with GRAPHRAG_MCP_STORAGE the indexer is a command of its own: "
                "graphrag-mcp index DATA_PATH --watch, with the same storage setting")
         raise ConfigError(msg)
     location = BlobLocation.parse(settings.storage or "")
-    version = asyncio.run(follow(location, root, settings.storage_poll_seconds, once=True))
-    where = f"version {version}" if version else "no version yet (waiting for an indexer)"
+    try:
+        version = asyncio.run(follow(location, root, settings.storage_poll_seconds, once=True))
+        where = f"version {version}" if version else "no version yet (waiting for an indexer)"
+    except ContainerMissingError:  # an indexer starting beside this replica creates it
+        where = (f"its container does not exist yet (waiting for an indexer: graphrag-mcp index DATA_PATH "
+                 f"--storage {location})")
     print(f"graphrag-mcp: following {location}: {where}; local copy {root}", file=sys.stderr, flush=True)
     return settings.model_copy(update={"read_only": True})
 

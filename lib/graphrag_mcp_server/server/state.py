@@ -10,9 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.config.index_root import SETTINGS_FILE
-from graphrag_mcp_server.errors import IndexNotFoundError
+from graphrag_mcp_server.errors import GraphRagMcpError, IndexNotFoundError
 from graphrag_mcp_server.handlers.indexing.blob_versions import blob_tables_signature
-from graphrag_mcp_server.handlers.indexing.versions import current_version
+from graphrag_mcp_server.handlers.indexing.replica import (
+    hold_version,
+    no_version_yet,
+    pin_prompts,
+    version_root_files,
+)
+from graphrag_mcp_server.handlers.indexing.versions import OUTPUT, current_version
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables
 
@@ -32,21 +38,44 @@ class Snapshot:
     loaded_at: datetime
 
 
+PIN_TRIES = 3
+"""Loads of the config tried when `output` switches during one (each switch is a whole version: rare)."""
+
+
 def _load(root: Path) -> Snapshot:
     """Import graphrag, read settings.yaml and every table, and prepare graphrag's query objects for the
-    default searches (blocking: run in a worker thread)."""
-    from graphrag_mcp_server.config.index_root import load_index_config
+    default searches (blocking: run in a worker thread). The version is pinned once: its digest, config, prompts
+    and tables all come from the folder `output` named before the config was read, and a replica's processes hold
+    it (replica.hold_version) while the snapshot or a search on it lives."""
     from graphrag_mcp_server.handlers.tables import load_tables
 
-    config = load_index_config(root, without_credentials=True)
-    version = disk_version(root, config)
+    config, output = _pinned_config(root)
+    hold = hold_version(root, output)
+    version = disk_version(root, config, output)
     tables = asyncio.run(load_tables(config, root))
+    if hold is not None:
+        tables.derived["version_hold"] = hold  # lives as long as the tables: searches hold them
     try:
         prepared(tables).warm()
     except Exception as error:  # noqa: BLE001 - statistics and resources still serve; the searches report it
         logger.warning("index version %s loaded but not prepared for searches: %s", version, error)
     _import_search_path()
     return Snapshot(config, tables, version, datetime.now(UTC))
+
+
+def _pinned_config(root: Path) -> tuple["GraphRagConfig", Path | None]:
+    """The config and the version folder it reads, `output` resolved once before the config is read and found
+    unchanged after (a replica's settings.yaml is read through `output`); read again if it switched meanwhile."""
+    from graphrag_mcp_server.config.index_root import load_index_config
+
+    for _ in range(PIN_TRIES):
+        output = current_version(root)
+        config = load_index_config(root, without_credentials=True)
+        linked = (root / OUTPUT).is_symlink() and config.output_storage.type == "file"  # load_index_config pins it
+        if not linked or output is None or Path(config.output_storage.base_dir or OUTPUT).resolve() == output:
+            return pin_prompts(config, root, output), output
+    msg = f"the index at {root} switched versions {PIN_TRIES} times while loading; the next request loads it"
+    raise GraphRagMcpError(msg)
 
 
 def _import_search_path() -> None:
@@ -58,16 +87,17 @@ def _import_search_path() -> None:
     import graphrag_vectors.lancedb  # noqa: F401
 
 
-def disk_version(root: Path, config: "GraphRagConfig | None" = None) -> str:
+def disk_version(root: Path, config: "GraphRagConfig | None" = None, output: Path | None = None) -> str:
     """A short digest of settings.yaml, the current version's directory (relative to the root), its table files and
     its vector store folder (which changes when a LanceDB table is removed or restored): the same on every host
-    holding the same version of a blob container (blob_versions.fetch). With `config` (the one loaded) whose
-    output is a blob container, the tables' ETags there too."""
-    output = current_version(root)
-    output = output.relative_to(root.resolve()) if output and output.is_relative_to(root.resolve()) else output
-    files = [root / SETTINGS_FILE, *(root / "output" / f"{name}.parquet" for name in REQUIRED_TABLES),
-             root / "output" / "lancedb"]
-    signature = [str(output), *((path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in files if path.exists())]
+    holding the same version of a blob container (replica.take_version). `output`: the version folder pinned
+    (else `output` resolved now). With `config` (the one loaded) whose output is a blob container, the tables'
+    ETags there too."""
+    output = output or current_version(root)
+    label = output.relative_to(root.resolve()) if output and output.is_relative_to(root.resolve()) else output
+    tables = [output / f"{name}.parquet" for name in REQUIRED_TABLES] + [output / "lancedb"] if output else []
+    files = [version_root_files(root, output) / SETTINGS_FILE, *tables]
+    signature = [str(label), *((path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in files if path.exists())]
     if config is not None and config.output_storage.type == "blob":  # a graphrag project's own blob output
         signature.append(blob_tables_signature(config.output_storage))
     return hashlib.sha256(repr(signature).encode()).hexdigest()[:12]
@@ -76,8 +106,10 @@ def disk_version(root: Path, config: "GraphRagConfig | None" = None) -> str:
 class IndexState:
     """Keeps the current Snapshot warm; queries take the snapshot current when they start."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, storage: str | None = None) -> None:
         self.root = root
+        self.storage = storage
+        """The blob location this root is a replica of (it builds nothing: no index means none published yet)."""
         self._current: Snapshot | None = None
         self._failed: tuple[str, Exception] | None = None
         self._lock = asyncio.Lock()
@@ -106,19 +138,27 @@ class IndexState:
         if self._warm_up is not None and asyncio.current_task() is not self._warm_up:
             await asyncio.shield(self._warm_up)
         async with self._lock:
-            loaded = self._current.config if self._current is not None else None
-            on_disk = await asyncio.to_thread(disk_version, self.root, loaded)
-            if self._failed is not None and self._failed[0] == on_disk:  # not re-read until its files change
-                if self._current is None:
-                    raise self._failed[1]
-                return self._current
-            stale = self._current is None or self._current.version != on_disk
-            if stale:
-                await self._reload(on_disk)
+            try:
+                return await self._current_on_disk()
+            except IndexNotFoundError:
+                if self.storage is None:
+                    raise
+                # a replica builds nothing: no index means no version published or followed yet
+                raise GraphRagMcpError(no_version_yet(self.root, self.storage)) from None
+
+    async def _current_on_disk(self) -> Snapshot:
+        loaded = self._current.config if self._current is not None else None
+        on_disk = await asyncio.to_thread(disk_version, self.root, loaded)
+        if self._failed is not None and self._failed[0] == on_disk:  # not re-read until its files change
             if self._current is None:
-                msg = f"no index at {self.root}; build one with: graphrag-mcp index DATA_PATH --index-path {self.root}"
-                raise IndexNotFoundError(msg)
+                raise self._failed[1]
             return self._current
+        if self._current is None or self._current.version != on_disk:
+            await self._reload(on_disk)
+        if self._current is None:
+            msg = f"no index at {self.root}; build one with: graphrag-mcp index DATA_PATH --index-path {self.root}"
+            raise IndexNotFoundError(msg)
+        return self._current
 
     async def _reload(self, on_disk: str) -> None:
         """Load the disk's version; while one is loaded, a failed load keeps it serving. A failure is

@@ -11,9 +11,10 @@ Layout under az://CONTAINER/PREFIX/::
     indexer.lock          the blob an indexer leases (renewed while it runs): one indexer at a time
 
 The indexer and each replica keep a local copy (their --index-path) in the layout of versions.py: the indexer
-builds there with every incremental step unchanged, then uploads; a replica downloads a new version beside the
-one it serves and switches its `output` link in one step. Versions neither current nor previous are deleted
-once their files are older than the grace period (a replica reads a version only while downloading it).
+builds there with every incremental step unchanged, then uploads; a replica (replica.py) downloads a new version
+whole beside the one it serves and switches its `output` link in one step. current.json's version and previous
+are never deleted; older versions once their files are older than the grace period (a replica reads a version
+only while downloading it).
 """
 
 import asyncio
@@ -47,6 +48,8 @@ POINTER = "current.json"
 LEASE_BLOB = "indexer.lock"
 ROOT_FILES = (SETTINGS_FILE, "prompts")
 """What of the index root travels with each version: the config and prompts its searches use."""
+STAGING = ".download-"
+"""The name of a version's folder while it downloads, before the version's id."""
 TRANSFER_THREADS = 8
 TABLES_CHECK_SECONDS = 2.0
 """How long the tables' ETags of a graphrag project with blob output are taken as unchanged."""
@@ -55,6 +58,10 @@ Result = TypeVar("Result")
 
 class IndexerBusyError(GraphRagMcpError):
     """Another indexer holds the container's lease."""
+
+
+class ContainerMissingError(GraphRagMcpError):
+    """The location's container does not exist."""
 
 
 class VersionConflictError(GraphRagMcpError):
@@ -181,11 +188,23 @@ class BlobIndex:
         """current.json and its ETag; (None, None) before the first version."""
         from azure.core.exceptions import ResourceNotFoundError
 
+        from pydantic import ValidationError
+
         try:
             download = self.container.download_blob(self.location.blob(POINTER))
-        except ResourceNotFoundError:
+        except ResourceNotFoundError as error:
+            if error.error_code == "ContainerNotFound":
+                msg = (f"{self.location}: the container {self.location.container} does not exist (deleted, or not "
+                       "created yet); the indexer creates it and publishes a version: run graphrag-mcp index "
+                       f"DATA_PATH --storage {self.location} on the indexer host")
+                raise ContainerMissingError(msg) from None
             return None, None
-        return Pointer.model_validate_json(download.readall()), download.properties.etag
+        try:
+            return Pointer.model_validate_json(download.readall()), download.properties.etag
+        except ValidationError as error:
+            msg = (f"{self.location}: {POINTER} is malformed ({error.errors()[0]['msg']}); the indexer writes a whole "
+                   f"one at its next publish: run graphrag-mcp index DATA_PATH --storage {self.location}")
+            raise GraphRagMcpError(msg) from None
 
     def switch(self, version: str, previous: Pointer | None, etag: str | None) -> Pointer:
         """Make `version` current by one conditional write: only if current.json is still what the indexer read
@@ -232,27 +251,38 @@ class BlobIndex:
         self._download([(name, path) for name, path in wanted if not path.exists()])
         return len(wanted)
 
-    def fetch(self, root: Path, version: str) -> Path:
-        """Download `version` into the local copy (beside what it serves), then switch the local `output` to it
-        in one step; the version's settings.yaml and prompts replace the root's where they differ. Every file
-        gets the version's time, so each replica's copy of a version has the same index_version."""
+    def download(self, root: Path, version: str) -> Path:
+        """Download `version` whole into a staging folder of the local copy (beside what it serves): its `output`
+        and its `root` files, every file with the version's time, so each host's copy of a version has the same
+        index_version; the staging folder."""
         prefix = self.location.blob(versions.VERSIONS, version) + "/"
         blobs = list(self.container.list_blobs(name_starts_with=prefix))
         if not any(blob.name == prefix + "output/" + versions.MANIFEST for blob in blobs):
             msg = f"{self.location}: version {version} is named current but its files are missing"
             raise GraphRagMcpError(msg)
-        staging = root / versions.VERSIONS / f".download-{version}-{uuid.uuid4().hex[:6]}"
-        self._download([(blob.name, staging / blob.name[len(prefix):]) for blob in blobs])
+        staging = root / versions.VERSIONS / f"{STAGING}{version}-{uuid.uuid4().hex[:6]}"
+        try:
+            self._download([(blob.name, staging / blob.name[len(prefix):]) for blob in blobs])
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
         stamp = max(blob.last_modified for blob in blobs).timestamp()
+        for path in [staging, *staging.rglob("*")]:
+            os.utime(path, (stamp, stamp))
+        return staging
+
+    def fetch(self, root: Path, version: str) -> Path:
+        """The indexer's copy of `version`: downloaded, its settings.yaml and prompts replacing the root's where
+        they differ, then the local `output` switched to it in one step."""
+        staging = self.download(root, version)
+        stamp = (staging / "output" / versions.MANIFEST).stat().st_mtime
+        manifest = read_manifest(staging / "output", self.location, version)
         _replace_root_files(root, staging / "root", stamp)
         target = root / versions.VERSIONS / version
         if target.exists():
             versions.discard(target)
         (staging / "output").rename(target)
         shutil.rmtree(staging)
-        for path in [target, *target.rglob("*")]:
-            os.utime(path, (stamp, stamp))
-        manifest = json.loads((target / versions.MANIFEST).read_text(encoding="utf-8"))
         versions.switch_to(root, target, manifest)
         return target
 
@@ -329,6 +359,13 @@ class BlobIndex:
         _each(download, blobs)
 
 
+def kept_versions(pointer: Pointer | None, *local: Path | None) -> set[str]:
+    """What garbage collection never deletes, however old: the versions current.json names (current and previous:
+    replicas may still be reading the previous) and the indexer's local ones."""
+    named = {pointer.version, pointer.previous} if pointer is not None else set()
+    return {version for version in named if version} | {path.name for path in local if path is not None}
+
+
 def _each(work: Callable[[Result], None], items: list[Result]) -> None:
     """`work` on every item, a few at a time (blob calls wait on the network, not the CPU)."""
     if len(items) <= 1:
@@ -364,6 +401,19 @@ def _replace_root_files(root: Path, downloaded: Path, stamp: float) -> None:
         os.utime(target, (stamp, stamp))
 
 
+def read_manifest(output: Path, location: BlobLocation, version: str) -> dict[str, str]:
+    """A downloaded version's manifest.json (title -> content id); a malformed one is a one-line error."""
+    try:
+        manifest = json.loads((output / versions.MANIFEST).read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:
+        manifest = error
+    if not isinstance(manifest, dict) or not all(isinstance(v, str) for v in manifest.values()):
+        msg = (f"{location}: version {version}'s {versions.MANIFEST} is malformed; publish a new version: run "
+               f"graphrag-mcp index DATA_PATH --storage {location} --full on the indexer host")
+        raise GraphRagMcpError(msg)
+    return manifest
+
+
 def _json_content() -> "ContentSettings":
     from azure.storage.blob import ContentSettings
 
@@ -395,38 +445,10 @@ async def published_build(location: BlobLocation, root: Path, run: Callable[[], 
             if built is not None and (pointer is None or built.name != pointer.version):
                 await asyncio.to_thread(index.upload_version, root, built)
                 await asyncio.to_thread(index.upload_cache, root)
-                await asyncio.to_thread(index.switch, built.name, pointer, etag)
+                pointer = await asyncio.to_thread(index.switch, built.name, pointer, etag)
                 logger.info("%s: version %s is current", location, built.name)
-            keep = {version.name for version in (built, local) if version is not None}
-            keep |= {pointer.version} if pointer else set()
-            await asyncio.to_thread(index.collect_garbage, keep, grace_seconds)
+            await asyncio.to_thread(index.collect_garbage, kept_versions(pointer, built, local), grace_seconds)
     return result
-
-
-async def follow(location: BlobLocation, root: Path, poll_seconds: float,
-                 switched: Callable[[str], Awaitable[None]] | None = None, once: bool = False) -> str | None:
-    """Keep the local copy `root` on the current version of `location`: read current.json every `poll_seconds`,
-    download a new version beside the served one and switch to it, then await `switched(version)`. A failed poll
-    or download is logged and tried again at the next poll (the served version stays). With `once`: one poll,
-    whose errors are raised; returns the version then current (None before the first)."""
-    index = BlobIndex(location)
-    while True:
-        try:
-            with storage_errors(f"reading {location}", location):
-                pointer, _ = await asyncio.to_thread(index.pointer)
-                local = versions.current_version(root)
-                if pointer is not None and (local is None or local.name != pointer.version):
-                    await asyncio.to_thread(index.fetch, root, pointer.version)
-                    logger.info("%s: switched to version %s", location, pointer.version)
-                    if switched is not None:
-                        await switched(pointer.version)
-            if once:
-                return pointer.version if pointer else None
-        except GraphRagMcpError as error:
-            if once:
-                raise
-            logger.warning("%s; still serving the version before", error)
-        await asyncio.sleep(poll_seconds)
 
 
 _checked_tables: dict[tuple[str | None, str | None, str | None], tuple[float, str, "ContainerClient"]] = {}
