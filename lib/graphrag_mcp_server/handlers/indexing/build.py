@@ -175,7 +175,6 @@ async def build(
         time_workflows_without_tracemalloc,
     )
     from graphrag_mcp_server.handlers.indexing.communities import with_every_entity_clustered
-    from graphrag_mcp_server.handlers.indexing.kept import kept_from
     from graphrag_mcp_server.handlers.indexing.local_files import use_local_file_storage
     from graphrag_mcp_server.handlers.indexing.record_tables import read_parquet_tables_by_records
     from graphrag_mcp_server.providers.probe import extraction_probe_key, probe_models, sample_passage
@@ -200,7 +199,7 @@ async def build(
                 notice(told)
         importing = time.perf_counter()
         use_models(config)
-        from graphrag.api import build_index
+        import graphrag.api  # noqa: F401 - its import is not the run's time
 
         started += time.perf_counter() - importing  # `seconds` is the run's, as when these were imported first
         settings = ServerSettings()
@@ -208,34 +207,28 @@ async def build(
         log_no_item_progress()
         read_parquet_tables_by_records()
         use_local_file_storage()
-        probe_key = extraction_probe_key(config) if method is IndexMethod.STANDARD else None
-        sample = (sample_passage(documents["text"].astype(str))
-                  if probe_key is not None and probe_key != _passed_probe(current) else None)
-        dimensions = await probe_models(config, settings.provider_probe_seconds, sample)
-        if notice is not None and incremental and (told := _width_changed(config, dimensions)):
-            notice(told)
-        version = versions.new_version(root)
-        versions.crash_point("version-made")
-        try:
-            target = with_every_entity_clustered(pin_output(sized_vectors(config, dimensions), version), method.value)
-            with (track_usage() as usage, provider_breaker(settings.provider_failure_limit) as breaker,
-                  failures_recorded() as failures,
-                  kept_from(current if incremental else None, target, version) as kept):
-                outputs = await build_index(target, method=method.value, callbacks=_with_crash_points(callbacks),
-                                            input_documents=documents)
-            _raise_first_failure(config, outputs, breaker.reason if breaker.tripped else None, usage.last_error)
-            _refuse_incomplete(version_gaps(target, version, set(failures.extractions)), failures, usage, current)
-            versions.crash_point("checked")
-            record_check(version)
-            built_with.record(version, config)
-            counts = await count_rows(target)
-            record_vector_tables(target)
-            (version / PROMPT_DIGESTS).write_text(json.dumps(prompts, indent=1, sort_keys=True), encoding="utf-8")
-            if probe_key is not None:
-                (version / PASSED_PROBE).write_text(probe_key, encoding="utf-8")
-        except BaseException:
-            versions.discard(version)
-            raise
+        with track_usage() as usage:  # the model checks are paid for too
+            probe_key = extraction_probe_key(config) if method is IndexMethod.STANDARD else None
+            sample = (sample_passage(documents["text"].astype(str))
+                      if probe_key is not None and probe_key != _passed_probe(current) else None)
+            dimensions = await probe_models(config, settings.provider_probe_seconds, sample)
+            if notice is not None and incremental and (told := _width_changed(config, dimensions)):
+                notice(told)
+            version = versions.new_version(root)
+            versions.crash_point("version-made")
+            try:
+                target = with_every_entity_clustered(pin_output(sized_vectors(config, dimensions), version),
+                                                     method.value)
+                kept, counts = await _built(target, documents, method, callbacks, current, incremental, version,
+                                            settings.provider_failure_limit, usage)
+                (version / PROMPT_DIGESTS).write_text(json.dumps(prompts, indent=1, sort_keys=True),
+                                                      encoding="utf-8")
+                built_with.record(version, config)
+                if probe_key is not None:
+                    (version / PASSED_PROBE).write_text(probe_key, encoding="utf-8")
+            except BaseException:
+                versions.discard(version)
+                raise
         versions.switch_to(root, version, manifest)
     return _summary(counts, changes, selection, usage, started, incremental, kept)
 
@@ -292,6 +285,28 @@ def _raise_first_failure(config: "GraphRagConfig", outputs: list, provider_failu
         provider = f"; the model provider's last error: {last_error}" if last_error else ""
         msg = f"indexing failed in workflow {failed[0].workflow}: {failed[0].error}{provider} (details in {logs})"
         raise IndexBuildError(msg)
+
+
+async def _built(target: "GraphRagConfig", documents: "pd.DataFrame", method: IndexMethod,
+                 callbacks: "list[WorkflowCallbacks] | None", current: Path | None, incremental: bool,
+                 version: Path, failure_limit: int, usage: Usage) -> "tuple[Kept, dict[str, int]]":
+    """graphrag's pipeline over `documents` into `version` (`target` pinned to it), keeping what the served version
+    `current` allows when `incremental`; the version checked whole (refused with what it lacks otherwise) and its
+    records written. What it kept, and the rows of each table."""
+    from graphrag.api import build_index
+
+    from graphrag_mcp_server.handlers.indexing.kept import kept_from
+
+    with (provider_breaker(failure_limit) as breaker, failures_recorded() as failures,
+          kept_from(current if incremental else None, target, version) as kept):
+        outputs = await build_index(target, method=method.value, callbacks=_with_crash_points(callbacks),
+                                    input_documents=documents)
+    _raise_first_failure(target, outputs, breaker.reason if breaker.tripped else None, usage.last_error)
+    _refuse_incomplete(version_gaps(target, version, set(failures.extractions)), failures, usage, current)
+    versions.crash_point("checked")
+    record_check(version)
+    record_vector_tables(target)
+    return kept, await count_rows(target)
 
 
 def _with_crash_points(callbacks: "list[WorkflowCallbacks] | None") -> "list[WorkflowCallbacks] | None":

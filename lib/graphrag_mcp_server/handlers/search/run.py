@@ -14,16 +14,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-<<<<<<< HEAD
 from graphrag_mcp_server.errors import (
     EmbeddingMismatchError,
     IndexDamagedError,
     ModelCallsFailedError,
+    ProviderError,
     SearchTimeoutError,
 )
-=======
-from graphrag_mcp_server.errors import IndexDamagedError, ModelCallsFailedError, ProviderError, SearchTimeoutError
->>>>>>> issue-38-messages
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.results import SearchResult, Source
 from graphrag_mcp_server.handlers.tables import CITATION, IndexTables
