@@ -66,7 +66,7 @@ def index_digest(root: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
-        if relative.parts[0] in ("logs", "cache") or path.name == ".index.lock":
+        if relative.parts[0] in ("logs", "cache", ".holds") or path.name == ".index.lock":
             continue
         digest.update(str(relative).encode())
         if path.is_symlink():

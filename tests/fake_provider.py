@@ -237,7 +237,9 @@ def _names_extracted(prompt: str) -> str:
     """graphrag's extraction format for the names of the prompt's input text, each related to the next."""
     text = prompt.rsplit("Text:", 1)[-1].split("######", 1)[0]
     names = list(dict.fromkeys(match.upper() for match in NAME.findall(text)))[:8]
-    records = [f'("entity"<|>{name}<|>PERSON<|>{name} is named in the text)' for name in names]
+    opening = " ".join(text.split()[:12]).replace("<|>", " ")
+    records = [f'("entity"<|>{name}<|>PERSON<|>{name} is named in the text that begins: {opening})'
+               for name in names]
     records += [f'("relationship"<|>{first}<|>{second}<|>{first} is named with {second}<|>5)'
                 for first, second in zip(names, names[1:])]
     return "##".join(records) + "<|COMPLETE|>"

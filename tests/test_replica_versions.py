@@ -189,3 +189,27 @@ def test_collection_keeps_what_the_pointer_names_and_the_follower_backs_off_with
         30,
     ]
     assert replica.next_wait(60, 3) == 60  # a poll period over the bound is kept
+
+
+def test_a_local_version_a_snapshot_holds_survives_two_updates(built_index: tuple[Path, dict],
+                                                               tmp_path: Path) -> None:
+    """versions.switch_to keeps the current and previous versions and any older one a loaded snapshot holds (a
+    long search across two quick updates), and removes it at the first switch after it is dropped."""
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    first = versions.current_version(root)
+    held = state._load(root)  # noqa: SLF001 - a snapshot as IndexState keeps it
+    assert held.tables.derived["version_hold"].version == first
+    manifest = versions.read_manifest(first)
+    for _ in range(2):
+        versions.switch_to(root, _copy_of(first, versions.new_version(root)), manifest)
+    assert first.is_dir() and len(list((root / "versions").iterdir())) == 3
+    del held
+    gc.collect()
+    versions.switch_to(root, _copy_of(first, versions.new_version(root)), manifest)
+    assert not first.exists() and len(list((root / "versions").iterdir())) == 2
+
+
+def _copy_of(version: Path, target: Path) -> Path:
+    shutil.copytree(version, target, dirs_exist_ok=True)
+    return target

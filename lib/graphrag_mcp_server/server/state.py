@@ -12,13 +12,8 @@ from typing import TYPE_CHECKING
 from graphrag_mcp_server.config.index_root import SETTINGS_FILE
 from graphrag_mcp_server.errors import GraphRagMcpError, IndexNotFoundError
 from graphrag_mcp_server.handlers.indexing.blob_versions import blob_tables_signature
-from graphrag_mcp_server.handlers.indexing.replica import (
-    hold_version,
-    no_version_yet,
-    pin_prompts,
-    version_root_files,
-)
-from graphrag_mcp_server.handlers.indexing.versions import OUTPUT, current_version
+from graphrag_mcp_server.handlers.indexing.replica import no_version_yet, pin_prompts, version_root_files
+from graphrag_mcp_server.handlers.indexing.versions import OUTPUT, current_version, hold_version
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables
 
@@ -45,8 +40,8 @@ PIN_TRIES = 3
 def _load(root: Path) -> Snapshot:
     """Import graphrag, read settings.yaml and every table, and prepare graphrag's query objects for the
     default searches (blocking: run in a worker thread). The version is pinned once: its digest, config, prompts
-    and tables all come from the folder `output` named before the config was read, and a replica's processes hold
-    it (replica.hold_version) while the snapshot or a search on it lives."""
+    and tables all come from the folder `output` named before the config was read, and held (versions.hold_version:
+    not pruned) while the snapshot or a search on it lives."""
     from graphrag_mcp_server.handlers.tables import load_tables
 
     config, output = _pinned_config(root)

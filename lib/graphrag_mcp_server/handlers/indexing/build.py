@@ -212,7 +212,7 @@ async def build(
             sample = (sample_passage(documents["text"].astype(str))
                       if probe_key is not None and probe_key != _passed_probe(current) else None)
             dimensions = await probe_models(config, settings.provider_probe_seconds, sample)
-            if notice is not None and incremental and (told := _width_changed(config, dimensions)):
+            if (told := _embedding_width_changed(config, root, dimensions)) and notice is not None:
                 notice(told)
             version = versions.new_version(root)
             versions.crash_point("version-made")
@@ -301,6 +301,8 @@ async def _built(target: "GraphRagConfig", documents: "pd.DataFrame", method: In
           kept_from(current if incremental else None, target, version) as kept):
         outputs = await build_index(target, method=method.value, callbacks=_with_crash_points(callbacks),
                                     input_documents=documents)
+    if failures.count() and (stopped := next((output for output in outputs if output.error is not None), None)):
+        _refuse_incomplete([], failures, usage, current, f"{stopped.workflow} stopped: {stopped.error}")
     _raise_first_failure(target, outputs, breaker.reason if breaker.tripped else None, usage.last_error)
     _refuse_incomplete(version_gaps(target, version, set(failures.extractions)), failures, usage, current)
     versions.crash_point("checked")
@@ -335,24 +337,36 @@ def _stale(config: "GraphRagConfig", current: Path) -> list[str]:
     return told
 
 
-def _width_changed(config: "GraphRagConfig", dimensions: dict[str, int]) -> str | None:
-    """What to tell when the embedding model now returns vectors of another width than the served ones."""
+def _embedding_width_changed(config: "GraphRagConfig", root: Path, dimensions: dict[str, int]) -> str | None:
+    """When the embedding model now returns vectors of another width than the served tables hold (it changed
+    behind its name): its cached vectors are dropped, since graphrag's cache answers by the request alone and would
+    replay the old model's, and what to tell is returned (every vector is computed again: the width is part of the
+    embeddings' fingerprint)."""
     found, held = dimensions.get(config.embed_text.embedding_model_id), recorded_vector_widths(config)
     if found is None or not held or set(held.values()) == {found}:
         return None
-    return (f"the embedding model now returns vectors of {found} numbers, the served version holds "
+    told = (f"the embedding model now returns vectors of {found} numbers, the served version holds "
             f"{', '.join(map(str, sorted(set(held.values()))))}: every vector is computed again")
+    if config.cache.storage.type == "file":
+        cache = root / (config.cache.storage.base_dir or "cache") / config.embed_text.model_instance_name
+        if cache.is_dir():
+            shutil.rmtree(cache)
+            told += f", and the old model's cached vectors in {cache} are dropped"
+    return told
 
 
-def _refuse_incomplete(gaps: list[Gap], failures: SwallowedFailures, usage: Usage, current: Path | None) -> None:
-    """Refuse to publish a version with gaps, naming them, the provider's last error and what to do."""
-    if not gaps and not failures.reports and not failures.claims:
+def _refuse_incomplete(gaps: list[Gap], failures: SwallowedFailures, usage: Usage, current: Path | None,
+                       stopped: str | None = None) -> None:
+    """Refuse to publish a version with gaps (or whose model calls failed until a workflow `stopped`), naming
+    what it lacks, the provider's last error and what to do."""
+    if not gaps and not failures.count():
         return
     reason = failures.last_reason() or usage.last_error
     why = f"; the model's last error: {reason.rstrip('.')}" if reason else ""
-    served = ("the version served before stays current" if current is not None
-              else "no version is served yet")
-    missing = "; ".join(map(str, gaps)) or f"{len(failures.reports) + len(failures.claims)} model calls failed"
+    served = "the version served before stays current" if current is not None else "no version is served yet"
+    missing = "; ".join(map(str, gaps)) or f"model calls failed: {failures.summary()}"
+    if stopped:
+        missing += f" ({stopped})"
     msg = (f"indexing did not publish the new version, it is incomplete: {missing}{why}. {served.capitalize()}; "
            "run the same index command again once the model provider answers: only the missing work is sent "
            "to the model (what succeeded is in graphrag's cache)")

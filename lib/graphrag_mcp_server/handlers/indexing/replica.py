@@ -7,20 +7,18 @@ Layout of a replica's root (beside versions.py's)::
     versions/<id>/.root/             the settings.yaml and prompts/ the version goes with
     settings.yaml -> output/.root/settings.yaml, prompts -> output/.root/prompts
                                      so one `output` switch moves tables, settings and prompts
-    .holds/<id>.lock                 shared-locked by each process whose loaded snapshot reads <id>
+    .holds/<id>.lock                 shared-locked by each process whose loaded snapshot reads <id> (versions.py)
     .follower.json                   the follower's last good poll and last error (get_statistics)
 
 A version is removed only when it is neither current nor previous and no process holds it.
 """
 
 import asyncio
-import fcntl
 import logging
 import os
 import shutil
 import time
 import uuid
-import weakref
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,39 +42,12 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 ROOT_COPY = ".root"
-HOLDS = ".holds"
 STATUS_FILE = ".follower.json"
 BACKOFF_LIMIT_SECONDS = 30.0
 """The longest wait between two polls after failed ones (each failure doubles the wait from the
 poll period)."""
 LEFTOVER_SECONDS = 3600.0
 """A download folder untouched this long was left by a killed follower."""
-
-
-class VersionHold:
-    """A shared lock on `.holds/<version>.lock` while this object lives: the version is not removed
-    under it (released when the last reference goes: a replaced snapshot once its running searches
-    end)."""
-
-    def __init__(self, root: Path, version: Path) -> None:
-        (root / HOLDS).mkdir(exist_ok=True)
-        descriptor = os.open(root / HOLDS / f"{version.name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(descriptor, fcntl.LOCK_SH)
-        self.version = version
-        weakref.finalize(self, os.close, descriptor)
-
-
-def hold_version(root: Path, version: Path | None) -> VersionHold | None:
-    """A hold on `version` when `root` is a replica's local copy and `version` one of its versions
-    (None for other roots: their versions.py keeps the previous version for readers still on
-    it)."""
-    if (
-        version is None
-        or not is_replica_copy(root)
-        or version.parent != (root / versions.VERSIONS).resolve()
-    ):
-        return None
-    return VersionHold(root, version)
 
 
 def is_replica_copy(root: Path) -> bool:
@@ -170,27 +141,9 @@ def prune(root: Path, keep: set[Path | None]) -> list[str]:
             if time.time() - version.stat().st_ctime > LEFTOVER_SECONDS:
                 versions.discard(version)
             continue
-        if _remove_unheld(root, version):
+        if versions.remove_unheld(root, version):
             removed.append(version.name)
     return removed
-
-
-def _remove_unheld(root: Path, version: Path) -> bool:
-    """Remove `version` unless a process holds it (a try for its lock, not a wait)."""
-    lock = root / HOLDS / f"{version.name}.lock"
-    (root / HOLDS).mkdir(exist_ok=True)
-    descriptor = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(descriptor)
-        return False
-    try:
-        versions.discard(version)
-        lock.unlink(missing_ok=True)
-    finally:
-        os.close(descriptor)
-    return True
 
 
 def no_version_yet(root: Path, location: str) -> str:

@@ -29,6 +29,16 @@ class SwallowedFailures:
     reports: list[str] = field(default_factory=list)
     claims: list[str] = field(default_factory=list)
 
+    def count(self) -> int:
+        """How many model calls failed for good."""
+        return len(self.extractions) + len(self.reports) + len(self.claims)
+
+    def summary(self) -> str:
+        """How many failed of each kind, in words."""
+        kinds = [(len(self.extractions), "text unit extractions"), (len(self.reports), "community reports"),
+                 (len(self.claims), "claim extractions")]
+        return ", ".join(f"{count} {kind}" for count, kind in kinds if count)
+
     def last_reason(self) -> str | None:
         """The reason of the last failure noted, if any."""
         reasons = [*self.extractions.values(), *self.reports, *self.claims]

@@ -5,21 +5,24 @@ Layout of an index root::
     output -> versions/<id>     symlink, replaced atomically (os.replace) when a run succeeds
     versions/<id>/              parquet tables, lancedb/, stats.json, manifest.json (read-only once complete)
     cache/                      graphrag's LLM cache, shared by all versions
+    .holds/<id>.lock            shared-locked by each process reading version <id> (not pruned meanwhile)
 
 A run killed at any point leaves `output` on the previous, complete version; the partial version
-is removed by the next run. At most one previous version is kept, for readers still on it. A
+is removed by the next run. The previous version is kept, and any older one a reader still holds. A
 version is sealed (write bits off) before it becomes current, so a tool writing through `output`
 (graphrag's own `graphrag index` on this root) is refused instead of changing what is served.
 """
 
 import fcntl
 import json
+import logging
 import os
 import shutil
 import signal
 import stat
 import time
 import uuid
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,8 +32,12 @@ from pydantic import BaseModel
 from graphrag_mcp_server.config.index_root import LEGACY_OUTPUT, served_output
 from graphrag_mcp_server.errors import GraphRagMcpError
 
+logger = logging.getLogger(__name__)
+
 OUTPUT = "output"
 VERSIONS = "versions"
+HOLDS = ".holds"
+"""Shared-locked by each process whose loaded snapshot reads a version (VersionHold)."""
 MANIFEST = "manifest.json"
 LOCK = ".index.lock"
 
@@ -148,10 +155,53 @@ def switch_to(root: Path, version: Path, manifest: dict[str, str]) -> None:
 
 
 def _prune(root: Path, keep: set[Path | None]) -> None:
-    """Remove every version but those in `keep` (older ones and the leftovers of killed runs)."""
+    """Remove every version but those in `keep` and those a process holds (older ones and the leftovers of
+    killed runs)."""
     for version in (root / VERSIONS).iterdir():
         if version.resolve() not in {path.resolve() for path in keep if path is not None}:
-            discard(version)
+            remove_unheld(root, version)
+
+
+class VersionHold:
+    """A shared lock on `.holds/<version>.lock` while this object lives: the version is not removed under it
+    (released when the last reference goes: a replaced snapshot once its running searches end)."""
+
+    def __init__(self, root: Path, version: Path) -> None:
+        (root / HOLDS).mkdir(exist_ok=True)
+        descriptor = os.open(root / HOLDS / f"{version.name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(descriptor, fcntl.LOCK_SH)
+        self.version = version
+        weakref.finalize(self, os.close, descriptor)
+
+
+def hold_version(root: Path, version: Path | None) -> VersionHold | None:
+    """A hold on `version` while a reader (a loaded snapshot and its searches) uses it; None where there is no
+    version to hold (a graphrag project's own output/) or the root cannot be written (a read-only mount)."""
+    if version is None or version.parent != (root / VERSIONS).resolve():
+        return None
+    try:
+        return VersionHold(root, version)
+    except OSError as error:
+        logger.warning("version %s read without a hold (not protected from pruning): %s", version.name, error)
+        return None
+
+
+def remove_unheld(root: Path, version: Path) -> bool:
+    """Remove `version` unless a process holds it (a try for its lock, not a wait)."""
+    lock = root / HOLDS / f"{version.name}.lock"
+    lock.parent.mkdir(exist_ok=True)
+    descriptor = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        return False
+    try:
+        discard(version)
+        lock.unlink(missing_ok=True)
+    finally:
+        os.close(descriptor)
+    return True
 
 
 def discard(version: Path) -> None:
