@@ -301,7 +301,8 @@ async def _built(target: "GraphRagConfig", documents: "pd.DataFrame", method: In
           kept_from(current if incremental else None, target, version) as kept):
         outputs = await build_index(target, method=method.value, callbacks=_with_crash_points(callbacks),
                                     input_documents=documents)
-    if failures.count() and (stopped := next((output for output in outputs if output.error is not None), None)):
+    stopped = next((output for output in outputs if output.error is not None), None)
+    if failures.count() and stopped is not None and not breaker.tripped:  # a tripped breaker names the provider
         _refuse_incomplete([], failures, usage, current, f"{stopped.workflow} stopped: {stopped.error}")
     _raise_first_failure(target, outputs, breaker.reason if breaker.tripped else None, usage.last_error)
     _refuse_incomplete(version_gaps(target, version, set(failures.extractions)), failures, usage, current)
