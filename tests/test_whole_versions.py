@@ -323,3 +323,29 @@ def test_a_first_run_that_fails_leaves_no_settings_behind(tmp_path: Path) -> Non
         assert_one_line_error(failed, 1, "no documents in")
     assert not new_root.exists()
     assert list(existing.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_changed_completion_model_answers_anew_and_the_old_models_cache_is_kept(
+        work: Path, provider: FakeProvider) -> None:
+    """graphrag's cache keys leave the model out: each model gets its own cache folders (model_caches.py)."""
+    data, root = work / "data", work / "index"
+    settings = root / "settings.yaml"
+    settings.write_text(settings.read_text(encoding="utf-8").replace("model: gpt-4.1-mini", "model: gpt-4.1"),
+                        encoding="utf-8")
+    start = len(provider.prompts)
+    moved = run_cli("index", data, "--index-path", root, "--format", "json")
+    assert moved.code == 0, moved.stderr[-2000:]
+    assert "call openai/gpt-4.1 (was openai/gpt-4.1-mini)" in moved.stderr
+    extractions = [prompt for prompt in _sent_since(provider, start) if EXTRACTION_PROMPT in prompt]
+    assert len(extractions) >= 11, "the new model's answers came from the old model's cache"
+    assert (root / "cache" / "extract_graph@openai_gpt-4.1-mini").is_dir()
+    assert _statistics(root)["models"]["completion"] == ["openai/gpt-4.1"]
+
+    settings.write_text(settings.read_text(encoding="utf-8").replace("model: gpt-4.1", "model: gpt-4.1-mini"),
+                        encoding="utf-8")
+    start = len(provider.prompts)
+    back = run_cli("index", data, "--index-path", root, "--format", "json")
+    assert back.code == 0, back.stderr[-2000:]
+    again = [prompt for prompt in _sent_since(provider, start) if EXTRACTION_PROMPT in prompt]
+    assert len(again) <= 1, "the first model's cache was lost"  # its extraction check, sent again

@@ -26,6 +26,7 @@ from graphrag_mcp_server.errors import ConfigError, IndexBuildError, IndexIncomp
 from graphrag_mcp_server.handlers import built_with
 from graphrag_mcp_server.handlers.indexing import versions
 from graphrag_mcp_server.handlers.indexing.documents import Limits, Selection, SkipReason, select_documents
+from graphrag_mcp_server.handlers.indexing.model_caches import caches_follow_models
 from graphrag_mcp_server.handlers.indexing.readers import CorpusReader
 from graphrag_mcp_server.handlers.indexing.swallowed import SwallowedFailures, failures_recorded
 from graphrag_mcp_server.handlers.indexing.tuning import changed_prompts, prompt_digests, prompt_notice
@@ -197,6 +198,8 @@ async def build(
         for told in ([prompt_notice(prompts_changed)] if prompts_changed else []) + stale:
             if notice is not None:
                 notice(told)
+        if (before := built_with.recorded(current)) is not None:
+            caches_follow_models(config, root, before, built_with.built_with(config))
         importing = time.perf_counter()
         use_models(config)
         import graphrag.api  # noqa: F401 - its import is not the run's time
