@@ -42,8 +42,9 @@ SERVER_ENV = {"GRAPHRAG_MCP_LOG_LEVEL": "DEBUG", "GRAPHRAG_MCP_MAX_SESSIONS": st
               "GRAPHRAG_MCP_MAX_REQUEST_BYTES": "4096"}
 CASE_SECONDS = 30
 CLIENT_B, CLIENT_C, CLIENT_D = "127.0.0.2", "127.0.0.3", "127.0.0.4"
-"""Other clients: loopback source addresses of their own (D searches during floods, on places no other client
-counts on)."""
+"""Loopback source addresses of other connections. Who a client is is its verified identity, not its address
+(docs/security.md#who-a-caller-is): OAuth servers' other clients carry tokens of other subjects; a static token is one
+identity wherever it comes from."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,11 @@ class Served:
         token = self.valid_token() if token is None else token
         self.secrets.add(token)
         return {"Authorization": f"Bearer {token}"}
+
+    def other(self, name: str) -> dict[str, str]:
+        """The credential of another client: a token of subject `name` (OAuth); the same token (static token: one
+        identity for every holder)."""
+        return self.bearer(self.issuer.token(self.running.url, sub=name) if self.config.auth == "oauth" else None)
 
 
 @dataclass(frozen=True)
@@ -151,6 +157,7 @@ CASES = [
     Case("basic-scheme", 401, "invalid_token", headers=lambda served: {"Authorization": f"Basic {TOKEN}"}),
     Case("no-scheme", 401, "invalid_token", headers=lambda served: {"Authorization": TOKEN}),
     Case("lowercase-scheme", 200, "opened", headers=lambda served: {"Authorization": f"bearer {served.valid_token()}"}),
+    Case("mixed-case-scheme", 200, "opened", headers=lambda served: {"Authorization": f"bEARER {served.valid_token()}"}),
     Case("long-token", 401, "invalid_token", _bearer(lambda served: "x" * 8000)),
     Case("token-in-query", 401, "invalid_request", headers=lambda served: {}, query=f"access_token={TOKEN}"),
     Case("token-in-query-and-header", 401, "invalid_request", query=f"access_token={TOKEN}"),
@@ -185,6 +192,7 @@ CASES = [
     Case("foreign-host", 421, "text", lambda served: {**served.bearer(), "Host": "evil.example"}),
     Case("foreign-host-port", 421, "text", lambda served: {**served.bearer(), "Host": "evil.example:80"}),
     Case("loopback-host-other-port", 200, "opened", lambda served: {**served.bearer(), "Host": "localhost:1"}),
+    Case("host-port-not-digits", 421, "text", lambda served: {**served.bearer(), "Host": "localhost:80@evil.example"}),
     Case("foreign-origin", 403, "text", lambda served: {**served.bearer(), "Origin": "http://evil.example"}),
     Case("null-origin", 403, "text", lambda served: {**served.bearer(), "Origin": "null"}),
     Case("loopback-origin", 200, "opened", lambda served: {**served.bearer(), "Origin": "http://localhost:5173"}),
@@ -342,9 +350,10 @@ def _client(address: str | None = None) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(timeout=30, transport=httpx2.AsyncHTTPTransport(local_address=address))
 
 
-async def _open(served: Served, client: httpx2.AsyncClient) -> httpx2.Response:
+async def _open(served: Served, client: httpx2.AsyncClient, headers: dict[str, str] | None = None
+                ) -> httpx2.Response:
     return await client.post(served.running.url, content=json.dumps(INITIALIZE),
-                             headers={**MCP_HEADERS, **served.bearer()})
+                             headers={**MCP_HEADERS, **(headers or served.bearer())})
 
 
 async def _until_admitted(open_once: Callable[[], Awaitable[httpx2.Response]]) -> httpx2.Response:
@@ -365,8 +374,9 @@ def _refused(response: httpx2.Response, status: int) -> list[str]:
 
 
 async def _flood_sessions(served: Served) -> list[tuple[str, str]]:
-    """One client floods (40 initializes at once): PER_CLIENT open, the rest 429; another client still opens one
-    and searches meanwhile; past TOTAL, 503; closing sessions frees places."""
+    """One client floods (40 initializes at once): PER_CLIENT open, the rest 429; the same credential from another
+    address counts with it; another client (OAuth: another subject) still opens one and searches meanwhile; past
+    TOTAL, 503; closing sessions frees places."""
     failures: list[tuple[str, str]] = []
     async with _client() as a, _client(CLIENT_B) as b, _client(CLIENT_C) as c:
         flood = await asyncio.gather(*(_open(served, a) for _ in range(40)))
@@ -375,15 +385,21 @@ async def _flood_sessions(served: Served) -> list[tuple[str, str]]:
             failures.append(("flood-one-client", f"statuses {statuses}"))
         failures += [("flood-one-client", problem) for problem in _refused(next(
             (response for response in flood if response.status_code != 200), flood[0]), 429)]
-        try:
-            async with _session(served, served.bearer(), CLIENT_D) as other:
-                await other.call_tool("get_statistics", {})
-        except Exception as error:  # noqa: BLE001 - reported as the case's failure
-            failures.append(("flood-other-client-initializes", f"{type(error).__name__}: {error}"))
-        held = [await _until_admitted(lambda: _open(served, b)) for _ in range(TOTAL - PER_CLIENT)]
-        if [response.status_code for response in held] != [200] * (TOTAL - PER_CLIENT):
-            failures.append(("flood-fill-server", f"statuses {[response.status_code for response in held]}"))
-        failures += [("flood-server-full", problem) for problem in _refused(await _open(served, c), 503)]
+        failures += [("flood-same-credential-elsewhere", problem)
+                     for problem in _refused(await _open(served, b), 429)]
+        held: list[httpx2.Response] = []
+        if served.config.auth == "oauth":
+            try:
+                async with _session(served, served.other("user-d"), CLIENT_D) as other:
+                    await other.call_tool("get_statistics", {})
+            except Exception as error:  # noqa: BLE001 - reported as the case's failure
+                failures.append(("flood-other-client-initializes", f"{type(error).__name__}: {error}"))
+            held = [await _until_admitted(lambda: _open(served, b, served.other("user-b")))
+                    for _ in range(TOTAL - PER_CLIENT)]
+            if [response.status_code for response in held] != [200] * (TOTAL - PER_CLIENT):
+                failures.append(("flood-fill-server", f"statuses {[response.status_code for response in held]}"))
+            failures += [("flood-server-full", problem)
+                         for problem in _refused(await _open(served, c, served.other("user-c")), 503)]
         for response in [*flood, *held]:
             if session := response.headers.get("mcp-session-id"):
                 await a.delete(served.running.url, headers={**served.bearer(), "mcp-session-id": session})
@@ -409,38 +425,41 @@ async def _flood_stateless(served: Served) -> list[tuple[str, str]]:
 
 
 async def _flood_streams(served: Served) -> list[tuple[str, str]]:
-    """SSE: one client holding PER_CLIENT streams gets 429 for one more; another client's session still works;
-    past TOTAL streams, 503."""
+    """SSE: one client holding PER_CLIENT streams gets 429 for one more, from any address; another client's
+    (OAuth: another subject's) session still works; past TOTAL streams, 503."""
     failures: list[tuple[str, str]] = []
     async with AsyncExitStack() as streams, _client() as a, _client(CLIENT_B) as b, _client(CLIENT_C) as c:
-        async def hold(client: httpx2.AsyncClient) -> httpx2.Response:
+        async def hold(client: httpx2.AsyncClient, headers: dict[str, str]) -> httpx2.Response:
             return await streams.enter_async_context(client.stream(
-                "GET", served.running.url, headers={**MCP_HEADERS, **served.bearer()}))
+                "GET", served.running.url, headers={**MCP_HEADERS, **headers}))
 
-        held = [await hold(a) for _ in range(PER_CLIENT)]
+        held = [await hold(a, served.bearer()) for _ in range(PER_CLIENT)]
         if [response.status_code for response in held] != [200] * PER_CLIENT:
             failures.append(("flood-one-client", f"statuses {[response.status_code for response in held]}"))
-        async with a.stream("GET", served.running.url, headers={**MCP_HEADERS, **served.bearer()}) as refused:
-            if refused.status_code == 200:
-                failures.append(("flood-one-client", "status 200, expected 429"))
-            else:
-                await refused.aread()
-                failures += [("flood-one-client", problem) for problem in _refused(refused, 429)]
-        try:
-            async with _session(served, served.bearer(), CLIENT_D) as other:
-                await other.call_tool("get_statistics", {})
-        except Exception as error:  # noqa: BLE001 - reported as the case's failure
-            failures.append(("flood-other-client-initializes", f"{type(error).__name__}: {error}"))
-        others = [await _until_admitted(lambda: hold(b)) for _ in range(TOTAL - PER_CLIENT)]
-        if [response.status_code for response in others] != [200] * (TOTAL - PER_CLIENT):
-            failures.append(("flood-fill-server", f"statuses {[response.status_code for response in others]}"))
-        async with c.stream("GET", served.running.url, headers={**MCP_HEADERS, **served.bearer()}) as full:
-            if full.status_code == 200:  # an event stream: it never ends
-                failures.append(("flood-server-full", "status 200, expected 503"))
-            else:
-                await full.aread()
-                failures += [("flood-server-full", problem) for problem in _refused(full, 503)]
+        for client, case in ((a, "flood-one-client"), (b, "flood-same-credential-elsewhere")):
+            failures += [(case, problem) for problem in await _refused_stream(client, served, served.bearer(), 429)]
+        if served.config.auth == "oauth":
+            try:
+                async with _session(served, served.other("user-d"), CLIENT_D) as other:
+                    await other.call_tool("get_statistics", {})
+            except Exception as error:  # noqa: BLE001 - reported as the case's failure
+                failures.append(("flood-other-client-initializes", f"{type(error).__name__}: {error}"))
+            others = [await _until_admitted(lambda: hold(b, served.other("user-b"))) for _ in range(TOTAL - PER_CLIENT)]
+            if [response.status_code for response in others] != [200] * (TOTAL - PER_CLIENT):
+                failures.append(("flood-fill-server", f"statuses {[response.status_code for response in others]}"))
+            failures += [("flood-server-full", problem)
+                         for problem in await _refused_stream(c, served, served.other("user-c"), 503)]
     return failures
+
+
+async def _refused_stream(client: httpx2.AsyncClient, served: Served, headers: dict[str, str], status: int
+                          ) -> list[str]:
+    """Problems of an SSE stream that must be refused with `status`."""
+    async with client.stream("GET", served.running.url, headers={**MCP_HEADERS, **headers}) as response:
+        if response.status_code == 200:  # an event stream: it never ends
+            return [f"status 200, expected {status}"]
+        await response.aread()
+        return _refused(response, status)
 
 
 FLOODS = {("streamable-http", 1): _flood_sessions, ("streamable-http", 2): _flood_stateless,
@@ -456,6 +475,8 @@ REFUSED_SETTINGS = {
                          "error: GRAPHRAG_MCP_AUTH_TOKEN starts or ends with whitespace"),
     "padded-token": ({"GRAPHRAG_MCP_AUTH_TOKEN": f" {TOKEN} "}, [],
                      "error: GRAPHRAG_MCP_AUTH_TOKEN starts or ends with whitespace"),
+    "newline-token": ({"GRAPHRAG_MCP_AUTH_TOKEN": f"{TOKEN}\n{TOKEN}"}, [],
+                      "error: GRAPHRAG_MCP_AUTH_TOKEN contains whitespace"),
     "token-and-issuer": ({"GRAPHRAG_MCP_AUTH_TOKEN": TOKEN, "GRAPHRAG_MCP_AUTH_ISSUER": "https://issuer.example"}, [],
                          "error: set either GRAPHRAG_MCP_AUTH_TOKEN or GRAPHRAG_MCP_AUTH_ISSUER, not both"),
     "oauth-on-network-without-public-url": ({"GRAPHRAG_MCP_AUTH_ISSUER": "https://issuer.example"},
@@ -489,8 +510,8 @@ def test_sse_with_two_workers_is_refused(site: Path) -> None:
 def test_docs_list_every_access_case() -> None:
     """docs/security.md names every case of this table, every flood case and every refused setting."""
     docs = (Path(__file__).parents[1] / "docs" / "security.md").read_text(encoding="utf-8")
-    floods = ("flood-one-client", "flood-other-client-initializes", "flood-fill-server", "flood-server-full",
-              "flood-places-freed", "flood-stateless")
+    floods = ("flood-one-client", "flood-same-credential-elsewhere", "flood-other-client-initializes",
+              "flood-fill-server", "flood-server-full", "flood-places-freed", "flood-stateless")
     names = [case.name for case in CASES] + list(floods) + list(REFUSED_SETTINGS)
     assert len(names) == len(set(names))
     assert [name for name in names if f"`{name}`" not in docs] == []
