@@ -11,6 +11,7 @@ import asyncio
 import base64
 import hashlib
 import hmac
+import itertools
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -25,8 +26,10 @@ from cryptography.hazmat.primitives import serialization
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from conftest import run_cli
+from graphrag_mcp_server.config.logs import REPEATS_PER_WINDOW
 from mcp_client import RunningServer, running_server
 from oauth_issuer import Issuer
 
@@ -517,3 +520,229 @@ def test_docs_list_every_access_case() -> None:
     assert [name for name in names if f"`{name}`" not in docs] == []
     requests = sum(len(cases_for(config)) for config in SERVERS)
     assert requests + 2 * len(REFUSED_SETTINGS) + 1 >= 60  # the issue's bound: at least 60 access cases run
+
+
+# -- issue 41: limits one caller cannot game, refusals that cost nothing ------------------------------------------
+
+QUESTION = {"query": "Who designed Old Bessie?", "context_only": True}
+RATIO_BOUND = 3.0
+"""A victim's search under a flood takes at most this many times its time alone, measured in the same run."""
+CALLS_RUNNING, CALLS_QUEUED = 1, 4
+LIMITS_ENV = {**SERVER_ENV, "GRAPHRAG_MCP_LOG_LEVEL": "INFO", "GRAPHRAG_MCP_MAX_CALLS_PER_CLIENT": str(CALLS_RUNNING),
+              "GRAPHRAG_MCP_MAX_QUEUED_CALLS_PER_CLIENT": str(CALLS_QUEUED)}
+MEASURED: dict[str, float] = {}
+"""Ratios measured by this run's latency tests (printed by each test)."""
+
+
+@pytest.fixture(scope="module")
+def oauth_http(site: Path) -> Iterator[Served]:
+    """An OAuth server over streamable HTTP, one worker, with small per-client call limits."""
+    issuer = Issuer()
+    env = {**LIMITS_ENV, "GRAPHRAG_MCP_AUTH_ISSUER": issuer.url, "GRAPHRAG_MCP_AUTH_REQUIRED_SCOPES": "graphrag:read"}
+    try:
+        with running_server(site, "streamable-http", env=env) as running:
+            yield Served(Server("oauth", "streamable-http", 1), running, issuer, set())
+    finally:
+        issuer.http.shutdown()
+
+
+@pytest.fixture(scope="module")
+def token_sse(site: Path) -> Iterator[Served]:
+    """A static token server over SSE."""
+    issuer = Issuer()
+    try:
+        with running_server(site, "sse", env={**LIMITS_ENV, "GRAPHRAG_MCP_AUTH_TOKEN": TOKEN}) as running:
+            yield Served(Server("token", "sse", 1), running, issuer, {TOKEN})
+    finally:
+        issuer.http.shutdown()
+
+
+async def _search_seconds(client: ClientSession, calls: int = 3) -> float:
+    """The median time of `calls` context-only searches, one after another."""
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        result = await client.call_tool("local_search", QUESTION)
+        times.append(time.perf_counter() - start)
+        assert not result.is_error, result.content
+    return sorted(times)[len(times) // 2]
+
+
+async def _ratio_under(flood: Callable[[asyncio.Event], Awaitable[object]], victim: ClientSession, name: str
+                       ) -> float:
+    """The victim's search time while `flood` runs (until told to stop), over its time alone just before."""
+    await _search_seconds(victim, 1)  # warm: the first search of a session loads what it needs
+    alone = await _search_seconds(victim)
+    stop = asyncio.Event()
+    flooding = asyncio.create_task(flood(stop))
+    try:
+        await asyncio.sleep(0.5)  # the flood under way
+        loaded = await _search_seconds(victim)
+    finally:
+        stop.set()
+        await flooding
+    MEASURED[name] = ratio = loaded / alone
+    print(f"{name}: alone {alone:.3f} s, under the flood {loaded:.3f} s, ratio {ratio:.2f}")
+    return ratio
+
+
+async def _repeat(send: Callable[[], Awaitable[object]], stop: asyncio.Event, at_once: int, most: int) -> list:
+    """`send()` from `at_once` loops until `stop` (at most `most` sends in all); what each returned."""
+    results: list = []
+
+    async def loop() -> None:
+        while not stop.is_set() and len(results) < most:
+            try:
+                results.append(await send())
+            except (httpx2.HTTPError, MCPError) as error:
+                results.append(error)
+
+    await asyncio.gather(*(loop() for _ in range(at_once)))
+    return results
+
+
+@pytest.mark.parametrize("trusted", [False, True], ids=["no-trusted-proxy", "trusted-proxy"])
+async def test_forwarded_for_counts_only_from_a_trusted_proxy(site: Path, trusted: bool) -> None:
+    """Without authentication a client is its address: X-Forwarded-For changes it only when the peer is a proxy
+    named in GRAPHRAG_MCP_TRUSTED_PROXIES (none by default), so one client cannot pose as many."""
+    env = {**SERVER_ENV, **({"GRAPHRAG_MCP_TRUSTED_PROXIES": "127.0.0.1"} if trusted else {})}
+    with running_server(site, "streamable-http", env=env) as running:
+        async with _client() as client:
+            statuses = [(await client.post(running.url, content=json.dumps(INITIALIZE), headers={
+                **MCP_HEADERS, "X-Forwarded-For": f"10.9.0.{number}"})).status_code for number in range(5)]
+    assert statuses == ([200] * 5 if trusted else [200] * PER_CLIENT + [429] * (5 - PER_CLIENT))
+
+
+async def test_bearer_spellings_and_addresses_are_one_token_holder(site: Path) -> None:
+    """A static token is one identity whatever the scheme's case, the source address or X-Forwarded-For."""
+    spellings = ["Bearer", "bearer", "BEARER", "bEARER", "BeArEr", "beaRER"]
+    with running_server(site, "streamable-http", env={**SERVER_ENV, "GRAPHRAG_MCP_AUTH_TOKEN": TOKEN}) as running:
+        statuses = []
+        for number, scheme in enumerate(spellings * 2):
+            async with _client(f"127.0.0.{2 + number}") as client:
+                statuses.append((await client.post(running.url, content=json.dumps(INITIALIZE), headers={
+                    **MCP_HEADERS, "Authorization": f"{scheme} {TOKEN}",
+                    "X-Forwarded-For": f"10.9.0.{number}"})).status_code)
+    assert statuses == [200] * PER_CLIENT + [429] * (len(statuses) - PER_CLIENT)
+
+
+async def test_forged_jwt_flood_leaves_a_valid_client_fast(oauth_http: Served) -> None:
+    """Hundreds of tokens naming unknown keys (each a JWKS refetch before) take no session place and cost a
+    lookup each: a valid client still opens sessions (never 503) and searches within RATIO_BOUND of its time alone."""
+    served = oauth_http
+
+    def forged() -> str:
+        return _jwt(served, served.issuer.key, "RS256", f"kid-{time.monotonic_ns()}")
+
+    forged_tokens = [forged() for _ in range(50)]
+    async with _client(CLIENT_B) as flooder, _client() as opener:
+        async def flood(stop: asyncio.Event) -> list:
+            tokens = itertools.cycle(forged_tokens)
+            return await _repeat(lambda: _open(served, flooder, {"Authorization": f"Bearer {next(tokens)}"}),
+                                 stop, at_once=16, most=400)
+
+        async with _session(served, served.other("victim")) as victim:
+            ratio = await _ratio_under(flood, victim, "forged-jwt-flood")
+            stop = asyncio.Event()
+            flooding = asyncio.create_task(flood(stop))
+            opened = await _open(served, opener, served.other("late-comer"))
+            stop.set()
+            refused = await flooding
+    assert opened.status_code == 200, opened.text
+    assert {getattr(response, "status_code", None) for response in refused} == {401}
+    assert ratio <= RATIO_BOUND
+
+
+async def test_one_sessions_concurrent_calls_are_capped(oauth_http: Served) -> None:
+    """One session's calls beyond CALLS_RUNNING + CALLS_QUEUED are refused at once with a JSON-RPC error; while
+    it keeps its turns full, another client's search stays within RATIO_BOUND of its time alone."""
+    served = oauth_http
+    async with _session(served, served.other("greedy")) as greedy, _session(served, served.other("victim")) as victim:
+        burst = await asyncio.gather(*(greedy.call_tool("local_search", QUESTION) for _ in range(10)),
+                                     return_exceptions=True)
+        refused = [outcome for outcome in burst if isinstance(outcome, MCPError)]
+        assert len(refused) == 10 - CALLS_RUNNING - CALLS_QUEUED, burst
+        assert all("too many tool calls at once" in str(error) for error in refused)
+
+        async def flood(stop: asyncio.Event) -> list:
+            return await _repeat(lambda: greedy.call_tool("local_search", QUESTION), stop,
+                                 at_once=CALLS_RUNNING + CALLS_QUEUED, most=200)
+
+        assert await _ratio_under(flood, victim, "one-session-concurrent-calls") <= RATIO_BOUND
+
+
+async def test_long_host_on_sse_is_refused_cheaply(token_sse: Served) -> None:
+    """Unauthenticated SSE requests with an 8,000-character Host are answered 421 in one short log line each:
+    another client's search stays within RATIO_BOUND of its time alone, and the log grows by little."""
+    served = token_sse
+    log_before = len(served.running.stderr())
+    async with _client(CLIENT_B) as flooder:
+        async def flood(stop: asyncio.Event) -> list:
+            return await _repeat(lambda: flooder.get(served.running.url, headers={"Host": "h" * 8000}), stop,
+                                 at_once=8, most=200)
+
+        async with _session(served, served.bearer()) as victim:
+            ratio = await _ratio_under(flood, victim, "long-host-sse")
+        statuses = {response.status_code for response in await flood(asyncio.Event()) if
+                    isinstance(response, httpx2.Response)}
+    grown = served.running.stderr()[log_before:]
+    refusals = [line for line in grown.splitlines() if "Host 'hhhh" in line]
+    assert statuses == {421}
+    assert refusals and max(len(line) for line in refusals) < 300 and "Traceback" not in grown
+    assert ratio <= RATIO_BOUND
+
+
+async def test_malformed_sse_messages_are_refused_quietly(token_sse: Served) -> None:
+    """Bodies that are no JSON-RPC message get 400 with one log line each (no traceback), the session goes on, and
+    a message to a session that has just closed raises nothing."""
+    served = token_sse
+    async with _client() as client, client.stream("GET", served.running.url,
+                                                   headers={**MCP_HEADERS, **served.bearer()}) as stream:
+        lines = stream.aiter_lines()
+        endpoint = next(line for line in [await anext(lines) for _ in range(2)] if line.startswith("data:"))
+        messages = f"{served.base}{endpoint.removeprefix('data:').strip()}"
+        bodies = [b"not json", b"{}", b'{"jsonrpc": "2.0"}', b"[1, 2]", b'{"jsonrpc": "2.0", "id": 1}'] * 8
+        statuses = [(await client.post(messages, content=body, headers={**MCP_HEADERS, **served.bearer()}))
+                    .status_code for body in bodies]
+    async with _client() as client:  # the stream above has closed: a message to its session
+        late = await client.post(messages, content=json.dumps(INITIALIZE), headers={**MCP_HEADERS, **served.bearer()})
+    async with _session(served, served.bearer()) as still:
+        assert not (await still.call_tool("local_search", QUESTION)).is_error
+    log = served.running.stderr()
+    assert statuses == [400] * len(bodies)
+    assert late.status_code in (202, 404)
+    assert "Traceback" not in log and "ClosedResourceError" not in log
+    assert 0 < log.count("refused an SSE message: not a JSON-RPC message") <= REPEATS_PER_WINDOW  # the rest dropped
+
+
+async def test_unfinished_headers_are_closed(site: Path) -> None:
+    """A connection that never finishes its request's headers is closed after GRAPHRAG_MCP_HEADER_TIMEOUT_SECONDS."""
+    env = {**SERVER_ENV, "GRAPHRAG_MCP_HEADER_TIMEOUT_SECONDS": "1"}
+    with running_server(site, "streamable-http", env=env) as running:
+        connections = [await asyncio.open_connection("127.0.0.1", running.port) for _ in range(10)]
+        for _, writer in connections:
+            writer.write(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        async with asyncio.timeout(10):
+            ends = [await reader.read() for reader, _ in connections]
+        async with _client() as client:
+            opened = await client.post(running.url, content=json.dumps(INITIALIZE), headers=MCP_HEADERS)
+    assert ends == [b""] * 10
+    assert opened.status_code == 200
+
+
+def test_killed_workers_parent_frees_the_port(site: Path) -> None:
+    """SIGKILL of `serve --workers 2` ends its workers too: the port is free again within seconds."""
+    import os
+    import signal
+    import socket
+
+    with running_server(site, "streamable-http", "--workers", "2", env={"GRAPHRAG_MCP_AUTH_TOKEN": TOKEN}) as running:
+        assert httpx2.post(running.url, content=json.dumps(INITIALIZE), timeout=60,
+                           headers={**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}).status_code == 200
+        os.kill(running.process.pid, signal.SIGKILL)
+        deadline, free = time.monotonic() + 15, False
+        while not free and time.monotonic() < deadline:
+            time.sleep(0.2)
+            with socket.socket() as probe:
+                free = probe.connect_ex(("127.0.0.1", running.port)) != 0
+    assert free, "a worker still listens on the port after its parent was killed"

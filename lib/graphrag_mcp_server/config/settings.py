@@ -126,8 +126,9 @@ class ServerSettings(BaseSettings):
     """Most open sessions (or SSE streams) of one client (its verified identity: docs/security.md#who-a-caller-is);
     one more is answered 429 with Retry-After, so one busy client cannot take every session."""
 
-    max_calls_per_client: int = Field(default=2, ge=1)
-    """Tool calls of one client (its identity, so each of its sessions) run at once; more wait their turn."""
+    max_calls_per_client: int = Field(default=1, ge=1)
+    """Tool calls of one client (its identity, so each of its sessions) run at once; more wait their turn. One: a
+    caller's searches then slow another's by about 1.4x on two cores (two: about 4x; docs/security.md)."""
 
     max_queued_calls_per_client: int = Field(default=8, ge=0)
     """Tool calls of one client waiting for a turn; one more is answered at once with a JSON-RPC error."""
