@@ -95,8 +95,8 @@ class GraphRagServer(MCPServer[Any]):
 
 def _caller(context: Context[Any, Any] | None) -> str:
     """Who sent the tool call: its HTTP request's verified identity; on stdio the one client there is."""
-    request = context.request_context.request if context is not None and context._request_context else None  # noqa: SLF001 - None outside a request
-    scope = getattr(request, "scope", None)
+    inside_request = context is not None and context._request_context is not None  # noqa: SLF001 - its property raises
+    scope = getattr(context.request_context.request, "scope", None) if inside_request else None  # type: ignore[union-attr]
     return identity_of(scope) if isinstance(scope, dict) else "stdio"
 
 

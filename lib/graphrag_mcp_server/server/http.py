@@ -51,9 +51,8 @@ def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
         if stateless:  # stateless servers keep no sessions, and no streams
             app = NoStreamWhenStateless(app, "/mcp")
         else:
-            manager = server.session_manager
-            live = lambda: manager._server_instances.keys()  # noqa: E731, SLF001 - the SDK counts its sessions only there
-            inside_auth(app, "/mcp", lambda endpoint: SessionLimits(endpoint, _opens_a_session, live, **limits))
+            instances = server.session_manager._server_instances  # noqa: SLF001 - the SDK counts its sessions only there
+            inside_auth(app, "/mcp", lambda endpoint: SessionLimits(endpoint, _opens_a_session, instances.keys, **limits))
         paths: tuple[str, ...] = ("/mcp",)
     else:
         app = server.sse_app(max_request_body_size=settings.max_request_bytes, transport_security=security,
@@ -239,9 +238,10 @@ class HeaderTimeout(H11Protocol):
         self._deadline = self.loop.call_later(self.seconds, self._late, self.cycle)
 
     def on_response_complete(self) -> None:  # noqa: D102 - uvicorn's
+        finished = self.cycle  # uvicorn may start a pipelined request's cycle below
         super().on_response_complete()
         self._deadline.cancel()
-        self._deadline = self.loop.call_later(self.seconds, self._late, self.cycle)
+        self._deadline = self.loop.call_later(self.seconds, self._late, finished)
 
     def connection_lost(self, exc: Exception | None) -> None:  # noqa: D102 - uvicorn's
         self._deadline.cancel()
