@@ -557,7 +557,7 @@ def token_sse(site: Path) -> Iterator[Served]:
         issuer.http.shutdown()
 
 
-async def _search_seconds(client: ClientSession, calls: int = 3) -> float:
+async def _search_seconds(client: ClientSession, calls: int = 5) -> float:
     """The median time of `calls` context-only searches, one after another."""
     times = []
     for _ in range(calls):

@@ -128,7 +128,7 @@ class ServerSettings(BaseSettings):
 
     max_calls_per_client: int = Field(default=1, ge=1)
     """Tool calls of one client (its identity, so each of its sessions) run at once; more wait their turn. One: a
-    caller's searches then slow another's by about 1.4x on two cores (two: about 4x; docs/security.md)."""
+    caller's searches then slowed another's 1.4-2.3x on two cores (two: about 4x; docs/security.md)."""
 
     max_queued_calls_per_client: int = Field(default=8, ge=0)
     """Tool calls of one client waiting for a turn; one more is answered at once with a JSON-RPC error."""
