@@ -11,6 +11,7 @@ import asyncio
 import base64
 import hashlib
 import hmac
+import itertools
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -25,8 +26,10 @@ from cryptography.hazmat.primitives import serialization
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from conftest import run_cli
+from graphrag_mcp_server.config.logs import REPEATS_PER_WINDOW
 from mcp_client import RunningServer, running_server
 from oauth_issuer import Issuer
 
@@ -42,8 +45,9 @@ SERVER_ENV = {"GRAPHRAG_MCP_LOG_LEVEL": "DEBUG", "GRAPHRAG_MCP_MAX_SESSIONS": st
               "GRAPHRAG_MCP_MAX_REQUEST_BYTES": "4096"}
 CASE_SECONDS = 30
 CLIENT_B, CLIENT_C, CLIENT_D = "127.0.0.2", "127.0.0.3", "127.0.0.4"
-"""Other clients: loopback source addresses of their own (D searches during floods, on places no other client
-counts on)."""
+"""Loopback source addresses of other connections. Who a client is is its verified identity, not its address
+(docs/security.md#who-a-caller-is): OAuth servers' other clients carry tokens of other subjects; a static token is one
+identity wherever it comes from."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,11 @@ class Served:
         token = self.valid_token() if token is None else token
         self.secrets.add(token)
         return {"Authorization": f"Bearer {token}"}
+
+    def other(self, name: str) -> dict[str, str]:
+        """The credential of another client: a token of subject `name` (OAuth); the same token (static token: one
+        identity for every holder)."""
+        return self.bearer(self.issuer.token(self.running.url, sub=name) if self.config.auth == "oauth" else None)
 
 
 @dataclass(frozen=True)
@@ -151,6 +160,7 @@ CASES = [
     Case("basic-scheme", 401, "invalid_token", headers=lambda served: {"Authorization": f"Basic {TOKEN}"}),
     Case("no-scheme", 401, "invalid_token", headers=lambda served: {"Authorization": TOKEN}),
     Case("lowercase-scheme", 200, "opened", headers=lambda served: {"Authorization": f"bearer {served.valid_token()}"}),
+    Case("mixed-case-scheme", 200, "opened", headers=lambda served: {"Authorization": f"bEARER {served.valid_token()}"}),
     Case("long-token", 401, "invalid_token", _bearer(lambda served: "x" * 8000)),
     Case("token-in-query", 401, "invalid_request", headers=lambda served: {}, query=f"access_token={TOKEN}"),
     Case("token-in-query-and-header", 401, "invalid_request", query=f"access_token={TOKEN}"),
@@ -185,6 +195,7 @@ CASES = [
     Case("foreign-host", 421, "text", lambda served: {**served.bearer(), "Host": "evil.example"}),
     Case("foreign-host-port", 421, "text", lambda served: {**served.bearer(), "Host": "evil.example:80"}),
     Case("loopback-host-other-port", 200, "opened", lambda served: {**served.bearer(), "Host": "localhost:1"}),
+    Case("host-port-not-digits", 421, "text", lambda served: {**served.bearer(), "Host": "localhost:80@evil.example"}),
     Case("foreign-origin", 403, "text", lambda served: {**served.bearer(), "Origin": "http://evil.example"}),
     Case("null-origin", 403, "text", lambda served: {**served.bearer(), "Origin": "null"}),
     Case("loopback-origin", 200, "opened", lambda served: {**served.bearer(), "Origin": "http://localhost:5173"}),
@@ -342,9 +353,10 @@ def _client(address: str | None = None) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(timeout=30, transport=httpx2.AsyncHTTPTransport(local_address=address))
 
 
-async def _open(served: Served, client: httpx2.AsyncClient) -> httpx2.Response:
+async def _open(served: Served, client: httpx2.AsyncClient, headers: dict[str, str] | None = None
+                ) -> httpx2.Response:
     return await client.post(served.running.url, content=json.dumps(INITIALIZE),
-                             headers={**MCP_HEADERS, **served.bearer()})
+                             headers={**MCP_HEADERS, **(headers or served.bearer())})
 
 
 async def _until_admitted(open_once: Callable[[], Awaitable[httpx2.Response]]) -> httpx2.Response:
@@ -365,8 +377,9 @@ def _refused(response: httpx2.Response, status: int) -> list[str]:
 
 
 async def _flood_sessions(served: Served) -> list[tuple[str, str]]:
-    """One client floods (40 initializes at once): PER_CLIENT open, the rest 429; another client still opens one
-    and searches meanwhile; past TOTAL, 503; closing sessions frees places."""
+    """One client floods (40 initializes at once): PER_CLIENT open, the rest 429; the same credential from another
+    address counts with it; another client (OAuth: another subject) still opens one and searches meanwhile; past
+    TOTAL, 503; closing sessions frees places."""
     failures: list[tuple[str, str]] = []
     async with _client() as a, _client(CLIENT_B) as b, _client(CLIENT_C) as c:
         flood = await asyncio.gather(*(_open(served, a) for _ in range(40)))
@@ -375,15 +388,21 @@ async def _flood_sessions(served: Served) -> list[tuple[str, str]]:
             failures.append(("flood-one-client", f"statuses {statuses}"))
         failures += [("flood-one-client", problem) for problem in _refused(next(
             (response for response in flood if response.status_code != 200), flood[0]), 429)]
-        try:
-            async with _session(served, served.bearer(), CLIENT_D) as other:
-                await other.call_tool("get_statistics", {})
-        except Exception as error:  # noqa: BLE001 - reported as the case's failure
-            failures.append(("flood-other-client-initializes", f"{type(error).__name__}: {error}"))
-        held = [await _until_admitted(lambda: _open(served, b)) for _ in range(TOTAL - PER_CLIENT)]
-        if [response.status_code for response in held] != [200] * (TOTAL - PER_CLIENT):
-            failures.append(("flood-fill-server", f"statuses {[response.status_code for response in held]}"))
-        failures += [("flood-server-full", problem) for problem in _refused(await _open(served, c), 503)]
+        failures += [("flood-same-credential-elsewhere", problem)
+                     for problem in _refused(await _open(served, b), 429)]
+        held: list[httpx2.Response] = []
+        if served.config.auth == "oauth":
+            try:
+                async with _session(served, served.other("user-d"), CLIENT_D) as other:
+                    await other.call_tool("get_statistics", {})
+            except Exception as error:  # noqa: BLE001 - reported as the case's failure
+                failures.append(("flood-other-client-initializes", f"{type(error).__name__}: {error}"))
+            held = [await _until_admitted(lambda: _open(served, b, served.other("user-b")))
+                    for _ in range(TOTAL - PER_CLIENT)]
+            if [response.status_code for response in held] != [200] * (TOTAL - PER_CLIENT):
+                failures.append(("flood-fill-server", f"statuses {[response.status_code for response in held]}"))
+            failures += [("flood-server-full", problem)
+                         for problem in _refused(await _open(served, c, served.other("user-c")), 503)]
         for response in [*flood, *held]:
             if session := response.headers.get("mcp-session-id"):
                 await a.delete(served.running.url, headers={**served.bearer(), "mcp-session-id": session})
@@ -409,38 +428,41 @@ async def _flood_stateless(served: Served) -> list[tuple[str, str]]:
 
 
 async def _flood_streams(served: Served) -> list[tuple[str, str]]:
-    """SSE: one client holding PER_CLIENT streams gets 429 for one more; another client's session still works;
-    past TOTAL streams, 503."""
+    """SSE: one client holding PER_CLIENT streams gets 429 for one more, from any address; another client's
+    (OAuth: another subject's) session still works; past TOTAL streams, 503."""
     failures: list[tuple[str, str]] = []
     async with AsyncExitStack() as streams, _client() as a, _client(CLIENT_B) as b, _client(CLIENT_C) as c:
-        async def hold(client: httpx2.AsyncClient) -> httpx2.Response:
+        async def hold(client: httpx2.AsyncClient, headers: dict[str, str]) -> httpx2.Response:
             return await streams.enter_async_context(client.stream(
-                "GET", served.running.url, headers={**MCP_HEADERS, **served.bearer()}))
+                "GET", served.running.url, headers={**MCP_HEADERS, **headers}))
 
-        held = [await hold(a) for _ in range(PER_CLIENT)]
+        held = [await hold(a, served.bearer()) for _ in range(PER_CLIENT)]
         if [response.status_code for response in held] != [200] * PER_CLIENT:
             failures.append(("flood-one-client", f"statuses {[response.status_code for response in held]}"))
-        async with a.stream("GET", served.running.url, headers={**MCP_HEADERS, **served.bearer()}) as refused:
-            if refused.status_code == 200:
-                failures.append(("flood-one-client", "status 200, expected 429"))
-            else:
-                await refused.aread()
-                failures += [("flood-one-client", problem) for problem in _refused(refused, 429)]
-        try:
-            async with _session(served, served.bearer(), CLIENT_D) as other:
-                await other.call_tool("get_statistics", {})
-        except Exception as error:  # noqa: BLE001 - reported as the case's failure
-            failures.append(("flood-other-client-initializes", f"{type(error).__name__}: {error}"))
-        others = [await _until_admitted(lambda: hold(b)) for _ in range(TOTAL - PER_CLIENT)]
-        if [response.status_code for response in others] != [200] * (TOTAL - PER_CLIENT):
-            failures.append(("flood-fill-server", f"statuses {[response.status_code for response in others]}"))
-        async with c.stream("GET", served.running.url, headers={**MCP_HEADERS, **served.bearer()}) as full:
-            if full.status_code == 200:  # an event stream: it never ends
-                failures.append(("flood-server-full", "status 200, expected 503"))
-            else:
-                await full.aread()
-                failures += [("flood-server-full", problem) for problem in _refused(full, 503)]
+        for client, case in ((a, "flood-one-client"), (b, "flood-same-credential-elsewhere")):
+            failures += [(case, problem) for problem in await _refused_stream(client, served, served.bearer(), 429)]
+        if served.config.auth == "oauth":
+            try:
+                async with _session(served, served.other("user-d"), CLIENT_D) as other:
+                    await other.call_tool("get_statistics", {})
+            except Exception as error:  # noqa: BLE001 - reported as the case's failure
+                failures.append(("flood-other-client-initializes", f"{type(error).__name__}: {error}"))
+            others = [await _until_admitted(lambda: hold(b, served.other("user-b"))) for _ in range(TOTAL - PER_CLIENT)]
+            if [response.status_code for response in others] != [200] * (TOTAL - PER_CLIENT):
+                failures.append(("flood-fill-server", f"statuses {[response.status_code for response in others]}"))
+            failures += [("flood-server-full", problem)
+                         for problem in await _refused_stream(c, served, served.other("user-c"), 503)]
     return failures
+
+
+async def _refused_stream(client: httpx2.AsyncClient, served: Served, headers: dict[str, str], status: int
+                          ) -> list[str]:
+    """Problems of an SSE stream that must be refused with `status`."""
+    async with client.stream("GET", served.running.url, headers={**MCP_HEADERS, **headers}) as response:
+        if response.status_code == 200:  # an event stream: it never ends
+            return [f"status 200, expected {status}"]
+        await response.aread()
+        return _refused(response, status)
 
 
 FLOODS = {("streamable-http", 1): _flood_sessions, ("streamable-http", 2): _flood_stateless,
@@ -456,6 +478,8 @@ REFUSED_SETTINGS = {
                          "error: GRAPHRAG_MCP_AUTH_TOKEN starts or ends with whitespace"),
     "padded-token": ({"GRAPHRAG_MCP_AUTH_TOKEN": f" {TOKEN} "}, [],
                      "error: GRAPHRAG_MCP_AUTH_TOKEN starts or ends with whitespace"),
+    "newline-token": ({"GRAPHRAG_MCP_AUTH_TOKEN": f"{TOKEN}\n{TOKEN}"}, [],
+                      "error: GRAPHRAG_MCP_AUTH_TOKEN contains whitespace"),
     "token-and-issuer": ({"GRAPHRAG_MCP_AUTH_TOKEN": TOKEN, "GRAPHRAG_MCP_AUTH_ISSUER": "https://issuer.example"}, [],
                          "error: set either GRAPHRAG_MCP_AUTH_TOKEN or GRAPHRAG_MCP_AUTH_ISSUER, not both"),
     "oauth-on-network-without-public-url": ({"GRAPHRAG_MCP_AUTH_ISSUER": "https://issuer.example"},
@@ -489,10 +513,236 @@ def test_sse_with_two_workers_is_refused(site: Path) -> None:
 def test_docs_list_every_access_case() -> None:
     """docs/security.md names every case of this table, every flood case and every refused setting."""
     docs = (Path(__file__).parents[1] / "docs" / "security.md").read_text(encoding="utf-8")
-    floods = ("flood-one-client", "flood-other-client-initializes", "flood-fill-server", "flood-server-full",
-              "flood-places-freed", "flood-stateless")
+    floods = ("flood-one-client", "flood-same-credential-elsewhere", "flood-other-client-initializes",
+              "flood-fill-server", "flood-server-full", "flood-places-freed", "flood-stateless")
     names = [case.name for case in CASES] + list(floods) + list(REFUSED_SETTINGS)
     assert len(names) == len(set(names))
     assert [name for name in names if f"`{name}`" not in docs] == []
     requests = sum(len(cases_for(config)) for config in SERVERS)
     assert requests + 2 * len(REFUSED_SETTINGS) + 1 >= 60  # the issue's bound: at least 60 access cases run
+
+
+# -- issue 41: limits one caller cannot game, refusals that cost nothing ------------------------------------------
+
+QUESTION = {"query": "Who designed Old Bessie?", "context_only": True}
+RATIO_BOUND = 3.0
+"""A victim's search under a flood takes at most this many times its time alone, measured in the same run."""
+CALLS_RUNNING, CALLS_QUEUED = 1, 4
+LIMITS_ENV = {**SERVER_ENV, "GRAPHRAG_MCP_LOG_LEVEL": "INFO", "GRAPHRAG_MCP_MAX_CALLS_PER_CLIENT": str(CALLS_RUNNING),
+              "GRAPHRAG_MCP_MAX_QUEUED_CALLS_PER_CLIENT": str(CALLS_QUEUED)}
+MEASURED: dict[str, float] = {}
+"""Ratios measured by this run's latency tests (printed by each test)."""
+
+
+@pytest.fixture(scope="module")
+def oauth_http(site: Path) -> Iterator[Served]:
+    """An OAuth server over streamable HTTP, one worker, with small per-client call limits."""
+    issuer = Issuer()
+    env = {**LIMITS_ENV, "GRAPHRAG_MCP_AUTH_ISSUER": issuer.url, "GRAPHRAG_MCP_AUTH_REQUIRED_SCOPES": "graphrag:read"}
+    try:
+        with running_server(site, "streamable-http", env=env) as running:
+            yield Served(Server("oauth", "streamable-http", 1), running, issuer, set())
+    finally:
+        issuer.http.shutdown()
+
+
+@pytest.fixture(scope="module")
+def token_sse(site: Path) -> Iterator[Served]:
+    """A static token server over SSE."""
+    issuer = Issuer()
+    try:
+        with running_server(site, "sse", env={**LIMITS_ENV, "GRAPHRAG_MCP_AUTH_TOKEN": TOKEN}) as running:
+            yield Served(Server("token", "sse", 1), running, issuer, {TOKEN})
+    finally:
+        issuer.http.shutdown()
+
+
+async def _search_seconds(client: ClientSession, calls: int = 5) -> float:
+    """The median time of `calls` context-only searches, one after another."""
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        result = await client.call_tool("local_search", QUESTION)
+        times.append(time.perf_counter() - start)
+        assert not result.is_error, result.content
+    return sorted(times)[len(times) // 2]
+
+
+async def _ratio_under(flood: Callable[[asyncio.Event], Awaitable[object]], victim: ClientSession, name: str
+                       ) -> float:
+    """The victim's search time while `flood` runs (until told to stop), over its time alone just before."""
+    await _search_seconds(victim, 1)  # warm: the first search of a session loads what it needs
+    alone = await _search_seconds(victim)
+    stop = asyncio.Event()
+    flooding = asyncio.create_task(flood(stop))
+    try:
+        await asyncio.sleep(0.5)  # the flood under way
+        loaded = await _search_seconds(victim)
+    finally:
+        stop.set()
+        await flooding
+    MEASURED[name] = ratio = loaded / alone
+    print(f"{name}: alone {alone:.3f} s, under the flood {loaded:.3f} s, ratio {ratio:.2f}")
+    return ratio
+
+
+async def _repeat(send: Callable[[], Awaitable[object]], stop: asyncio.Event, at_once: int, most: int) -> list:
+    """`send()` from `at_once` loops until `stop` (at most `most` sends in all); what each returned."""
+    results: list = []
+
+    async def loop() -> None:
+        while not stop.is_set() and len(results) < most:
+            try:
+                results.append(await send())
+            except (httpx2.HTTPError, MCPError) as error:
+                results.append(error)
+
+    await asyncio.gather(*(loop() for _ in range(at_once)))
+    return results
+
+
+@pytest.mark.parametrize("trusted", [False, True], ids=["no-trusted-proxy", "trusted-proxy"])
+async def test_forwarded_for_counts_only_from_a_trusted_proxy(site: Path, trusted: bool) -> None:
+    """Without authentication a client is its address: X-Forwarded-For changes it only when the peer is a proxy
+    named in GRAPHRAG_MCP_TRUSTED_PROXIES (none by default), so one client cannot pose as many."""
+    env = {**SERVER_ENV, **({"GRAPHRAG_MCP_TRUSTED_PROXIES": "127.0.0.1"} if trusted else {})}
+    with running_server(site, "streamable-http", env=env) as running:
+        async with _client() as client:
+            statuses = [(await client.post(running.url, content=json.dumps(INITIALIZE), headers={
+                **MCP_HEADERS, "X-Forwarded-For": f"10.9.0.{number}"})).status_code for number in range(5)]
+    assert statuses == ([200] * 5 if trusted else [200] * PER_CLIENT + [429] * (5 - PER_CLIENT))
+
+
+async def test_bearer_spellings_and_addresses_are_one_token_holder(site: Path) -> None:
+    """A static token is one identity whatever the scheme's case, the source address or X-Forwarded-For."""
+    spellings = ["Bearer", "bearer", "BEARER", "bEARER", "BeArEr", "beaRER"]
+    with running_server(site, "streamable-http", env={**SERVER_ENV, "GRAPHRAG_MCP_AUTH_TOKEN": TOKEN}) as running:
+        statuses = []
+        for number, scheme in enumerate(spellings * 2):
+            async with _client(f"127.0.0.{2 + number}") as client:
+                statuses.append((await client.post(running.url, content=json.dumps(INITIALIZE), headers={
+                    **MCP_HEADERS, "Authorization": f"{scheme} {TOKEN}",
+                    "X-Forwarded-For": f"10.9.0.{number}"})).status_code)
+    assert statuses == [200] * PER_CLIENT + [429] * (len(statuses) - PER_CLIENT)
+
+
+async def test_forged_jwt_flood_leaves_a_valid_client_fast(oauth_http: Served) -> None:
+    """Hundreds of tokens naming unknown keys (each a JWKS refetch before) take no session place and cost a
+    lookup each: a valid client still opens sessions (never 503) and searches within RATIO_BOUND of its time alone."""
+    served = oauth_http
+
+    def forged() -> str:
+        return _jwt(served, served.issuer.key, "RS256", f"kid-{time.monotonic_ns()}")
+
+    forged_tokens = [forged() for _ in range(50)]
+    async with _client(CLIENT_B) as flooder, _client() as opener:
+        async def flood(stop: asyncio.Event) -> list:
+            tokens = itertools.cycle(forged_tokens)
+            return await _repeat(lambda: _open(served, flooder, {"Authorization": f"Bearer {next(tokens)}"}),
+                                 stop, at_once=16, most=400)
+
+        async with _session(served, served.other("victim")) as victim:
+            ratio = await _ratio_under(flood, victim, "forged-jwt-flood")
+            stop = asyncio.Event()
+            flooding = asyncio.create_task(flood(stop))
+            opened = await _open(served, opener, served.other("late-comer"))
+            stop.set()
+            refused = await flooding
+    assert opened.status_code == 200, opened.text
+    assert {getattr(response, "status_code", None) for response in refused} == {401}
+    assert ratio <= RATIO_BOUND
+
+
+async def test_one_sessions_concurrent_calls_are_capped(oauth_http: Served) -> None:
+    """One session's calls beyond CALLS_RUNNING + CALLS_QUEUED are refused at once with a JSON-RPC error; while
+    it keeps its turns full, another client's search stays within RATIO_BOUND of its time alone."""
+    served = oauth_http
+    async with _session(served, served.other("greedy")) as greedy, _session(served, served.other("victim")) as victim:
+        burst = await asyncio.gather(*(greedy.call_tool("local_search", QUESTION) for _ in range(10)),
+                                     return_exceptions=True)
+        refused = [outcome for outcome in burst if isinstance(outcome, MCPError)]
+        assert len(refused) == 10 - CALLS_RUNNING - CALLS_QUEUED, burst
+        assert all("too many tool calls at once" in str(error) for error in refused)
+
+        async def flood(stop: asyncio.Event) -> list:
+            return await _repeat(lambda: greedy.call_tool("local_search", QUESTION), stop,
+                                 at_once=CALLS_RUNNING + CALLS_QUEUED, most=200)
+
+        assert await _ratio_under(flood, victim, "one-session-concurrent-calls") <= RATIO_BOUND
+
+
+async def test_long_host_on_sse_is_refused_cheaply(token_sse: Served) -> None:
+    """Unauthenticated SSE requests with an 8,000-character Host are answered 421 in one short log line each:
+    another client's search stays within RATIO_BOUND of its time alone, and the log grows by little."""
+    served = token_sse
+    log_before = len(served.running.stderr())
+    async with _client(CLIENT_B) as flooder:
+        async def flood(stop: asyncio.Event) -> list:
+            return await _repeat(lambda: flooder.get(served.running.url, headers={"Host": "h" * 8000}), stop,
+                                 at_once=8, most=200)
+
+        async with _session(served, served.bearer()) as victim:
+            ratio = await _ratio_under(flood, victim, "long-host-sse")
+        statuses = {response.status_code for response in await flood(asyncio.Event()) if
+                    isinstance(response, httpx2.Response)}
+    grown = served.running.stderr()[log_before:]
+    refusals = [line for line in grown.splitlines() if "Host 'hhhh" in line]
+    assert statuses == {421}
+    assert refusals and max(len(line) for line in refusals) < 300 and "Traceback" not in grown
+    assert ratio <= RATIO_BOUND
+
+
+async def test_malformed_sse_messages_are_refused_quietly(token_sse: Served) -> None:
+    """Bodies that are no JSON-RPC message get 400 with one log line each (no traceback), the session goes on, and
+    a message to a session that has just closed raises nothing."""
+    served = token_sse
+    async with _client() as client, client.stream("GET", served.running.url,
+                                                   headers={**MCP_HEADERS, **served.bearer()}) as stream:
+        lines = stream.aiter_lines()
+        endpoint = next(line for line in [await anext(lines) for _ in range(2)] if line.startswith("data:"))
+        messages = f"{served.base}{endpoint.removeprefix('data:').strip()}"
+        bodies = [b"not json", b"{}", b'{"jsonrpc": "2.0"}', b"[1, 2]", b'{"jsonrpc": "2.0", "id": 1}'] * 8
+        statuses = [(await client.post(messages, content=body, headers={**MCP_HEADERS, **served.bearer()}))
+                    .status_code for body in bodies]
+    async with _client() as client:  # the stream above has closed: a message to its session
+        late = await client.post(messages, content=json.dumps(INITIALIZE), headers={**MCP_HEADERS, **served.bearer()})
+    async with _session(served, served.bearer()) as still:
+        assert not (await still.call_tool("local_search", QUESTION)).is_error
+    log = served.running.stderr()
+    assert statuses == [400] * len(bodies)
+    assert late.status_code in (202, 404)
+    assert "Traceback" not in log and "ClosedResourceError" not in log
+    assert 0 < log.count("refused an SSE message: not a JSON-RPC message") <= REPEATS_PER_WINDOW  # the rest dropped
+
+
+async def test_unfinished_headers_are_closed(site: Path) -> None:
+    """A connection that never finishes its request's headers is closed after GRAPHRAG_MCP_HEADER_TIMEOUT_SECONDS."""
+    env = {**SERVER_ENV, "GRAPHRAG_MCP_HEADER_TIMEOUT_SECONDS": "1"}
+    with running_server(site, "streamable-http", env=env) as running:
+        connections = [await asyncio.open_connection("127.0.0.1", running.port) for _ in range(10)]
+        for _, writer in connections:
+            writer.write(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        async with asyncio.timeout(10):
+            ends = [await reader.read() for reader, _ in connections]
+        async with _client() as client:
+            opened = await client.post(running.url, content=json.dumps(INITIALIZE), headers=MCP_HEADERS)
+    assert ends == [b""] * 10
+    assert opened.status_code == 200
+
+
+def test_killed_workers_parent_frees_the_port(site: Path) -> None:
+    """SIGKILL of `serve --workers 2` ends its workers too: the port is free again within seconds."""
+    import os
+    import signal
+    import socket
+
+    with running_server(site, "streamable-http", "--workers", "2", env={"GRAPHRAG_MCP_AUTH_TOKEN": TOKEN}) as running:
+        assert httpx2.post(running.url, content=json.dumps(INITIALIZE), timeout=60,
+                           headers={**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}).status_code == 200
+        os.kill(running.process.pid, signal.SIGKILL)
+        deadline, free = time.monotonic() + 15, False
+        while not free and time.monotonic() < deadline:
+            time.sleep(0.2)
+            with socket.socket() as probe:
+                free = probe.connect_ex(("127.0.0.1", running.port)) != 0
+    assert free, "a worker still listens on the port after its parent was killed"

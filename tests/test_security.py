@@ -6,7 +6,10 @@ the index on disk is byte for byte what it was.
 
 import asyncio
 import json
+import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -426,3 +429,27 @@ def test_index_skips_the_index_root_hidden_folders_and_links_leaving_the_folder(
                     root / "prompts" / "extract_graph.txt"):
         assert not is_document_change(ignored, data, root), ignored
     assert is_document_change(data / "new_chapter.txt", data, root)
+
+
+def test_storage_secrets_are_redacted_in_every_logger_at_debug() -> None:
+    """With the server's logging at DEBUG, a SAS signature or account key logged by urllib3, the Azure SDK or
+    anything else reaches stderr redacted, and a very long line is cut."""
+    code = """
+import logging
+from graphrag_mcp_server.config.logs import plain_logs
+plain_logs("DEBUG")
+logging.getLogger("urllib3.connectionpool").debug('%s://%s:%s "%s %s %s" %s %s', "https",
+    "acct.blob.core.windows.net", 443, "GET", "/c/v?sv=2022-11-02&se=2030&sig=LIVE%2Fsignature%3D&sr=c",
+    "HTTP/1.1", 200, None)
+logging.getLogger("azure.core.pipeline").debug("conn DefaultEndpointsProtocol=https;AccountName=a;"
+    "AccountKey=S3cretKey+/==;EndpointSuffix=core.windows.net")
+logging.getLogger("anything").warning("header Bearer abc.def.ghi seen")
+logging.getLogger("anything").warning("x" * 9000)
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                            env={**os.environ})
+    lines = result.stderr.splitlines()
+    assert result.returncode == 0, result.stderr
+    assert "sig=[redacted]" in result.stderr and "AccountKey=[redacted]" in result.stderr, result.stderr
+    assert not any(secret in result.stderr for secret in ("LIVE%2Fsignature", "S3cretKey", "abc.def.ghi"))
+    assert len(lines) == 4 and max(len(line) for line in lines) < 2100

@@ -127,13 +127,32 @@ class ServerSettings(BaseSettings):
     """Most open streamable HTTP sessions (or SSE streams) of all clients; one more is answered 503 with Retry-After."""
 
     max_sessions_per_client: int = Field(default=10, ge=1)
-    """Most open sessions (or SSE streams) of one client (its address, and its credential); one more is answered
-    429 with Retry-After, so one busy client cannot take every session."""
+    """Most open sessions (or SSE streams) of one client (its verified identity: docs/security.md#who-a-caller-is);
+    one more is answered 429 with Retry-After, so one busy client cannot take every session."""
+
+    max_calls_per_client: int = Field(default=1, ge=1)
+    """Tool calls of one client (its identity, so each of its sessions) run at once; more wait their turn. One: a
+    caller's searches then slowed another's 1.4-2.3x on two cores (two: about 4x; docs/security.md)."""
+
+    max_queued_calls_per_client: int = Field(default=8, ge=0)
+    """Tool calls of one client waiting for a turn; one more is answered at once with a JSON-RPC error."""
+
+    trusted_proxies: CommaList = []
+    """Addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto headers are believed (uvicorn's
+    forwarded_allow_ips); none by default, so a header never changes who a caller is."""
+
+    max_connections: int = Field(default=1000, ge=1)
+    """Most open HTTP connections and running requests of one process (uvicorn's limit_concurrency): 503 beyond."""
+
+    header_timeout_seconds: float = Field(default=10.0, gt=0)
+    """A connection that has not sent a request's headers this long after opening (or after its last answer) is
+    closed, so connections that never finish their headers do not pile up."""
 
     session_idle_seconds: float = Field(default=60.0, gt=0)
     """A streamable HTTP session with no request for this long is closed."""
 
-    @field_validator("auth_required_scopes", "allowed_hosts", "allowed_origins", "data_roots", mode="before")
+    @field_validator("auth_required_scopes", "allowed_hosts", "allowed_origins", "data_roots", "trusted_proxies",
+                     mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -16,7 +16,9 @@ from pydantic import ValidationError
 
 from graphrag_mcp_server import __version__
 from graphrag_mcp_server.config.settings import ServerSettings
-from graphrag_mcp_server.server.access import authentication
+from graphrag_mcp_server.config.logs import plain_logs
+from graphrag_mcp_server.server.access import authentication, identity_of
+from graphrag_mcp_server.server.calls import CallLimits
 from graphrag_mcp_server.server.completions import register_completions
 from graphrag_mcp_server.server.context import ServerContext
 from graphrag_mcp_server.server.notices import ChangeNotices
@@ -45,9 +47,9 @@ class GraphRagServer(MCPServer[Any]):
     """MCPServer that answers tool arguments failing their schema with JSON-RPC invalid params, lists compact tool
     schemas, and tells the sessions that list resources when the index changes (`notices`)."""
 
-    def __init__(self, notices: ChangeNotices, **options: Any) -> None:
+    def __init__(self, notices: ChangeNotices, calls: CallLimits, **options: Any) -> None:
         super().__init__(subscriptions=notices.bus, **options)
-        self.notices = notices
+        self.notices, self.calls = notices, calls
         lowlevel = self._lowlevel_server  # the SDK advertises resources.listChanged only when told so here
         advertise = lowlevel.create_initialization_options
         lowlevel.create_initialization_options = lambda notification_options=None, *args, **kwargs: advertise(  # type: ignore[method-assign]
@@ -59,9 +61,11 @@ class GraphRagServer(MCPServer[Any]):
         return await super()._handle_list_resources(ctx, params)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
-        """Run the tool; a validation failure names each offending argument."""
+        """Run the tool in one of its caller's turns (CallLimits); a validation failure names each offending
+        argument."""
         try:
-            return await super().call_tool(name, arguments, context)
+            async with self.calls.turn(_caller(context)):
+                return await super().call_tool(name, arguments, context)
         except ToolError as error:
             if not isinstance(error.__cause__, ValidationError):
                 raise
@@ -87,6 +91,13 @@ class GraphRagServer(MCPServer[Any]):
             while root_cause.__cause__ is not None:  # the SDK wraps the prompt's own message
                 root_cause = root_cause.__cause__
             raise MCPError(code=INVALID_PARAMS, message=f"prompt {name}: {root_cause}") from error
+
+
+def _caller(context: Context[Any, Any] | None) -> str:
+    """Who sent the tool call: its HTTP request's verified identity; on stdio the one client there is."""
+    inside_request = context is not None and context._request_context is not None  # noqa: SLF001 - its property raises
+    scope = getattr(context.request_context.request, "scope", None) if inside_request else None  # type: ignore[union-attr]
+    return identity_of(scope) if isinstance(scope, dict) else "stdio"
 
 
 def _untitled(schema: Any) -> Any:
@@ -146,8 +157,9 @@ def create_server(root: Path, settings: ServerSettings | None = None, watch: Pat
 
     auth, verifier = authentication(settings, transport) if transport != "stdio" else (None, None)
     shared.state.on_new_version = shared.notices.index_changed
+    plain_logs(settings.log_level)  # before the SDK would log through rich
     server = GraphRagServer(
-        shared.notices,
+        shared.notices, CallLimits(settings.max_calls_per_client, settings.max_queued_calls_per_client),
         name="graphrag-mcp",
         title="GraphRAG knowledge of your documents",
         version=__version__,

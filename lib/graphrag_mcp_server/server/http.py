@@ -1,34 +1,43 @@
 """Serving over HTTP: the SDK's Starlette app, with its auth, Host/Origin checks and bounds, on uvicorn."""
 
 import os
+import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
 from pydantic import SecretStr
+from starlette.applications import Starlette
 from starlette.types import ASGIApp, Scope
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from graphrag_mcp_server.config.logs import plain_logs
 from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.errors import ConfigError
 from graphrag_mcp_server.server.access import check_bind, endpoint_url, transport_security
 from graphrag_mcp_server.server.app import create_server
 from graphrag_mcp_server.server.limits import (
     SESSION_HEADER,
+    HostOriginChecks,
     NoStreamWhenStateless,
     SessionLimits,
-    SseTransportChecks,
+    SseMessageChecks,
     TokenInQueryRefusal,
     redact_access_log,
 )
 
 
 def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
-    """The server's ASGI app for `transport`, bounded by the settings."""
+    """The server's ASGI app for `transport`, bounded by the settings: Host/Origin checks in front of everything,
+    session and stream counts (and SSE message checks) behind the SDK's authentication."""
     security = transport_security(settings)
     limits = {"total": settings.max_sessions, "per_client": settings.max_sessions_per_client,
               "retry_after": settings.session_idle_seconds}
@@ -39,16 +48,30 @@ def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
             session_idle_timeout=settings.session_idle_seconds, max_sessions=settings.max_sessions,
             transport_security=security, host=settings.host,
         )
-        if not stateless:
-            manager = server.session_manager
-            app = SessionLimits(app, _opens_a_session, lambda: manager._server_instances.keys(), **limits)  # noqa: SLF001 - the SDK counts its sessions only there
-        else:  # stateless servers keep no sessions, and no streams
+        if stateless:  # stateless servers keep no sessions, and no streams
             app = NoStreamWhenStateless(app, "/mcp")
+        else:
+            instances = server.session_manager._server_instances  # noqa: SLF001 - the SDK counts its sessions only there
+            inside_auth(app, "/mcp", lambda endpoint: SessionLimits(endpoint, _opens_a_session, instances.keys, **limits))
+        paths: tuple[str, ...] = ("/mcp",)
     else:
         app = server.sse_app(max_request_body_size=settings.max_request_bytes, transport_security=security,
                              host=settings.host)
-        app = SseTransportChecks(SessionLimits(app, _opens_a_stream, None, **limits), security, ("/sse", "/messages/"))
-    return TokenInQueryRefusal(app)
+        inside_auth(app, "/sse", lambda endpoint: SessionLimits(endpoint, _opens_a_stream, None, **limits))
+        inside_auth(app, "/messages", lambda endpoint: SseMessageChecks(endpoint, settings.max_request_bytes))
+        paths = ("/sse", "/messages/")
+    return TokenInQueryRefusal(HostOriginChecks(app, security, paths))
+
+
+def inside_auth(app: Starlette, path: str, wrap: Callable[[ASGIApp], ASGIApp]) -> None:
+    """Put `wrap` around the endpoint of `app`'s route at `path`, behind the SDK's authentication: what it adds
+    sees only requests whose credential the SDK verified (scope["user"]), or every request without auth."""
+    route = next(route for route in app.routes if getattr(route, "path", None) == path)
+    guard = route.app  # type: ignore[attr-defined]
+    if isinstance(guard, RequireAuthMiddleware):
+        guard.app = wrap(guard.app)
+    else:
+        route.app = wrap(guard)  # type: ignore[attr-defined]
 
 
 def _opens_a_session(scope: Scope) -> bool:
@@ -109,6 +132,7 @@ def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> N
     sock = _listen(root, "streamable-http", settings)
     settings = worker_settings.model_copy(update={"port": sock.getsockname()[1]})
     os.environ.update(settings_environment(settings))  # what each spawned worker's ServerSettings() reads
+    os.environ[SUPERVISOR] = str(os.getpid())
     config = _uvicorn_config("graphrag_mcp_server.server.http:worker_app", settings, factory=True,
                              workers=settings.workers)
     with _watcher(root, watch):
@@ -117,10 +141,18 @@ def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> N
         Multiprocess(config, sockets=[sock]).run()
 
 
+SUPERVISOR = "_GRAPHRAG_MCP_SUPERVISOR_PID"
+"""The environment variable naming the process whose workers these are."""
+
+
 def worker_app() -> ASGIApp:
-    """One worker's app (serve --workers), from the settings its parent put in the environment."""
+    """One worker's app (serve --workers), from the settings its parent put in the environment; the worker ends
+    when its parent does."""
+    exit_with_parent(int(os.environ.get(SUPERVISOR, os.getppid())))
     settings = ServerSettings()
+    HeaderTimeout.seconds = settings.header_timeout_seconds
     redact_access_log()
+    plain_logs(settings.log_level)
     return http_app(create_server(settings.index_path, settings, transport="streamable-http"), "streamable-http",
                     settings)
 
@@ -147,7 +179,7 @@ def _watcher(root: Path, watch: Path | None) -> Iterator[None]:
         return
     command = [sys.executable, "-m", "graphrag_mcp_server.cli.main", "index", str(watch), "--index-path", str(root),
                "--watch"]
-    process = subprocess.Popen(command, stdout=sys.stderr, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(command, stdout=sys.stderr, stdin=subprocess.DEVNULL, preexec_fn=_terminated_with_parent)
     try:
         yield
     finally:
@@ -181,8 +213,69 @@ def _listen(root: Path, transport: str, settings: ServerSettings) -> socket.sock
 
 
 def _uvicorn_config(app: ASGIApp | str, settings: ServerSettings, **options: Any) -> Any:
+    """uvicorn's settings: X-Forwarded-* believed only from the trusted proxies, at most max_connections, and a
+    deadline on each request's headers."""
     import uvicorn
 
-    config = uvicorn.Config(app, log_level=settings.log_level.lower(), timeout_graceful_shutdown=5, **options)
+    HeaderTimeout.seconds = settings.header_timeout_seconds
+    trusted = settings.trusted_proxies
+    config = uvicorn.Config(app, log_level=settings.log_level.lower(), timeout_graceful_shutdown=5, http=HeaderTimeout,
+                            proxy_headers=bool(trusted), forwarded_allow_ips=trusted or [],
+                            limit_concurrency=settings.max_connections, **options)
     redact_access_log()  # after uvicorn configured its loggers
+    plain_logs(settings.log_level)
     return config
+
+
+class HeaderTimeout(H11Protocol):
+    """uvicorn's h11 protocol with a deadline on a request's headers: a connection that sends none (or only part
+    of them) within `seconds` of opening or of its last answer is closed (uvicorn's keep-alive timer stops at the
+    first byte, so a client sending one byte at a time held a connection for ever)."""
+
+    seconds = 10.0
+
+    def connection_made(self, transport: Any) -> None:  # noqa: D102 - uvicorn's
+        super().connection_made(transport)
+        self._deadline = self.loop.call_later(self.seconds, self._late, self.cycle)
+
+    def on_response_complete(self) -> None:  # noqa: D102 - uvicorn's
+        finished = self.cycle  # uvicorn may start a pipelined request's cycle below
+        super().on_response_complete()
+        self._deadline.cancel()
+        self._deadline = self.loop.call_later(self.seconds, self._late, finished)
+
+    def connection_lost(self, exc: Exception | None) -> None:  # noqa: D102 - uvicorn's
+        self._deadline.cancel()
+        super().connection_lost(exc)
+
+    def _late(self, cycle: object) -> None:
+        """Close the connection if no request arrived since the deadline was set."""
+        if self.cycle is cycle and not self.transport.is_closing():
+            self.transport.close()
+
+
+def exit_with_parent(parent: int) -> None:
+    """End this process (SIGTERM) when process `parent` dies, even by SIGKILL: a worker left behind kept serving
+    the port with an old index and old settings. Linux: PR_SET_PDEATHSIG; elsewhere a thread watching the parent."""
+    if sys.platform == "linux":
+        _terminated_with_parent()
+    else:
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(1)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    if os.getppid() != parent:  # it died before the request above
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _terminated_with_parent() -> None:
+    """Linux: SIGTERM to this process when its parent dies (prctl PR_SET_PDEATHSIG); nothing elsewhere."""
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+PR_SET_PDEATHSIG = 1

@@ -1,45 +1,36 @@
-"""What the HTTP transports refuse before the SDK sees a request: too many sessions, tokens in URLs, and SSE
-requests with a foreign Host or Origin (answered here, where the SDK's SSE transport raises after answering);
-and uvicorn's access log without query strings."""
+"""What the HTTP transports refuse before the SDK handles a request: a foreign Host or Origin (cheaply, before
+authentication), tokens in URLs, too many sessions or tool calls of one caller (after authentication: who a caller is
+comes from access.identity_of), SSE messages that are no JSON-RPC message; and uvicorn's access log without query
+strings."""
 
-import hashlib
 import logging
 import math
+import re
 from collections import defaultdict
 from collections.abc import Callable, Collection
 from urllib.parse import parse_qsl
 
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from starlette.requests import Request
+import anyio
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from graphrag_mcp_server.server.access import identity_of
 
 logger = logging.getLogger(__name__)
 
 SESSION_HEADER = "mcp-session-id"
+QUOTED_CHARS = 80
+"""How much of a refused header value a log line quotes."""
 
 
-def client_of(scope: Scope) -> str:
-    """Who a request comes from, for counting its sessions: its address (uvicorn's, after trusted proxy headers)
-    and who its credential names: a JWT's subject (unverified: only a session the SDK accepted stays counted,
-    and a forged subject from another address counts apart) or a digest of any other credential. Clients
-    behind one proxy with their own tokens count apart; one user's fresh tokens count together."""
-    address = scope["client"][0] if scope.get("client") else ""
-    credential = next((value for name, value in scope.get("headers", []) if name == b"authorization"), b"")
-    return f"{address} {_subject(credential) or hashlib.sha256(credential).hexdigest()[:16]}"
-
-
-def _subject(credential: bytes) -> str | None:
-    """The `sub` (else `client_id`) of a bearer JWT, read without checking it (PyJWT with verification off);
-    None for other tokens."""
-    import jwt
-
-    try:
-        claims = jwt.decode(credential.partition(b" ")[2].strip(), options={"verify_signature": False})
-    except jwt.PyJWTError:
-        return None
-    subject = claims.get("sub") or claims.get("client_id")
-    return f"sub:{subject}" if isinstance(subject, str) else None
+def quoted(value: str | None) -> str:
+    """`value` for a log line: its first QUOTED_CHARS characters, quoted, with its length when cut."""
+    if value is None:
+        return "none"
+    cut = f"... ({len(value)} characters)" if len(value) > QUOTED_CHARS else ""
+    return f"{value[:QUOTED_CHARS]!r}{cut}"
 
 
 def jsonrpc_error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -52,7 +43,7 @@ class SessionLimits:
     """At most `per_client` open sessions of one client and `total` of all clients; past them 429 or 503,
     with Retry-After. `opens(scope)` says whether a request opens a session. Streamable HTTP: a session counts
     from its admission, then by the id the SDK answers with while `live()` holds it (the SDK closes idle ones);
-    SSE (`live` None): a stream counts while its request lasts."""
+    SSE (`live` None): a stream counts while its request lasts. A client is its verified identity."""
 
     def __init__(self, app: ASGIApp, opens: Callable[[Scope], bool], live: Callable[[], Collection[str]] | None,
                  total: int, per_client: int, retry_after: float) -> None:
@@ -67,7 +58,7 @@ class SessionLimits:
         if scope["type"] != "http" or not self.opens(scope):
             await self.app(scope, receive, send)
             return
-        client = client_of(scope)
+        client = identity_of(scope)  # behind the SDK's authentication (http.inside_auth): callers are verified
         if (refusal := self._refusal(client)) is not None:
             await refusal(scope, receive, send)
             return
@@ -134,22 +125,96 @@ class TokenInQueryRefusal:
                            headers)(scope, receive, send)
 
 
-class SseTransportChecks:
-    """The SDK's Host, Origin and Content-Type checks for the SSE endpoints (`paths`), answered here: the SDK's
-    SSE transport answers 421/403 too but then raises, which logs a traceback per refused request."""
+class HostOriginChecks:
+    """DNS-rebinding protection for every MCP endpoint, before authentication and before the SDK: a Host or Origin
+    header not allowed is answered 421 / 403 with the SDK's texts and one short log line (the SDK logged the whole
+    value through rich, about a second of CPU for a long one, and its SSE transport raised after answering). A
+    `name:*` entry allows only a port of digits after `name:` (the SDK's allowed `localhost:80@evil.example`)."""
 
     def __init__(self, app: ASGIApp, security: TransportSecuritySettings, paths: tuple[str, ...]) -> None:
         self.app, self.paths = app, paths
-        self.checks = TransportSecurityMiddleware(security)
+        self.hosts = _matcher(security.allowed_hosts)
+        self.origins = _matcher(security.allowed_origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Refuse an SSE request with a foreign Host or Origin in one log line (the SDK's warning)."""
+        """Refuse a request with a foreign Host or Origin; pass everything else through."""
         if scope["type"] == "http" and scope["path"].startswith(self.paths):
-            refusal = await self.checks.validate_request(Request(scope, receive), is_post=scope["method"] == "POST")
-            if refusal is not None:
-                await refusal(scope, receive, send)
+            headers = Headers(scope=scope)
+            host, origin = headers.get("host"), headers.get("origin")
+            if host is None or not self.hosts(host):
+                logger.warning("refused a request: Host %s is not allowed (GRAPHRAG_MCP_ALLOWED_HOSTS)", quoted(host))
+                await Response("Invalid Host header", status_code=421)(scope, receive, send)
+                return
+            if origin and not self.origins(origin):
+                logger.warning("refused a request: Origin %s is not allowed (GRAPHRAG_MCP_ALLOWED_ORIGINS)",
+                               quoted(origin))
+                await Response("Invalid Origin header", status_code=403)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def _matcher(allowed: list[str]) -> Callable[[str], bool]:
+    """Whether a header value is one of `allowed`: exactly, or `name:*` as `name:` and a port of digits."""
+    exact = set(allowed)
+    wildcards = [re.escape(entry[:-1]) + r"[0-9]{1,5}" for entry in allowed if entry.endswith(":*")]
+    pattern = re.compile("|".join(wildcards)) if wildcards else None
+    return lambda value: value in exact or (pattern is not None and pattern.fullmatch(value) is not None)
+
+
+class SseMessageChecks:
+    """POSTs to an SSE session's message endpoint, behind authentication: a body that is no JSON-RPC message is
+    answered 400 here with one log line (the SDK logged a traceback for each and handed the error to the session),
+    and a message for a session that has just closed ends quietly (the SDK raised ClosedResourceError after
+    answering 202)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check a message's body before the SDK sees it; pass everything else through."""
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = await _body(receive, self.max_bytes)
+        if body is None:
+            await Response("Request body too large", status_code=413)(scope, receive, send)
+            return
+        from mcp_types import jsonrpc_message_adapter
+        from pydantic import ValidationError
+
+        try:
+            jsonrpc_message_adapter.validate_json(body, by_name=False)
+        except ValidationError:
+            logger.warning("refused an SSE message: not a JSON-RPC message (%d bytes)", len(body))
+            await Response("Could not parse message", status_code=400)(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        try:
+            await self.app(scope, replay, send)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            logger.info("an SSE message arrived as its session closed; dropped")
+
+
+async def _body(receive: Receive, limit: int) -> bytes | None:
+    """A request's whole body; None past `limit` bytes."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return bytes(body)
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return None
+        if not message.get("more_body", False):
+            return bytes(body)
 
 
 class NoStreamWhenStateless:
