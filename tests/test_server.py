@@ -265,3 +265,14 @@ async def test_a_new_index_version_tells_clients_to_list_resources_again(built_i
         os.utime(settings, ns=(settings.stat().st_atime_ns, settings.stat().st_mtime_ns + 1_000_000_000))
         await _call(session, "get_statistics", {})
         await asyncio.wait_for(changed.wait(), 10)
+
+
+async def test_a_stdio_clients_calls_are_not_limited_per_client(built_index: tuple[Path, dict]) -> None:
+    """The per-client call limit (one running, eight waiting over HTTP) keeps HTTP callers apart; the one client
+    of a stdio server shares it with nobody, so twelve calls at once all answer."""
+    import asyncio
+
+    async with mcp_session(built_index[0], IN_PROCESS) as session:
+        results = await asyncio.gather(*(session.call_tool("get_statistics", {}) for _ in range(12)))
+    assert not [result for result in results if result.is_error]
+    assert all(result.structured_content["documents"] == 11 for result in results)

@@ -18,7 +18,7 @@ from graphrag_mcp_server import __version__
 from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.config.logs import plain_logs
 from graphrag_mcp_server.server.access import authentication, identity_of
-from graphrag_mcp_server.server.calls import CallLimits
+from graphrag_mcp_server.server.calls import STDIO, CallLimits
 from graphrag_mcp_server.server.completions import register_completions
 from graphrag_mcp_server.server.context import ServerContext
 from graphrag_mcp_server.server.notices import ChangeNotices
@@ -97,7 +97,7 @@ def _caller(context: Context[Any, Any] | None) -> str:
     """Who sent the tool call: its HTTP request's verified identity; on stdio the one client there is."""
     inside_request = context is not None and context._request_context is not None  # noqa: SLF001 - its property raises
     scope = getattr(context.request_context.request, "scope", None) if inside_request else None  # type: ignore[union-attr]
-    return identity_of(scope) if isinstance(scope, dict) else "stdio"
+    return identity_of(scope) if isinstance(scope, dict) else STDIO
 
 
 def _untitled(schema: Any) -> Any:

@@ -10,6 +10,9 @@ from mcp.shared.exceptions import MCPError
 
 logger = logging.getLogger(__name__)
 
+STDIO = "stdio"
+"""The caller of every tool call of a stdio server."""
+
 
 class CallLimits:
     """At most `running` tool calls of one client run at once and `queued` more wait their turn (first come,
@@ -24,7 +27,11 @@ class CallLimits:
 
     @asynccontextmanager
     async def turn(self, client: str) -> AsyncIterator[None]:
-        """Hold one of `client`'s turns for the block; MCPError when its calls and queue are full."""
+        """Hold one of `client`'s turns for the block; MCPError when its calls and queue are full. The one client
+        of a stdio server (STDIO) shares the server with nobody: its calls all run at once, as before the limit."""
+        if client == STDIO:
+            yield
+            return
         if self.holding[client] >= self.running + self.queued:
             logger.warning("refused a tool call: the client has %d running and %d waiting "
                            "(GRAPHRAG_MCP_MAX_CALLS_PER_CLIENT)", self.running, self.queued)
