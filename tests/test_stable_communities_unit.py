@@ -119,7 +119,7 @@ def test_kept_partition_far_below_fresh_modularity_is_replaced(tmp_path: Path) -
     top, clustering = clustered(previous, TWO_CLIQUES)
     assert not clustering.seeded
     assert clustering.modularity < stable_communities.MODULARITY_FLOOR * clustering.fresh_modularity
-    fresh = stable_communities._GRAPHRAG["hierarchical_leiden"](sorted(TWO_CLIQUES), max_cluster_size=10,
+    fresh = stable_communities._ORIGINALS["hierarchical_leiden"](sorted(TWO_CLIQUES), max_cluster_size=10,
                                                                random_seed=0xDEADBEEF)
     assert top == {c.node: c.cluster for c in fresh if c.level == 0}
     assert sorted(groups(top).values()) == ["abcde", "fghij"]

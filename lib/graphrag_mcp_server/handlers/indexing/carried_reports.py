@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from graphrag_llm.tokenizer import Tokenizer
 
-GRAPHRAG: dict[str, Any] = {}
+ORIGINALS: dict[str, Any] = {}
 """graphrag's own report extractor, set by carry_over's install."""
 
 
@@ -180,7 +180,7 @@ async def run_report_extractor(community: str | int, input: str, level: int, mod
     written from its row (`communities.lone_entity_report`)."""
     if (lone := communities.lone_entity_report(input)) is not None:
         return {"community": community, "level": level, **lone}
-    run_extractor = GRAPHRAG["report"]
+    run_extractor = ORIGINALS["report"]
     carried = memos.current.get()
     if carried is None:
         return await run_extractor(community, input, level, model, extraction_prompt, max_report_length)

@@ -48,7 +48,7 @@ async def _extract_graph(text_units: "pd.DataFrame", callbacks: Any, text_column
 
     carried = current.get()
     if carried is None:
-        return await _GRAPHRAG["extract"](text_units, callbacks, text_column, id_column, model, prompt, entity_types,
+        return await _ORIGINALS["extract"](text_units, callbacks, text_column, id_column, model, prompt, entity_types,
                                           max_gleanings, num_threads, async_type)
     memo = carried[Step.EXTRACTION]
     prompt_key = text_digest(prompt)
@@ -81,7 +81,7 @@ async def _summarize_descriptions(entities_df: "pd.DataFrame", relationships_df:
     previous version did not summarise (one task a row: 10,000 rows cost half a second in asyncio alone)."""
     import pandas as pd
 
-    summarize = _GRAPHRAG["summarize_all"]
+    summarize = _ORIGINALS["summarize_all"]
     carried = current.get()
     if carried is None:
         return await summarize(entities_df, relationships_df, callbacks, model, max_summary_length, max_input_tokens,
@@ -120,7 +120,7 @@ async def _run_summarize_descriptions(id: str | tuple[str, str], descriptions: l
     from the previous version."""
     from graphrag.index.operations.summarize_descriptions.typing import SummarizedDescriptionResult
 
-    summarize = _GRAPHRAG["summarize"]
+    summarize = _ORIGINALS["summarize"]
     carried = current.get()
     if carried is None:
         return await summarize(id, descriptions, model, max_summary_length, max_input_tokens, prompt)
@@ -137,7 +137,7 @@ async def _run_embed_text(input: list[str], callbacks: Any, model: Any, tokenize
     """graphrag's embedding of a buffer of texts, embedding only those the previous version lacks."""
     from graphrag.index.operations.embed_text.run_embed_text import TextEmbeddingResult
 
-    embed = _GRAPHRAG["embed"]
+    embed = _ORIGINALS["embed"]
     carried = current.get()
     if carried is None or not input:
         return await embed(input, callbacks, model, tokenizer, batch_size, batch_max_tokens, num_threads)
@@ -202,7 +202,8 @@ def _missing(value: Any) -> bool:
     return value is None or value != value  # noqa: PLR0124 - NaN is the one value unequal to itself
 
 
-_GRAPHRAG: dict[str, Any] = {}
+_ORIGINALS: dict[str, Any] = {}
+"""graphrag's originals of the functions `_install` replaces, called by the replacements."""
 
 
 def _install() -> None:
@@ -214,12 +215,12 @@ def _install() -> None:
     from graphrag.index.operations.summarize_descriptions import summarize_descriptions
     from graphrag.index.workflows import extract_graph as extract_graph_workflow
 
-    if not _GRAPHRAG:
-        _GRAPHRAG["extract"] = extract_graph_workflow.extractor
-        _GRAPHRAG["summarize"] = summarize_descriptions.run_summarize_descriptions
-        _GRAPHRAG["summarize_all"] = extract_graph_workflow.summarize_descriptions
-        _GRAPHRAG["embed"] = embed_text.run_embed_text
-        carried_reports.GRAPHRAG["report"] = summarize_communities.run_extractor
+    if not _ORIGINALS:
+        _ORIGINALS["extract"] = extract_graph_workflow.extractor
+        _ORIGINALS["summarize"] = summarize_descriptions.run_summarize_descriptions
+        _ORIGINALS["summarize_all"] = extract_graph_workflow.summarize_descriptions
+        _ORIGINALS["embed"] = embed_text.run_embed_text
+        carried_reports.ORIGINALS["report"] = summarize_communities.run_extractor
         summarize_communities.run_extractor = carried_reports.run_report_extractor
         embed_text.run_embed_text = _run_embed_text
         extract_graph_workflow.extractor = _extract_graph
