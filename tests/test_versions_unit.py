@@ -136,3 +136,23 @@ def test_failure_at_any_step_leaves_a_whole_version_served(tmp_path: Path, monke
     assert served(tmp_path) == "next"
     assert not list(tmp_path.glob(".output.*"))
     assert versions.graphrag_output(tmp_path) is None
+
+
+def test_index_lock_refuses_at_once_while_another_process_holds_it(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, filelock; lock = filelock.FileLock(sys.argv[1]); lock.acquire(); "
+         "print('held', flush=True); sys.stdin.read()", str(tmp_path / versions.LOCK)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(versions.IndexBusyError, match="^another index run is updating .*; wait for it to "
+                                                          "finish$"), versions.index_lock(tmp_path):
+            pass
+    finally:
+        holder.communicate("")
+    with versions.index_lock(tmp_path):  # free again once the holder ended
+        with pytest.raises(versions.IndexBusyError), versions.index_lock(tmp_path):
+            pass
