@@ -1,5 +1,5 @@
-"""vector_delta without an index build: a real LanceDB table in a previous version, graphrag's LanceDB store in
-the new one, and the delta between them."""
+"""vector_delta without an index build: a real LanceDB table in a previous version, graphrag's
+LanceDB store in the new one, and the delta between them."""
 
 from pathlib import Path
 
@@ -20,14 +20,19 @@ def store(db: Path) -> "object":
 
 
 def previous_db(folder: Path) -> Path:
-    """A previous version's LanceDB folder whose table holds a, b, c (vector: the row's position)."""
+    """A previous version's LanceDB folder whose table holds a, b, c (vector: the row's
+    position)."""
     from graphrag_vectors.vector_store import VectorStoreDocument
 
     previous = store(folder)
     previous.connect()
     previous.create_index()
-    previous.load_documents([VectorStoreDocument(id=identity, vector=[float(n), 0.0, 0.0, 1.0])
-                             for n, identity in enumerate(TEXTS)])
+    previous.load_documents(
+        [
+            VectorStoreDocument(id=identity, vector=[float(n), 0.0, 0.0, 1.0])
+            for n, identity in enumerate(TEXTS)
+        ]
+    )
     return folder
 
 
@@ -40,8 +45,11 @@ def held(db: Path) -> dict[str, list[float]]:
 
 
 def delta(previous: Path, recorded: dict[str, str], now: dict[str, str], target: Path) -> object:
-    """_copy_of_previous for rows `now` (id -> text) against the previous rows `recorded` (id -> text)."""
-    writes = vector_delta.VectorWrites(previous, {TABLE: {i: input_hash(text) for i, text in recorded.items()}})
+    """_copy_of_previous for rows `now` (id -> text) against the previous rows `recorded` (id ->
+    text)."""
+    writes = vector_delta.VectorWrites(
+        previous, {TABLE: {i: input_hash(text) for i, text in recorded.items()}}
+    )
     writes.now[TABLE] = {identity: input_hash(text) for identity, text in now.items()}
     rows = [{"id": identity, "description": text} for identity, text in now.items()]
     return vector_delta._copy_of_previous(writes, TABLE, rows, "id", store(target))
@@ -56,7 +64,9 @@ def test_delta_keeps_unchanged_rows_and_deletes_stale_ones(tmp_path: Path) -> No
     changed, stale = found
     assert [row["id"] for row in changed] == ["b", "d"]
     assert stale == ["b", "c"]
-    assert held(tmp_path / "v2" / "lancedb") == {"a": before["a"]}  # the unchanged row, vector untouched
+    assert held(tmp_path / "v2" / "lancedb") == {
+        "a": before["a"]
+    }  # the unchanged row, vector untouched
     assert held(previous) == before  # the previous version's table as it was
 
 
@@ -75,7 +85,9 @@ def test_store_shared_by_the_versions_is_written_in_full(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(("models", "rows"), [("m1", 3), ("m2", 0)])
-def test_recorded_rows_count_only_under_the_same_models(tmp_path: Path, models: str, rows: int) -> None:
+def test_recorded_rows_count_only_under_the_same_models(
+    tmp_path: Path, models: str, rows: int
+) -> None:
     writes = vector_delta.VectorWrites(None, {})
     writes.now[TABLE] = {identity: input_hash(text) for identity, text in TEXTS.items()}
     vector_delta._write(writes, tmp_path / vector_delta.ROWS, "m1")

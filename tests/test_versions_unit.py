@@ -1,5 +1,6 @@
-"""versions without an index build: switch_to, _prune, discard and linked_copy on small folders, and a failure
-injected at every step of a switch (each crash_point boundary, and the file operations between them)."""
+"""versions without an index build: switch_to, _prune, discard and linked_copy on small folders,
+and a failure injected at every step of a switch (each crash_point boundary, and the file
+operations between them)."""
 
 import os
 from pathlib import Path
@@ -8,8 +9,13 @@ import pytest
 
 from graphrag_mcp_server.handlers.indexing import versions
 
-BOUNDARIES = ["switch:manifest-written", "switch:legacy-moved", "switch:sealed", "switch:linked",
-              "switch:switched"]
+BOUNDARIES = [
+    "switch:manifest-written",
+    "switch:legacy-moved",
+    "switch:sealed",
+    "switch:linked",
+    "switch:switched",
+]
 
 
 class Injected(RuntimeError):
@@ -26,14 +32,16 @@ def made_version(root: Path, marker: str) -> Path:
 
 
 def graphrag_root(root: Path) -> Path:
-    """A root as `graphrag index` leaves it: a plain output/ folder with its tables and no manifest."""
+    """A root as `graphrag index` leaves it: a plain output/ folder with its tables and no
+    manifest."""
     (root / "output").mkdir(parents=True)
     (root / "output" / "entities.parquet").write_text("graphrag")
     return root
 
 
 def served(root: Path) -> str:
-    """The marker of the table the root serves; the served folder must be whole (versions carry a manifest)."""
+    """The marker of the table the root serves; the served folder must be whole (versions carry a
+    manifest)."""
     current = versions.current_version(root)
     assert current is not None and current.is_dir()
     if current.parent == (root / versions.VERSIONS).resolve() and current.name != "legacy":
@@ -51,7 +59,9 @@ def test_switch_serves_the_new_version_sealed_and_keeps_the_previous(tmp_path: P
     third = made_version(tmp_path, "three")
     versions.switch_to(tmp_path, third, {"a.txt": "3"})
     assert served(tmp_path) == "three"
-    assert sorted(path.name for path in (tmp_path / "versions").iterdir()) == sorted([second.name, third.name])
+    assert sorted(path.name for path in (tmp_path / "versions").iterdir()) == sorted(
+        [second.name, third.name]
+    )
     assert versions.read_manifest(third) == {"a.txt": "3"}
 
 
@@ -95,24 +105,32 @@ def failing_at(monkeypatch: pytest.MonkeyPatch, boundary: str) -> None:
 
 def failing_call(monkeypatch: pytest.MonkeyPatch, step: str) -> None:
     """The file operation `step` of switch_to raises, as a full disk or a refused link would."""
+
     def refused(*_: object, **__: object) -> None:
         raise Injected(step)
 
-    target = {"rename": (Path, "rename"), "seal": (versions, "_seal"), "symlink": (Path, "symlink_to"),
-              "replace": (versions.os, "replace"), "prune": (versions, "_prune")}[step]
+    target = {
+        "rename": (Path, "rename"),
+        "seal": (versions, "_seal"),
+        "symlink": (Path, "symlink_to"),
+        "replace": (versions.os, "replace"),
+        "prune": (versions, "_prune"),
+    }[step]
     monkeypatch.setattr(*target, refused)
 
 
 STEPS = [("boundary", name) for name in BOUNDARIES] + [
-    ("call", name) for name in ("rename", "seal", "symlink", "replace", "prune")]
+    ("call", name) for name in ("rename", "seal", "symlink", "replace", "prune")
+]
 
 
 @pytest.mark.parametrize("takeover", [False, True], ids=["versions", "graphrag-output"])
 @pytest.mark.parametrize(("kind", "step"), STEPS, ids=[f"{kind}-{step}" for kind, step in STEPS])
-def test_failure_at_any_step_leaves_a_whole_version_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                           takeover: bool, kind: str, step: str) -> None:
-    """Whatever step of a switch fails, the root serves the previous version or the new one, whole; the next
-    run switches cleanly."""
+def test_failure_at_any_step_leaves_a_whole_version_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, takeover: bool, kind: str, step: str
+) -> None:
+    """Whatever step of a switch fails, the root serves the previous version or the new one,
+    whole; the next run switches cleanly."""
     if takeover:
         graphrag_root(tmp_path)
         before = "graphrag"
@@ -128,7 +146,9 @@ def test_failure_at_any_step_leaves_a_whole_version_served(tmp_path: Path, monke
             failed = True
         else:
             failed = False
-    assert failed == (takeover or step not in ("switch:legacy-moved", "rename"))  # only a takeover moves output
+    assert failed == (
+        takeover or step not in ("switch:legacy-moved", "rename")
+    )  # only a takeover moves output
     switched = not failed or step in ("switch:switched", "prune")
     assert served(tmp_path) == ("new" if switched else before)
     following = made_version(tmp_path, "next")
@@ -143,13 +163,26 @@ def test_index_lock_refuses_at_once_while_another_process_holds_it(tmp_path: Pat
     import sys
 
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, filelock; lock = filelock.FileLock(sys.argv[1]); lock.acquire(); "
-         "print('held', flush=True); sys.stdin.read()", str(tmp_path / versions.LOCK)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, filelock; lock = filelock.FileLock(sys.argv[1]); lock.acquire(); "
+            "print('held', flush=True); sys.stdin.read()",
+            str(tmp_path / versions.LOCK),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        with pytest.raises(versions.IndexBusyError, match="^another index run is updating .*; wait for it to "
-                                                          "finish$"), versions.index_lock(tmp_path):
+        with (
+            pytest.raises(
+                versions.IndexBusyError,
+                match="^another index run is updating .*; wait for it to finish$",
+            ),
+            versions.index_lock(tmp_path),
+        ):
             pass
     finally:
         holder.communicate("")

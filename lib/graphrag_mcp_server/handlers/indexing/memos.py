@@ -25,8 +25,8 @@ class Memo:
     """Results this run took from the previous version."""
 
     def take(self, key: str) -> Any:
-        """The stored result for `key`, or None; a previous version's result taken is counted as reused and
-        kept for the next version (so this is no pure lookup)."""
+        """The stored result for `key`, or None; a previous version's result taken is counted as
+        reused and kept for the next version (so this is no pure lookup)."""
         found = self.used.get(key)
         if found is None and (stored := self.previous.get(key)) is not None:
             found = self.used[key] = self.decode(stored)

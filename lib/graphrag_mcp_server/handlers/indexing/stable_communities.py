@@ -85,7 +85,8 @@ class _Run:
 
 _current: ContextVar[_Run | None] = ContextVar("stable_communities", default=None)
 _ORIGINALS: dict[str, Any] = {}
-"""graphrag's originals of what this module replaces (cluster_graph.hierarchical_leiden), called by the replacements."""
+"""graphrag's originals of what this module replaces, called by the replacements:
+cluster_graph.hierarchical_leiden."""
 
 
 @contextmanager

@@ -43,7 +43,8 @@ class _Identities:
 
 _current: ContextVar[_Identities | None] = ContextVar("stable_ids", default=None)
 _ORIGINALS: dict[str, Any] = {}
-"""graphrag's originals of what this module replaces (finalize_graph.finalize_entities / finalize_relationships), called by the replacements."""
+"""graphrag's originals of what this module replaces, called by the replacements:
+finalize_graph.finalize_entities / finalize_relationships."""
 
 
 class _KeepingTable:

@@ -40,7 +40,8 @@ class VectorWrites:
 
 _current: ContextVar[VectorWrites | None] = ContextVar("vector_delta", default=None)
 _ORIGINALS: dict[str, Any] = {}
-"""graphrag's originals of what this module replaces (generate_text_embeddings.embed_text), called by the replacements."""
+"""graphrag's originals of what this module replaces, called by the replacements:
+generate_text_embeddings.embed_text."""
 
 
 class _Rows:
