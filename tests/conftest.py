@@ -122,19 +122,38 @@ LONE_NOTE = ("12_weather_note.txt", "A Note on Weather\n\nThe winter at Kestlewi
 """A document naming one entity that nothing relates to: graphrag's pipeline gives it no community."""
 
 
+GRAPHRAG_WITH_OFFLINE_MODEL = """
+import sys
+import graphrag_cache.cache_key
+from graphrag.cli.main import app
+from graphrag_mcp_server.providers import register_providers
+
+register_providers()
+try:
+    app(args=sys.argv[1:], prog_name="graphrag")
+finally:
+    print("cache keys hashed by", graphrag_cache.cache_key.hash_data.__module__, file=sys.stderr)
+"""
+"""graphrag's own CLI with only the offline model registered: none of this project's replacements
+(its cache-key hasher above all), so the project's LLM cache is keyed as graphrag keys it."""
+
+
 def _build_graphrag_project(root: Path) -> None:
     assert run_cli("init", "--provider", "offline", "--index-path", root).code == 0
     shutil.copytree(CORPUS, root / "input", dirs_exist_ok=True)
     (root / "input" / LONE_NOTE[0]).write_text(LONE_NOTE[1], encoding="utf-8")
-    built = run_cli("graphrag", "index", "--root", root)
-    assert built.code == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    command = [sys.executable, "-c", GRAPHRAG_WITH_OFFLINE_MODEL, "index", "--root", str(root)]
+    built = subprocess.run(command, capture_output=True, text=True, env=cli_env(), timeout=900)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    # graphrag's own hasher, not config/cache_keys.py's: the keys our index computes must match them
+    assert "cache keys hashed by graphrag_common.hasher" in built.stderr
     assert (root / "output").is_dir() and not (root / "output").is_symlink()
 
 
 @pytest.fixture(scope="session")
 def graphrag_project(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     """A project as `graphrag init` + `graphrag index` leave it: input/, output/ as a folder, cache/, logs/
-    (built by graphrag's own pipeline, with the offline model registered through `graphrag-mcp graphrag`) from
+    (built by graphrag's own CLI and cache-key hasher, with only the offline model registered) from
     the fixtures corpus and LONE_NOTE; built once per run, read-only (tests copy it)."""
     return built_once(tmp_path_factory, worker_id, "graphrag_project", _build_graphrag_project)[0]
 

@@ -145,7 +145,7 @@ def test_a_member_without_an_edge_is_in_its_communitys_context(community_records
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
     from graphrag_mcp_server.handlers.indexing.carried_reports import community_context
-    from graphrag_mcp_server.handlers.indexing.communities import lone_entity_report
+    from graphrag_mcp_server.handlers.indexing.lone_entities import lone_entity_report
 
     tokenizer = get_tokenizer()
     lone = {schemas.TITLE: "KESTLEWICK", schemas.NODE_DEGREE: 0, schemas.EDGE_DETAILS: [],

@@ -248,8 +248,9 @@ class BlobIndex:
         prefix = self.location.blob("cache") + "/"
         wanted = [(blob.name, root / "cache" / blob.name[len(prefix):])
                   for blob in self.container.list_blobs(name_starts_with=prefix)]
-        self._download([(name, path) for name, path in wanted if not path.exists()])
-        return len(wanted)
+        missing = [(name, path) for name, path in wanted if not path.exists()]
+        self._download(missing)
+        return len(missing)
 
     def download(self, root: Path, version: str) -> Path:
         """Download `version` whole into a staging folder of the local copy (beside what it serves): its `output`

@@ -53,7 +53,9 @@ logger = logging.getLogger(__name__)
 
 
 class IndexMode(StrEnum):
-    """How a run treats an existing index: incremental updates it (a first run builds it in full)."""
+    """How a run treats an existing index. Both run graphrag's full pipeline over every current
+    document; incremental also carries over from the previous version what its unchanged input
+    allows (kept.py), full carries nothing (exactly a rebuild). A first run builds in full."""
 
     FULL = "full"
     INCREMENTAL = "incremental"
@@ -164,7 +166,8 @@ async def build(
     request that unchanged content repeats, so only what changed costs model calls, and an incremental run
     takes from the previous version its unchanged extractions, summaries, report contexts, reports and
     embeddings, its communities, the ids of its records and its vector rows (kept.py): it then differs from
-    a rebuild only in how communities are drawn. An
+    a rebuild in how communities are drawn (and so in the reports of communities drawn otherwise)
+    and in its records' ids and numbers (kept from the previous version; a rebuild draws them). An
     incremental run with no changed document, prompt or setting does nothing on a whole version, without importing
     graphrag's pipeline or a model library (about 1 s instead of 6 s). Changed prompts (a prompt tuning), changed
     settings and the gaps of the served version are told to `notice` before any call: the work that depends on
@@ -175,7 +178,7 @@ async def build(
         log_no_item_progress,
         time_workflows_without_tracemalloc,
     )
-    from graphrag_mcp_server.handlers.indexing.communities import with_every_entity_clustered
+    from graphrag_mcp_server.handlers.indexing.lone_entities import with_every_entity_clustered
     from graphrag_mcp_server.handlers.indexing.local_files import use_local_file_storage
     from graphrag_mcp_server.handlers.indexing.record_tables import read_parquet_tables_by_records
     from graphrag_mcp_server.providers.probe import extraction_probe_key, probe_models, sample_passage

@@ -14,14 +14,14 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing import communities, memos
+from graphrag_mcp_server.handlers.indexing import lone_entities, memos
 from graphrag_mcp_server.handlers.tables import CITATION
 
 if TYPE_CHECKING:
     import pandas as pd
     from graphrag_llm.tokenizer import Tokenizer
 
-GRAPHRAG: dict[str, Any] = {}
+ORIGINALS: dict[str, Any] = {}
 """graphrag's own report extractor, set by carry_over's install."""
 
 
@@ -39,7 +39,7 @@ def sort_context_batch(community_df: "pd.DataFrame", tokenizer: "Tokenizer", max
             continue
         ranked, ids = ranked_records(records)
         key = memos.input_hash(CONTEXT_FORM, max_context_tokens, ranked)
-        stored = carried[memos.Step.REPORT_CONTEXT].get(key)
+        stored = carried[memos.Step.REPORT_CONTEXT].take(key)
         context = None if stored is None else renumbered_context(stored, ids, tokenizer, max_context_tokens)
         if context is None:
             context = community_context(records, tokenizer, max_context_tokens)
@@ -177,16 +177,16 @@ async def run_report_extractor(community: str | int, input: str, level: int, mod
                                 extraction_prompt: str, max_report_length: int) -> Any:
     """graphrag's report of one community, taking the previous version's report written from the same rows
     (`report_rows`), its citations moved to those rows' numbers in this context; a lone entity's report is
-    written from its row (`communities.lone_entity_report`)."""
-    if (lone := communities.lone_entity_report(input)) is not None:
+    written from its row (`lone_entities.lone_entity_report`)."""
+    if (lone := lone_entities.lone_entity_report(input)) is not None:
         return {"community": community, "level": level, **lone}
-    run_extractor = GRAPHRAG["report"]
+    run_extractor = ORIGINALS["report"]
     carried = memos.current.get()
     if carried is None:
         return await run_extractor(community, input, level, model, extraction_prompt, max_report_length)
     tables, rows = report_rows(input)
     key = memos.input_hash(tables, memos.text_digest(extraction_prompt), max_report_length)
-    stored = carried[memos.Step.REPORT].get(key)
+    stored = carried[memos.Step.REPORT].take(key)
     report = None if stored is None or "rows" not in stored else renumbered(stored["report"], stored["rows"], rows)
     if report is None:
         fresh = await run_extractor(community, input, level, model, extraction_prompt, max_report_length)

@@ -1,8 +1,9 @@
 """Work carried over from the previous version where its input is unchanged.
 
-An update runs graphrag's whole pipeline over every current document (build.py), so its
-result is a rebuild by construction. Five steps of it are pure functions of their input that cost
-time for every record although an edit touches a few:
+An update runs graphrag's whole pipeline over every current document (build.py). Five steps of it
+are pure functions of their input (with the same models): a result carried over is the one graphrag
+would compute again (or replay from its LLM cache), so carrying it changes no output, only the time
+each record costs although an edit touches a few:
 
 - graph extraction of a text unit, the summary of an entity's or relationship's descriptions and
   a community's report from its context (LLM calls, answered by graphrag's cache when unchanged,
@@ -48,12 +49,12 @@ async def _extract_graph(text_units: "pd.DataFrame", callbacks: Any, text_column
 
     carried = current.get()
     if carried is None:
-        return await _GRAPHRAG["extract"](text_units, callbacks, text_column, id_column, model, prompt, entity_types,
+        return await _ORIGINALS["extract"](text_units, callbacks, text_column, id_column, model, prompt, entity_types,
                                           max_gleanings, num_threads, async_type)
     memo = carried[Step.EXTRACTION]
     prompt_key = text_digest(prompt)
     keys = [input_hash(text.strip(), entity_types, prompt_key, max_gleanings) for text in text_units[text_column]]
-    found = [memo.get(key) for key in keys]
+    found = [memo.take(key) for key in keys]
     missing = [position for position, split in enumerate(found) if split is None]
 
     async def extract(row: "pd.Series") -> "tuple[pd.DataFrame, pd.DataFrame]":
@@ -81,7 +82,7 @@ async def _summarize_descriptions(entities_df: "pd.DataFrame", relationships_df:
     previous version did not summarise (one task a row: 10,000 rows cost half a second in asyncio alone)."""
     import pandas as pd
 
-    summarize = _GRAPHRAG["summarize_all"]
+    summarize = _ORIGINALS["summarize_all"]
     carried = current.get()
     if carried is None:
         return await summarize(entities_df, relationships_df, callbacks, model, max_summary_length, max_input_tokens,
@@ -96,15 +97,15 @@ async def _summarize_descriptions(entities_df: "pd.DataFrame", relationships_df:
     pairs = zip(relationships_df["source"].astype(str), relationships_df["target"].astype(str), strict=True)
     edges = [(pair, key(pair, descriptions))
              for pair, descriptions in zip(pairs, relationships_df["description"], strict=True)]
-    missing_nodes = [memo.get(found) is None for _, found in nodes]
-    missing_edges = [memo.get(found) is None for _, found in edges]
+    missing_nodes = [memo.take(found) is None for _, found in nodes]
+    missing_edges = [memo.take(found) is None for _, found in edges]
     if any(missing_nodes) or any(missing_edges):  # graphrag's run_summarize_descriptions (routed below) stores them
         await summarize(entities_df[missing_nodes], relationships_df[missing_edges], callbacks, model,
                         max_summary_length, max_input_tokens, prompt, num_threads)
     entities = pd.DataFrame({"title": [title for title, _ in nodes],
-                             "description": [memo.get(found) for _, found in nodes]})
+                             "description": [memo.take(found) for _, found in nodes]})
     relationships = pd.DataFrame({"source": [pair[0] for pair, _ in edges], "target": [pair[1] for pair, _ in edges],
-                                  "description": [memo.get(found) for _, found in edges]})
+                                  "description": [memo.take(found) for _, found in edges]})
     return entities, relationships
 
 
@@ -120,12 +121,12 @@ async def _run_summarize_descriptions(id: str | tuple[str, str], descriptions: l
     from the previous version."""
     from graphrag.index.operations.summarize_descriptions.typing import SummarizedDescriptionResult
 
-    summarize = _GRAPHRAG["summarize"]
+    summarize = _ORIGINALS["summarize"]
     carried = current.get()
     if carried is None:
         return await summarize(id, descriptions, model, max_summary_length, max_input_tokens, prompt)
     key = _summary_key(id, descriptions, max_summary_length, max_input_tokens, prompt)
-    stored = carried[Step.SUMMARY].get(key)
+    stored = carried[Step.SUMMARY].take(key)
     if stored is None:
         stored = (await summarize(id, descriptions, model, max_summary_length, max_input_tokens, prompt)).description
         carried[Step.SUMMARY].put(key, stored)
@@ -137,14 +138,14 @@ async def _run_embed_text(input: list[str], callbacks: Any, model: Any, tokenize
     """graphrag's embedding of a buffer of texts, embedding only those the previous version lacks."""
     from graphrag.index.operations.embed_text.run_embed_text import TextEmbeddingResult
 
-    embed = _GRAPHRAG["embed"]
+    embed = _ORIGINALS["embed"]
     carried = current.get()
     if carried is None or not input:
         return await embed(input, callbacks, model, tokenizer, batch_size, batch_max_tokens, num_threads)
     memo = carried[Step.EMBEDDING]
     model_id = getattr(model, "_model_id", type(model).__qualname__)  # graphrag-llm's factory passes every model one
     keys = [input_hash(model_id, batch_max_tokens, text) for text in input]
-    vectors = [memo.get(key) for key in keys]
+    vectors = [memo.take(key) for key in keys]
     missing = [index for index, vector in enumerate(vectors) if vector is None]
     if missing:
         fresh = await embed([input[i] for i in missing], callbacks, model, tokenizer, batch_size, batch_max_tokens,
@@ -202,7 +203,8 @@ def _missing(value: Any) -> bool:
     return value is None or value != value  # noqa: PLR0124 - NaN is the one value unequal to itself
 
 
-_GRAPHRAG: dict[str, Any] = {}
+_ORIGINALS: dict[str, Any] = {}
+"""graphrag's originals of the functions `_install` replaces, called by the replacements."""
 
 
 def _install() -> None:
@@ -214,12 +216,12 @@ def _install() -> None:
     from graphrag.index.operations.summarize_descriptions import summarize_descriptions
     from graphrag.index.workflows import extract_graph as extract_graph_workflow
 
-    if not _GRAPHRAG:
-        _GRAPHRAG["extract"] = extract_graph_workflow.extractor
-        _GRAPHRAG["summarize"] = summarize_descriptions.run_summarize_descriptions
-        _GRAPHRAG["summarize_all"] = extract_graph_workflow.summarize_descriptions
-        _GRAPHRAG["embed"] = embed_text.run_embed_text
-        carried_reports.GRAPHRAG["report"] = summarize_communities.run_extractor
+    if not _ORIGINALS:
+        _ORIGINALS["extract"] = extract_graph_workflow.extractor
+        _ORIGINALS["summarize"] = summarize_descriptions.run_summarize_descriptions
+        _ORIGINALS["summarize_all"] = extract_graph_workflow.summarize_descriptions
+        _ORIGINALS["embed"] = embed_text.run_embed_text
+        carried_reports.ORIGINALS["report"] = summarize_communities.run_extractor
         summarize_communities.run_extractor = carried_reports.run_report_extractor
         embed_text.run_embed_text = _run_embed_text
         extract_graph_workflow.extractor = _extract_graph

@@ -24,8 +24,9 @@ class Memo:
     reused: int = 0
     """Results this run took from the previous version."""
 
-    def get(self, key: str) -> Any:
-        """The stored result for `key` (now counted as used), or None."""
+    def take(self, key: str) -> Any:
+        """The stored result for `key`, or None; a previous version's result taken is counted as
+        reused and kept for the next version (so this is no pure lookup)."""
         found = self.used.get(key)
         if found is None and (stored := self.previous.get(key)) is not None:
             found = self.used[key] = self.decode(stored)

@@ -84,7 +84,9 @@ class _Run:
 
 
 _current: ContextVar[_Run | None] = ContextVar("stable_communities", default=None)
-_GRAPHRAG: dict[str, Any] = {}
+_ORIGINALS: dict[str, Any] = {}
+"""graphrag's originals of what this module replaces, called by the replacements:
+cluster_graph.hierarchical_leiden."""
 
 
 @contextmanager
@@ -93,8 +95,8 @@ def communities_kept(previous: Path | None) -> Iterator[Clustering | None]:
     clustering, as a rebuild). Yields the run's Clustering, filled once graphrag has clustered."""
     from graphrag.index.operations import cluster_graph
 
-    if not _GRAPHRAG:
-        _GRAPHRAG["hierarchical_leiden"] = cluster_graph.hierarchical_leiden
+    if not _ORIGINALS:
+        _ORIGINALS["hierarchical_leiden"] = cluster_graph.hierarchical_leiden
         cluster_graph.hierarchical_leiden = _hierarchical_leiden
     partition = read_partition(previous) if previous is not None else None
     if partition is None:
@@ -150,7 +152,7 @@ def _hierarchical_leiden(edges: list[tuple[str, str, float]], max_cluster_size: 
     if run is None or not edges:
         if run is not None:
             run.clustering.seeded = False
-        return _GRAPHRAG["hierarchical_leiden"](edges, max_cluster_size=max_cluster_size, random_seed=random_seed)
+        return _ORIGINALS["hierarchical_leiden"](edges, max_cluster_size=max_cluster_size, random_seed=random_seed)
     graph = _graph(edges)
     current = {(source, target): weight for source, target, weight in edges}
     run.seed, run.max_cluster_size = random_seed, max_cluster_size
@@ -162,7 +164,7 @@ def _hierarchical_leiden(edges: list[tuple[str, str, float]], max_cluster_size: 
     run.clustering.modularity, run.clustering.fresh_modularity = modularity, fresh
     if top is None:
         run.clustering.seeded = False
-        clusters = _GRAPHRAG["hierarchical_leiden"](edges, max_cluster_size=max_cluster_size, random_seed=random_seed)
+        clusters = _ORIGINALS["hierarchical_leiden"](edges, max_cluster_size=max_cluster_size, random_seed=random_seed)
     else:
         clusters = []
         _place(graph, top, 0, None, run, clusters)
@@ -327,7 +329,7 @@ def _split(graph: Graph, community: int, level: int, run: _Run, clusters: list[C
 
 def _fresh_split(graph: Graph, community: int, level: int, run: _Run, clusters: list[Cluster]) -> None:
     """graphrag's hierarchical Leiden of a community's subgraph, its levels and ids placed below `community`."""
-    fresh = _GRAPHRAG["hierarchical_leiden"](_edge_list(graph), max_cluster_size=run.max_cluster_size,
+    fresh = _ORIGINALS["hierarchical_leiden"](_edge_list(graph), max_cluster_size=run.max_cluster_size,
                                              random_seed=run.seed)
     renumbered: dict[int, int] = {}
     for found in fresh:

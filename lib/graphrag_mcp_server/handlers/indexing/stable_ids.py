@@ -42,7 +42,9 @@ class _Identities:
 
 
 _current: ContextVar[_Identities | None] = ContextVar("stable_ids", default=None)
-_GRAPHRAG: dict[str, Any] = {}
+_ORIGINALS: dict[str, Any] = {}
+"""graphrag's originals of what this module replaces, called by the replacements:
+finalize_graph.finalize_entities / finalize_relationships."""
 
 
 class _KeepingTable:
@@ -64,18 +66,18 @@ class _KeepingTable:
 async def _finalize_entities(entities_table: Any, degree_map: dict[str, int]) -> list[dict[str, Any]]:
     identities = _current.get()
     if identities is None:
-        return await _GRAPHRAG["entities"](entities_table, degree_map)
+        return await _ORIGINALS["entities"](entities_table, degree_map)
     table = _KeepingTable(entities_table, identities.entities, lambda row: row.get("title"))
-    return await _GRAPHRAG["entities"](table, degree_map)
+    return await _ORIGINALS["entities"](table, degree_map)
 
 
 async def _finalize_relationships(relationships_table: Any, degree_map: dict[str, int]) -> list[dict[str, Any]]:
     identities = _current.get()
     if identities is None:
-        return await _GRAPHRAG["relationships"](relationships_table, degree_map)
+        return await _ORIGINALS["relationships"](relationships_table, degree_map)
     table = _KeepingTable(relationships_table, identities.relationships,
                           lambda row: (row.get("source"), row.get("target")))
-    return await _GRAPHRAG["relationships"](table, degree_map)
+    return await _ORIGINALS["relationships"](table, degree_map)
 
 
 @contextmanager
@@ -84,8 +86,8 @@ def identities_kept(previous: Path | None) -> Iterator[None]:
     numbers afresh, as a rebuild)."""
     from graphrag.index.workflows import finalize_graph
 
-    if not _GRAPHRAG:
-        _GRAPHRAG["entities"], _GRAPHRAG["relationships"] = (finalize_graph.finalize_entities,
+    if not _ORIGINALS:
+        _ORIGINALS["entities"], _ORIGINALS["relationships"] = (finalize_graph.finalize_entities,
                                                              finalize_graph.finalize_relationships)
         finalize_graph.finalize_entities, finalize_graph.finalize_relationships = (_finalize_entities,
                                                                                    _finalize_relationships)

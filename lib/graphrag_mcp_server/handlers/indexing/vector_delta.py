@@ -39,7 +39,9 @@ class VectorWrites:
 
 
 _current: ContextVar[VectorWrites | None] = ContextVar("vector_delta", default=None)
-_GRAPHRAG: dict[str, Any] = {}
+_ORIGINALS: dict[str, Any] = {}
+"""graphrag's originals of what this module replaces, called by the replacements:
+generate_text_embeddings.embed_text."""
 
 
 class _Rows:
@@ -70,7 +72,7 @@ async def _embed_text(input_table: Any, callbacks: Any, model: Any, tokenizer: A
                       batch_size: int, batch_max_tokens: int, num_threads: int, vector_store: Any,
                       id_column: str = "id", output_table: Any = None) -> int:
     """graphrag's `embed_text` of a table into a vector store, writing only the rows that changed."""
-    embed = _GRAPHRAG["embed_text"]
+    embed = _ORIGINALS["embed_text"]
     writes = _current.get()
     if writes is None or output_table is not None or not hasattr(vector_store, "db_uri"):
         return await embed(input_table, callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
@@ -143,8 +145,8 @@ def vectors_by_delta(previous: Path | None, previous_db: Path | None, version: P
     `version` records its rows. Yields the run's VectorWrites."""
     from graphrag.index.workflows import generate_text_embeddings
 
-    if not _GRAPHRAG:
-        _GRAPHRAG["embed_text"] = generate_text_embeddings.embed_text
+    if not _ORIGINALS:
+        _ORIGINALS["embed_text"] = generate_text_embeddings.embed_text
         generate_text_embeddings.embed_text = _embed_text
     writes = VectorWrites(previous_db, _read(previous, models) if previous is not None else {})
     token = _current.set(writes)

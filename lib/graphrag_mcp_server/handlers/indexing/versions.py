@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from filelock import FileLock, Timeout
 from pydantic import BaseModel
 
 from graphrag_mcp_server.config.index_root import LEGACY_OUTPUT, served_output
@@ -103,13 +104,16 @@ def diff(previous: dict[str, str] | None, current: dict[str, str]) -> DocumentCh
 def index_lock(root: Path) -> Iterator[None]:
     """Hold the root's index lock for the block; refuse if another run holds it."""
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / LOCK, "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            msg = f"another index run is updating {root}; wait for it to finish"
-            raise IndexBusyError(msg) from None
+    lock = FileLock(root / LOCK, timeout=0)  # one try: flock on POSIX, msvcrt's lock on Windows
+    try:
+        lock.acquire()
+    except Timeout:
+        msg = f"another index run is updating {root}; wait for it to finish"
+        raise IndexBusyError(msg) from None
+    try:
         yield
+    finally:
+        lock.release()
 
 
 def new_version(root: Path) -> Path:

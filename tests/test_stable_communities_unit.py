@@ -1,0 +1,193 @@
+"""stable_communities without an index build: a previous version's three tables, a small edge
+list, and graphrag's own clustering entry point (cluster_graph.hierarchical_leiden) called within
+`communities_kept`."""
+
+import itertools
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from graphrag_mcp_server.handlers.indexing import stable_communities
+
+Edges = list[tuple[str, str, float]]
+
+
+def clique(names: str) -> Edges:
+    """Every pair of `names` (one letter a node) linked with weight 1."""
+    return [(source, target, 1.0) for source, target in itertools.combinations(sorted(names), 2)]
+
+
+def previous_version(
+    folder: Path,
+    communities: dict[int, str],
+    edges: Edges,
+    parents: dict[int, int] | None = None,
+    levels: dict[int, int] | None = None,
+) -> Path:
+    """The three tables read_partition reads: communities (id -> member letters), entities and
+    relationships."""
+    folder.mkdir()
+    titles = sorted({node for members in communities.values() for node in members})
+    pd.DataFrame({"id": [f"e-{title}" for title in titles], "title": titles}).to_parquet(
+        folder / "entities.parquet"
+    )
+    pd.DataFrame(
+        {
+            "community": list(communities),
+            "level": [(levels or {}).get(community, 0) for community in communities],
+            "parent": [(parents or {}).get(community, -1) for community in communities],
+            "entity_ids": [[f"e-{node}" for node in members] for members in communities.values()],
+        }
+    ).to_parquet(folder / "communities.parquet")
+    pd.DataFrame(edges, columns=["source", "target", "weight"]).to_parquet(
+        folder / "relationships.parquet"
+    )
+    return folder
+
+
+def clustered(
+    previous: Path, edges: Edges, max_cluster_size: int = 10
+) -> tuple[dict[str, int], object]:
+    """Level 0 of graphrag's clustering of `edges` (as cluster_graph calls it) with `previous`'s
+    communities kept, and the run's Clustering."""
+    from graphrag.index.operations import cluster_graph
+
+    with stable_communities.communities_kept(previous) as clustering:
+        found = cluster_graph.hierarchical_leiden(
+            sorted(edges), max_cluster_size=max_cluster_size, random_seed=0xDEADBEEF
+        )
+    assert clustering is not None
+    return {c.node: c.cluster for c in found if c.level == 0}, clustering
+
+
+def groups(top: dict[str, int]) -> dict[int, str]:
+    """community -> its member letters, sorted."""
+    grouped: dict[int, list[str]] = {}
+    for node, community in top.items():
+        grouped.setdefault(community, []).append(node)
+    return {community: "".join(sorted(nodes)) for community, nodes in grouped.items()}
+
+
+TWO_CLIQUES = clique("abcde") + clique("fghij") + [("e", "f", 1.0)]
+
+
+def test_unchanged_graph_keeps_every_community(tmp_path: Path) -> None:
+    previous = previous_version(tmp_path / "v1", {3: "abcde", 7: "fghij"}, TWO_CLIQUES)
+    top, clustering = clustered(previous, TWO_CLIQUES)
+    assert groups(top) == {3: "abcde", 7: "fghij"}
+    assert clustering.seeded and clustering.kept == clustering.communities == 2
+    assert clustering.modularity == pytest.approx(clustering.fresh_modularity)
+
+
+def test_entity_whose_relationships_moved_follows_them(tmp_path: Path) -> None:
+    before = TWO_CLIQUES + [("x", name, 1.0) for name in "abc"]
+    after = TWO_CLIQUES + [("x", name, 1.0) for name in "fgh"]
+    previous = previous_version(tmp_path / "v1", {3: "abcdex", 7: "fghij"}, before)
+    top, clustering = clustered(previous, after)
+    assert groups(top) == {3: "abcde", 7: "fghijx"}
+    assert clustering.seeded and clustering.kept == 0  # both communities' members changed
+
+
+def test_entity_far_from_the_change_stays_where_fresh_leiden_would_not_put_it(
+    tmp_path: Path,
+) -> None:
+    """Only the frontier moves: a new entity joins the community most of its links go to, the
+    rest stay."""
+    after = TWO_CLIQUES + [("y", "a", 1.0), ("y", "b", 1.0), ("y", "f", 1.0)]
+    previous = previous_version(tmp_path / "v1", {3: "abcde", 7: "fghij"}, TWO_CLIQUES)
+    top, clustering = clustered(previous, after)
+    assert groups(top) == {3: "abcdey", 7: "fghij"}
+    assert clustering.kept == 1
+
+
+def test_community_in_pieces_keeps_its_id_on_the_largest(tmp_path: Path) -> None:
+    """A removed bridge leaves community 3 in two pieces: the larger keeps 3, the smaller gets an
+    id above every previous one (7 and the parent ids included)."""
+    bridged = (
+        clique("abcd") + clique("xyz") + [("d", "x", 1.0)] + clique("fghij") + [("a", "f", 1.0)]
+    )
+    broken = [edge for edge in bridged if edge != ("d", "x", 1.0)] + [("z", "g", 0.1)]
+    previous = previous_version(tmp_path / "v1", {3: "abcdxyz", 7: "fghij"}, bridged)
+    top, clustering = clustered(previous, broken)
+    found = groups(top)
+    assert found[3] == "abcd" and found[7] == "fghij"
+    (new_id,) = found.keys() - {3, 7}
+    assert found[new_id] == "xyz" and new_id > 7
+    assert clustering.seeded and clustering.kept == 1
+
+
+def test_new_community_ids_are_above_every_previous_id(tmp_path: Path) -> None:
+    """New entities linked only to each other start a community of their own, numbered past the
+    previous ids (sub-communities' ids included)."""
+    edges = TWO_CLIQUES + clique("pqrst")
+    previous = previous_version(
+        tmp_path / "v1",
+        {3: "abcde", 7: "fghij", 12: "abc"},
+        TWO_CLIQUES,
+        parents={12: 3},
+        levels={12: 1},
+    )
+    top, _ = clustered(previous, edges)
+    found = groups(top)
+    assert found[3] == "abcde" and found[7] == "fghij"
+    (new_id,) = found.keys() - {3, 7}
+    assert found[new_id] == "pqrst" and new_id > 12
+
+
+def test_kept_partition_far_below_fresh_modularity_is_replaced(tmp_path: Path) -> None:
+    """A previous partition mixing the two cliques (modularity well under 0.97x Leiden's) is not
+    kept: the result is graphrag's own clustering."""
+    from graphrag.index.operations import cluster_graph
+
+    previous = previous_version(tmp_path / "v1", {0: "abcdefghij"}, TWO_CLIQUES)
+    top, clustering = clustered(previous, TWO_CLIQUES)
+    assert not clustering.seeded
+    assert clustering.modularity < stable_communities.MODULARITY_FLOOR * clustering.fresh_modularity
+    fresh = stable_communities._ORIGINALS["hierarchical_leiden"](
+        sorted(TWO_CLIQUES), max_cluster_size=10, random_seed=0xDEADBEEF
+    )
+    assert top == {c.node: c.cluster for c in fresh if c.level == 0}
+    assert sorted(groups(top).values()) == ["abcde", "fghij"]
+    assert cluster_graph.hierarchical_leiden is stable_communities._hierarchical_leiden
+
+
+def test_large_community_split_keeps_its_previous_children(tmp_path: Path) -> None:
+    """A community of max_cluster_size or more is split below it, seeded with its previous sub-
+    communities; one without sub-communities before is split by a fresh run, its ids above every
+    previous one."""
+    from graphrag.index.operations import cluster_graph
+
+    edges = (
+        clique("abcd")
+        + clique("wxyz")
+        + [("d", "w", 1.0)]
+        + clique("fghijk")
+        + [("a", "f", 1.0)]
+        + clique("lmnopq")
+        + [("k", "l", 1.0)]
+        + clique("rstuv")
+        + [("q", "r", 1.0)]
+    )
+    communities = {3: "abcdwxyz", 7: "fghijk", 9: "lmnopq", 11: "rstuv", 20: "abcd", 21: "wxyz"}
+    previous = previous_version(
+        tmp_path / "v1", communities, edges, parents={20: 3, 21: 3}, levels={20: 1, 21: 1}
+    )
+    with stable_communities.communities_kept(previous) as clustering:
+        found = cluster_graph.hierarchical_leiden(
+            sorted(edges), max_cluster_size=6, random_seed=0xDEADBEEF
+        )
+    assert groups({c.node: c.cluster for c in found if c.level == 0}) == {
+        3: "abcdwxyz",
+        7: "fghijk",
+        9: "lmnopq",
+        11: "rstuv",
+    }
+    assert groups({c.node: c.cluster for c in found if c.parent_cluster == 3}) == {
+        20: "abcd",
+        21: "wxyz",
+    }
+    assert all(c.is_final_cluster for c in found if c.parent_cluster == 3)
+    fresh_ids = {c.cluster for c in found if c.parent_cluster in (7, 9)}
+    assert fresh_ids and min(fresh_ids) > 21
+    assert clustering is not None and clustering.seeded and clustering.fresh_splits == 2

@@ -1,0 +1,114 @@
+"""stable_ids without an index build: a previous version's entities and relationships, and
+graphrag's own finalize operations writing through the table stable_ids hands them."""
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from graphrag_mcp_server.handlers.indexing import stable_ids
+
+
+class Rows:
+    """The smallest graphrag Table: rows read by `async for`, rows written collected."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows, self.written = rows, []
+
+    async def __aiter__(self) -> Any:
+        for row in self.rows:
+            yield dict(row)
+
+    async def write(self, row: dict[str, Any]) -> None:
+        self.written.append(row)
+
+
+def previous_version(folder: Path) -> Path:
+    folder.mkdir()
+    pd.DataFrame(
+        {"id": ["id-alpha", "id-beta"], "human_readable_id": [0, 5], "title": ["ALPHA", "BETA"]}
+    ).to_parquet(folder / "entities.parquet")
+    pd.DataFrame(
+        {"id": ["id-ab"], "human_readable_id": [3], "source": ["ALPHA"], "target": ["BETA"]}
+    ).to_parquet(folder / "relationships.parquet")
+    return folder
+
+
+def finalized(
+    monkeypatch: pytest.MonkeyPatch, previous: Path | None, entities: Rows, relationships: Rows
+) -> None:
+    """graphrag's finalize_entities and finalize_relationships, as finalize_graph calls them,
+    within the block."""
+    from graphrag.index.operations.finalize_entities import finalize_entities
+    from graphrag.index.operations.finalize_relationships import finalize_relationships
+
+    monkeypatch.setattr(
+        stable_ids,
+        "_ORIGINALS",
+        {  # what identities_kept takes from graphrag's finalize_graph
+            "entities": finalize_entities,
+            "relationships": finalize_relationships,
+        },
+    )
+    token = stable_ids._current.set(stable_ids._read(previous) if previous is not None else None)
+    try:
+        asyncio.run(stable_ids._finalize_entities(entities, {"ALPHA": 1, "BETA": 1, "GAMMA": 1}))
+        asyncio.run(stable_ids._finalize_relationships(relationships, {}))
+    finally:
+        stable_ids._current.reset(token)
+
+
+def entity(title: str) -> dict[str, Any]:
+    return {
+        "title": title,
+        "type": "THING",
+        "description": f"{title} text",
+        "text_unit_ids": ["t1"],
+    }
+
+
+def relationship(source: str, target: str) -> dict[str, Any]:
+    return {
+        "source": source,
+        "target": target,
+        "description": "linked",
+        "weight": 1.0,
+        "text_unit_ids": ["t1"],
+    }
+
+
+def test_unchanged_titles_and_pairs_keep_their_ids_and_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entities = Rows([entity("GAMMA"), entity("BETA"), entity("ALPHA")])
+    relationships = Rows([relationship("BETA", "GAMMA"), relationship("ALPHA", "BETA")])
+    finalized(monkeypatch, previous_version(tmp_path / "v1"), entities, relationships)
+    by_title = {row["title"]: (row["id"], row["human_readable_id"]) for row in entities.written}
+    assert by_title["ALPHA"] == ("id-alpha", 0) and by_title["BETA"] == ("id-beta", 5)
+    gamma_id, gamma_number = by_title["GAMMA"]
+    assert gamma_id not in ("id-alpha", "id-beta") and gamma_number == 6  # max + 1
+    by_pair = {
+        (row["source"], row["target"]): (row["id"], row["human_readable_id"])
+        for row in relationships.written
+    }
+    assert by_pair[("ALPHA", "BETA")] == ("id-ab", 3)
+    new_id, new_number = by_pair[("BETA", "GAMMA")]
+    assert new_id != "id-ab" and new_number == 4
+
+
+def test_without_a_previous_version_graphrag_numbers_afresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entities = Rows([entity("ALPHA"), entity("BETA")])
+    relationships = Rows([relationship("ALPHA", "BETA")])
+    finalized(monkeypatch, None, entities, relationships)
+    assert [row["human_readable_id"] for row in entities.written] == [0, 1]
+    assert "id-alpha" not in {row["id"] for row in entities.written}
+    assert [row["human_readable_id"] for row in relationships.written] == [0]
+
+
+def test_unreadable_previous_version_numbers_afresh(tmp_path: Path) -> None:
+    (tmp_path / "v1").mkdir()
+    assert stable_ids._read(tmp_path / "v1") is None

@@ -1,0 +1,94 @@
+"""vector_delta without an index build: a real LanceDB table in a previous version, graphrag's
+LanceDB store in the new one, and the delta between them."""
+
+from pathlib import Path
+
+import pytest
+
+from graphrag_mcp_server.handlers.indexing import vector_delta
+from graphrag_mcp_server.handlers.indexing.memos import input_hash
+
+TABLE = "entity_description"
+TEXTS = {"a": "alpha", "b": "beta", "c": "gamma"}
+
+
+def store(db: Path) -> "object":
+    """graphrag's LanceDB vector store for TABLE in `db` (4-wide vectors)."""
+    from graphrag_vectors.lancedb import LanceDBVectorStore
+
+    return LanceDBVectorStore(db_uri=str(db), index_name=TABLE, vector_size=4)
+
+
+def previous_db(folder: Path) -> Path:
+    """A previous version's LanceDB folder whose table holds a, b, c (vector: the row's
+    position)."""
+    from graphrag_vectors.vector_store import VectorStoreDocument
+
+    previous = store(folder)
+    previous.connect()
+    previous.create_index()
+    previous.load_documents(
+        [
+            VectorStoreDocument(id=identity, vector=[float(n), 0.0, 0.0, 1.0])
+            for n, identity in enumerate(TEXTS)
+        ]
+    )
+    return folder
+
+
+def held(db: Path) -> dict[str, list[float]]:
+    """id -> vector of TABLE in `db`, read back through LanceDB."""
+    import lancedb
+
+    rows = lancedb.connect(str(db)).open_table(TABLE).to_arrow().to_pylist()
+    return {row["id"]: list(row["vector"]) for row in rows}
+
+
+def delta(previous: Path, recorded: dict[str, str], now: dict[str, str], target: Path) -> object:
+    """_copy_of_previous for rows `now` (id -> text) against the previous rows `recorded` (id ->
+    text)."""
+    writes = vector_delta.VectorWrites(
+        previous, {TABLE: {i: input_hash(text) for i, text in recorded.items()}}
+    )
+    writes.now[TABLE] = {identity: input_hash(text) for identity, text in now.items()}
+    rows = [{"id": identity, "description": text} for identity, text in now.items()]
+    return vector_delta._copy_of_previous(writes, TABLE, rows, "id", store(target))
+
+
+def test_delta_keeps_unchanged_rows_and_deletes_stale_ones(tmp_path: Path) -> None:
+    previous = previous_db(tmp_path / "v1" / "lancedb")
+    before = held(previous)
+    now = {"a": "alpha", "b": "beta, edited", "d": "delta"}  # a kept, b changed, c gone, d new
+    found = delta(previous, TEXTS, now, tmp_path / "v2" / "lancedb")
+    assert found is not None
+    changed, stale = found
+    assert [row["id"] for row in changed] == ["b", "d"]
+    assert stale == ["b", "c"]
+    assert held(tmp_path / "v2" / "lancedb") == {
+        "a": before["a"]
+    }  # the unchanged row, vector untouched
+    assert held(previous) == before  # the previous version's table as it was
+
+
+def test_table_not_holding_its_recorded_ids_is_written_in_full(tmp_path: Path) -> None:
+    previous = previous_db(tmp_path / "v1" / "lancedb")
+    recorded = {**TEXTS, "x": "a row the table lost"}
+    target = tmp_path / "v2" / "lancedb"
+    assert delta(previous, recorded, TEXTS, target) is None
+    assert not (target / f"{TABLE}.lance").exists()  # graphrag's full write starts from nothing
+
+
+def test_store_shared_by_the_versions_is_written_in_full(tmp_path: Path) -> None:
+    previous = previous_db(tmp_path / "lancedb")
+    assert delta(previous, TEXTS, TEXTS, previous) is None
+    assert set(held(previous)) == set(TEXTS)
+
+
+@pytest.mark.parametrize(("models", "rows"), [("m1", 3), ("m2", 0)])
+def test_recorded_rows_count_only_under_the_same_models(
+    tmp_path: Path, models: str, rows: int
+) -> None:
+    writes = vector_delta.VectorWrites(None, {})
+    writes.now[TABLE] = {identity: input_hash(text) for identity, text in TEXTS.items()}
+    vector_delta._write(writes, tmp_path / vector_delta.ROWS, "m1")
+    assert len(vector_delta._read(tmp_path, models).get(TABLE, {})) == rows
