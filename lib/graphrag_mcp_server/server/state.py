@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.config.index_root import SETTINGS_FILE
 from graphrag_mcp_server.errors import GraphRagMcpError, IndexNotFoundError
-from graphrag_mcp_server.handlers.indexing.blob_versions import blob_tables_signature
-from graphrag_mcp_server.handlers.indexing.replica import no_version_yet, pin_prompts, version_root_files
+from graphrag_mcp_server.handlers.indexing.blob.follower import no_version_yet, pin_prompts, version_root_files
+from graphrag_mcp_server.handlers.indexing.blob.project_tables import blob_tables_signature
 from graphrag_mcp_server.handlers.indexing.versions import OUTPUT, current_version, hold_version
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables
