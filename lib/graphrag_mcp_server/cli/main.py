@@ -34,7 +34,7 @@ from graphrag_mcp_server.handlers.indexing.build import IndexMethod, IndexMode
 from graphrag_mcp_server.handlers.indexing.versions import graphrag_output, legacy_version
 from graphrag_mcp_server.handlers.search.context import DEFAULT_CONTEXT_TOKENS
 from graphrag_mcp_server.handlers.search.run import SearchType
-from graphrag_mcp_server.providers.retry import retries_told_to, retry_notice
+from graphrag_mcp_server.providers.operation import retries_told_to, retry_notice
 
 app = typer.Typer(
     name="graphrag-mcp",
