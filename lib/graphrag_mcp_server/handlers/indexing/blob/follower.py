@@ -240,8 +240,8 @@ async def _poll(
         pointer, _ = await asyncio.to_thread(index.pointer)
         if pointer is None:
             return None
-        local = local.current_version(root)
-        if local is None or local.name != pointer.version:
+        served = local.current_version(root)
+        if served is None or served.name != pointer.version:
             staging = await asyncio.to_thread(index.download, root, pointer.version)
             try:
                 await asyncio.to_thread(take_version, root, staging, location, pointer.version)
