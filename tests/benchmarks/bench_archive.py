@@ -10,7 +10,9 @@ and a deleted document (LLM calls, reports rewritten and carried over, report co
 context_only searches (local, global, drift, basic) over `--queries` questions naming hubs, through an MCP
 session with the server in this process (no process start measured): p50 and p95 per search type.
 Writes the "Archive (issue 40)" section of docs/benchmarks.md, with the issue's targets judged against the
-smallest size measured. Not a test: about 4 minutes at 300 documents and 8 at 1,000 on 2 cores.
+smallest size measured. `--results FILE` also keeps the figures as JSON; `--render FILE...` writes the section
+from such files (sizes measured in separate runs, smallest first) without measuring. Not a test: about 3 minutes
+at 300 documents on 2 cores, and more than linearly longer for larger sizes.
 """
 
 import argparse
@@ -18,6 +20,7 @@ import asyncio
 import dataclasses
 import datetime
 import json
+import logging
 import os
 import platform
 import shutil
@@ -141,6 +144,7 @@ async def search_latencies(size: Size, root: Path, count: int, rounds: int) -> N
     asked += [f"How is {size.hubs[k % HUBS].title()} connected to {size.hubs[(k + 1) % HUBS].title()}?"
               for k in range(HUBS)]
     asked = (asked * (count // len(asked) + 1))[:count]
+    logging.getLogger("graphrag").setLevel(logging.ERROR)  # not graphrag's token-limit warnings per query
     async with mcp_session(root, IN_PROCESS) as session:
         for round_number in range(rounds + 1):
             for search in SEARCHES:
@@ -268,8 +272,9 @@ def section(sizes: list[Size]) -> str:
 
 Measured by `python tests/benchmarks/bench_archive.py --sizes {sizes_text} --queries {sizes[0].queries}
 --rounds {sizes[0].rounds}` at commit {commit} on {today}, {platform.machine()}, {os.cpu_count()} cores
-(shared), offline model, on the archive of ../shared/corpora/archive/generate.py (seed 7): documents of ~512 words, a core
-cast of 12 people, 6 organisations and 6 places named across the corpus, a local cluster every 5 documents.
+(shared), offline model, on the archive of ../shared/corpora/archive/generate.py (seed 7): documents of ~512
+words, a core cast of 12 people, 6 organisations and 6 places named across the corpus, a local cluster every 5
+documents.
 A cold build (`graphrag-mcp index DATA --offline`, new root; CPU seconds and peak RSS are the `index` process's
 own rusage), then one `index` run after each change, one after the other: three edits, each appending to a
 document that names one hub (the three entities of highest degree) and not the other two a sentence in which
@@ -309,10 +314,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=10, help="questions naming hubs, per search type")
     parser.add_argument("--rounds", type=int, default=2, help="timed rounds over the questions")
     parser.add_argument("--results", type=Path, help="also write the measured figures to this JSON file")
-    parser.add_argument("--render", type=Path, help="write the section from a --results file, measuring nothing")
+    parser.add_argument("--render", type=Path, nargs="+",
+                        help="write the section from --results files (sizes of separate runs), measuring nothing")
     args = parser.parse_args()
     if args.render:
-        sizes = [loaded(size) for size in json.loads(args.render.read_text(encoding="utf-8"))]
+        sizes = [loaded(size) for path in args.render for size in json.loads(path.read_text(encoding="utf-8"))]
     else:
         sizes = measured([int(documents) for documents in args.sizes.split(",")], args.queries, args.rounds)
         if args.results:
