@@ -78,6 +78,8 @@ class Size:
     minutes: float = 0.0
     queries: int = 0
     rounds: int = 0
+    commit: str = ""
+    date: str = ""
 
 
 def index(data: Path, root: Path) -> Run:
@@ -156,7 +158,8 @@ async def search_latencies(size: Size, root: Path, count: int, rounds: int) -> N
 
 def measure(work: Path, documents: int, count: int, rounds: int) -> Size:
     started = time.monotonic()
-    size = Size(documents, queries=count, rounds=rounds)
+    size = Size(documents, queries=count, rounds=rounds, commit=head(),
+                date=datetime.datetime.now(datetime.UTC).date().isoformat())
     data, root = work / f"data_{documents}", work / f"index_{documents}"
     subprocess.run([sys.executable, str(GENERATOR), str(data), str(documents)], check=True, capture_output=True)
     size.runs["cold"] = cold = index(data, root)
@@ -263,16 +266,28 @@ def table(sizes: list[Size]) -> str:
     return "\n".join(lines)
 
 
+def head() -> str:
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO,
+                          check=True).stdout.strip()
+
+
+def measured_at(sizes: list[Size]) -> str:
+    """'commit C on DATE' for each commit and date the sizes were measured at, naming the sizes when several."""
+    runs: dict[str, list[str]] = {}
+    for size in sizes:
+        runs.setdefault(f"commit {size.commit} on {size.date}", []).append(str(size.documents))
+    if len(runs) == 1:
+        return next(iter(runs))
+    return "; ".join(f"{run} ({', '.join(documents)} documents)" for run, documents in runs.items())
+
+
 def section(sizes: list[Size]) -> str:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO,
-                            check=True).stdout.strip()
     sizes_text = ",".join(str(size.documents) for size in sizes)
-    today = datetime.datetime.now(datetime.UTC).date().isoformat()
     return f"""{SECTION}
 
 Measured by `python tests/benchmarks/bench_archive.py --sizes {sizes_text} --queries {sizes[0].queries}
---rounds {sizes[0].rounds}` at commit {commit} on {today}, {platform.machine()}, {os.cpu_count()} cores
-(shared), offline model, on the archive of ../shared/corpora/archive/generate.py (seed 7): documents of ~512
+--rounds {sizes[0].rounds}` at {measured_at(sizes)}, {platform.machine()}, {os.cpu_count()}
+cores (shared), offline model, on the archive of ../shared/corpora/archive/generate.py (seed 7): documents of ~512
 words, a core cast of 12 people, 6 organisations and 6 places named across the corpus, a local cluster every 5
 documents.
 A cold build (`graphrag-mcp index DATA --offline`, new root; CPU seconds and peak RSS are the `index` process's
