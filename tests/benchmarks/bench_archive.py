@@ -5,7 +5,7 @@ For each size, generates the archive of ../shared/corpora/archive/generate.py (d
 cast of 12 people, 6 organisations and 6 places named across the corpus) into a temporary folder, builds it cold
 with the offline model (`graphrag-mcp index DATA --offline`, a subprocess: wall and CPU seconds, peak RSS), then,
 one after the other, one `index` run after each of: three one-document edits, each on a document naming a
-different hub (the three most connected core-cast entities of the built index), an added 2-sentence document
+different hub (the three most connected people of the smallest size's index, the same at every size), an added 2-sentence document
 and a deleted document (LLM calls, reports rewritten and carried over, report contexts rebuilt, seconds). Last,
 context_only searches (local, global, drift, basic) over `--queries` questions naming hubs, through an MCP
 session with the server in this process (no process start measured): p50 and p95 per search type.
@@ -102,13 +102,16 @@ def index(data: Path, root: Path) -> Run:
 
 
 def hubs(root: Path) -> list[str]:
-    """The HUBS most connected entities of the served version (the core cast, in this archive)."""
+    """The HUBS most connected people of the served version (core-cast people, whose descriptions grow with the
+    corpus; the most connected entities of any type if the index has too few people)."""
     import pandas as pd
 
     from graphrag_mcp_server.handlers.indexing.versions import current_version
 
-    entities = pd.read_parquet(current_version(root) / "entities.parquet", columns=["title", "degree"])
-    return entities.sort_values("degree", ascending=False)["title"].head(HUBS).tolist()
+    entities = pd.read_parquet(current_version(root) / "entities.parquet", columns=["title", "type", "degree"])
+    people = entities[entities["type"].str.upper() == "PERSON"]
+    ranked = (people if len(people) >= HUBS else entities).sort_values("degree", ascending=False)
+    return ranked["title"].head(HUBS).tolist()
 
 
 def naming(data: Path, hub: str, others: list[str], near: int) -> Path:
@@ -156,7 +159,7 @@ async def search_latencies(size: Size, root: Path, count: int, rounds: int) -> N
                         size.searches.setdefault(search, []).append(seconds)
 
 
-def measure(work: Path, documents: int, count: int, rounds: int) -> Size:
+def measure(work: Path, documents: int, count: int, rounds: int, hubs_of_smallest: list[str]) -> Size:
     started = time.monotonic()
     size = Size(documents, queries=count, rounds=rounds, commit=head(),
                 date=datetime.datetime.now(datetime.UTC).date().isoformat())
@@ -165,7 +168,7 @@ def measure(work: Path, documents: int, count: int, rounds: int) -> Size:
     size.runs["cold"] = cold = index(data, root)
     print(f"{documents} cold: {cold.summary['llm_calls']} calls, {cold.wall:.1f} s, {cold.cpu:.1f} CPU s, "
           f"{cold.rss_mib:.0f} MiB", flush=True)
-    size.hubs = hubs(root)
+    size.hubs = hubs_of_smallest or hubs(root)
     for step in STEPS:
         change(size, data, step)
         size.runs[step] = run = index(data, root)
@@ -239,7 +242,7 @@ def table(sizes: list[Size]) -> str:
         lambda s: f"{cold[s.documents].wall:.1f} / {cold[s.documents].cpu:.1f} / {cold[s.documents].rss_mib:.0f}",
         "<= 900 s wall, <= 2,048 MiB (at 10,000)",
         lambda s: f"wall {judged(cold[s.documents].wall, 900)}, RSS {judged(cold[s.documents].rss_mib, 2048)}")
-    row("hubs edited (most connected entities)", lambda s: ", ".join(hub.title() for hub in s.hubs))
+    row("hubs edited (most connected people)", lambda s: ", ".join(hub.title() for hub in s.hubs))
     for step in STEPS:
         row(f"{step}: document", lambda s, step=step: s.edited.get(step, "doc_9999.txt" if step == "add" else
                                                                      f"doc_{s.documents // 2 + 1:04d}.txt"))
@@ -292,8 +295,8 @@ words, a core cast of 12 people, 6 organisations and 6 places named across the c
 documents.
 A cold build (`graphrag-mcp index DATA --offline`, new root; CPU seconds and peak RSS are the `index` process's
 own rusage), then one `index` run after each change, one after the other: three edits, each appending to a
-document that names one hub (the three entities of highest degree) and not the other two a sentence in which
-that hub meets a new person; an added 2-sentence document naming the first hub; a deleted document.
+document that names one hub (the three people of highest degree at the smallest size, the same at every size)
+and not the other two a sentence in which that hub meets a new person; an added 2-sentence document naming the first hub; a deleted document.
 "Reports rewritten" is the summary's `computed.report`, "carried over" its `carried_over.report`, "contexts
 rebuilt" its `computed.report_context`; "run s" its `seconds`. Searches: `--queries` questions naming hubs,
 `context_only`, over an MCP session with the server in this process (no process start), one untimed round then
@@ -311,8 +314,11 @@ def measured(documents: list[int], count: int, rounds: int) -> list[Size]:
     if not GENERATOR.exists():
         sys.exit(f"no archive generator at {GENERATOR}: check out ../shared beside the repository")
     work = Path(tempfile.mkdtemp(prefix="graphrag-mcp-archive-"))
+    sizes: list[Size] = []
     try:
-        return [measure(work, size, count, rounds) for size in documents]
+        for size in documents:  # the smallest size's hubs at every size: edit k names the same hub throughout
+            sizes.append(measure(work, size, count, rounds, sizes[0].hubs if sizes else []))
+        return sizes
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
