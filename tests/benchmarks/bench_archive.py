@@ -5,10 +5,11 @@ For each size, generates the archive of ../shared/corpora/archive/generate.py (d
 cast of 12 people, 6 organisations and 6 places named across the corpus) into a temporary folder, builds it cold
 with the offline model (`graphrag-mcp index DATA --offline`, a subprocess: wall and CPU seconds, peak RSS), then,
 one after the other, one `index` run after each of: three one-document edits, each on a document naming a
-different hub (the three most connected people of the smallest size's index, the same at every size), an added 2-sentence document
-and a deleted document (LLM calls, reports rewritten and carried over, report contexts rebuilt, seconds). Last,
-context_only searches (local, global, drift, basic) over `--queries` questions naming hubs, through an MCP
-session with the server in this process (no process start measured): p50 and p95 per search type.
+different hub (the three most connected people of the smallest size's index, the same at every size), an added
+2-sentence document and a deleted document (LLM calls, reports rewritten and carried over, report contexts
+rebuilt, seconds). Last, context_only searches (local, global, drift, basic) over `--queries` questions naming
+hubs, through an MCP session with the server in this process (no process start measured): p50 and p95 per
+search type.
 Writes the "Archive (issue 40)" section of docs/benchmarks.md, with the issue's targets judged against the
 smallest size measured. `--results FILE` also keeps the figures as JSON; `--render FILE...` writes the section
 from such files (sizes measured in separate runs, smallest first) without measuring. Not a test: about 3 minutes
@@ -296,7 +297,8 @@ documents.
 A cold build (`graphrag-mcp index DATA --offline`, new root; CPU seconds and peak RSS are the `index` process's
 own rusage), then one `index` run after each change, one after the other: three edits, each appending to a
 document that names one hub (the three people of highest degree at the smallest size, the same at every size)
-and not the other two a sentence in which that hub meets a new person; an added 2-sentence document naming the first hub; a deleted document.
+and not the other two a sentence in which that hub meets a new person; an added 2-sentence document naming the
+first hub; a deleted document.
 "Reports rewritten" is the summary's `computed.report`, "carried over" its `carried_over.report`, "contexts
 rebuilt" its `computed.report_context`; "run s" its `seconds`. Searches: `--queries` questions naming hubs,
 `context_only`, over an MCP session with the server in this process (no process start), one untimed round then
