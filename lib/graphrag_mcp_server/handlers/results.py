@@ -153,6 +153,10 @@ class IndexSummary(TableCounts):
         default=None, description="An incremental run's communities: how many the previous version's partition kept, "
         "and its modularity against a fresh clustering's"
     )
+    workflows: list[str] = Field(
+        default=[], description="The workflows of graphrag's pipeline that ran, in order (this project's *_kept "
+        "workflows in place of graphrag's finalize_graph, create_communities, generate_text_embeddings)"
+    )
 
 
 class ModelNames(BaseModel):

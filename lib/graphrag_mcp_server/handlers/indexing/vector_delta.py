@@ -1,6 +1,7 @@
 """Vectors written by delta: an update's LanceDB tables start as the previous version's and take only what changed.
 
-graphrag's embedding step recreates each vector table and writes every row. During an incremental run each
+graphrag's embedding step recreates each vector table and writes every row. This module's workflow,
+`generate_text_embeddings_kept`, runs in its place in the pipeline: during an incremental run each
 table of the new version starts instead as the previous version's table, its files hard-linked (Lance never
 changes a file it wrote: new rows, deletions and manifests are new files, so the previous version stays as it
 was), then the rows whose id is gone or whose text changed are deleted and the new and changed rows written
@@ -12,16 +13,18 @@ next run removes. A table whose fragments grow past COMPACT_FRAGMENTS is compact
 
 import logging
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing import versions
-from graphrag_mcp_server.handlers.indexing.memos import input_hash
+from graphrag_mcp_server.handlers.indexing.memos import input_hash, run_state
+
+if TYPE_CHECKING:
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag.index.typing.context import PipelineRunContext
+    from graphrag.index.typing.workflow import WorkflowFunctionOutput
 
 ROWS = "vector_rows.parquet"
 COMPACT_FRAGMENTS = 32
@@ -38,10 +41,10 @@ class VectorWrites:
     written: dict[str, int] = field(default_factory=dict)
 
 
-_current: ContextVar[VectorWrites | None] = ContextVar("vector_delta", default=None)
-_ORIGINALS: dict[str, Any] = {}
-"""graphrag's originals of what this module replaces, called by the replacements:
-generate_text_embeddings.embed_text."""
+STATE = "vector_delta"
+"""The key of a run's VectorWrites in the state graphrag hands its workflows."""
+WORKFLOW, REPLACES = "generate_text_embeddings_kept", "generate_text_embeddings"
+"""This module's workflow, and graphrag's that it replaces in the pipeline."""
 
 
 class _Rows:
@@ -68,13 +71,50 @@ class _KeptTable:
         return getattr(self._store, name)
 
 
-async def _embed_text(input_table: Any, callbacks: Any, model: Any, tokenizer: Any, embed_column: str,
-                      batch_size: int, batch_max_tokens: int, num_threads: int, vector_store: Any,
-                      id_column: str = "id", output_table: Any = None) -> int:
-    """graphrag's `embed_text` of a table into a vector store, writing only the rows that changed."""
-    embed = _ORIGINALS["embed_text"]
-    writes = _current.get()
-    if writes is None or output_table is not None or not hasattr(vector_store, "db_uri"):
+async def run_workflow(config: "GraphRagConfig", context: "PipelineRunContext") -> "WorkflowFunctionOutput":
+    """graphrag's generate_text_embeddings workflow, each vector table written by delta (`embed_by_delta`);
+    graphrag's own when the run records no vector rows."""
+    from contextlib import AsyncExitStack
+
+    from graphrag.cache.cache_key_creator import cache_key_creator
+    from graphrag.index.typing.workflow import WorkflowFunctionOutput
+    from graphrag.index.workflows import generate_text_embeddings
+    from graphrag_llm.embedding import create_embedding
+    from graphrag_vectors import create_vector_store
+
+    writes: VectorWrites | None = run_state(context, STATE)
+    if writes is None:
+        return await generate_text_embeddings.run_workflow(config, context)
+    settings, tables = config.embed_text, context.output_table_provider
+    model = create_embedding(config.get_embedding_model_config(settings.embedding_model_id),
+                             cache=context.cache.child(settings.model_instance_name),
+                             cache_key_creator=cache_key_creator)
+    for name in settings.names:
+        field = generate_text_embeddings.EMBEDDING_FIELDS[name]
+        if not await tables.has(field.table_name):
+            logger.warning("embedding %s: no table %s to embed", name, field.table_name)
+            continue
+        store = create_vector_store(config.vector_store, config.vector_store.index_schema[name])
+        store.connect()
+        async with AsyncExitStack() as stack:
+            rows = await stack.enter_async_context(tables.open(field.table_name, truncate=False,
+                                                               transformer=field.row_transform))
+            snapshot = (await stack.enter_async_context(tables.open(f"embeddings.{name}"))
+                        if config.snapshots.embeddings else None)
+            count = await embed_by_delta(writes, rows, context.callbacks, model, model.tokenizer,
+                                         field.embed_column, settings.batch_size, settings.batch_max_tokens,
+                                         config.concurrent_requests, store, output_table=snapshot)
+        logger.info("Embedded %d rows for %s", count, name)
+    return WorkflowFunctionOutput(result=None)
+
+
+async def embed_by_delta(writes: VectorWrites, input_table: Any, callbacks: Any, model: Any, tokenizer: Any,
+                         embed_column: str, batch_size: int, batch_max_tokens: int, num_threads: int,
+                         vector_store: Any, id_column: str = "id", output_table: Any = None) -> int:
+    """graphrag's `embed_text` operation of a table into a vector store, writing only the rows that changed."""
+    from graphrag.index.operations.embed_text.embed_text import embed_text as embed
+
+    if output_table is not None or not hasattr(vector_store, "db_uri"):
         return await embed(input_table, callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
                            num_threads, vector_store, id_column, output_table)
     rows = [{id_column: str(row[id_column]), embed_column: row.get(embed_column) or ""} async for row in input_table]
@@ -137,23 +177,14 @@ def _compact(table: Any) -> None:
         table.optimize(cleanup_older_than=timedelta(0))
 
 
-@contextmanager
-def vectors_by_delta(previous: Path | None, previous_db: Path | None, version: Path, models: str
-                     ) -> Iterator[VectorWrites]:
-    """Within the block, graphrag's embedding step writes only rows that differ from those of the version in
-    `previous` (its LanceDB folder `previous_db`, made under the models `models`); when the block completes,
-    `version` records its rows. Yields the run's VectorWrites."""
-    from graphrag.index.workflows import generate_text_embeddings
+def vectors_by_delta(previous: Path | None, previous_db: Path | None, models: str) -> VectorWrites:
+    """The vector rows of a run writing only rows that differ from those of the version in `previous` (its
+    LanceDB folder `previous_db`, made under the models `models`); `record_rows` stores them once it ends."""
+    return VectorWrites(previous_db, _read(previous, models) if previous is not None else {})
 
-    if not _ORIGINALS:
-        _ORIGINALS["embed_text"] = generate_text_embeddings.embed_text
-        generate_text_embeddings.embed_text = _embed_text
-    writes = VectorWrites(previous_db, _read(previous, models) if previous is not None else {})
-    token = _current.set(writes)
-    try:
-        yield writes
-    finally:
-        _current.reset(token)
+
+def record_rows(writes: VectorWrites, version: Path, models: str) -> None:
+    """Record in `version` the vector rows its run wrote, for the next run to compare against."""
     _write(writes, version / ROWS, models)
 
 
