@@ -189,6 +189,10 @@ class IndexStatistics(TableCounts):
     models: ModelNames
     vector_store: VectorStoreInfo
     issues: list[IndexIssue] = Field(default=[], description="Damage and gaps found when the index was loaded")
+    workflows: dict[str, float] = Field(
+        default={}, description="The workflows of graphrag's pipeline that built the served version, in order, "
+        "with their seconds (graphrag's stats.json)"
+    )
 
 
 class JobState(StrEnum):

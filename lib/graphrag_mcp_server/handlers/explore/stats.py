@@ -1,5 +1,6 @@
 """Index statistics, read from the parquet tables and the LanceDB vector store."""
 
+import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -62,7 +63,18 @@ def statistics(config: "GraphRagConfig", tables: IndexTables) -> IndexStatistics
         models=_models_built_with(config),
         vector_store=VectorStoreInfo(type=str(config.vector_store.type), tables=vector_tables(config)),
         issues=index_issues(config, tables),
+        workflows=_workflows(config),
     )
+
+
+def _workflows(config: "GraphRagConfig") -> dict[str, float]:
+    """The workflows that built the served version and their seconds, from graphrag's stats.json."""
+    stats_file = output_dir(config) / "stats.json"
+    try:
+        timed = json.loads(stats_file.read_text(encoding="utf-8")).get("workflows", {})
+    except (OSError, ValueError):
+        return {}
+    return {name: round(float(metrics.get("overall", 0.0)), 3) for name, metrics in timed.items()}
 
 
 def _models_built_with(config: "GraphRagConfig") -> ModelNames:

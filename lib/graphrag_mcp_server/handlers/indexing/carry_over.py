@@ -208,26 +208,24 @@ _ORIGINALS: dict[str, Any] = {}
 
 
 def _install() -> None:
-    """Route graphrag's graph extraction, description summary, report context sorting, community
-    report and text embedding through this module (once per process; without a run's memos they call graphrag's own)."""
-    from graphrag.index.operations.embed_text import embed_text
-    from graphrag.index.operations.summarize_communities import summarize_communities
-    from graphrag.index.operations.summarize_communities.graph_context import context_builder
-    from graphrag.index.operations.summarize_descriptions import summarize_descriptions
-    from graphrag.index.workflows import extract_graph as extract_graph_workflow
+    """Route graphrag's graph extraction, description summary, report context sorting, community report and
+    text embedding through this module (config/replacements.py; without a run's memos they call graphrag's
+    own)."""
+    from graphrag_mcp_server.config.replacements import replace
 
-    if not _ORIGINALS:
-        _ORIGINALS["extract"] = extract_graph_workflow.extractor
-        _ORIGINALS["summarize"] = summarize_descriptions.run_summarize_descriptions
-        _ORIGINALS["summarize_all"] = extract_graph_workflow.summarize_descriptions
-        _ORIGINALS["embed"] = embed_text.run_embed_text
-        carried_reports.ORIGINALS["report"] = summarize_communities.run_extractor
-        summarize_communities.run_extractor = carried_reports.run_report_extractor
-        embed_text.run_embed_text = _run_embed_text
-        extract_graph_workflow.extractor = _extract_graph
-        summarize_descriptions.run_summarize_descriptions = _run_summarize_descriptions
-        extract_graph_workflow.summarize_descriptions = _summarize_descriptions
-        context_builder.parallel_sort_context_batch = carried_reports.sort_context_batch
+    operations = "graphrag.index.operations"
+    _ORIGINALS["extract"] = replace("graphrag.index.workflows.extract_graph.extractor", _extract_graph)
+    _ORIGINALS["summarize_all"] = replace("graphrag.index.workflows.extract_graph.summarize_descriptions",
+                                          _summarize_descriptions)
+    _ORIGINALS["summarize"] = replace(
+        f"{operations}.summarize_descriptions.summarize_descriptions.run_summarize_descriptions",
+        _run_summarize_descriptions)
+    _ORIGINALS["embed"] = replace(f"{operations}.embed_text.embed_text.run_embed_text", _run_embed_text)
+    carried_reports.ORIGINALS["report"] = replace(
+        f"{operations}.summarize_communities.summarize_communities.run_extractor",
+        carried_reports.run_report_extractor)
+    replace(f"{operations}.summarize_communities.graph_context.context_builder.parallel_sort_context_batch",
+            carried_reports.sort_context_batch)
 
 
 CONNECTION_ARGS = {"max_retries", "timeout"}
