@@ -26,7 +26,7 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
     assert set(summary) == SUMMARY_KEYS
     assert summary["mode"] == "full"
     assert summary["workflows"] == [
-        "create_base_text_units", "create_final_documents", "extract_graph", "finalize_graph_kept",
+        "create_base_text_units", "create_final_documents", "extract_graph_kept", "finalize_graph_kept",
         "extract_covariates", "create_communities_kept", "cluster_unclustered_entities", "create_final_text_units",
         "create_community_reports", "generate_text_embeddings_kept",
     ]  # graphrag's standard pipeline (documents handed in), this project's workflows in place of three
@@ -47,7 +47,7 @@ def test_workflows_are_timed_without_tracing_every_allocation(built_index: tuple
     """graphrag's stats.json still times each workflow, but tracemalloc (3.5x slower builds) is off."""
     root, _ = built_index
     workflows = json.loads((root / "output" / "stats.json").read_text(encoding="utf-8"))["workflows"]
-    assert {"extract_graph", "create_community_reports", "finalize_graph_kept", "create_communities_kept",
+    assert {"extract_graph_kept", "create_community_reports", "finalize_graph_kept", "create_communities_kept",
             "generate_text_embeddings_kept"} <= set(workflows)  # graphrag's pipeline, this project's in place of three
     for name, metrics in workflows.items():
         assert metrics["tracemalloc_overhead_bytes"] == 0, name

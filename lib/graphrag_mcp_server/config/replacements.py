@@ -34,7 +34,6 @@ class Replacement:
 
 
 OPS = "graphrag.index.operations"
-SUMMARIES = f"{OPS}.summarize_descriptions.summarize_descriptions"
 REPORTS = f"{OPS}.summarize_communities"
 
 REPLACED = (
@@ -45,16 +44,6 @@ REPLACED = (
                 "graphrag.index.run.profiling.WorkflowProfiler",
                 "workflow timings without tracemalloc, which made builds 3.5-4.5x slower "
                 "(config/runtime.py)"),
-    Replacement("graphrag", "graphrag.index.workflows.extract_graph.extractor",
-                f"{OPS}.extract_graph.extract_graph.extract_graph",
-                "extraction carried over for unchanged text units (carry_over.py)"),
-    Replacement("graphrag", "graphrag.index.workflows.extract_graph.summarize_descriptions",
-                f"{SUMMARIES}.summarize_descriptions",
-                "only the descriptions without a carried summary handed to graphrag "
-                "(carry_over.py)"),
-    Replacement("graphrag", f"{SUMMARIES}.run_summarize_descriptions",
-                f"{SUMMARIES}.run_summarize_descriptions",
-                "summaries carried over for unchanged descriptions (carry_over.py)"),
     Replacement("graphrag", f"{OPS}.embed_text.embed_text.run_embed_text",
                 f"{OPS}.embed_text.run_embed_text.run_embed_text",
                 "embeddings carried over for unchanged texts (carry_over.py)"),

@@ -155,7 +155,8 @@ class IndexSummary(TableCounts):
     )
     workflows: list[str] = Field(
         default=[], description="The workflows of graphrag's pipeline that ran, in order (this project's *_kept "
-        "workflows in place of graphrag's finalize_graph, create_communities, generate_text_embeddings)"
+        "workflows in place of graphrag's extract_graph, finalize_graph, create_communities, "
+        "generate_text_embeddings)"
     )
 
 

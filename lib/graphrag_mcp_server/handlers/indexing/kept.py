@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing import (
     kept_communities,
+    kept_extraction,
     stable_communities,
     stable_ids,
     vector_delta,
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
 KEPT_WORKFLOWS = {module.REPLACES: (module.WORKFLOW, module.run_workflow)
-                  for module in (stable_ids, kept_communities, vector_delta)}
+                  for module in (kept_extraction, stable_ids, kept_communities, vector_delta)}
 """graphrag's workflow -> this project's, run in its place: (name, function)."""
 
 
@@ -57,6 +58,7 @@ def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) ->
         vector_delta.STATE: vectors,
     }
     with work_carried_over(previous, version, models) as carried:
+        state[kept_extraction.STATE] = carried
         yield Kept(carried, communities.clustering if communities else None, vectors, state)
     vector_delta.record_rows(vectors, version, models[Step.EMBEDDING])
 
