@@ -44,9 +44,6 @@ REPLACED = (
                 "graphrag.index.run.profiling.WorkflowProfiler",
                 "workflow timings without tracemalloc, which made builds 3.5-4.5x slower "
                 "(config/runtime.py)"),
-    Replacement("graphrag", f"{OPS}.embed_text.embed_text.run_embed_text",
-                f"{OPS}.embed_text.run_embed_text.run_embed_text",
-                "embeddings carried over for unchanged texts (carry_over.py)"),
     Replacement("graphrag", f"{REPORTS}.summarize_communities.run_extractor",
                 f"{REPORTS}.summarize_communities.run_extractor",
                 "reports carried over for unchanged contexts (carried_reports.py)"),

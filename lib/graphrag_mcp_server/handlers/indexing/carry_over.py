@@ -12,7 +12,10 @@ each record costs although an edit touches a few:
   community: most of an update's pipeline time on a 300-document corpus before this module);
 - the embedding of a text (text units, entity descriptions, reports).
 
-Each version stores what these steps produced, by a hash of their whole input, in
+Extraction and summaries are carried over by the workflow extract_graph_kept (kept_extraction.py),
+embeddings by generate_text_embeddings_kept (vector_delta.py), report contexts and reports through
+graphrag names replaced once per process (carried_reports.py, config/replacements.py); this module
+holds the memos. Each version stores what these steps produced, by a hash of their whole input, in
 `carried_over.parquet`; the next run takes from there every result whose input is unchanged and
 computes the others with graphrag's own functions. Report contexts and reports are matched up to
 the numbering of their records (carried_reports.py). Stored results are used only while the models
@@ -31,49 +34,20 @@ from graphrag_mcp_server.handlers.indexing import carried_reports
 from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step, current, input_hash
 
 if TYPE_CHECKING:
-    import pandas as pd
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
 TABLE = "carried_over.parquet"
 logger = logging.getLogger(__name__)
 
 
-async def _run_embed_text(input: list[str], callbacks: Any, model: Any, tokenizer: Any, batch_size: int,  # noqa: A002
-                          batch_max_tokens: int, num_threads: int) -> Any:
-    """graphrag's embedding of a buffer of texts, embedding only those the previous version lacks."""
-    from graphrag.index.operations.embed_text.run_embed_text import TextEmbeddingResult
-
-    embed = _ORIGINALS["embed"]
-    carried = current.get()
-    if carried is None or not input:
-        return await embed(input, callbacks, model, tokenizer, batch_size, batch_max_tokens, num_threads)
-    memo = carried[Step.EMBEDDING]
-    model_id = getattr(model, "_model_id", type(model).__qualname__)  # graphrag-llm's factory passes every model one
-    keys = [input_hash(model_id, batch_max_tokens, text) for text in input]
-    vectors = [memo.take(key) for key in keys]
-    missing = [index for index, vector in enumerate(vectors) if vector is None]
-    if missing:
-        fresh = await embed([input[i] for i in missing], callbacks, model, tokenizer, batch_size, batch_max_tokens,
-                            num_threads)
-        for index, vector in zip(missing, fresh.embeddings or [None] * len(missing), strict=True):
-            vectors[index] = vector
-            if vector is not None:
-                memo.put(keys[index], vector)
-    return TextEmbeddingResult(embeddings=vectors)
-
-
-_ORIGINALS: dict[str, Any] = {}
-"""graphrag's originals of the functions `_install` replaces, called by the replacements."""
-
-
 def _install() -> None:
-    """Route graphrag's report context sorting, community report and text embedding through this
-    module (config/replacements.py; without a run's memos they call graphrag's own). Extraction and
-    summaries: the workflow extract_graph_kept (kept_extraction.py)."""
+    """Route graphrag's report context sorting and community report through carried_reports.py
+    (config/replacements.py; without a run's memos they call graphrag's own). Extraction and
+    summaries: the workflow extract_graph_kept (kept_extraction.py); embeddings:
+    generate_text_embeddings_kept (vector_delta.py)."""
     from graphrag_mcp_server.config.replacements import replace
 
     operations = "graphrag.index.operations"
-    _ORIGINALS["embed"] = replace(f"{operations}.embed_text.embed_text.run_embed_text", _run_embed_text)
     carried_reports.ORIGINALS["report"] = replace(
         f"{operations}.summarize_communities.summarize_communities.run_extractor",
         carried_reports.run_report_extractor)

@@ -15,7 +15,7 @@ from graphrag_mcp_server.handlers.indexing import (
     vector_delta,
 )
 from graphrag_mcp_server.handlers.indexing.carry_over import fingerprints, work_carried_over
-from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Step
+from graphrag_mcp_server.handlers.indexing.memos import CARRIED, CarriedOver, Step
 from graphrag_mcp_server.handlers.indexing.vector_delta import VectorWrites
 from graphrag_mcp_server.handlers.results import Clustering
 
@@ -58,7 +58,7 @@ def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) ->
         vector_delta.STATE: vectors,
     }
     with work_carried_over(previous, version, models) as carried:
-        state[kept_extraction.STATE] = carried
+        state[CARRIED] = carried
         yield Kept(carried, communities.clustering if communities else None, vectors, state)
     vector_delta.record_rows(vectors, version, models[Step.EMBEDDING])
 

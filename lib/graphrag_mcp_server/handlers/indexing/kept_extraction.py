@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import (
+    CARRIED,
     CarriedOver,
     Step,
     input_hash,
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-STATE = "carried_over"
-"""The key of a run's memos in the state graphrag hands its workflows."""
 WORKFLOW, REPLACES = "extract_graph_kept", "extract_graph"
 """This module's workflow, and graphrag's that it replaces in the pipeline."""
 
@@ -43,7 +42,7 @@ async def run_workflow(
     from graphrag.index.workflows import extract_graph
     from graphrag_llm.completion import create_completion
 
-    carried: CarriedOver | None = run_state(context, STATE)
+    carried: CarriedOver | None = run_state(context, CARRIED)
     if carried is None:
         return await extract_graph.run_workflow(config, context)
 

@@ -54,6 +54,8 @@ class Step(StrEnum):
 
 
 CarriedOver = dict[Step, Memo]
+CARRIED = "carried_over"
+"""The key of a run's memos in the state graphrag hands its workflows."""
 current: ContextVar[CarriedOver | None] = ContextVar("carried_over", default=None)
 """The memos of the run in progress (None: graphrag's own steps run as they are)."""
 

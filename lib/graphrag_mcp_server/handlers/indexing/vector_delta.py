@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing import versions
-from graphrag_mcp_server.handlers.indexing.memos import input_hash, run_state
+from graphrag_mcp_server.handlers.indexing.memos import CARRIED, Memo, Step, input_hash, run_state
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
@@ -47,33 +47,10 @@ WORKFLOW, REPLACES = "generate_text_embeddings_kept", "generate_text_embeddings"
 """This module's workflow, and graphrag's that it replaces in the pipeline."""
 
 
-class _Rows:
-    """Rows held in memory, read as graphrag's streaming Table is."""
-
-    def __init__(self, rows: list[dict[str, Any]]) -> None:
-        self._rows = rows
-
-    async def __aiter__(self) -> Any:
-        for row in self._rows:
-            yield row
-
-
-class _KeptTable:
-    """The vector store with its table already in place: graphrag's `create_index` (which recreates it) is skipped."""
-
-    def __init__(self, store: Any) -> None:
-        self._store = store
-
-    def create_index(self) -> None:
-        """The copied table is the index."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
-
 async def run_workflow(config: "GraphRagConfig", context: "PipelineRunContext") -> "WorkflowFunctionOutput":
-    """graphrag's generate_text_embeddings workflow, each vector table written by delta (`embed_by_delta`);
-    graphrag's own when the run records no vector rows."""
+    """graphrag's generate_text_embeddings workflow, each vector table written by delta
+    (`embed_by_delta`) and unchanged texts' vectors carried over; graphrag's own when the run records
+    no vector rows."""
     from contextlib import AsyncExitStack
 
     from graphrag.cache.cache_key_creator import cache_key_creator
@@ -86,6 +63,8 @@ async def run_workflow(config: "GraphRagConfig", context: "PipelineRunContext") 
     if writes is None:
         return await generate_text_embeddings.run_workflow(config, context)
     settings, tables = config.embed_text, context.output_table_provider
+    carried = run_state(context, CARRIED)
+    memo = carried[Step.EMBEDDING] if carried is not None else None
     model = create_embedding(config.get_embedding_model_config(settings.embedding_model_id),
                              cache=context.cache.child(settings.model_instance_name),
                              cache_key_creator=cache_key_creator)
@@ -101,41 +80,95 @@ async def run_workflow(config: "GraphRagConfig", context: "PipelineRunContext") 
                                                                transformer=field.row_transform))
             snapshot = (await stack.enter_async_context(tables.open(f"embeddings.{name}"))
                         if config.snapshots.embeddings else None)
-            count = await embed_by_delta(writes, rows, context.callbacks, model, model.tokenizer,
+            count = await embed_by_delta(writes, memo, rows, context.callbacks, model, model.tokenizer,
                                          field.embed_column, settings.batch_size, settings.batch_max_tokens,
                                          config.concurrent_requests, store, output_table=snapshot)
         logger.info("Embedded %d rows for %s", count, name)
     return WorkflowFunctionOutput(result=None)
 
 
-async def embed_by_delta(writes: VectorWrites, input_table: Any, callbacks: Any, model: Any, tokenizer: Any,
-                         embed_column: str, batch_size: int, batch_max_tokens: int, num_threads: int,
-                         vector_store: Any, id_column: str = "id", output_table: Any = None) -> int:
-    """graphrag's `embed_text` operation of a table into a vector store, writing only the rows that changed."""
-    from graphrag.index.operations.embed_text.embed_text import embed_text as embed
+async def embed_by_delta(writes: VectorWrites, memo: Memo | None, input_table: Any, callbacks: Any, model: Any,
+                         tokenizer: Any, embed_column: str, batch_size: int, batch_max_tokens: int,
+                         num_threads: int, vector_store: Any, id_column: str = "id",
+                         output_table: Any = None) -> int:
+    """graphrag's `embed_text` operation of a table into a vector store (`embedded`), writing only the
+    rows that changed, each unchanged text's vector taken from `memo`."""
+    rows = [{id_column: row[id_column], embed_column: row.get(embed_column) or ""} async for row in input_table]
+
+    async def write(some: list[dict[str, Any]], create: bool = True) -> None:
+        await embedded(memo, some, callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
+                       num_threads, vector_store, id_column, output_table, create)
 
     if output_table is not None or not hasattr(vector_store, "db_uri"):
-        return await embed(input_table, callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
-                           num_threads, vector_store, id_column, output_table)
-    rows = [{id_column: str(row[id_column]), embed_column: row.get(embed_column) or ""} async for row in input_table]
+        await write(rows)
+        return len(rows)
+    rows = [{**row, id_column: str(row[id_column])} for row in rows]
     name = vector_store.index_name
     writes.now[name] = {row[id_column]: input_hash(row[embed_column]) for row in rows}
-
-    async def write(some: list[dict[str, Any]], store: Any) -> None:
-        await embed(_Rows(some), callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
-                    num_threads, store, id_column, output_table)
-
     delta = _copy_of_previous(writes, name, rows, id_column, vector_store)
     if delta is None:
-        await write(rows, vector_store)
+        await write(rows)
         writes.written[name] = len(rows)
         return len(rows)
     changed, stale = delta
     if changed:
-        await write(changed, _KeptTable(vector_store))
+        await write(changed, create=False)  # the copied table is the index
     _compact(vector_store.document_collection)
     writes.written[name] = len(changed) + len(stale)
     return len(rows)
+
+
+async def embedded(memo: Memo | None, rows: list[dict[str, Any]], callbacks: Any, model: Any, tokenizer: Any,
+                   embed_column: str, batch_size: int, batch_max_tokens: int, num_threads: int,
+                   vector_store: Any, id_column: str, output_table: Any, create: bool) -> None:
+    """graphrag's `embed_text` operation (graphrag 3.3: the table recreated unless `create` is false,
+    rows embedded a buffer of batch_size x num_threads at a time by graphrag's `run_embed_text`,
+    loaded into the store, snapshot rows written), the texts the previous version embedded taken
+    from `memo`."""
+    import numpy as np
+    from graphrag_vectors.vector_store import VectorStoreDocument
+
+    if create:
+        vector_store.create_index()
+    flush = batch_size * num_threads
+    for start in range(0, len(rows), flush):
+        buffer = rows[start:start + flush]
+        vectors = await carried_embeddings(memo, [row[embed_column] for row in buffer], callbacks, model,
+                                           tokenizer, batch_size, batch_max_tokens, num_threads)
+        pairs = [(row[id_column], vector.tolist() if type(vector) is np.ndarray else vector)
+                 for row, vector in zip(buffer, vectors, strict=True) if vector is not None]
+        if len(pairs) < len(buffer):
+            logger.warning("Skipped %d rows with None embeddings out of %d", len(buffer) - len(pairs),
+                           len(buffer))
+        vector_store.load_documents([VectorStoreDocument(id=identity, vector=vector)
+                                     for identity, vector in pairs])
+        if output_table is not None:
+            for identity, vector in pairs:
+                await output_table.write({"id": identity, "embedding": vector})
+
+
+async def carried_embeddings(memo: Memo | None, texts: list[str], callbacks: Any, model: Any, tokenizer: Any,
+                             batch_size: int, batch_max_tokens: int, num_threads: int) -> list[Any]:
+    """graphrag's `run_embed_text` of a buffer of texts, embedding only those `memo` lacks (and
+    keeping those it embeds for the next version)."""
+    from graphrag.index.operations.embed_text.run_embed_text import run_embed_text
+
+    if memo is None or not texts:
+        found = await run_embed_text(texts, callbacks, model, tokenizer, batch_size, batch_max_tokens,
+                                     num_threads)
+        return list(found.embeddings or [None] * len(texts))
+    model_id = getattr(model, "_model_id", type(model).__qualname__)  # graphrag-llm gives every model one
+    keys = [input_hash(model_id, batch_max_tokens, text) for text in texts]
+    vectors = [memo.take(key) for key in keys]
+    missing = [index for index, vector in enumerate(vectors) if vector is None]
+    if missing:
+        fresh = await run_embed_text([texts[i] for i in missing], callbacks, model, tokenizer, batch_size,
+                                     batch_max_tokens, num_threads)
+        for index, vector in zip(missing, fresh.embeddings or [None] * len(missing), strict=True):
+            vectors[index] = vector
+            if vector is not None:
+                memo.put(keys[index], vector)
+    return vectors
 
 
 def _copy_of_previous(writes: VectorWrites, name: str, rows: list[dict[str, Any]], id_column: str, vector_store: Any
