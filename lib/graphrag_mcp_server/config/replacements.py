@@ -37,36 +37,60 @@ OPS = "graphrag.index.operations"
 REPORTS = f"{OPS}.summarize_communities"
 
 REPLACED = (
-    Replacement("graphrag", "graphrag_cache.cache_key.hash_data",
-                "graphrag_common.hasher.hasher.hash_data",
-                "the same LLM cache keys about 5x faster (config/cache_keys.py)"),
-    Replacement("graphrag", "graphrag.index.run.run_pipeline.WorkflowProfiler",
-                "graphrag.index.run.profiling.WorkflowProfiler",
-                "workflow timings without tracemalloc, which made builds 3.5-4.5x slower "
-                "(config/runtime.py)"),
-    Replacement("graphrag", f"{REPORTS}.summarize_communities.run_extractor",
-                f"{REPORTS}.summarize_communities.run_extractor",
-                "reports carried over for unchanged contexts (carried_reports.py)"),
-    Replacement("graphrag", f"{REPORTS}.graph_context.context_builder.parallel_sort_context_batch",
-                f"{REPORTS}.graph_context.sort_context.parallel_sort_context_batch",
-                "report contexts carried over, and a whole one written once (carried_reports.py)"),
-    Replacement("mcp", "mcp.server.lowlevel.server.Server.create_initialization_options",
-                "mcp.server.lowlevel.server.Server.create_initialization_options",
-                "advertise resources.listChanged: the SDK takes it only there "
-                "(server/app.py; on the instance)"),
+    Replacement(
+        "graphrag",
+        "graphrag_cache.cache_key.hash_data",
+        "graphrag_common.hasher.hasher.hash_data",
+        "the same LLM cache keys about 5x faster (config/cache_keys.py)",
+    ),
+    Replacement(
+        "graphrag",
+        "graphrag.index.run.run_pipeline.WorkflowProfiler",
+        "graphrag.index.run.profiling.WorkflowProfiler",
+        "workflow timings without tracemalloc, which made builds 3.5-4.5x slower "
+        "(config/runtime.py)",
+    ),
+    Replacement(
+        "graphrag",
+        f"{REPORTS}.summarize_communities.run_extractor",
+        f"{REPORTS}.summarize_communities.run_extractor",
+        "reports carried over for unchanged contexts (carried_reports.py)",
+    ),
+    Replacement(
+        "graphrag",
+        f"{REPORTS}.graph_context.context_builder.parallel_sort_context_batch",
+        f"{REPORTS}.graph_context.sort_context.parallel_sort_context_batch",
+        "report contexts carried over, and a whole one written once (carried_reports.py)",
+    ),
+    Replacement(
+        "mcp",
+        "mcp.server.lowlevel.server.Server.create_initialization_options",
+        "mcp.server.lowlevel.server.Server.create_initialization_options",
+        "advertise resources.listChanged: the SDK takes it only there "
+        "(server/app.py; on the instance)",
+    ),
 )
 
 PRIVATE = (
-    Replacement("graphrag", "graphrag_storage.tables.parquet_table._apply_transformer",
-                "graphrag_storage.tables.parquet_table._apply_transformer",
-                "RecordParquetTable, registered as graphrag's `parquet` tables, yields rows as "
-                "graphrag's does (handlers/indexing/record_tables.py)"),
-    Replacement("mcp", "mcp.server.session.ServerSession._connection", "",
-                "the connection under a session, told when the resources change "
-                "(server/notices.py)"),
-    Replacement("mcp",
-                "mcp.server.streamable_http_manager.StreamableHTTPSessionManager._server_instances",
-                "", "the open sessions, counted by the session limits (server/http.py)"),
+    Replacement(
+        "graphrag",
+        "graphrag_storage.tables.parquet_table._apply_transformer",
+        "graphrag_storage.tables.parquet_table._apply_transformer",
+        "RecordParquetTable, registered as graphrag's `parquet` tables, yields rows as "
+        "graphrag's does (handlers/indexing/record_tables.py)",
+    ),
+    Replacement(
+        "mcp",
+        "mcp.server.session.ServerSession._connection",
+        "",
+        "the connection under a session, told when the resources change (server/notices.py)",
+    ),
+    Replacement(
+        "mcp",
+        "mcp.server.streamable_http_manager.StreamableHTTPSessionManager._server_instances",
+        "",
+        "the open sessions, counted by the session limits (server/http.py)",
+    ),
 )
 """Names read although not public (an empty `original`: an instance attribute, checked where it is
 read)."""
@@ -122,8 +146,10 @@ def _mismatch(entry: Replacement) -> str | None:
 
 
 def _failure(package: str, problem: str) -> ConfigError:
-    return ConfigError(f"{package} {version(package)} is installed, but this server supports "
-                       f"{SUPPORTED[package]} ({problem}): install a supported {package}")
+    return ConfigError(
+        f"{package} {version(package)} is installed, but this server supports "
+        f"{SUPPORTED[package]} ({problem}): install a supported {package}"
+    )
 
 
 @cache

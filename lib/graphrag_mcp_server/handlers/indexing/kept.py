@@ -22,8 +22,10 @@ from graphrag_mcp_server.handlers.results import Clustering
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
-KEPT_WORKFLOWS = {module.REPLACES: (module.WORKFLOW, module.run_workflow)
-                  for module in (kept_extraction, stable_ids, kept_communities, vector_delta)}
+KEPT_WORKFLOWS = {
+    module.REPLACES: (module.WORKFLOW, module.run_workflow)
+    for module in (kept_extraction, stable_ids, kept_communities, vector_delta)
+}
 """graphrag's workflow -> this project's, run in its place: (name, function)."""
 
 
@@ -50,8 +52,9 @@ def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) ->
     compares against."""
     models = fingerprints(config)
     communities = stable_communities.communities_kept(previous)
-    vectors = vector_delta.vectors_by_delta(previous, _previous_db(config, previous, version),
-                                            models[Step.EMBEDDING])
+    vectors = vector_delta.vectors_by_delta(
+        previous, _previous_db(config, previous, version), models[Step.EMBEDDING]
+    )
     state = {
         stable_communities.STATE: communities,
         stable_ids.STATE: stable_ids.identities_kept(previous),
@@ -71,16 +74,21 @@ def with_kept_workflows(config: "GraphRagConfig", method: str) -> "GraphRagConfi
 
     for name, workflow in KEPT_WORKFLOWS.values():
         PipelineFactory.register(name, workflow)
-    workflows = [KEPT_WORKFLOWS[name][0] if name in KEPT_WORKFLOWS else name 
-                 for name in config.workflows or PipelineFactory.pipelines[method]]
+    workflows = [
+        KEPT_WORKFLOWS[name][0] if name in KEPT_WORKFLOWS else name
+        for name in config.workflows or PipelineFactory.pipelines[method]
+    ]
     return config.model_copy(update={"workflows": workflows})
 
 
 def _previous_db(config: "GraphRagConfig", previous: Path | None, version: Path) -> Path | None:
     """The previous version's LanceDB folder, when the vector store lives in the versions (else it
     is shared)."""
-    db_uri = Path(config.vector_store.db_uri) if config.vector_store.type == "lancedb" and config.vector_store.db_uri \
+    db_uri = (
+        Path(config.vector_store.db_uri)
+        if config.vector_store.type == "lancedb" and config.vector_store.db_uri
         else None
+    )
     if previous is None or db_uri is None or not db_uri.is_relative_to(version):
         return None
     return previous / db_uri.relative_to(version)

@@ -93,8 +93,11 @@ def kept_clusters(
     for found in clustered:
         levels.setdefault(found.level, defaultdict(list))[found.cluster].append(found.node)
         parents[found.cluster] = found.parent_cluster if found.parent_cluster is not None else -1
-    return [(level, community, parents[community], nodes)
-            for level in sorted(levels) for community, nodes in levels[level].items()]
+    return [
+        (level, community, parents[community], nodes)
+        for level in sorted(levels)
+        for community, nodes in levels[level].items()
+    ]
 
 
 def communities_rows(
@@ -106,18 +109,24 @@ def communities_rows(
     import pandas as pd
     from graphrag.data_model.schemas import COMMUNITIES_FINAL_COLUMNS
 
-    communities = pd.DataFrame(clusters, columns=pd.Index(["level", "community", "parent", "title"])
-                               ).explode("title")
+    communities = pd.DataFrame(
+        clusters, columns=pd.Index(["level", "community", "parent", "title"])
+    ).explode("title")
     communities["community"] = communities["community"].astype(int)
     entity_map = communities[["community", "title"]].copy()
     entity_map["entity_id"] = entity_map["title"].map(entity_ids)
-    members = (entity_map.dropna(subset=["entity_id"]).groupby("community")
-               .agg(entity_ids=("entity_id", list)).reset_index())
+    members = (
+        entity_map.dropna(subset=["entity_id"])
+        .groupby("community")
+        .agg(entity_ids=("entity_id", list))
+        .reset_index()
+    )
     by_level = []
     for level in communities["level"].unique():
         at_level = communities[communities["level"] == level]
         both = relationships.merge(at_level, left_on="source", right_on="title", how="inner").merge(
-            at_level, left_on="target", right_on="title", how="inner")
+            at_level, left_on="target", right_on="title", how="inner"
+        )
         inside = both[both["community_x"] == both["community_y"]]
         if inside.empty:
             continue
@@ -129,8 +138,9 @@ def communities_rows(
         )
         grouped["level"] = level
         by_level.append(grouped)
-    final = pd.concat(by_level, ignore_index=True).rename(columns={"community_x": "community",
-                                                                    "parent_x": "parent"})
+    final = pd.concat(by_level, ignore_index=True).rename(
+        columns={"community_x": "community", "parent_x": "parent"}
+    )
     final["relationship_ids"] = final["relationship_ids"].apply(lambda ids: sorted(set(ids)))
     final["text_unit_ids"] = final["text_unit_ids"].apply(lambda ids: sorted(set(ids)))
     final = final.merge(members, on="community", how="inner")

@@ -57,9 +57,18 @@ async def run_workflow(
     extraction_model, summary_model = model(extraction), model(summaries)
     text_units = await DataReader(context.output_table_provider).text_units()
     entities, relationships = await extracted_graph(
-        carried, text_units, context.callbacks, "text", "id", extraction_model,
-        extraction.resolved_prompts().extraction_prompt, extraction.entity_types,
-        extraction.max_gleanings, config.concurrent_requests, config.async_mode)
+        carried,
+        text_units,
+        context.callbacks,
+        "text",
+        "id",
+        extraction_model,
+        extraction.resolved_prompts().extraction_prompt,
+        extraction.entity_types,
+        extraction.max_gleanings,
+        config.concurrent_requests,
+        config.async_mode,
+    )
     for kind, frame in (("entities", entities), ("relationships", relationships)):
         if len(frame) == 0:  # graphrag's words
             msg = f"Graph Extraction failed. No {kind} detected during extraction."
@@ -67,12 +76,22 @@ async def run_workflow(
             raise ValueError(msg)
     raw_entities, raw_relationships = entities.copy(), relationships.copy()
     entity_summaries, relationship_summaries = await summarized(
-        carried, entities, relationships, context.callbacks, summary_model, summaries.max_length,
-        summaries.max_input_tokens, summaries.resolved_prompts().summarize_prompt,
-        config.concurrent_requests)
+        carried,
+        entities,
+        relationships,
+        context.callbacks,
+        summary_model,
+        summaries.max_length,
+        summaries.max_input_tokens,
+        summaries.resolved_prompts().summarize_prompt,
+        config.concurrent_requests,
+    )
     relationships = relationships.drop(columns=["description"]).merge(
-        relationship_summaries, on=["source", "target"], how="left")
-    entities = entities.drop(columns=["description"]).merge(entity_summaries, on="title", how="left")
+        relationship_summaries, on=["source", "target"], how="left"
+    )
+    entities = entities.drop(columns=["description"]).merge(
+        entity_summaries, on="title", how="left"
+    )
     tables = context.output_table_provider
     await tables.write_dataframe("entities", entities)
     await tables.write_dataframe("relationships", relationships)
@@ -82,71 +101,146 @@ async def run_workflow(
     return WorkflowFunctionOutput(result={"entities": entities, "relationships": relationships})
 
 
-async def extracted_graph(carried: CarriedOver, text_units: "pd.DataFrame", callbacks: Any, text_column: str,
-                          id_column: str, model: Any, prompt: str, entity_types: list[str], max_gleanings: int,
-                          num_threads: int, async_type: Any) -> "tuple[pd.DataFrame, pd.DataFrame]":
+async def extracted_graph(
+    carried: CarriedOver,
+    text_units: "pd.DataFrame",
+    callbacks: Any,
+    text_column: str,
+    id_column: str,
+    model: Any,
+    prompt: str,
+    entity_types: list[str],
+    max_gleanings: int,
+    num_threads: int,
+    async_type: Any,
+) -> "tuple[pd.DataFrame, pd.DataFrame]":
     """graphrag's graph extraction over text units, extracting only those whose text the previous
-    version did not; every unit's entities and relationships then merged by graphrag's own functions."""
+    version did not; every unit's entities and relationships then merged by graphrag's own
+    functions."""
     from graphrag.index.operations.extract_graph import extract_graph as operation
     from graphrag.index.operations.extract_graph.utils import filter_orphan_relationships
     from graphrag.index.utils.derive_from_rows import derive_from_rows
 
     memo = carried[Step.EXTRACTION]
     prompt_key = text_digest(prompt)
-    keys = [input_hash(text.strip(), entity_types, prompt_key, max_gleanings) for text in text_units[text_column]]
+    keys = [
+        input_hash(text.strip(), entity_types, prompt_key, max_gleanings)
+        for text in text_units[text_column]
+    ]
     found = [memo.take(key) for key in keys]
     missing = [position for position, split in enumerate(found) if split is None]
 
     async def extract(row: "pd.Series") -> "tuple[pd.DataFrame, pd.DataFrame]":
-        return await operation._run_extract_graph(row[text_column], row[id_column], entity_types, model, prompt,  # noqa: SLF001
-                                                  max_gleanings)
+        return await operation._run_extract_graph(
+            row[text_column],
+            row[id_column],
+            entity_types,
+            model,
+            prompt,  # noqa: SLF001
+            max_gleanings,
+        )
 
-    extracted = await derive_from_rows(text_units.iloc[missing], extract, callbacks, num_threads=num_threads,
-                                       async_type=async_type, progress_msg="extract graph progress: ")
+    extracted = await derive_from_rows(
+        text_units.iloc[missing],
+        extract,
+        callbacks,
+        num_threads=num_threads,
+        async_type=async_type,
+        progress_msg="extract graph progress: ",
+    )
     for position, result in zip(missing, extracted, strict=True):
         if result is None:
             continue
         found[position] = [frame.to_dict(orient="split", index=False) for frame in result]
         if len(result[0]):
             memo.put(keys[position], found[position])
-    units = [(split, unit) for split, unit in zip(found, text_units[id_column], strict=True) if split is not None]
+    units = [
+        (split, unit)
+        for split, unit in zip(found, text_units[id_column], strict=True)
+        if split is not None
+    ]
     entities = _merged([(split[0], unit) for split, unit in units], ("title", "type"), "frequency")
-    relationships = _merged([(split[1], unit) for split, unit in units], ("source", "target"), "weight")
+    relationships = _merged(
+        [(split[1], unit) for split, unit in units], ("source", "target"), "weight"
+    )
     return entities, filter_orphan_relationships(relationships, entities)
 
 
-async def summarized(carried: CarriedOver, entities_df: "pd.DataFrame", relationships_df: "pd.DataFrame",
-                     callbacks: Any, model: Any, max_summary_length: int, max_input_tokens: int, prompt: str,
-                     num_threads: int) -> "tuple[pd.DataFrame, pd.DataFrame]":
-    """graphrag's summaries of every entity's and relationship's descriptions, handing graphrag only the rows the
-    previous version did not summarise (one task a row: 10,000 rows cost half a second in asyncio alone)."""
+async def summarized(
+    carried: CarriedOver,
+    entities_df: "pd.DataFrame",
+    relationships_df: "pd.DataFrame",
+    callbacks: Any,
+    model: Any,
+    max_summary_length: int,
+    max_input_tokens: int,
+    prompt: str,
+    num_threads: int,
+) -> "tuple[pd.DataFrame, pd.DataFrame]":
+    """graphrag's summaries of every entity's and relationship's descriptions, handing graphrag only
+    the rows the previous version did not summarise (one task a row: 10,000 rows cost half a
+    second in asyncio alone)."""
     import pandas as pd
-    from graphrag.index.operations.summarize_descriptions.summarize_descriptions import summarize_descriptions
+    from graphrag.index.operations.summarize_descriptions.summarize_descriptions import (
+        summarize_descriptions,
+    )
 
     memo = carried[Step.SUMMARY]
 
-    def key(identity: str | tuple[str, str], descriptions: Any) -> str:  # graphrag hands on each row's set, sorted
-        return _summary_key(identity, sorted(set(descriptions)), max_summary_length, max_input_tokens, prompt)
+    def key(
+        identity: str | tuple[str, str], descriptions: Any
+    ) -> str:  # graphrag hands on each row's set, sorted
+        return _summary_key(
+            identity, sorted(set(descriptions)), max_summary_length, max_input_tokens, prompt
+        )
 
-    nodes = [(str(title), key(str(title), descriptions))
-             for title, descriptions in zip(entities_df["title"], entities_df["description"], strict=True)]
-    pairs = zip(relationships_df["source"].astype(str), relationships_df["target"].astype(str), strict=True)
-    edges = [(pair, key(pair, descriptions))
-             for pair, descriptions in zip(pairs, relationships_df["description"], strict=True)]
+    nodes = [
+        (str(title), key(str(title), descriptions))
+        for title, descriptions in zip(
+            entities_df["title"], entities_df["description"], strict=True
+        )
+    ]
+    pairs = zip(
+        relationships_df["source"].astype(str), relationships_df["target"].astype(str), strict=True
+    )
+    edges = [
+        (pair, key(pair, descriptions))
+        for pair, descriptions in zip(pairs, relationships_df["description"], strict=True)
+    ]
     missing_nodes = [memo.take(found) is None for _, found in nodes]
     missing_edges = [memo.take(found) is None for _, found in edges]
     if any(missing_nodes) or any(missing_edges):  # graphrag answers row by row, in order
         new_nodes, new_edges = await summarize_descriptions(
-            entities_df[missing_nodes], relationships_df[missing_edges], callbacks, model, max_summary_length,
-            max_input_tokens, prompt, num_threads)
-        for (_, found), summary in zip(_picked(nodes, missing_nodes), _column(new_nodes), strict=True):
+            entities_df[missing_nodes],
+            relationships_df[missing_edges],
+            callbacks,
+            model,
+            max_summary_length,
+            max_input_tokens,
+            prompt,
+            num_threads,
+        )
+        for (_, found), summary in zip(
+            _picked(nodes, missing_nodes), _column(new_nodes), strict=True
+        ):
             memo.put(found, summary)
-        for (_, found), summary in zip(_picked(edges, missing_edges), _column(new_edges), strict=True):
+        for (_, found), summary in zip(
+            _picked(edges, missing_edges), _column(new_edges), strict=True
+        ):
             memo.put(found, summary)
-    entities = pd.DataFrame({"title": [title for title, _ in nodes],
-                             "description": [memo.take(found) for _, found in nodes]})
-    relationships = pd.DataFrame({"source": [pair[0] for pair, _ in edges], "target": [pair[1] for pair, _ in edges],
-                                  "description": [memo.take(found) for _, found in edges]})
+    entities = pd.DataFrame(
+        {
+            "title": [title for title, _ in nodes],
+            "description": [memo.take(found) for _, found in nodes],
+        }
+    )
+    relationships = pd.DataFrame(
+        {
+            "source": [pair[0] for pair, _ in edges],
+            "target": [pair[1] for pair, _ in edges],
+            "description": [memo.take(found) for _, found in edges],
+        }
+    )
     return entities, relationships
 
 
@@ -159,18 +253,29 @@ def _column(frame: "pd.DataFrame") -> list[Any]:
     return list(frame["description"]) if len(frame) else []
 
 
-def _summary_key(identity: str | tuple[str, str], descriptions: list[str], max_summary_length: int,
-                 max_input_tokens: int, prompt: str) -> str:
+def _summary_key(
+    identity: str | tuple[str, str],
+    descriptions: list[str],
+    max_summary_length: int,
+    max_input_tokens: int,
+    prompt: str,
+) -> str:
     """The memo key of one entity's or relationship's summary, from graphrag's input to it."""
-    return input_hash(identity, descriptions, max_summary_length, max_input_tokens, text_digest(prompt))
+    return input_hash(
+        identity, descriptions, max_summary_length, max_input_tokens, text_digest(prompt)
+    )
 
 
-def _merged(splits: list[tuple[dict[str, list], str]], keys: tuple[str, str], total: str) -> "pd.DataFrame":
-    """graphrag's `_merge_entities` (`total` "frequency": rows counted) or `_merge_relationships` ("weight": weights
-    summed) of text units' extraction frames (`DataFrame.to_dict(orient="split")`), each row's `source_id` its
-    unit's: rows grouped by `keys` in order of first appearance (rows with a missing key left out), their
-    descriptions and units listed. The same frame as graphrag's, without concatenating every unit's frame and
-    grouping it with per-group Python callbacks (0.3-0.5 s of a one-document update at 2000 documents)."""
+def _merged(
+    splits: list[tuple[dict[str, list], str]], keys: tuple[str, str], total: str
+) -> "pd.DataFrame":
+    """graphrag's `_merge_entities` (`total` "frequency": rows counted) or `_merge_relationships`
+    ("weight": weights summed) of text units' extraction frames
+    (`DataFrame.to_dict(orient="split")`), each row's `source_id` its unit's: rows grouped by
+    `keys` in order of first appearance (rows with a missing key left out), their descriptions
+    and units listed. The same frame as graphrag's, without concatenating every unit's frame and
+    grouping it with per-group Python callbacks (0.3-0.5 s of a one-document update at 2000
+    documents)."""
     import numpy as np
     import pandas as pd
 
@@ -196,10 +301,20 @@ def _merged(splits: list[tuple[dict[str, list], str]], keys: tuple[str, str], to
             if weight is not None:
                 codes.append(code)
                 weights.append(row[weight])
-    frame = pd.DataFrame({keys[0]: [key[0] for key in groups], keys[1]: [key[1] for key in groups],
-                          "description": descriptions, "text_unit_ids": units})
+    frame = pd.DataFrame(
+        {
+            keys[0]: [key[0] for key in groups],
+            keys[1]: [key[1] for key in groups],
+            "description": descriptions,
+            "text_unit_ids": units,
+        }
+    )
     if total == "weight":  # summed by pandas, as graphrag's groupby sums them
-        summed = pd.Series(weights, dtype="float64").groupby(np.asarray(codes, dtype=np.int64), sort=True).sum()
+        summed = (
+            pd.Series(weights, dtype="float64")
+            .groupby(np.asarray(codes, dtype=np.int64), sort=True)
+            .sum()
+        )
         frame["weight"] = summed.to_numpy() if groups else np.empty(0)
     else:
         frame["frequency"] = pd.Series([len(listed) for listed in units], dtype="int64")
