@@ -12,12 +12,10 @@ import pytest
 
 from graphrag_mcp_server.config import index_root
 from graphrag_mcp_server.errors import GraphRagMcpError
-from graphrag_mcp_server.handlers.indexing import replica, versions
-from graphrag_mcp_server.handlers.indexing.blob_versions import (
-    BlobLocation,
-    Pointer,
-    kept_versions,
-)
+from graphrag_mcp_server.handlers.indexing import versions
+from graphrag_mcp_server.handlers.indexing.blob import follower
+from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation
+from graphrag_mcp_server.handlers.indexing.blob.versions import Pointer, kept_versions
 from graphrag_mcp_server.server import state
 
 LOCATION = BlobLocation.parse("az://replica-test/team")
@@ -124,7 +122,7 @@ def test_a_replica_switch_moves_tables_settings_and_prompts_together(
     goes once it is dropped."""
     root = tmp_path / "replica"
     (root / "versions").mkdir(parents=True)
-    replica.take_version(root, _staged(root, built_index[0], "a"), LOCATION, "a")
+    follower.take_version(root, _staged(root, built_index[0], "a"), LOCATION, "a")
     assert (root / "settings.yaml").readlink() == Path("output/.root/settings.yaml")
     assert (root / "prompts").readlink() == Path("output/.root/prompts")
     held = state._load(root)  # noqa: SLF001 - a snapshot as IndexState keeps it
@@ -132,8 +130,8 @@ def test_a_replica_switch_moves_tables_settings_and_prompts_together(
     assert Path(held.config.local_search.prompt).is_relative_to(version_a / ".root")
     assert held.tables.derived["version_hold"].version == version_a
 
-    replica.take_version(root, _staged(root, built_index[0], "b"), LOCATION, "b")
-    replica.take_version(root, _staged(root, built_index[0], "c"), LOCATION, "c")
+    follower.take_version(root, _staged(root, built_index[0], "b"), LOCATION, "b")
+    follower.take_version(root, _staged(root, built_index[0], "c"), LOCATION, "c")
     assert {path.name for path in (root / "versions").iterdir()} == {
         "a",
         "b",
@@ -146,7 +144,7 @@ def test_a_replica_switch_moves_tables_settings_and_prompts_together(
 
     del held
     gc.collect()
-    replica.take_version(root, _staged(root, built_index[0], "d"), LOCATION, "d")
+    follower.take_version(root, _staged(root, built_index[0], "d"), LOCATION, "d")
     assert {path.name for path in (root / "versions").iterdir()} == {
         "c",
         "d",
@@ -159,11 +157,11 @@ def test_a_malformed_manifest_is_refused_before_the_switch(
     """A downloaded version whose manifest.json is not a title map leaves `output` where it was."""
     root = tmp_path / "replica"
     (root / "versions").mkdir(parents=True)
-    replica.take_version(root, _staged(root, built_index[0], "a"), LOCATION, "a")
+    follower.take_version(root, _staged(root, built_index[0], "a"), LOCATION, "a")
     staging = _staged(root, built_index[0], "b")
     (staging / "output" / "manifest.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(GraphRagMcpError, match="manifest.json is malformed"):
-        replica.take_version(root, staging, LOCATION, "b")
+        follower.take_version(root, staging, LOCATION, "b")
     assert versions.current_version(root).name == "a"
 
 
@@ -178,7 +176,7 @@ def test_collection_keeps_what_the_pointer_names_and_the_follower_backs_off_with
     pointer = Pointer(version="v3", previous="v2", switched_at=datetime.now(UTC))
     assert kept_versions(pointer, Path("versions/v3")) == {"v3", "v2"}
     assert kept_versions(None, None) == set()
-    assert [replica.next_wait(0.5, failures) for failures in range(8)] == [
+    assert [follower.next_wait(0.5, failures) for failures in range(8)] == [
         0.5,
         1,
         2,
@@ -188,7 +186,7 @@ def test_collection_keeps_what_the_pointer_names_and_the_follower_backs_off_with
         30,
         30,
     ]
-    assert replica.next_wait(60, 3) == 60  # a poll period over the bound is kept
+    assert follower.next_wait(60, 3) == 60  # a poll period over the bound is kept
 
 
 def test_a_local_version_a_snapshot_holds_survives_two_updates(built_index: tuple[Path, dict],

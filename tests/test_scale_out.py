@@ -41,7 +41,8 @@ def _index(azurite: Azurite, data: Path, local: Path, location: str, *args: str)
 async def _published_copy(azurite: Azurite, index: Path, local: Path) -> str:
     """The shared fixtures index copied to `local` and published to a container of its own as its first version,
     as `index --storage` publishes a build (the CLI's builds are the update and the indexers below)."""
-    from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, published_build
+    from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation
+    from graphrag_mcp_server.handlers.indexing.blob.publish import published_build
 
     shutil.copytree(index, local, symlinks=True)
     location = azurite.new_location()
@@ -204,9 +205,11 @@ async def test_replicas_follow_what_an_indexer_on_another_host_publishes(azurite
         kept = {name.split("/versions/")[1].split("/")[0] for name in listing if "/versions/" in name}
         assert kept == {first_version, pointer["version"]}  # previous kept for readers still on it
 
-    from graphrag_mcp_server.handlers.indexing.blob_versions import BlobIndex, BlobLocation
+    from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation, container_client
+    from graphrag_mcp_server.handlers.indexing.blob.lease import indexer_lease
 
-    with mock.patch.dict(os.environ, azurite.env()), BlobIndex(BlobLocation.parse(location)).indexer_lease():
+    where = BlobLocation.parse(location)
+    with mock.patch.dict(os.environ, azurite.env()), indexer_lease(where, container_client(where)):
         blocked = _index(azurite, documents, tmp_path / "indexer-c", location)
     assert blocked.code == 1 and "another indexer is updating" in blocked.stderr and "--wait" in blocked.stderr
     assert "Traceback" not in blocked.stderr

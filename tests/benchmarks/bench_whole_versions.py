@@ -26,17 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks_doc import write_sections  # noqa: E402
 from fake_provider import REPORT_PROMPT, FakeProvider, fake_provider  # noqa: E402
+from test_whole_versions import FAST_RETRIES as POLICY  # noqa: E402
+from test_whole_versions import NEW_DOCUMENT, REPORT  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "fixtures" / "corpus"
 SECTION = "## Whole versions"
-REPORT = json.dumps({"title": "Kestlewick", "summary": "A harbour town.", "rating": 5.0, "rating_explanation": "r",
-                     "findings": [{"summary": "The harbour", "explanation": "Kestlewick keeps a harbour."}]})
-POLICY = {"call_args": {"timeout": 20, "max_retries": 0},
-          "retry": {"type": "bounded_backoff", "max_retries": 1, "base_delay": 0.2, "max_delay": 1,
-                    "total_seconds": 10}}
-NEW = ("15_ferry_company.md", "# The ferry\n\nMirela Voss met Tomas Brenn at Kestlewick Harbour. Tomas Brenn runs "
-       "the Kestlewick Ferry Company with Ada Quill.\n")
 ROWS = {
     "an update: every report prompt answered HTTP 500": (REPORT_PROMPT, "500"),
     "an update: every report prompt answered with prose, not JSON": (REPORT_PROMPT, "not_json"),
@@ -84,7 +79,7 @@ def row(lib: Path | None, work: Path, provider: FakeProvider, failing: str | Non
     if failing is None:
         point_at(root, provider.url, model="gpt-4.1")
     else:
-        (data / NEW[0]).write_text(NEW[1], encoding="utf-8")
+        (data / NEW_DOCUMENT[0]).write_text(NEW_DOCUMENT[1], encoding="utf-8")
         provider.fail_prompts(failing, fault)
     sent = len(provider.prompts)
     faulty = run(lib, "index", data, "--index-path", root)

@@ -41,8 +41,8 @@ def local_copy(index_path: Path | None, storage: str | None) -> Path:
     onto the container's current version."""
     root, url = index_root(index_path), storage or ServerSettings().storage
     if url is not None:
-        from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation
-        from graphrag_mcp_server.handlers.indexing.replica import follow
+        from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation
+        from graphrag_mcp_server.handlers.indexing.blob.follower import follow
 
         asyncio.run(follow(BlobLocation.parse(url), root, 0, once=True))
     return root

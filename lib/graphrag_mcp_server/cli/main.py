@@ -34,7 +34,7 @@ from graphrag_mcp_server.handlers.indexing.build import IndexMethod, IndexMode
 from graphrag_mcp_server.handlers.indexing.versions import graphrag_output, legacy_version
 from graphrag_mcp_server.handlers.search.context import DEFAULT_CONTEXT_TOKENS
 from graphrag_mcp_server.handlers.search.run import SearchType
-from graphrag_mcp_server.providers.retry import retries_told_to, retry_notice
+from graphrag_mcp_server.providers.operation import retries_told_to, retry_notice
 
 app = typer.Typer(
     name="graphrag-mcp",
@@ -81,7 +81,8 @@ def init(
 
     root = index_root(index_path)
     if storage is not None:
-        from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, create_container
+        from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation
+        from graphrag_mcp_server.handlers.indexing.blob.versions import create_container
 
         create_container(location := BlobLocation.parse(storage))
     settings = write_index_root(root, provider, model, embedding_model, force, api_base)
@@ -131,7 +132,7 @@ def index(
 
 
 Publish = Callable[[Path, Callable[[], Any]], Any]
-"""How an index run is made: as it is, or as the blob container's one indexer (blob_versions.published_build)."""
+"""How an index run is made: as it is, or as the blob container's one indexer (blob/publish.py)."""
 
 
 def _publishing(storage: str | None, wait: float) -> Publish:
@@ -141,7 +142,8 @@ def _publishing(storage: str | None, wait: float) -> Publish:
         async def local(root: Path, run: Callable[[], Any]) -> Any:
             return await run()
         return local
-    from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, published_build
+    from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation
+    from graphrag_mcp_server.handlers.indexing.blob.publish import published_build
 
     location = BlobLocation.parse(url)
 

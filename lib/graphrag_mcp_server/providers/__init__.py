@@ -8,15 +8,18 @@ OFFLINE_DIMENSIONS = 256
 
 
 def register_providers() -> None:
-    """Register the offline models, the retry policy and the usage-tracking metrics stores with graphrag-llm.
+    """Register the offline models, the retry policy, the failed-request recorder and the
+    usage-tracking metrics stores with graphrag-llm.
 
     The sampling model registers itself where it is chosen (sampling_config), so that only the server
     imports the MCP SDK.
     """
+    from graphrag_mcp_server.providers.failures import record_failed_requests
     from graphrag_mcp_server.providers.offline import register_offline_models
     from graphrag_mcp_server.providers.retry import register_retry_policy
     from graphrag_mcp_server.providers.usage import register_usage_stores
 
     register_offline_models()
     register_retry_policy()
+    record_failed_requests()
     register_usage_stores()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from graphrag_mcp_server.errors import ModelFormatError, ProviderError
 from graphrag_mcp_server.providers import OFFLINE_TYPE
 from graphrag_mcp_server.providers.faults import FaultKind, Operation, advice, describe, fault_kind
-from graphrag_mcp_server.providers.retry import answer_by
+from graphrag_mcp_server.providers.operation import answer_by
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig

@@ -18,7 +18,6 @@ from graphrag_mcp_server import __version__
 from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.config.logs import plain_logs
 from graphrag_mcp_server.config.replacements import replace_on
-from graphrag_mcp_server.server.access import authentication, identity_of
 from graphrag_mcp_server.server.calls import STDIO, CallLimits
 from graphrag_mcp_server.server.completions import register_completions
 from graphrag_mcp_server.server.context import ServerContext
@@ -26,6 +25,7 @@ from graphrag_mcp_server.server.notices import ChangeNotices
 from graphrag_mcp_server.server.prompts import register_prompts
 from graphrag_mcp_server.server.resources import register_resources
 from graphrag_mcp_server.server.state import IndexState
+from graphrag_mcp_server.server.tokens import authentication, identity_of
 from graphrag_mcp_server.server.tools import register_tools
 
 Transport = Literal["stdio", "sse", "streamable-http"]

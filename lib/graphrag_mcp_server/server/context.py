@@ -9,11 +9,11 @@ from typing import Any
 
 from graphrag_mcp_server.config.index_root import INPUT_FILE_PATTERN
 from graphrag_mcp_server.config.settings import ServerSettings
-from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation
+from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation
+from graphrag_mcp_server.handlers.indexing.blob.follower import follow, read_status
 from graphrag_mcp_server.handlers.indexing.build import IndexMode, index_config
 from graphrag_mcp_server.handlers.indexing.documents import Limits, select_documents
 from graphrag_mcp_server.handlers.indexing.jobs import IndexJobs
-from graphrag_mcp_server.handlers.indexing.replica import follow, read_status
 from graphrag_mcp_server.handlers.indexing.tuning import TuneOptions
 from graphrag_mcp_server.handlers.results import (
     IndexJob,

@@ -195,8 +195,8 @@ def _follow_in_thread(root: Path, settings: ServerSettings) -> None:
     import asyncio
     import threading
 
-    from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation
-    from graphrag_mcp_server.handlers.indexing.replica import follow
+    from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation
+    from graphrag_mcp_server.handlers.indexing.blob.follower import follow
 
     location = BlobLocation.parse(settings.storage or "")
     threading.Thread(target=asyncio.run, args=(follow(location, root, settings.storage_poll_seconds),),

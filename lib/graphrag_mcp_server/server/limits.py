@@ -1,6 +1,6 @@
 """What the HTTP transports refuse before the SDK handles a request: a foreign Host or Origin (cheaply, before
 authentication), tokens in URLs, too many sessions or tool calls of one caller (after authentication: who a caller is
-comes from access.identity_of), SSE messages that are no JSON-RPC message; and uvicorn's access log without query
+comes from tokens.identity_of), SSE messages that are no JSON-RPC message; and uvicorn's access log without query
 strings."""
 
 import logging
@@ -16,7 +16,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from graphrag_mcp_server.server.access import identity_of
+from graphrag_mcp_server.server.tokens import identity_of
 
 logger = logging.getLogger(__name__)
 

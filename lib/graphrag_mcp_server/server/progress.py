@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context
 
-from graphrag_mcp_server.providers.retry import retries_told_to, retry_notice
+from graphrag_mcp_server.providers.operation import retries_told_to, retry_notice
 
 if TYPE_CHECKING:
     from graphrag.callbacks.query_callbacks import QueryCallbacks

@@ -37,8 +37,9 @@ def first_version(root: Path, settings: ServerSettings, watch: Path | None) -> S
     container without one yet is followed until one appears); the server is then read-only."""
     import asyncio
 
-    from graphrag_mcp_server.handlers.indexing.blob_versions import BlobLocation, ContainerMissingError
-    from graphrag_mcp_server.handlers.indexing.replica import follow
+    from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation
+    from graphrag_mcp_server.handlers.indexing.blob.versions import ContainerMissingError
+    from graphrag_mcp_server.handlers.indexing.blob.follower import follow
 
     if watch is not None:
         msg = ("--watch builds into the local index; with GRAPHRAG_MCP_STORAGE the indexer is a command of its own: "

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.config.index_root import SETTINGS_FILE
 from graphrag_mcp_server.errors import GraphRagMcpError, IndexNotFoundError
-from graphrag_mcp_server.handlers.indexing.blob_versions import blob_tables_signature
-from graphrag_mcp_server.handlers.indexing.replica import no_version_yet, pin_prompts, version_root_files
+from graphrag_mcp_server.handlers.indexing.blob.follower import no_version_yet, pin_prompts, version_root_files
+from graphrag_mcp_server.handlers.indexing.blob.project_tables import blob_tables_signature
 from graphrag_mcp_server.handlers.indexing.versions import OUTPUT, current_version, hold_version
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables
@@ -85,7 +85,7 @@ def _import_search_path() -> None:
 def disk_version(root: Path, config: "GraphRagConfig | None" = None, output: Path | None = None) -> str:
     """A short digest of settings.yaml, the current version's directory (relative to the root), its table files and
     its vector store folder (which changes when a LanceDB table is removed or restored): the same on every host
-    holding the same version of a blob container (replica.take_version). `output`: the version folder pinned
+    holding the same version of a blob container (follower.take_version). `output`: the version folder pinned
     (else `output` resolved now). With `config` (the one loaded) whose output is a blob container, the tables'
     ETags there too."""
     output = output or current_version(root)

@@ -38,8 +38,8 @@ from graphrag_mcp_server.handlers.tables import (
     recorded_vector_rows,
     recorded_vector_widths,
 )
+from graphrag_mcp_server.providers.breaker import provider_breaker
 from graphrag_mcp_server.providers.faults import Operation, advice, kind_of
-from graphrag_mcp_server.providers.retry import provider_breaker
 from graphrag_mcp_server.providers.usage import Usage, track_usage
 
 if TYPE_CHECKING:

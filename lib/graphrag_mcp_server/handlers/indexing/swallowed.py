@@ -66,7 +66,7 @@ class _Recorder(logging.Handler):
 
 
 def _reason(record: logging.LogRecord) -> str:
-    from graphrag_mcp_server.providers.retry import describe
+    from graphrag_mcp_server.providers.faults import describe
 
     error = record.exc_info[1] if record.exc_info else None
     return describe(error) if error is not None else record.getMessage()

@@ -25,7 +25,7 @@ from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.results import SearchResult, Source
 from graphrag_mcp_server.handlers.tables import CITATION, IndexTables
 from graphrag_mcp_server.providers.faults import FaultKind, Operation, advice, kind_of
-from graphrag_mcp_server.providers.retry import answer_by
+from graphrag_mcp_server.providers.operation import answer_by
 from graphrag_mcp_server.providers.usage import count_streamed_answer, track_usage
 
 if TYPE_CHECKING:

@@ -1,13 +1,14 @@
 """A replica's local copy of a blob container's versions: one whole version at a time, through
 any error.
 
-Layout of a replica's root (beside versions.py's)::
+Layout of a replica's root (beside indexing/versions.py's)::
 
     output -> versions/<id>          switched in one step when a new version is down
     versions/<id>/.root/             the settings.yaml and prompts/ the version goes with
     settings.yaml -> output/.root/settings.yaml, prompts -> output/.root/prompts
                                      so one `output` switch moves tables, settings and prompts
-    .holds/<id>.lock                 shared-locked by each process whose loaded snapshot reads <id> (versions.py)
+    .holds/<id>.lock                 shared-locked by each process whose loaded snapshot reads
+                                     <id> (versions.py)
     .follower.json                   the follower's last good poll and last error (get_statistics)
 
 A version is removed only when it is neither current nor previous and no process holds it.
@@ -25,14 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.errors import GraphRagMcpError
-from graphrag_mcp_server.handlers.indexing import versions
-from graphrag_mcp_server.handlers.indexing.blob_versions import (
+from graphrag_mcp_server.handlers.indexing import versions as local
+from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation, storage_errors
+from graphrag_mcp_server.handlers.indexing.blob.versions import (
     ROOT_FILES,
     STAGING,
     BlobIndex,
-    BlobLocation,
     read_manifest,
-    storage_errors,
 )
 from graphrag_mcp_server.handlers.results import ReplicaStatus
 
@@ -89,8 +89,8 @@ def take_version(root: Path, staging: Path, location: BlobLocation, version: str
     read_manifest(
         staging / "output", location, version
     )  # a malformed one is refused before the switch
-    target = root / versions.VERSIONS / version
-    stamp = (staging / "output" / versions.MANIFEST).stat().st_mtime
+    target = root / local.VERSIONS / version
+    stamp = (staging / "output" / local.MANIFEST).stat().st_mtime
     if (
         target.exists()
     ):  # from before (a version switched back to): the same files, but perhaps held
@@ -106,11 +106,11 @@ def take_version(root: Path, staging: Path, location: BlobLocation, version: str
         os.utime(staging / "output", (stamp, stamp))
         (staging / "output").rename(target)
         shutil.rmtree(staging)
-        versions._seal(target)  # noqa: SLF001 - sealed as the indexer's versions are
-    previous = versions.current_version(root)
-    _link(root / versions.OUTPUT, target.relative_to(root))
+        local._seal(target)  # noqa: SLF001 - sealed as the indexer's versions are
+    previous = local.current_version(root)
+    _link(root / local.OUTPUT, target.relative_to(root))
     for name in ROOT_FILES:
-        _link(root / name, Path(versions.OUTPUT, ROOT_COPY, name))
+        _link(root / name, Path(local.OUTPUT, ROOT_COPY, name))
     try:
         prune(root, keep={target, previous})
     except OSError as error:  # the switch is done; the next one prunes again
@@ -134,14 +134,14 @@ def prune(root: Path, keep: set[Path | None]) -> list[str]:
     left; their names."""
     kept = {path.resolve() for path in keep if path is not None}
     removed = []
-    for version in sorted((root / versions.VERSIONS).iterdir()):
+    for version in sorted((root / local.VERSIONS).iterdir()):
         if version.resolve() in kept:
             continue
         if version.name.startswith(STAGING):
             if time.time() - version.stat().st_ctime > LEFTOVER_SECONDS:
-                versions.discard(version)
+                local.discard(version)
             continue
-        if versions.remove_unheld(root, version):
+        if local.remove_unheld(root, version):
             removed.append(version.name)
     return removed
 
@@ -240,14 +240,14 @@ async def _poll(
         pointer, _ = await asyncio.to_thread(index.pointer)
         if pointer is None:
             return None
-        local = versions.current_version(root)
-        if local is None or local.name != pointer.version:
+        served = local.current_version(root)
+        if served is None or served.name != pointer.version:
             staging = await asyncio.to_thread(index.download, root, pointer.version)
             try:
                 await asyncio.to_thread(take_version, root, staging, location, pointer.version)
             finally:
                 if staging.exists():
-                    await asyncio.to_thread(versions.discard, staging)
+                    await asyncio.to_thread(local.discard, staging)
             logger.info("%s: switched to version %s", location, pointer.version)
             if switched is not None:
                 await switched(pointer.version)

@@ -1,0 +1,280 @@
+"""The version protocol of a blob location: current.json read and switched by a conditional
+write, a version's files uploaded and downloaded whole, the LLM cache synced, old versions
+collected (the layout is in this package's docstring)."""
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from pydantic import BaseModel
+
+from graphrag_mcp_server.config.index_root import SETTINGS_FILE
+from graphrag_mcp_server.errors import GraphRagMcpError
+from graphrag_mcp_server.handlers.indexing import versions as local
+from graphrag_mcp_server.handlers.indexing.blob.client import (
+    BlobLocation,
+    container_client,
+    storage_errors,
+)
+
+if TYPE_CHECKING:
+    from azure.storage.blob import ContentSettings
+
+POINTER = "current.json"
+ROOT_FILES = (SETTINGS_FILE, "prompts")
+"""What of the index root travels with each version: the config and prompts its searches use."""
+STAGING = ".download-"
+"""The name of a version's folder while it downloads, before the version's id."""
+TRANSFER_THREADS = 8
+Item = TypeVar("Item")
+
+
+class ContainerMissingError(GraphRagMcpError):
+    """The location's container does not exist."""
+
+
+class VersionConflictError(GraphRagMcpError):
+    """The current version changed under an indexer that no longer held the lease."""
+
+
+class Pointer(BaseModel):
+    """The content of current.json."""
+
+    version: str
+    previous: str | None = None
+    switched_at: datetime
+
+
+class BlobIndex:
+    """The index versions of one blob location: the pointer, the versions' files, the cache."""
+
+    def __init__(self, location: BlobLocation) -> None:
+        self.location = location
+        self.container = container_client(location)
+
+    def create_container(self) -> None:
+        """Create the container if it does not exist."""
+        from azure.core.exceptions import ResourceExistsError
+
+        try:
+            self.container.create_container()
+        except ResourceExistsError:
+            pass
+
+    def pointer(self) -> tuple[Pointer | None, str | None]:
+        """current.json and its ETag; (None, None) before the first version."""
+        from azure.core.exceptions import ResourceNotFoundError
+        from pydantic import ValidationError
+
+        try:
+            download = self.container.download_blob(self.location.blob(POINTER))
+        except ResourceNotFoundError as error:
+            if error.error_code == "ContainerNotFound":
+                msg = (f"{self.location}: the container {self.location.container} does not exist "
+                       "(deleted, or not created yet); the indexer creates it and publishes a "
+                       f"version: run graphrag-mcp index DATA_PATH --storage {self.location} on "
+                       "the indexer host")
+                raise ContainerMissingError(msg) from None
+            return None, None
+        try:
+            return Pointer.model_validate_json(download.readall()), download.properties.etag
+        except ValidationError as error:
+            msg = (f"{self.location}: {POINTER} is malformed ({error.errors()[0]['msg']}); the "
+                   "indexer writes a whole one at its next publish: run graphrag-mcp index "
+                   f"DATA_PATH --storage {self.location}")
+            raise GraphRagMcpError(msg) from None
+
+    def switch(self, version: str, previous: Pointer | None, etag: str | None) -> Pointer:
+        """Make `version` current by one conditional write: only if current.json is still what
+        the indexer read (its ETag), or still absent; else VersionConflictError (another indexer
+        switched meanwhile)."""
+        from azure.core import MatchConditions
+        from azure.core.exceptions import ResourceExistsError, ResourceModifiedError
+
+        pointer = Pointer(version=version, previous=previous.version if previous else None,
+                          switched_at=datetime.now(UTC))
+        condition = ({"etag": etag, "match_condition": MatchConditions.IfNotModified} if etag
+                     else {"match_condition": MatchConditions.IfMissing})
+        try:
+            self.container.upload_blob(self.location.blob(POINTER), pointer.model_dump_json(),
+                                       overwrite=True, content_settings=_json_content(),
+                                       **condition)
+        except (ResourceModifiedError, ResourceExistsError):
+            msg = (f"{self.location}: the current version changed while this indexer ran (its "
+                   "lease had lapsed); nothing was switched: run the index command again")
+            raise VersionConflictError(msg) from None
+        return pointer
+
+    def upload_version(self, root: Path, version: Path) -> int:
+        """Upload a built version's files and the root files it goes with; the number of files."""
+        def blob(part: str, path: Path, under: Path) -> str:
+            return self.location.blob(local.VERSIONS, version.name, part,
+                                      path.relative_to(under).as_posix())
+
+        files = [(path, blob("output", path, version)) for path in _files(version)]
+        for name in ROOT_FILES:
+            files += [(path, blob("root", path, root)) for path in _files(root / name)]
+        self._upload(files)
+        return len(files)
+
+    def upload_cache(self, root: Path) -> int:
+        """Upload the local cache entries the container does not hold; their number."""
+        prefix = self.location.blob("cache") + "/"
+        present = {blob.name for blob in self.container.list_blobs(name_starts_with=prefix)}
+        files = [(path, blob) for path in _files(root / "cache")
+                 if (blob := self.location.blob("cache", path.relative_to(root / "cache")
+                                                .as_posix())) not in present]
+        self._upload(files)
+        return len(files)
+
+    def download_cache(self, root: Path) -> int:
+        """Download the cache entries the local copy lacks; their number."""
+        prefix = self.location.blob("cache") + "/"
+        wanted = [(blob.name, root / "cache" / blob.name[len(prefix):])
+                  for blob in self.container.list_blobs(name_starts_with=prefix)]
+        missing = [(name, path) for name, path in wanted if not path.exists()]
+        self._download(missing)
+        return len(missing)
+
+    def download(self, root: Path, version: str) -> Path:
+        """Download `version` whole into a staging folder of the local copy (beside what it
+        serves): its `output` and its `root` files, every file with the version's time, so each
+        host's copy of a version has the same index_version; the staging folder."""
+        prefix = self.location.blob(local.VERSIONS, version) + "/"
+        blobs = list(self.container.list_blobs(name_starts_with=prefix))
+        if not any(blob.name == prefix + "output/" + local.MANIFEST for blob in blobs):
+            msg = f"{self.location}: version {version} is named current but its files are missing"
+            raise GraphRagMcpError(msg)
+        staging = root / local.VERSIONS / f"{STAGING}{version}-{uuid.uuid4().hex[:6]}"
+        try:
+            self._download([(blob.name, staging / blob.name[len(prefix):]) for blob in blobs])
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        stamp = max(blob.last_modified for blob in blobs).timestamp()
+        for path in [staging, *staging.rglob("*")]:
+            os.utime(path, (stamp, stamp))
+        return staging
+
+    def fetch(self, root: Path, version: str) -> Path:
+        """The indexer's copy of `version`: downloaded, its settings.yaml and prompts replacing
+        the root's where they differ, then the local `output` switched to it in one step."""
+        staging = self.download(root, version)
+        stamp = (staging / "output" / local.MANIFEST).stat().st_mtime
+        manifest = read_manifest(staging / "output", self.location, version)
+        _replace_root_files(root, staging / "root", stamp)
+        target = root / local.VERSIONS / version
+        if target.exists():
+            local.discard(target)
+        (staging / "output").rename(target)
+        shutil.rmtree(staging)
+        local.switch_to(root, target, manifest)
+        return target
+
+    def collect_garbage(self, keep: set[str], grace_seconds: float) -> list[str]:
+        """Delete the versions not in `keep` whose newest file is older than the grace period
+        (left by earlier switches, or by an indexer killed before its switch); the versions
+        deleted."""
+        prefix = self.location.blob(local.VERSIONS) + "/"
+        newest: dict[str, datetime] = {}
+        names: dict[str, list[str]] = {}
+        for blob in self.container.list_blobs(name_starts_with=prefix):
+            version = blob.name[len(prefix):].split("/", 1)[0]
+            names.setdefault(version, []).append(blob.name)
+            newest[version] = max(newest.get(version, blob.last_modified), blob.last_modified)
+        cutoff = datetime.now(UTC) - timedelta(seconds=grace_seconds)
+        old = [version for version in names if version not in keep and newest[version] < cutoff]
+        for version in old:
+            for start in range(0, len(names[version]), 256):
+                self.container.delete_blobs(*names[version][start:start + 256])
+        return old
+
+    def _upload(self, files: list[tuple[Path, str]]) -> None:
+        def upload(item: tuple[Path, str]) -> None:
+            path, name = item
+            with path.open("rb") as data:
+                self.container.upload_blob(name, data, overwrite=True, max_concurrency=2)
+
+        _each(upload, files)
+
+    def _download(self, blobs: list[tuple[str, Path]]) -> None:
+        def download(item: tuple[str, Path]) -> None:
+            name, path = item
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f".{path.name}.part")
+            with partial.open("wb") as data:
+                self.container.download_blob(name, max_concurrency=2).readinto(data)
+            partial.replace(path)
+
+        _each(download, blobs)
+
+
+def create_container(location: BlobLocation) -> None:
+    """Create the location's container if it does not exist (the credentials are checked on the
+    way)."""
+    with storage_errors(f"creating {location}", location):
+        BlobIndex(location).create_container()
+
+
+def kept_versions(pointer: Pointer | None, *kept_locally: Path | None) -> set[str]:
+    """What garbage collection never deletes, however old: the versions current.json names
+    (current and previous: replicas may still be reading the previous) and the indexer's local
+    ones."""
+    named = {pointer.version, pointer.previous} if pointer is not None else set()
+    return {version for version in named if version} | {
+        path.name for path in kept_locally if path is not None}
+
+
+def read_manifest(output: Path, location: BlobLocation, version: str) -> dict[str, str]:
+    """A downloaded version's manifest.json (title -> content id); a malformed one is a one-line
+    error."""
+    try:
+        manifest = json.loads((output / local.MANIFEST).read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:
+        manifest = error
+    if not isinstance(manifest, dict) or not all(isinstance(v, str) for v in manifest.values()):
+        msg = (f"{location}: version {version}'s {local.MANIFEST} is malformed; publish a new "
+               f"version: run graphrag-mcp index DATA_PATH --storage {location} --full on the "
+               "indexer host")
+        raise GraphRagMcpError(msg)
+    return manifest
+
+
+def _each(work: Callable[[Item], None], items: list[Item]) -> None:
+    """`work` on every item, a few at a time (blob calls wait on the network, not the CPU)."""
+    if len(items) <= 1:
+        for item in items:
+            work(item)
+        return
+    with ThreadPoolExecutor(TRANSFER_THREADS) as pool:
+        list(pool.map(work, items))
+
+
+def _files(path: Path) -> list[Path]:
+    """The files under `path` (itself when it is one), links followed."""
+    if path.is_file():
+        return [path]
+    return sorted(file for file in path.rglob("*") if file.is_file()) if path.is_dir() else []
+
+
+def _replace_root_files(root: Path, downloaded: Path, stamp: float) -> None:
+    """Each downloaded root file that differs from the root's replaces it (one rename each); all
+    get `stamp`."""
+    for path in _files(downloaded):
+        target = root / path.relative_to(downloaded)
+        if not (target.is_file() and target.read_bytes() == path.read_bytes()):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            path.replace(target)
+        os.utime(target, (stamp, stamp))
+
+
+def _json_content() -> "ContentSettings":
+    from azure.storage.blob import ContentSettings
+
+    return ContentSettings(content_type="application/json")
