@@ -13,7 +13,13 @@ from graphrag_mcp_server.handlers.integrity import (
     vector_gaps,
     width_gap,
 )
-from graphrag_mcp_server.handlers.results import IndexIssue, IndexStatistics, ModelNames, VectorStoreInfo
+from graphrag_mcp_server.handlers.results import (
+    IndexIssue,
+    IndexStatistics,
+    ModelNames,
+    VectorStoreInfo,
+    VersionStatistics,
+)
 from graphrag_mcp_server.handlers.tables import IndexTables, output_dir, recorded_vector_rows, recorded_vector_widths
 
 if TYPE_CHECKING:
@@ -63,8 +69,12 @@ def statistics(config: "GraphRagConfig", tables: IndexTables) -> IndexStatistics
         models=_models_built_with(config),
         vector_store=VectorStoreInfo(type=str(config.vector_store.type), tables=vector_tables(config)),
         issues=index_issues(config, tables),
-        workflows=_workflows(config),
     )
+
+
+def version_statistics(config: "GraphRagConfig", tables: IndexTables) -> VersionStatistics:
+    """`statistics` plus the workflows that built the served version and their seconds."""
+    return VersionStatistics(**dict(statistics(config, tables)), workflows=_workflows(config))
 
 
 def _workflows(config: "GraphRagConfig") -> dict[str, float]:
