@@ -74,6 +74,12 @@ REPLACED = (
 PRIVATE = (
     Replacement(
         "graphrag",
+        f"{OPS}.extract_graph.extract_graph._run_extract_graph",
+        f"{OPS}.extract_graph.extract_graph._run_extract_graph",
+        "one text unit's extraction, for the units without a carried one (kept_extraction.py)",
+    ),
+    Replacement(
+        "graphrag",
         "graphrag_storage.tables.parquet_table._apply_transformer",
         "graphrag_storage.tables.parquet_table._apply_transformer",
         "RecordParquetTable, registered as graphrag's `parquet` tables, yields rows as "

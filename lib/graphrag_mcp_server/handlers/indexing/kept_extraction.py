@@ -10,6 +10,7 @@ taken from the previous version. The tables it writes are those graphrag's workf
 import logging
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.config.replacements import private
 from graphrag_mcp_server.handlers.indexing.memos import (
     CARRIED,
     CarriedOver,
@@ -130,14 +131,13 @@ async def extracted_graph(
     found = [memo.take(key) for key in keys]
     missing = [position for position, split in enumerate(found) if split is None]
 
+    extract_one = private(
+        operation, "graphrag.index.operations.extract_graph.extract_graph._run_extract_graph"
+    )
+
     async def extract(row: "pd.Series") -> "tuple[pd.DataFrame, pd.DataFrame]":
-        return await operation._run_extract_graph(
-            row[text_column],
-            row[id_column],
-            entity_types,
-            model,
-            prompt,  # noqa: SLF001
-            max_gleanings,
+        return await extract_one(
+            row[text_column], row[id_column], entity_types, model, prompt, max_gleanings
         )
 
     extracted = await derive_from_rows(
