@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from graphrag_mcp_server.config.runtime import prepare_models
-from graphrag_mcp_server.handlers.indexing.carry_over import TABLE, _merged
+from graphrag_mcp_server.handlers.indexing.carry_over import TABLE
+from graphrag_mcp_server.handlers.indexing.kept_extraction import _merged
 
 MERGES = {"entities": (0, ("title", "type"), "frequency"), "relationships": (1, ("source", "target"), "weight")}
 

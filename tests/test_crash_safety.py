@@ -12,8 +12,8 @@ from conftest import CORPUS, run_cli
 from graphrag_mcp_server.handlers.indexing.versions import CRASH_AT
 
 UPDATE_BOUNDARIES = [
-    "documents-read", "version-made", "workflow:extract_graph", "workflow:create_communities",
-    "workflow:create_community_reports", "workflow:generate_text_embeddings", "checked",
+    "documents-read", "version-made", "workflow:extract_graph_kept", "workflow:create_communities_kept",
+    "workflow:create_community_reports", "workflow:generate_text_embeddings_kept", "checked",
     "switch:manifest-written", "switch:sealed", "switch:linked", "switch:switched",
 ]
 """From reading the documents to the switch: the pipeline's workflows, the whole-version check, and each step of

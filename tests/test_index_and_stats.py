@@ -13,11 +13,11 @@ SUMMARY_KEYS = {
     "documents", "text_units", "entities", "relationships", "communities", "community_reports",
     "documents_added", "documents_updated", "documents_deleted", "documents_renamed",
     "llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "seconds", "mode", "skipped", "unreadable",
-    "carried_over", "computed", "vectors_written", "clustering",
+    "carried_over", "computed", "vectors_written", "clustering", "workflows",
 }
 STATS_KEYS = {
     "documents", "text_units", "entities", "relationships", "communities", "community_reports",
-    "community_levels", "covariates", "index_updated_at", "models", "vector_store", "issues",
+    "community_levels", "covariates", "index_updated_at", "models", "vector_store", "issues", "workflows",
 }
 
 
@@ -25,6 +25,11 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
     _, summary = built_index
     assert set(summary) == SUMMARY_KEYS
     assert summary["mode"] == "full"
+    assert summary["workflows"] == [
+        "create_base_text_units", "create_final_documents", "extract_graph_kept", "finalize_graph_kept",
+        "extract_covariates", "create_communities_kept", "cluster_unclustered_entities", "create_final_text_units",
+        "create_community_reports", "generate_text_embeddings_kept",
+    ]  # graphrag's standard pipeline (documents handed in), this project's workflows in place of three
     assert not any(summary["carried_over"].values())  # a full build takes nothing from a previous version
     assert summary["clustering"] is None and summary["computed"]["extraction"] == summary["text_units"]
     assert sum(summary["vectors_written"].values()) == (summary["text_units"] + summary["entities"]
@@ -42,7 +47,8 @@ def test_workflows_are_timed_without_tracing_every_allocation(built_index: tuple
     """graphrag's stats.json still times each workflow, but tracemalloc (3.5x slower builds) is off."""
     root, _ = built_index
     workflows = json.loads((root / "output" / "stats.json").read_text(encoding="utf-8"))["workflows"]
-    assert {"extract_graph", "create_community_reports", "generate_text_embeddings"} <= set(workflows)
+    assert {"extract_graph_kept", "create_community_reports", "finalize_graph_kept", "create_communities_kept",
+            "generate_text_embeddings_kept"} <= set(workflows)  # graphrag's pipeline, this project's in place of three
     for name, metrics in workflows.items():
         assert metrics["tracemalloc_overhead_bytes"] == 0, name
         assert metrics["overall"] >= 0, name
@@ -63,6 +69,7 @@ def test_stats_agree_with_parquet_and_lancedb(built_index: tuple[Path, dict]) ->
     assert stats["models"] == {"completion": ["offline/offline-extractive"], "embedding": ["offline/offline-hashing"]}
     assert stats["index_updated_at"] is not None
     assert stats["issues"] == []
+    assert list(stats["workflows"]) == summary["workflows"] and all(s >= 0 for s in stats["workflows"].values())
 
     db = lancedb.connect(output / "lancedb")
     vector_tables = {name: db.open_table(name).count_rows() for name in db.list_tables().tables}

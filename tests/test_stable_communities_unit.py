@@ -1,6 +1,6 @@
 """stable_communities without an index build: a previous version's three tables, a small edge
-list, and graphrag's own clustering entry point (cluster_graph.hierarchical_leiden) called within
-`communities_kept`."""
+list, and the clustering create_communities_kept runs in place of graphrag's
+(`kept_hierarchical_leiden`, handed the edges as graphrag's cluster_graph hands them)."""
 
 import itertools
 from pathlib import Path
@@ -51,14 +51,12 @@ def clustered(
 ) -> tuple[dict[str, int], object]:
     """Level 0 of graphrag's clustering of `edges` (as cluster_graph calls it) with `previous`'s
     communities kept, and the run's Clustering."""
-    from graphrag.index.operations import cluster_graph
-
-    with stable_communities.communities_kept(previous) as clustering:
-        found = cluster_graph.hierarchical_leiden(
-            sorted(edges), max_cluster_size=max_cluster_size, random_seed=0xDEADBEEF
-        )
-    assert clustering is not None
-    return {c.node: c.cluster for c in found if c.level == 0}, clustering
+    run = stable_communities.communities_kept(previous)
+    assert run is not None
+    found = stable_communities.kept_hierarchical_leiden(
+        run, sorted(edges), max_cluster_size=max_cluster_size, random_seed=0xDEADBEEF
+    )
+    return {c.node: c.cluster for c in found if c.level == 0}, run.clustering
 
 
 def groups(top: dict[str, int]) -> dict[int, str]:
@@ -138,26 +136,21 @@ def test_new_community_ids_are_above_every_previous_id(tmp_path: Path) -> None:
 def test_kept_partition_far_below_fresh_modularity_is_replaced(tmp_path: Path) -> None:
     """A previous partition mixing the two cliques (modularity well under 0.97x Leiden's) is not
     kept: the result is graphrag's own clustering."""
-    from graphrag.index.operations import cluster_graph
-
     previous = previous_version(tmp_path / "v1", {0: "abcdefghij"}, TWO_CLIQUES)
     top, clustering = clustered(previous, TWO_CLIQUES)
     assert not clustering.seeded
     assert clustering.modularity < stable_communities.MODULARITY_FLOOR * clustering.fresh_modularity
-    fresh = stable_communities._ORIGINALS["hierarchical_leiden"](
+    fresh = stable_communities.graphrag_leiden(
         sorted(TWO_CLIQUES), max_cluster_size=10, random_seed=0xDEADBEEF
     )
     assert top == {c.node: c.cluster for c in fresh if c.level == 0}
     assert sorted(groups(top).values()) == ["abcde", "fghij"]
-    assert cluster_graph.hierarchical_leiden is stable_communities._hierarchical_leiden
 
 
 def test_large_community_split_keeps_its_previous_children(tmp_path: Path) -> None:
     """A community of max_cluster_size or more is split below it, seeded with its previous sub-
     communities; one without sub-communities before is split by a fresh run, its ids above every
     previous one."""
-    from graphrag.index.operations import cluster_graph
-
     edges = (
         clique("abcd")
         + clique("wxyz")
@@ -173,10 +166,12 @@ def test_large_community_split_keeps_its_previous_children(tmp_path: Path) -> No
     previous = previous_version(
         tmp_path / "v1", communities, edges, parents={20: 3, 21: 3}, levels={20: 1, 21: 1}
     )
-    with stable_communities.communities_kept(previous) as clustering:
-        found = cluster_graph.hierarchical_leiden(
-            sorted(edges), max_cluster_size=6, random_seed=0xDEADBEEF
-        )
+    run = stable_communities.communities_kept(previous)
+    assert run is not None
+    found = stable_communities.kept_hierarchical_leiden(
+        run, sorted(edges), max_cluster_size=6, random_seed=0xDEADBEEF
+    )
+    clustering = run.clustering
     assert groups({c.node: c.cluster for c in found if c.level == 0}) == {
         3: "abcdwxyz",
         7: "fghijk",
@@ -191,3 +186,48 @@ def test_large_community_split_keeps_its_previous_children(tmp_path: Path) -> No
     fresh_ids = {c.cluster for c in found if c.parent_cluster in (7, 9)}
     assert fresh_ids and min(fresh_ids) > 21
     assert clustering is not None and clustering.seeded and clustering.fresh_splits == 2
+
+
+def test_communities_table_written_as_graphrag_writes_it() -> None:
+    """create_communities_kept writes graphrag's create_communities rows for the same clusters (its
+    code after clustering, taken from graphrag 3.3): compared on graphrag's own clustering."""
+    import asyncio
+
+    from graphrag.index.operations.cluster_graph import cluster_graph
+    from graphrag.index.workflows.create_communities import create_communities
+
+    from graphrag_mcp_server.handlers.indexing.kept_communities import communities_rows
+
+    edges = TWO_CLIQUES + clique("pqr") + [("j", "p", 0.5)]
+    relationships = pd.DataFrame(
+        {
+            "id": [f"r{n}" for n in range(len(edges))],
+            "source": [source for source, _, _ in edges],
+            "target": [target for _, target, _ in edges],
+            "weight": [weight for _, _, weight in edges],
+            "text_unit_ids": [[f"t{n % 3}"] for n in range(len(edges))],
+        }
+    )
+    titles = sorted({node for edge in edges for node in edge[:2]})
+
+    class Table:
+        def __init__(self, rows: list[dict]) -> None:
+            self.rows, self.written = rows, []
+
+        async def __aiter__(self):  # type: ignore[no-untyped-def]
+            for row in self.rows:
+                yield row
+
+        async def write(self, row: dict) -> None:
+            self.written.append(row)
+
+    written = Table([])
+    entities = Table([{"title": title, "id": f"e-{title}"} for title in titles])
+    asyncio.run(create_communities(written, entities, relationships, 4, False, seed=0xDEADBEEF))
+    clusters = cluster_graph(relationships, 4, False, seed=0xDEADBEEF)
+    ours = communities_rows(clusters, {title: f"e-{title}" for title in titles}, relationships)
+
+    def without_ids(rows: list[dict]) -> list[dict]:
+        return [{key: value for key, value in row.items() if key != "id"} for row in rows]
+
+    assert len(written.written) == 3 and without_ids(ours) == without_ids(written.written)

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pytest
 
 from graphrag_mcp_server.handlers.indexing import stable_ids
 
@@ -36,28 +35,18 @@ def previous_version(folder: Path) -> Path:
     return folder
 
 
-def finalized(
-    monkeypatch: pytest.MonkeyPatch, previous: Path | None, entities: Rows, relationships: Rows
-) -> None:
-    """graphrag's finalize_entities and finalize_relationships, as finalize_graph calls them,
-    within the block."""
-    from graphrag.index.operations.finalize_entities import finalize_entities
-    from graphrag.index.operations.finalize_relationships import finalize_relationships
+def finalized(previous: Path | None, entities: Rows, relationships: Rows) -> None:
+    """graphrag's finalize_graph operation over the tables finalize_graph_kept hands it (graphrag's
+    own tables when there is no previous version)."""
+    from graphrag.index.workflows.finalize_graph import finalize_graph
 
-    monkeypatch.setattr(
-        stable_ids,
-        "_ORIGINALS",
-        {  # what identities_kept takes from graphrag's finalize_graph
-            "entities": finalize_entities,
-            "relationships": finalize_relationships,
-        },
+    identities = stable_ids.identities_kept(previous)
+    tables = (
+        (entities, relationships)
+        if identities is None
+        else stable_ids.keeping_tables(entities, relationships, identities)
     )
-    token = stable_ids._current.set(stable_ids._read(previous) if previous is not None else None)
-    try:
-        asyncio.run(stable_ids._finalize_entities(entities, {"ALPHA": 1, "BETA": 1, "GAMMA": 1}))
-        asyncio.run(stable_ids._finalize_relationships(relationships, {}))
-    finally:
-        stable_ids._current.reset(token)
+    asyncio.run(finalize_graph(*tables))
 
 
 def entity(title: str) -> dict[str, Any]:
@@ -80,11 +69,11 @@ def relationship(source: str, target: str) -> dict[str, Any]:
 
 
 def test_unchanged_titles_and_pairs_keep_their_ids_and_numbers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     entities = Rows([entity("GAMMA"), entity("BETA"), entity("ALPHA")])
     relationships = Rows([relationship("BETA", "GAMMA"), relationship("ALPHA", "BETA")])
-    finalized(monkeypatch, previous_version(tmp_path / "v1"), entities, relationships)
+    finalized(previous_version(tmp_path / "v1"), entities, relationships)
     by_title = {row["title"]: (row["id"], row["human_readable_id"]) for row in entities.written}
     assert by_title["ALPHA"] == ("id-alpha", 0) and by_title["BETA"] == ("id-beta", 5)
     gamma_id, gamma_number = by_title["GAMMA"]
@@ -99,11 +88,11 @@ def test_unchanged_titles_and_pairs_keep_their_ids_and_numbers(
 
 
 def test_without_a_previous_version_graphrag_numbers_afresh(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     entities = Rows([entity("ALPHA"), entity("BETA")])
     relationships = Rows([relationship("ALPHA", "BETA")])
-    finalized(monkeypatch, None, entities, relationships)
+    finalized(None, entities, relationships)
     assert [row["human_readable_id"] for row in entities.written] == [0, 1]
     assert "id-alpha" not in {row["id"] for row in entities.written}
     assert [row["human_readable_id"] for row in relationships.written] == [0]

@@ -311,9 +311,9 @@ def stats(index_path: IndexPath = None, output_format: FormatOption = OutputForm
 
 
 async def _run_stats(root: Path) -> Any:
-    from graphrag_mcp_server.handlers.explore.stats import statistics
+    from graphrag_mcp_server.handlers.explore.stats import version_statistics
 
-    return statistics(*await _read_index(root))
+    return version_statistics(*await _read_index(root))
 
 
 async def _read_index(root: Path) -> tuple[Any, Any]:

@@ -15,7 +15,8 @@ class OutputFormat(StrEnum):
 
 
 def print_summary(summary: Any, output_format: OutputFormat) -> None:
-    """An index run's summary: one JSON object, or two lines (and a line on stderr per unread file)."""
+    """An index run's summary: one JSON object, or two lines, a third naming the workflows that ran (and a
+    line on stderr per unread file)."""
     if output_format is OutputFormat.JSON:
         typer.echo(summary.model_dump_json())
         return
@@ -29,6 +30,8 @@ def print_summary(summary: Any, output_format: OutputFormat) -> None:
         f"LLM calls {summary.llm_calls}, prompt tokens {summary.prompt_tokens}, completion tokens "
         f"{summary.completion_tokens}, embedding calls {summary.embedding_calls}, {summary.seconds:.1f} s."
     )
+    if summary.workflows:
+        typer.echo(f"Workflows: {', '.join(summary.workflows)}.")
     for path, reason in summary.unreadable.items():
         typer.echo(f"Not read: {path}: {reason}", err=True)
 

@@ -43,11 +43,10 @@ def prepare_models() -> None:
 def _hash_cache_keys_faster() -> None:
     """Compute graphrag's LLM cache keys with config.cache_keys: the same keys as the `graphrag` CLI
     (so either reuses the other's cache), about 5 times faster than PyYAML's pure-Python emitter."""
-    import graphrag_cache.cache_key
-
     from graphrag_mcp_server.config.cache_keys import hash_like_graphrag
+    from graphrag_mcp_server.config.replacements import replace
 
-    graphrag_cache.cache_key.hash_data = hash_like_graphrag
+    replace("graphrag_cache.cache_key.hash_data", hash_like_graphrag)
 
 
 class WorkflowTimer:
@@ -90,9 +89,9 @@ def _peak_resident_bytes() -> int:
 @cache
 def time_workflows_without_tracemalloc() -> None:
     """Have graphrag's pipeline profile its workflows with WorkflowTimer."""
-    import graphrag.index.run.run_pipeline
+    from graphrag_mcp_server.config.replacements import replace
 
-    graphrag.index.run.run_pipeline.WorkflowProfiler = WorkflowTimer
+    replace("graphrag.index.run.run_pipeline.WorkflowProfiler", WorkflowTimer)
 
 
 def log_no_item_progress() -> None:

@@ -153,6 +153,7 @@ class IndexSummary(TableCounts):
         default=None, description="An incremental run's communities: how many the previous version's partition kept, "
         "and its modularity against a fresh clustering's"
     )
+    workflows: list[str] = Field(default=[], description="The pipeline's workflows that ran, in order")
 
 
 class ModelNames(BaseModel):
@@ -185,6 +186,15 @@ class IndexStatistics(TableCounts):
     models: ModelNames
     vector_store: VectorStoreInfo
     issues: list[IndexIssue] = Field(default=[], description="Damage and gaps found when the index was loaded")
+
+
+class VersionStatistics(IndexStatistics):
+    """Index statistics plus the workflows that built the served version (`graphrag-mcp stats`)."""
+
+    workflows: dict[str, float] = Field(
+        default={}, description="The pipeline's workflows that built the served version, in order -> seconds "
+        "(graphrag's stats.json)"
+    )
 
 
 class JobState(StrEnum):

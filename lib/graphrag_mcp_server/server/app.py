@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from graphrag_mcp_server import __version__
 from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.config.logs import plain_logs
+from graphrag_mcp_server.config.replacements import replace_on
 from graphrag_mcp_server.server.calls import STDIO, CallLimits
 from graphrag_mcp_server.server.completions import register_completions
 from graphrag_mcp_server.server.context import ServerContext
@@ -43,6 +44,14 @@ communities through the graphrag:// resources; get_statistics tells what the ind
 what the searches have cost."""
 
 
+def _advertising_list_changed(advertise: Any) -> Any:
+    """The SDK's create_initialization_options, advertising resources.listChanged (told only there)."""
+    def options(notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
+        return advertise(notification_options or NotificationOptions(resources_changed=True), *args, **kwargs)
+
+    return options
+
+
 class GraphRagServer(MCPServer[Any]):
     """MCPServer that answers tool arguments failing their schema with JSON-RPC invalid params, lists compact tool
     schemas, and tells the sessions that list resources when the index changes (`notices`)."""
@@ -50,10 +59,8 @@ class GraphRagServer(MCPServer[Any]):
     def __init__(self, notices: ChangeNotices, calls: CallLimits, **options: Any) -> None:
         super().__init__(subscriptions=notices.bus, **options)
         self.notices, self.calls = notices, calls
-        lowlevel = self._lowlevel_server  # the SDK advertises resources.listChanged only when told so here
-        advertise = lowlevel.create_initialization_options
-        lowlevel.create_initialization_options = lambda notification_options=None, *args, **kwargs: advertise(  # type: ignore[method-assign]
-            notification_options or NotificationOptions(resources_changed=True), *args, **kwargs)
+        replace_on(self._lowlevel_server, "mcp.server.lowlevel.server.Server.create_initialization_options",
+                   _advertising_list_changed)
 
     async def _handle_list_resources(self, ctx: Any, params: Any) -> Any:
         """The resources; the session listing them is told when they change."""

@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Scope
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from graphrag_mcp_server.config.logs import plain_logs
+from graphrag_mcp_server.config.replacements import private
 from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.errors import ConfigError
 from graphrag_mcp_server.server.access import check_bind, endpoint_url, transport_security
@@ -51,7 +52,8 @@ def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
         if stateless:  # stateless servers keep no sessions, and no streams
             app = NoStreamWhenStateless(app, "/mcp")
         else:
-            instances = server.session_manager._server_instances  # noqa: SLF001 - the SDK counts its sessions only there
+            instances = private(server.session_manager, "mcp.server.streamable_http_manager."
+                                "StreamableHTTPSessionManager._server_instances")
             inside_auth(app, "/mcp", lambda endpoint: SessionLimits(endpoint, _opens_a_session, instances.keys, **limits))
         paths: tuple[str, ...] = ("/mcp",)
     else:

@@ -7,6 +7,8 @@ from typing import Any
 from mcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus
 from mcp.shared.subscriptions import ResourcesListChanged
 
+from graphrag_mcp_server.config.replacements import private
+
 logger = logging.getLogger(__name__)
 
 
@@ -21,7 +23,7 @@ class ChangeNotices:
     def listening(self, session: Any) -> None:
         """Remember the connection of a session that listed the resources (forgotten when it closes). The SDK
         hands each request a ServerSession of its own; the connection under it lasts as long as the client."""
-        self.connections.add(session._connection)  # noqa: SLF001 - the SDK names no public handle on it
+        self.connections.add(private(session, "mcp.server.session.ServerSession._connection"))
 
     async def index_changed(self) -> None:
         """Notify every listening connection and listen stream (2026-07-28 connections drop the plain

@@ -1,5 +1,6 @@
 """Index statistics, read from the parquet tables and the LanceDB vector store."""
 
+import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,13 @@ from graphrag_mcp_server.handlers.integrity import (
     vector_gaps,
     width_gap,
 )
-from graphrag_mcp_server.handlers.results import IndexIssue, IndexStatistics, ModelNames, VectorStoreInfo
+from graphrag_mcp_server.handlers.results import (
+    IndexIssue,
+    IndexStatistics,
+    ModelNames,
+    VectorStoreInfo,
+    VersionStatistics,
+)
 from graphrag_mcp_server.handlers.tables import IndexTables, output_dir, recorded_vector_rows, recorded_vector_widths
 
 if TYPE_CHECKING:
@@ -63,6 +70,21 @@ def statistics(config: "GraphRagConfig", tables: IndexTables) -> IndexStatistics
         vector_store=VectorStoreInfo(type=str(config.vector_store.type), tables=vector_tables(config)),
         issues=index_issues(config, tables),
     )
+
+
+def version_statistics(config: "GraphRagConfig", tables: IndexTables) -> VersionStatistics:
+    """`statistics` plus the workflows that built the served version and their seconds."""
+    return VersionStatistics(**dict(statistics(config, tables)), workflows=_workflows(config))
+
+
+def _workflows(config: "GraphRagConfig") -> dict[str, float]:
+    """The workflows that built the served version and their seconds, from graphrag's stats.json."""
+    stats_file = output_dir(config) / "stats.json"
+    try:
+        timed = json.loads(stats_file.read_text(encoding="utf-8")).get("workflows", {})
+    except (OSError, ValueError):
+        return {}
+    return {name: round(float(metrics.get("overall", 0.0)), 3) for name, metrics in timed.items()}
 
 
 def _models_built_with(config: "GraphRagConfig") -> ModelNames:

@@ -301,12 +301,14 @@ async def _built(target: "GraphRagConfig", documents: "pd.DataFrame", method: In
     records written. What it kept, and the rows of each table."""
     from graphrag.api import build_index
 
-    from graphrag_mcp_server.handlers.indexing.kept import kept_from
+    from graphrag_mcp_server.handlers.indexing.kept import kept_from, with_kept_workflows
 
+    target = with_kept_workflows(target, method.value)
     with (provider_breaker(failure_limit) as breaker, failures_recorded() as failures,
           kept_from(current if incremental else None, target, version) as kept):
         outputs = await build_index(target, method=method.value, callbacks=_with_crash_points(callbacks),
-                                    input_documents=documents)
+                                    additional_context=kept.workflow_state, input_documents=documents)
+    kept.workflows = [output.workflow for output in outputs]
     stopped = next((output for output in outputs if output.error is not None), None)
     if failures.count() and stopped is not None and not breaker.tripped:  # a tripped breaker names the provider
         _refuse_incomplete([], failures, usage, current, f"{stopped.workflow} stopped: {stopped.error}")
@@ -400,4 +402,5 @@ def _summary(counts: dict[str, int], changes: "versions.DocumentChanges", select
         computed={step.value: memo.computed for step, memo in kept.carried.items()} if kept else {},
         clustering=kept.clustering if kept else None,
         vectors_written=kept.vectors.written if kept else {},
+        workflows=kept.workflows if kept else [],
     )

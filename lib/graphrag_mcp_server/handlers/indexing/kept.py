@@ -1,48 +1,94 @@
-"""What an incremental run keeps from the previous version, as one block around graphrag's pipeline."""
+"""What an incremental run keeps from the previous version: the state of the run handed to its
+workflows, and the pipeline naming this project's workflows in place of graphrag's."""
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.handlers.indexing import (
+    kept_communities,
+    kept_extraction,
+    stable_communities,
+    stable_ids,
+    vector_delta,
+)
 from graphrag_mcp_server.handlers.indexing.carry_over import fingerprints, work_carried_over
-from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Step
-from graphrag_mcp_server.handlers.indexing.stable_communities import communities_kept
-from graphrag_mcp_server.handlers.indexing.stable_ids import identities_kept
-from graphrag_mcp_server.handlers.indexing.vector_delta import VectorWrites, vectors_by_delta
+from graphrag_mcp_server.handlers.indexing.memos import CARRIED, CarriedOver, Step
+from graphrag_mcp_server.handlers.indexing.vector_delta import VectorWrites
 from graphrag_mcp_server.handlers.results import Clustering
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
+KEPT_WORKFLOWS = {
+    module.REPLACES: (module.WORKFLOW, module.run_workflow)
+    for module in (kept_extraction, stable_ids, kept_communities, vector_delta)
+}
+"""graphrag's workflow -> this project's, run in its place: (name, function)."""
+
 
 @dataclass
 class Kept:
-    """What a run took from the previous version: step results, communities, vector rows."""
+    """What a run took from the previous version (step results, communities, vector rows), and the
+    state its workflows read (graphrag.api.build_index's `additional_context`)."""
 
     carried: CarriedOver
     clustering: Clustering | None
     vectors: VectorWrites
+    workflow_state: dict[str, Any]
+    workflows: list[str] = field(default_factory=list)
+    """The workflows of graphrag's pipeline that ran, in order."""
 
 
 @contextmanager
 def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) -> Iterator[Kept]:
-    """Within the block, graphrag's pipeline writing `version` (as `config` is pinned to it) takes from the
+    """Within the block, graphrag's pipeline writing `version` (as `config` is pinned to it, its
+    workflows named by `with_kept_workflows`) and given `Kept.workflow_state` takes from the
     version in `previous` the results whose input is unchanged (carry_over.py), its communities
-    (stable_communities.py), the ids of its entities and relationships (stable_ids.py) and its vector rows
-    (vector_delta.py). None: a full build, which still records what the next update compares against."""
+    (stable_communities.py), the ids of its entities and relationships (stable_ids.py) and its
+    vector rows (vector_delta.py). None: a full build, which still records what the next update
+    compares against."""
     models = fingerprints(config)
-    with (work_carried_over(previous, version, models) as carried, communities_kept(previous) as clustering,
-          identities_kept(previous), vectors_by_delta(previous, _previous_db(config, previous, version), version,
-                                                      models[Step.EMBEDDING]) as vectors):
-        yield Kept(carried, clustering, vectors)
+    communities = stable_communities.communities_kept(previous)
+    vectors = vector_delta.vectors_by_delta(
+        previous, _previous_db(config, previous, version), models[Step.EMBEDDING]
+    )
+    state = {
+        stable_communities.STATE: communities,
+        stable_ids.STATE: stable_ids.identities_kept(previous),
+        vector_delta.STATE: vectors,
+    }
+    with work_carried_over(previous, version, models) as carried:
+        state[CARRIED] = carried
+        yield Kept(carried, communities.clustering if communities else None, vectors, state)
+    vector_delta.record_rows(vectors, version, models[Step.EMBEDDING])
+
+
+def with_kept_workflows(config: "GraphRagConfig", method: str) -> "GraphRagConfig":
+    """The config whose pipeline (`config.workflows`, or graphrag's for `method`) runs this
+    project's workflows in place of graphrag's (KEPT_WORKFLOWS), registered with graphrag's
+    PipelineFactory."""
+    from graphrag.index.workflows.factory import PipelineFactory
+
+    for name, workflow in KEPT_WORKFLOWS.values():
+        PipelineFactory.register(name, workflow)
+    workflows = [
+        KEPT_WORKFLOWS[name][0] if name in KEPT_WORKFLOWS else name
+        for name in config.workflows or PipelineFactory.pipelines[method]
+    ]
+    return config.model_copy(update={"workflows": workflows})
 
 
 def _previous_db(config: "GraphRagConfig", previous: Path | None, version: Path) -> Path | None:
-    """The previous version's LanceDB folder, when the vector store lives in the versions (else it is shared)."""
-    db_uri = Path(config.vector_store.db_uri) if config.vector_store.type == "lancedb" and config.vector_store.db_uri \
+    """The previous version's LanceDB folder, when the vector store lives in the versions (else it
+    is shared)."""
+    db_uri = (
+        Path(config.vector_store.db_uri)
+        if config.vector_store.type == "lancedb" and config.vector_store.db_uri
         else None
+    )
     if previous is None or db_uri is None or not db_uri.is_relative_to(version):
         return None
     return previous / db_uri.relative_to(version)

@@ -7,7 +7,10 @@ from functools import cache
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from graphrag.index.typing.context import PipelineRunContext
 
 
 @dataclass
@@ -51,6 +54,8 @@ class Step(StrEnum):
 
 
 CarriedOver = dict[Step, Memo]
+CARRIED = "carried_over"
+"""The key of a run's memos in the state graphrag hands its workflows."""
 current: ContextVar[CarriedOver | None] = ContextVar("carried_over", default=None)
 """The memos of the run in progress (None: graphrag's own steps run as they are)."""
 
@@ -66,3 +71,9 @@ def text_digest(text: str) -> str:
     """sha256 of a text, once per text: a prompt in memo keys (hashed again for each of 10,000 rows, it cost
     a third of a second of a 2000-document update)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def run_state(context: "PipelineRunContext", key: str) -> Any:
+    """What the index run handed its workflows under `key` (graphrag.api.build_index's
+    `additional_context`); None when the run handed nothing (a workflow then runs as graphrag's)."""
+    return context.state.get("additional_context", {}).get(key)

@@ -2,7 +2,8 @@
 
 graphrag clusters the whole relationship graph from scratch on every run (`cluster_graph`), and Leiden's
 partition of a changed graph moves entities far from the change: every community that moved gets a new
-context and so a new report. An incremental run instead keeps the previous version's communities and moves
+context and so a new report. An incremental run (graphrag's create_communities workflow replaced in its
+pipeline by create_communities_kept, kept_communities.py) instead keeps the previous version's communities and moves
 only what the change touches (the "Dynamic Frontier" approach, Sahu, arXiv 2405.11658):
 
 - every entity starts in its previous community; a new entity joins the community most of its (weighted)
@@ -23,8 +24,6 @@ import itertools
 import logging
 from collections import Counter, deque
 from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,7 +70,7 @@ class Partition:
 
 
 @dataclass
-class _Run:
+class KeptCommunities:
     """An incremental run's clustering: the previous partition, graphrag's parameters (set when it clusters), the
     next free community ids, the nodes at changed relationships, and what is reported."""
 
@@ -83,31 +82,15 @@ class _Run:
     frontier: set[str] = field(default_factory=set)
 
 
-_current: ContextVar[_Run | None] = ContextVar("stable_communities", default=None)
-_ORIGINALS: dict[str, Any] = {}
-"""graphrag's originals of what this module replaces, called by the replacements:
-cluster_graph.hierarchical_leiden."""
+STATE = "stable_communities"
+"""The key of a run's KeptCommunities in the state graphrag hands its workflows (kept_communities.py)."""
 
 
-@contextmanager
-def communities_kept(previous: Path | None) -> Iterator[Clustering | None]:
-    """Within the block, graphrag's clustering keeps the communities of the version in `previous` (None: a fresh
-    clustering, as a rebuild). Yields the run's Clustering, filled once graphrag has clustered."""
-    from graphrag.index.operations import cluster_graph
-
-    if not _ORIGINALS:
-        _ORIGINALS["hierarchical_leiden"] = cluster_graph.hierarchical_leiden
-        cluster_graph.hierarchical_leiden = _hierarchical_leiden
+def communities_kept(previous: Path | None) -> KeptCommunities | None:
+    """The clustering state of a run keeping the communities of the version in `previous`; None (a fresh
+    clustering, as a rebuild) without a previous version or a readable partition."""
     partition = read_partition(previous) if previous is not None else None
-    if partition is None:
-        yield None
-        return
-    clustering = Clustering(seeded=True)
-    token = _current.set(_Run(partition, clustering))
-    try:
-        yield clustering
-    finally:
-        _current.reset(token)
+    return None if partition is None else KeptCommunities(partition, Clustering(seeded=True))
 
 
 def read_partition(version: Path) -> Partition | None:
@@ -145,14 +128,21 @@ def _normalised_edges(relationships: Any) -> dict[Edge, float]:
     return edges
 
 
-def _hierarchical_leiden(edges: list[tuple[str, str, float]], max_cluster_size: int = 10,
-                         random_seed: int | None = 0xDEADBEEF) -> list[Any]:
-    """graphrag's hierarchical Leiden, keeping the previous version's communities during an incremental run."""
-    run = _current.get()
-    if run is None or not edges:
-        if run is not None:
-            run.clustering.seeded = False
-        return _ORIGINALS["hierarchical_leiden"](edges, max_cluster_size=max_cluster_size, random_seed=random_seed)
+def graphrag_leiden(edges: list[tuple[str, str, float]], max_cluster_size: int, random_seed: int | None
+                    ) -> list[Any]:
+    """graphrag's own hierarchical Leiden (a fresh clustering)."""
+    from graphrag.graphs.hierarchical_leiden import hierarchical_leiden
+
+    return hierarchical_leiden(edges, max_cluster_size=max_cluster_size, random_seed=random_seed)
+
+
+def kept_hierarchical_leiden(run: "KeptCommunities", edges: list[tuple[str, str, float]],
+                             max_cluster_size: int = 10, random_seed: int | None = 0xDEADBEEF) -> list[Any]:
+    """graphrag's hierarchical Leiden of `edges` (as graphrag's cluster_graph hands them), keeping the
+    previous version's communities."""
+    if not edges:
+        run.clustering.seeded = False
+        return graphrag_leiden(edges, max_cluster_size, random_seed)
     graph = _graph(edges)
     current = {(source, target): weight for source, target, weight in edges}
     run.seed, run.max_cluster_size = random_seed, max_cluster_size
@@ -164,7 +154,7 @@ def _hierarchical_leiden(edges: list[tuple[str, str, float]], max_cluster_size: 
     run.clustering.modularity, run.clustering.fresh_modularity = modularity, fresh
     if top is None:
         run.clustering.seeded = False
-        clusters = _ORIGINALS["hierarchical_leiden"](edges, max_cluster_size=max_cluster_size, random_seed=random_seed)
+        clusters = graphrag_leiden(edges, max_cluster_size, random_seed)
     else:
         clusters = []
         _place(graph, top, 0, None, run, clusters)
@@ -193,7 +183,7 @@ def _edge_list(graph: Graph) -> list[tuple[str, str, float]]:
                   for target, weight in neighbours.items() if source <= target)
 
 
-def _kept_partition(graph: Graph, seed: dict[str, int], run: _Run
+def _kept_partition(graph: Graph, seed: dict[str, int], run: KeptCommunities
                     ) -> tuple[dict[str, int] | None, float, float]:
     """The seeded partition of `graph`, its modularity and a fresh Leiden run's; None for the partition when
     there is nothing to keep or it scores below MODULARITY_FLOOR of the fresh one."""
@@ -298,7 +288,7 @@ def _split_disconnected(graph: Graph, membership: dict[str, int], ids: Iterator[
                 membership[node] = fresh
 
 
-def _place(graph: Graph, partition: dict[str, int], level: int, parent: int | None, run: _Run,
+def _place(graph: Graph, partition: dict[str, int], level: int, parent: int | None, run: KeptCommunities,
            clusters: list[Cluster]) -> None:
     """Emit `partition` at `level` and split each community over max_cluster_size below it."""
     grouped: dict[int, list[str]] = {}
@@ -311,7 +301,7 @@ def _place(graph: Graph, partition: dict[str, int], level: int, parent: int | No
             _split(_subgraph(graph, set(nodes)), community, level + 1, run, clusters)
 
 
-def _split(graph: Graph, community: int, level: int, run: _Run, clusters: list[Cluster]) -> None:
+def _split(graph: Graph, community: int, level: int, run: KeptCommunities, clusters: list[Cluster]) -> None:
     """A community's sub-communities: its previous ones kept where they still score, else a fresh split."""
     previous = run.previous.levels[level] if level < len(run.previous.levels) else {}
     seed = {node: child for node in graph if (child := previous.get(node)) is not None
@@ -327,10 +317,9 @@ def _split(graph: Graph, community: int, level: int, run: _Run, clusters: list[C
                        for c in clusters]
 
 
-def _fresh_split(graph: Graph, community: int, level: int, run: _Run, clusters: list[Cluster]) -> None:
+def _fresh_split(graph: Graph, community: int, level: int, run: KeptCommunities, clusters: list[Cluster]) -> None:
     """graphrag's hierarchical Leiden of a community's subgraph, its levels and ids placed below `community`."""
-    fresh = _ORIGINALS["hierarchical_leiden"](_edge_list(graph), max_cluster_size=run.max_cluster_size,
-                                             random_seed=run.seed)
+    fresh = graphrag_leiden(_edge_list(graph), run.max_cluster_size, run.seed)
     renumbered: dict[int, int] = {}
     for found in fresh:
         renumbered.setdefault(found.cluster, next(run.ids))
@@ -345,7 +334,7 @@ def _subgraph(graph: Graph, nodes: set[str]) -> Graph:
     return {node: {other: weight for other, weight in graph[node].items() if other in nodes} for node in nodes}
 
 
-def _count_kept(run: _Run, clusters: list[Any]) -> None:
+def _count_kept(run: KeptCommunities, clusters: list[Any]) -> None:
     members: dict[int, set[str]] = {}
     for found in clusters:
         members.setdefault(found.cluster, set()).add(found.node)

@@ -1,50 +1,59 @@
 """Entities and relationships keep their ids and numbers across updates.
 
-graphrag's finalize step gives every entity and relationship a new uuid and numbers them in stream order
-(`human_readable_id`), so an edit early in the corpus renumbers every later record: the report contexts and
-the reports citing them change text, and so do their embeddings, although nothing they say changed. During an
-incremental run an entity keeps the id and number it had in the previous version (by title), a relationship
-those of its (source, target) pair; a new one gets a new uuid and the next free number. `index --full` numbers
-as graphrag does.
-"""
+graphrag's finalize step gives every entity and relationship a new uuid and numbers them in
+stream order (`human_readable_id`), so an edit early in the corpus renumbers every later record:
+the report contexts and the reports citing them change text, and so do their embeddings, although
+nothing they say changed. During an incremental run (this module's workflow,
+`finalize_graph_kept`, in place of graphrag's `finalize_graph`) an entity keeps the id and number
+it had in the previous version (by title), a relationship those of its (source, target) pair; a
+new one gets a new uuid and the next free number. `index --full` numbers as graphrag does."""
 
 import itertools
 import logging
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from graphrag_mcp_server.handlers.indexing.memos import run_state
+
+if TYPE_CHECKING:
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag.index.typing.context import PipelineRunContext
+    from graphrag.index.typing.workflow import WorkflowFunctionOutput
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
 class _Kept:
-    """A previous version's identities by key (title, or (source, target)), and the numbers left to give."""
+    """A previous version's identities by key (title, or (source, target)), and the numbers left to
+    give."""
 
     ids: dict[Any, tuple[str, int]]
     numbers: Iterator[int]
 
     def write(self, row: dict[str, Any], key: Any) -> dict[str, Any]:
-        """`row` with the id and number of its key in the previous version, or a new id and the next number."""
+        """`row` with the id and number of its key in the previous version, or a new id and the next
+        number."""
         kept = self.ids.get(key)
         identity, number = kept if kept is not None else (str(uuid.uuid4()), next(self.numbers))
         return {**row, "id": identity, "human_readable_id": number}
 
 
 @dataclass
-class _Identities:
+class Identities:
+    """A previous version's entity and relationship identities."""
+
     entities: _Kept
     relationships: _Kept
 
 
-_current: ContextVar[_Identities | None] = ContextVar("stable_ids", default=None)
-_ORIGINALS: dict[str, Any] = {}
-"""graphrag's originals of what this module replaces, called by the replacements:
-finalize_graph.finalize_entities / finalize_relationships."""
+STATE = "stable_ids"
+"""The key of a run's kept identities in the state graphrag hands its workflows."""
+WORKFLOW, REPLACES = "finalize_graph_kept", "finalize_graph"
+"""This module's workflow, and graphrag's that it replaces in the pipeline."""
 
 
 class _KeepingTable:
@@ -63,53 +72,73 @@ class _KeepingTable:
         return getattr(self._table, name)
 
 
-async def _finalize_entities(entities_table: Any, degree_map: dict[str, int]) -> list[dict[str, Any]]:
-    identities = _current.get()
-    if identities is None:
-        return await _ORIGINALS["entities"](entities_table, degree_map)
-    table = _KeepingTable(entities_table, identities.entities, lambda row: row.get("title"))
-    return await _ORIGINALS["entities"](table, degree_map)
+def keeping_tables(entities: Any, relationships: Any, identities: "Identities") -> tuple[Any, Any]:
+    """graphrag's opened entities and relationships tables, their rows written with the identities
+    the previous version gave the same title, or (source, target) pair."""
+    return (
+        _KeepingTable(entities, identities.entities, lambda row: row.get("title")),
+        _KeepingTable(
+            relationships,
+            identities.relationships,
+            lambda row: (row.get("source"), row.get("target")),
+        ),
+    )
 
 
-async def _finalize_relationships(relationships_table: Any, degree_map: dict[str, int]) -> list[dict[str, Any]]:
-    identities = _current.get()
-    if identities is None:
-        return await _ORIGINALS["relationships"](relationships_table, degree_map)
-    table = _KeepingTable(relationships_table, identities.relationships,
-                          lambda row: (row.get("source"), row.get("target")))
-    return await _ORIGINALS["relationships"](table, degree_map)
-
-
-@contextmanager
-def identities_kept(previous: Path | None) -> Iterator[None]:
-    """Within the block, graphrag's finalize step keeps the identities of the version in `previous` (None: it
-    numbers afresh, as a rebuild)."""
+async def run_workflow(
+    config: "GraphRagConfig", context: "PipelineRunContext"
+) -> "WorkflowFunctionOutput":
+    """graphrag's finalize_graph workflow (degrees, ids, numbers), its entities and relationships
+    keeping the ids and numbers of the previous version; graphrag's own when the run keeps none."""
+    from graphrag.data_model.row_transformers import (
+        transform_entity_row,
+        transform_relationship_row,
+    )
+    from graphrag.index.operations.snapshot_graphml import snapshot_graphml
+    from graphrag.index.typing.workflow import WorkflowFunctionOutput
     from graphrag.index.workflows import finalize_graph
 
-    if not _ORIGINALS:
-        _ORIGINALS["entities"], _ORIGINALS["relationships"] = (finalize_graph.finalize_entities,
-                                                             finalize_graph.finalize_relationships)
-        finalize_graph.finalize_entities, finalize_graph.finalize_relationships = (_finalize_entities,
-                                                                                   _finalize_relationships)
-    identities = _read(previous) if previous is not None else None
-    token = _current.set(identities)
-    try:
-        yield
-    finally:
-        _current.reset(token)
+    identities = run_state(context, STATE)
+    if identities is None:
+        return await finalize_graph.run_workflow(config, context)
+    tables = context.output_table_provider
+    async with (
+        tables.open("entities", transformer=transform_entity_row) as entities,
+        tables.open("relationships", transformer=transform_relationship_row) as relationships,
+    ):
+        result = await finalize_graph.finalize_graph(
+            *keeping_tables(entities, relationships, identities)
+        )
+    if config.snapshots.graphml:
+        await snapshot_graphml(
+            await tables.read_dataframe("relationships"),
+            name="graph",
+            storage=context.output_storage,
+        )
+    return WorkflowFunctionOutput(result=result)
 
 
-def _read(version: Path) -> _Identities | None:
+def identities_kept(previous: Path | None) -> "Identities | None":
+    """The identities of the version in `previous` for this run's finalize step to keep (None: it
+    numbers afresh, as a rebuild)."""
+    return _read(previous) if previous is not None else None
+
+
+def _read(version: Path) -> Identities | None:
     import pandas as pd
 
     try:
-        entities = pd.read_parquet(version / "entities.parquet", columns=["id", "human_readable_id", "title"])
-        relationships = pd.read_parquet(version / "relationships.parquet",
-                                        columns=["id", "human_readable_id", "source", "target"])
+        entities = pd.read_parquet(
+            version / "entities.parquet", columns=["id", "human_readable_id", "title"]
+        )
+        relationships = pd.read_parquet(
+            version / "relationships.parquet",
+            columns=["id", "human_readable_id", "source", "target"],
+        )
     except (OSError, ValueError, KeyError) as error:
         logger.info("no previous identities to keep (%s): numbering afresh", error)
         return None
-    return _Identities(
+    return Identities(
         _kept(entities["title"], entities),
         _kept(zip(relationships["source"], relationships["target"], strict=True), relationships),
     )
@@ -117,5 +146,8 @@ def _read(version: Path) -> _Identities | None:
 
 def _kept(keys: Any, table: Any) -> _Kept:
     numbers = table["human_readable_id"].astype(int)
-    ids = {key: (str(identity), int(number)) for key, identity, number in zip(keys, table["id"], numbers, strict=True)}
+    ids = {
+        key: (str(identity), int(number))
+        for key, identity, number in zip(keys, table["id"], numbers, strict=True)
+    }
     return _Kept(ids, itertools.count(int(numbers.max()) + 1 if len(numbers) else 0))

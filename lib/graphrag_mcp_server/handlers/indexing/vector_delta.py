@@ -1,27 +1,32 @@
-"""Vectors written by delta: an update's LanceDB tables start as the previous version's and take only what changed.
+"""Vectors written by delta: an update's LanceDB tables start as the previous version's and take
+only what changed.
 
-graphrag's embedding step recreates each vector table and writes every row. During an incremental run each
-table of the new version starts instead as the previous version's table, its files hard-linked (Lance never
-changes a file it wrote: new rows, deletions and manifests are new files, so the previous version stays as it
-was), then the rows whose id is gone or whose text changed are deleted and the new and changed rows written
-by graphrag's own embedding step (embeddings of unchanged texts come from carry_over's memo). Each version
-records every row's id and text digest (`vector_rows.parquet`) for the next run to compare against. The new
-version is still a folder of its own, switched to atomically; a killed run leaves only that folder, which the
-next run removes. A table whose fragments grow past COMPACT_FRAGMENTS is compacted (once in many updates).
-"""
+graphrag's embedding step recreates each vector table and writes every row. This module's
+workflow, `generate_text_embeddings_kept`, runs in its place in the pipeline: during an
+incremental run each table of the new version starts instead as the previous version's table, its
+files hard-linked (Lance never changes a file it wrote: new rows, deletions and manifests are new
+files, so the previous version stays as it was), then the rows whose id is gone or whose text
+changed are deleted and the new and changed rows written by graphrag's own embedding step
+(embeddings of unchanged texts come from carry_over's memo). Each version records every row's id
+and text digest (`vector_rows.parquet`) for the next run to compare against. The new version is
+still a folder of its own, switched to atomically; a killed run leaves only that folder, which
+the next run removes. A table whose fragments grow past COMPACT_FRAGMENTS is compacted (once in
+many updates)."""
 
 import logging
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing import versions
-from graphrag_mcp_server.handlers.indexing.memos import input_hash
+from graphrag_mcp_server.handlers.indexing.memos import CARRIED, Memo, Step, input_hash, run_state
+
+if TYPE_CHECKING:
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag.index.typing.context import PipelineRunContext
+    from graphrag.index.typing.workflow import WorkflowFunctionOutput
 
 ROWS = "vector_rows.parquet"
 COMPACT_FRAGMENTS = 32
@@ -30,7 +35,8 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class VectorWrites:
-    """A run's vector rows: what each table holds (id -> text digest) and how many rows it wrote or deleted."""
+    """A run's vector rows: what each table holds (id -> text digest) and how many rows it wrote or
+    deleted."""
 
     previous_db: Path | None
     before: dict[str, dict[str, str]]
@@ -38,90 +44,272 @@ class VectorWrites:
     written: dict[str, int] = field(default_factory=dict)
 
 
-_current: ContextVar[VectorWrites | None] = ContextVar("vector_delta", default=None)
-_ORIGINALS: dict[str, Any] = {}
-"""graphrag's originals of what this module replaces, called by the replacements:
-generate_text_embeddings.embed_text."""
+STATE = "vector_delta"
+"""The key of a run's VectorWrites in the state graphrag hands its workflows."""
+WORKFLOW, REPLACES = "generate_text_embeddings_kept", "generate_text_embeddings"
+"""This module's workflow, and graphrag's that it replaces in the pipeline."""
 
 
-class _Rows:
-    """Rows held in memory, read as graphrag's streaming Table is."""
+async def run_workflow(
+    config: "GraphRagConfig", context: "PipelineRunContext"
+) -> "WorkflowFunctionOutput":
+    """graphrag's generate_text_embeddings workflow, each vector table written by delta
+    (`embed_by_delta`) and unchanged texts' vectors carried over; graphrag's own when the run
+    records no vector rows."""
+    from contextlib import AsyncExitStack
 
-    def __init__(self, rows: list[dict[str, Any]]) -> None:
-        self._rows = rows
+    from graphrag.cache.cache_key_creator import cache_key_creator
+    from graphrag.index.typing.workflow import WorkflowFunctionOutput
+    from graphrag.index.workflows import generate_text_embeddings
+    from graphrag_llm.embedding import create_embedding
+    from graphrag_vectors import create_vector_store
 
-    async def __aiter__(self) -> Any:
-        for row in self._rows:
-            yield row
+    writes: VectorWrites | None = run_state(context, STATE)
+    if writes is None:
+        return await generate_text_embeddings.run_workflow(config, context)
+    settings, tables = config.embed_text, context.output_table_provider
+    carried = run_state(context, CARRIED)
+    memo = carried[Step.EMBEDDING] if carried is not None else None
+    model = create_embedding(
+        config.get_embedding_model_config(settings.embedding_model_id),
+        cache=context.cache.child(settings.model_instance_name),
+        cache_key_creator=cache_key_creator,
+    )
+    for name in settings.names:
+        field = generate_text_embeddings.EMBEDDING_FIELDS[name]
+        if not await tables.has(field.table_name):
+            logger.warning("embedding %s: no table %s to embed", name, field.table_name)
+            continue
+        store = create_vector_store(config.vector_store, config.vector_store.index_schema[name])
+        store.connect()
+        async with AsyncExitStack() as stack:
+            rows = await stack.enter_async_context(
+                tables.open(field.table_name, truncate=False, transformer=field.row_transform)
+            )
+            snapshot = (
+                await stack.enter_async_context(tables.open(f"embeddings.{name}"))
+                if config.snapshots.embeddings
+                else None
+            )
+            count = await embed_by_delta(
+                writes,
+                memo,
+                rows,
+                context.callbacks,
+                model,
+                model.tokenizer,
+                field.embed_column,
+                settings.batch_size,
+                settings.batch_max_tokens,
+                config.concurrent_requests,
+                store,
+                output_table=snapshot,
+            )
+        logger.info("Embedded %d rows for %s", count, name)
+    return WorkflowFunctionOutput(result=None)
 
 
-class _KeptTable:
-    """The vector store with its table already in place: graphrag's `create_index` (which recreates it) is skipped."""
+async def embed_by_delta(
+    writes: VectorWrites,
+    memo: Memo | None,
+    input_table: Any,
+    callbacks: Any,
+    model: Any,
+    tokenizer: Any,
+    embed_column: str,
+    batch_size: int,
+    batch_max_tokens: int,
+    num_threads: int,
+    vector_store: Any,
+    id_column: str = "id",
+    output_table: Any = None,
+) -> int:
+    """graphrag's `embed_text` operation of a table into a vector store (`embedded`), writing only
+    the rows that changed, each unchanged text's vector taken from `memo`."""
+    rows = [
+        {id_column: row[id_column], embed_column: row.get(embed_column) or ""}
+        async for row in input_table
+    ]
 
-    def __init__(self, store: Any) -> None:
-        self._store = store
+    async def write(some: list[dict[str, Any]], create: bool = True) -> None:
+        await embedded(
+            memo,
+            some,
+            callbacks,
+            model,
+            tokenizer,
+            embed_column,
+            batch_size,
+            batch_max_tokens,
+            num_threads,
+            vector_store,
+            id_column,
+            output_table,
+            create,
+        )
 
-    def create_index(self) -> None:
-        """The copied table is the index."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
-
-async def _embed_text(input_table: Any, callbacks: Any, model: Any, tokenizer: Any, embed_column: str,
-                      batch_size: int, batch_max_tokens: int, num_threads: int, vector_store: Any,
-                      id_column: str = "id", output_table: Any = None) -> int:
-    """graphrag's `embed_text` of a table into a vector store, writing only the rows that changed."""
-    embed = _ORIGINALS["embed_text"]
-    writes = _current.get()
-    if writes is None or output_table is not None or not hasattr(vector_store, "db_uri"):
-        return await embed(input_table, callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
-                           num_threads, vector_store, id_column, output_table)
-    rows = [{id_column: str(row[id_column]), embed_column: row.get(embed_column) or ""} async for row in input_table]
+    if output_table is not None or not hasattr(vector_store, "db_uri"):
+        await write(rows)
+        return len(rows)
+    rows = [{**row, id_column: str(row[id_column])} for row in rows]
     name = vector_store.index_name
     writes.now[name] = {row[id_column]: input_hash(row[embed_column]) for row in rows}
-
-    async def write(some: list[dict[str, Any]], store: Any) -> None:
-        await embed(_Rows(some), callbacks, model, tokenizer, embed_column, batch_size, batch_max_tokens,
-                    num_threads, store, id_column, output_table)
-
     delta = _copy_of_previous(writes, name, rows, id_column, vector_store)
     if delta is None:
-        await write(rows, vector_store)
+        await write(rows)
         writes.written[name] = len(rows)
         return len(rows)
     changed, stale = delta
     if changed:
-        await write(changed, _KeptTable(vector_store))
+        await write(changed, create=False)  # the copied table is the index
     _compact(vector_store.document_collection)
     writes.written[name] = len(changed) + len(stale)
     return len(rows)
 
 
-def _copy_of_previous(writes: VectorWrites, name: str, rows: list[dict[str, Any]], id_column: str, vector_store: Any
-                      ) -> tuple[list[dict[str, Any]], list[str]] | None:
-    """The previous version's table `name` copied into this version with its stale rows (gone, or changed)
-    deleted: the rows still to write and the ids deleted. None when this table must be written in full (no
-    record of the previous rows, no previous table, a store shared by the versions, or a table that is damaged or
-    holds other rows than recorded: an update heals it, as when every update rewrote the tables)."""
+async def embedded(
+    memo: Memo | None,
+    rows: list[dict[str, Any]],
+    callbacks: Any,
+    model: Any,
+    tokenizer: Any,
+    embed_column: str,
+    batch_size: int,
+    batch_max_tokens: int,
+    num_threads: int,
+    vector_store: Any,
+    id_column: str,
+    output_table: Any,
+    create: bool,
+) -> None:
+    """graphrag's `embed_text` operation (graphrag 3.3: the table recreated unless `create` is
+    false, rows embedded a buffer of batch_size x num_threads at a time by graphrag's
+    `run_embed_text`, loaded into the store, snapshot rows written), the texts the previous
+    version embedded taken from `memo`."""
+    import numpy as np
+    from graphrag_vectors.vector_store import VectorStoreDocument
+
+    if create:
+        vector_store.create_index()
+    flush = batch_size * num_threads
+    for start in range(0, len(rows), flush):
+        buffer = rows[start : start + flush]
+        vectors = await carried_embeddings(
+            memo,
+            [row[embed_column] for row in buffer],
+            callbacks,
+            model,
+            tokenizer,
+            batch_size,
+            batch_max_tokens,
+            num_threads,
+        )
+        pairs = [
+            (row[id_column], vector.tolist() if type(vector) is np.ndarray else vector)
+            for row, vector in zip(buffer, vectors, strict=True)
+            if vector is not None
+        ]
+        if len(pairs) < len(buffer):
+            logger.warning(
+                "Skipped %d rows with None embeddings out of %d",
+                len(buffer) - len(pairs),
+                len(buffer),
+            )
+        vector_store.load_documents(
+            [VectorStoreDocument(id=identity, vector=vector) for identity, vector in pairs]
+        )
+        if output_table is not None:
+            for identity, vector in pairs:
+                await output_table.write({"id": identity, "embedding": vector})
+
+
+async def carried_embeddings(
+    memo: Memo | None,
+    texts: list[str],
+    callbacks: Any,
+    model: Any,
+    tokenizer: Any,
+    batch_size: int,
+    batch_max_tokens: int,
+    num_threads: int,
+) -> list[Any]:
+    """graphrag's `run_embed_text` of a buffer of texts, embedding only those `memo` lacks (and
+    keeping those it embeds for the next version)."""
+    from graphrag.index.operations.embed_text.run_embed_text import run_embed_text
+
+    if memo is None or not texts:
+        found = await run_embed_text(
+            texts, callbacks, model, tokenizer, batch_size, batch_max_tokens, num_threads
+        )
+        return list(found.embeddings or [None] * len(texts))
+    model_id = getattr(
+        model, "_model_id", type(model).__qualname__
+    )  # graphrag-llm gives every model one
+    keys = [input_hash(model_id, batch_max_tokens, text) for text in texts]
+    vectors = [memo.take(key) for key in keys]
+    missing = [index for index, vector in enumerate(vectors) if vector is None]
+    if missing:
+        fresh = await run_embed_text(
+            [texts[i] for i in missing],
+            callbacks,
+            model,
+            tokenizer,
+            batch_size,
+            batch_max_tokens,
+            num_threads,
+        )
+        for index, vector in zip(missing, fresh.embeddings or [None] * len(missing), strict=True):
+            vectors[index] = vector
+            if vector is not None:
+                memo.put(keys[index], vector)
+    return vectors
+
+
+def _copy_of_previous(
+    writes: VectorWrites, name: str, rows: list[dict[str, Any]], id_column: str, vector_store: Any
+) -> tuple[list[dict[str, Any]], list[str]] | None:
+    """The previous version's table `name` copied into this version with its stale rows (gone, or
+    changed) deleted: the rows still to write and the ids deleted. None when this table must be
+    written in full (no record of the previous rows, no previous table, a store shared by the
+    versions, or a table that is damaged or holds other rows than recorded: an update heals it,
+    as when every update rewrote the tables)."""
     before, now = writes.before.get(name), writes.now[name]
     target = Path(vector_store.db_uri) / f"{name}.lance"
     source = writes.previous_db / f"{name}.lance" if writes.previous_db is not None else None
-    if before is None or source is None or not source.is_dir() or source.resolve() == target.resolve():
+    if (
+        before is None
+        or source is None
+        or not source.is_dir()
+        or source.resolve() == target.resolve()
+    ):
         return None
     changed = [row for row in rows if before.get(row[id_column]) != now[row[id_column]]]
-    stale = sorted((before.keys() - now.keys()) | {row[id_column] for row in changed if row[id_column] in before})
+    stale = sorted(
+        (before.keys() - now.keys())
+        | {row[id_column] for row in changed if row[id_column] in before}
+    )
     try:
         versions.linked_copy(source, target)
         vector_store.connect()
-        held = vector_store.document_collection.search().select([vector_store.id_field]).limit(None).to_arrow()
-        if set(held[vector_store.id_field].to_pylist()) != before.keys():  # reads every data file's ids (~30 ms)
+        held = (
+            vector_store.document_collection.search()
+            .select([vector_store.id_field])
+            .limit(None)
+            .to_arrow()
+        )
+        if (
+            set(held[vector_store.id_field].to_pylist()) != before.keys()
+        ):  # reads every data file's ids (~30 ms)
             msg = "its rows are not those recorded"
             raise ValueError(msg)
         if stale:
-            vector_store.document_collection.delete(f"{vector_store.id_field} IN ({_quoted(stale)})")
+            vector_store.document_collection.delete(
+                f"{vector_store.id_field} IN ({_quoted(stale)})"
+            )
     except (OSError, RuntimeError, ValueError) as error:
-        logger.warning("vector table %s of the previous version unusable (%s): writing it in full", name, error)
+        logger.warning(
+            "vector table %s of the previous version unusable (%s): writing it in full", name, error
+        )
         shutil.rmtree(target, ignore_errors=True)
         return None
     return changed, stale
@@ -137,30 +325,26 @@ def _compact(table: Any) -> None:
         table.optimize(cleanup_older_than=timedelta(0))
 
 
-@contextmanager
-def vectors_by_delta(previous: Path | None, previous_db: Path | None, version: Path, models: str
-                     ) -> Iterator[VectorWrites]:
-    """Within the block, graphrag's embedding step writes only rows that differ from those of the version in
-    `previous` (its LanceDB folder `previous_db`, made under the models `models`); when the block completes,
-    `version` records its rows. Yields the run's VectorWrites."""
-    from graphrag.index.workflows import generate_text_embeddings
+def vectors_by_delta(previous: Path | None, previous_db: Path | None, models: str) -> VectorWrites:
+    """The vector rows of a run writing only rows that differ from those of the version in
+    `previous` (its LanceDB folder `previous_db`, made under the models `models`); `record_rows`
+    stores them once it ends."""
+    return VectorWrites(previous_db, _read(previous, models) if previous is not None else {})
 
-    if not _ORIGINALS:
-        _ORIGINALS["embed_text"] = generate_text_embeddings.embed_text
-        generate_text_embeddings.embed_text = _embed_text
-    writes = VectorWrites(previous_db, _read(previous, models) if previous is not None else {})
-    token = _current.set(writes)
-    try:
-        yield writes
-    finally:
-        _current.reset(token)
+
+def record_rows(writes: VectorWrites, version: Path, models: str) -> None:
+    """Record in `version` the vector rows its run wrote, for the next run to compare against."""
     _write(writes, version / ROWS, models)
 
 
 def _write(writes: VectorWrites, table: Path, models: str) -> None:
     import pandas as pd
 
-    rows = [(name, identity, digest) for name, held in writes.now.items() for identity, digest in held.items()]
+    rows = [
+        (name, identity, digest)
+        for name, held in writes.now.items()
+        for identity, digest in held.items()
+    ]
     frame = pd.DataFrame(rows, columns=["table", "id", "text"])
     frame.assign(models=models).to_parquet(table, index=False)
 

@@ -1,0 +1,170 @@
+"""The workflow `create_communities_kept`, named in the pipeline in place of graphrag's
+`create_communities`.
+
+graphrag's workflow clusters the relationship graph afresh (`cluster_graph`, hierarchical Leiden)
+and writes the communities table. During an incremental run this workflow clusters the same
+edges, as cluster_graph prepares them, keeping the previous version's communities
+(stable_communities.py), and writes the table as graphrag's `create_communities` does (its code
+after clustering, graphrag 3.3; tests/test_stable_communities_unit.py compares the tables on a
+fresh clustering). Without a previous partition (a first build, `index --full`) it is graphrag's
+own workflow."""
+
+from collections import defaultdict
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from uuid import uuid4
+
+from graphrag_mcp_server.handlers.indexing.memos import run_state
+from graphrag_mcp_server.handlers.indexing.stable_communities import (
+    STATE,
+    KeptCommunities,
+    kept_hierarchical_leiden,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag.index.typing.context import PipelineRunContext
+    from graphrag.index.typing.workflow import WorkflowFunctionOutput
+
+WORKFLOW, REPLACES = "create_communities_kept", "create_communities"
+"""This module's workflow, and graphrag's that it replaces in the pipeline."""
+
+Communities = list[tuple[int, int, int, list[str]]]
+"""graphrag's cluster_graph result: (level, community, parent, entity titles)."""
+
+
+async def run_workflow(
+    config: "GraphRagConfig", context: "PipelineRunContext"
+) -> "WorkflowFunctionOutput":
+    """graphrag's create_communities, its clustering keeping the previous version's communities."""
+    from graphrag.data_model.data_reader import DataReader
+    from graphrag.index.typing.workflow import WorkflowFunctionOutput
+    from graphrag.index.workflows import create_communities
+
+    run: KeptCommunities | None = run_state(context, STATE)
+    if run is None:
+        return await create_communities.run_workflow(config, context)
+    tables = context.output_table_provider
+    relationships = await DataReader(tables).relationships()
+    settings = config.cluster_graph
+    clusters = kept_clusters(
+        run, relationships, settings.max_cluster_size, settings.use_lcc, settings.seed
+    )
+    async with tables.open("entities") as entities, tables.open("communities") as communities:
+        titles = {row["title"]: row["id"] async for row in entities}
+        rows = communities_rows(clusters, titles, relationships)
+        for row in rows:
+            await communities.write(row)
+    return WorkflowFunctionOutput(result=rows[:5])
+
+
+def kept_clusters(
+    run: KeptCommunities,
+    relationships: "pd.DataFrame",
+    max_cluster_size: int,
+    use_lcc: bool,
+    seed: int | None,
+) -> Communities:
+    """graphrag's cluster_graph of `relationships` (its edge preparation and result shape),
+    clustered by kept_hierarchical_leiden."""
+    import pandas as pd
+    from graphrag.graphs.stable_lcc import stable_lcc
+
+    edges = relationships.copy()
+    low, high = edges[["source", "target"]].min(axis=1), edges[["source", "target"]].max(axis=1)
+    edges["source"], edges["target"] = low, high
+    edges = edges.drop_duplicates(subset=["source", "target"], keep="last")
+    if use_lcc:
+        edges = stable_lcc(edges)
+    weights = (
+        edges["weight"].astype(float)
+        if "weight" in edges.columns
+        else pd.Series(1.0, index=edges.index)
+    )
+    edge_list = sorted(
+        zip(edges["source"].astype(str), edges["target"].astype(str), weights, strict=True)
+    )
+    levels: dict[int, dict[int, list[str]]] = {}
+    parents: dict[int, int] = {}
+    clustered = kept_hierarchical_leiden(
+        run, edge_list, max_cluster_size=max_cluster_size, random_seed=seed
+    )
+    for found in clustered:
+        levels.setdefault(found.level, defaultdict(list))[found.cluster].append(found.node)
+        parents[found.cluster] = found.parent_cluster if found.parent_cluster is not None else -1
+    return [
+        (level, community, parents[community], nodes)
+        for level in sorted(levels)
+        for community, nodes in levels[level].items()
+    ]
+
+
+def communities_rows(
+    clusters: Communities, entity_ids: dict[str, str], relationships: "pd.DataFrame"
+) -> list[dict[str, Any]]:
+    """The communities table's rows, as graphrag's create_communities makes them from its clusters:
+    each community's entities, its relationships and text units inside it, its children."""
+    import numpy as np
+    import pandas as pd
+    from graphrag.data_model.schemas import COMMUNITIES_FINAL_COLUMNS
+
+    communities = pd.DataFrame(
+        clusters, columns=pd.Index(["level", "community", "parent", "title"])
+    ).explode("title")
+    communities["community"] = communities["community"].astype(int)
+    entity_map = communities[["community", "title"]].copy()
+    entity_map["entity_id"] = entity_map["title"].map(entity_ids)
+    members = (
+        entity_map.dropna(subset=["entity_id"])
+        .groupby("community")
+        .agg(entity_ids=("entity_id", list))
+        .reset_index()
+    )
+    by_level = []
+    for level in communities["level"].unique():
+        at_level = communities[communities["level"] == level]
+        both = relationships.merge(at_level, left_on="source", right_on="title", how="inner").merge(
+            at_level, left_on="target", right_on="title", how="inner"
+        )
+        inside = both[both["community_x"] == both["community_y"]]
+        if inside.empty:
+            continue
+        grouped = (
+            inside.explode("text_unit_ids")
+            .groupby(["community_x", "parent_x"])
+            .agg(relationship_ids=("id", list), text_unit_ids=("text_unit_ids", list))
+            .reset_index()
+        )
+        grouped["level"] = level
+        by_level.append(grouped)
+    final = pd.concat(by_level, ignore_index=True).rename(
+        columns={"community_x": "community", "parent_x": "parent"}
+    )
+    final["relationship_ids"] = final["relationship_ids"].apply(lambda ids: sorted(set(ids)))
+    final["text_unit_ids"] = final["text_unit_ids"].apply(lambda ids: sorted(set(ids)))
+    final = final.merge(members, on="community", how="inner")
+    final["id"] = [str(uuid4()) for _ in range(len(final))]
+    final["human_readable_id"] = final["community"]
+    final["title"] = "Community " + final["community"].astype(str)
+    final["parent"] = final["parent"].astype(int)
+    children = final.groupby("parent").agg(children=("community", "unique"))
+    final = final.merge(children, left_on="community", right_on="parent", how="left")
+    final["children"] = final["children"].apply(
+        lambda found: found if isinstance(found, np.ndarray) else []
+    )
+    final["period"] = datetime.now(UTC).date().isoformat()
+    final["size"] = final.loc[:, "entity_ids"].apply(len)
+    return [_plain(row) for row in final.loc[:, COMMUNITIES_FINAL_COLUMNS].to_dict("records")]
+
+
+def _plain(row: dict[str, Any]) -> dict[str, Any]:
+    """A row with numpy values as Python's, as graphrag writes them."""
+    import numpy as np
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            return value.tolist()
+        return value.item() if isinstance(value, np.integer | np.floating) else value
+
+    return {key: plain(value) for key, value in row.items()}
