@@ -658,11 +658,13 @@ async def test_one_sessions_concurrent_calls_are_capped(oauth_http: Served) -> N
     it keeps its turns full, another client's search stays within RATIO_BOUND of its time alone."""
     served = oauth_http
     async with _session(served, served.other("greedy")) as greedy, _session(served, served.other("victim")) as victim:
-        burst = await asyncio.gather(*(greedy.call_tool("local_search", QUESTION) for _ in range(10)),
+        burst = await asyncio.gather(*(greedy.call_tool("local_search", QUESTION) for _ in range(16)),
                                      return_exceptions=True)
         refused = [outcome for outcome in burst if isinstance(outcome, MCPError)]
-        assert len(refused) == 10 - CALLS_RUNNING - CALLS_QUEUED, burst
+        # calls that finish while the burst arrives free their turns: at most the excess over the bound is refused
+        assert 1 <= len(refused) <= 16 - CALLS_RUNNING - CALLS_QUEUED, burst
         assert all("too many tool calls at once" in str(error) for error in refused)
+        assert all(not outcome.is_error for outcome in burst if not isinstance(outcome, BaseException))
 
         async def flood(stop: asyncio.Event) -> list:
             return await _repeat(lambda: greedy.call_tool("local_search", QUESTION), stop,
