@@ -14,7 +14,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 ACCOUNT = "devstoreaccount1"
-ACCOUNT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+ACCOUNT_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
 """Azurite's development account and its published key (Azurite's documentation): not a secret."""
 
 
@@ -26,8 +28,12 @@ class Azurite:
 
     def env(self) -> dict[str, str]:
         """The environment a graphrag-mcp process reaches it with."""
-        return {"AZURE_STORAGE_CONNECTION_STRING": (f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};"
-                                                    f"AccountKey={ACCOUNT_KEY};BlobEndpoint={self.endpoint};")}
+        return {
+            "AZURE_STORAGE_CONNECTION_STRING": (
+                f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};"
+                f"AccountKey={ACCOUNT_KEY};BlobEndpoint={self.endpoint};"
+            )
+        }
 
     def new_location(self, prefix: str = "index") -> str:
         """az:// URL of a container of its own (so tests sharing the emulator never meet)."""
@@ -37,8 +43,10 @@ class Azurite:
 def _binary() -> str:
     found = shutil.which("azurite-blob") or REPO / "node_modules" / ".bin" / "azurite-blob"
     if not Path(found).exists():
-        msg = ("Azurite is not installed: run `npm ci` in the repository (the README's install block), or set "
-               "AZURITE_BLOB_ENDPOINT to a running one (docker compose -f docker-compose.test.yml does)")
+        msg = (
+            "Azurite is not installed: run `npm ci` in the repository (the README's install block), or set "
+            "AZURITE_BLOB_ENDPOINT to a running one (docker compose -f docker-compose.test.yml does)"
+        )
         raise RuntimeError(msg)
     return str(found)
 
@@ -53,9 +61,23 @@ def running_azurite(folder: Path) -> Iterator[Azurite]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [_binary(), "--silent", "--location", str(folder), "--blobHost", "127.0.0.1", "--blobPort", str(port),
-         "--skipApiVersionCheck", "--loose", "--disableTelemetry"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        [
+            _binary(),
+            "--silent",
+            "--location",
+            str(folder),
+            "--blobHost",
+            "127.0.0.1",
+            "--blobPort",
+            str(port),
+            "--skipApiVersionCheck",
+            "--loose",
+            "--disableTelemetry",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 30
     try:
         while True:
@@ -63,7 +85,9 @@ def running_azurite(folder: Path) -> Iterator[Azurite]:
                 if probe.connect_ex(("127.0.0.1", port)) == 0:
                     break
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"Azurite did not start: {process.stderr.read() if process.stderr else ''}")
+                raise RuntimeError(
+                    f"Azurite did not start: {process.stderr.read() if process.stderr else ''}"
+                )
             time.sleep(0.1)
         yield Azurite(f"http://127.0.0.1:{port}/{ACCOUNT}")
     finally:

@@ -36,13 +36,21 @@ class CliResult:
 
 def cli_env() -> dict[str, str]:
     """The environment of a user with no API key."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("GRAPHRAG_", "OPENAI_", "AZURE_"))}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("GRAPHRAG_", "OPENAI_", "AZURE_"))
+    }
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     return env
 
 
-def run_cli(*args: str | Path, cwd: Path | None = None, timeout: float = 900,
-            env: dict[str, str] | None = None) -> CliResult:
+def run_cli(
+    *args: str | Path,
+    cwd: Path | None = None,
+    timeout: float = 900,
+    env: dict[str, str] | None = None,
+) -> CliResult:
     """Run the installed CLI in a subprocess, as a user would (with `env` added to a keyless environment)."""
     process = subprocess.run(
         [sys.executable, "-m", "graphrag_mcp_server", *map(str, args)],
@@ -76,15 +84,23 @@ def index_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def built_once(tmp_path_factory: pytest.TempPathFactory, worker_id: str, name: str,
-               build: Callable[[Path], Any]) -> tuple[Path, Any]:
+def built_once(
+    tmp_path_factory: pytest.TempPathFactory,
+    worker_id: str,
+    name: str,
+    build: Callable[[Path], Any],
+) -> tuple[Path, Any]:
     """`build(folder)` run once per test run, whichever xdist worker asks first (the others wait for it, then
     share its folder and its JSON result): the folder to treat as read-only and the result."""
     shared = tmp_path_factory.getbasetemp()
-    shared = shared if worker_id == "master" else shared.parent  # the parent: the same folder for every worker
+    shared = (
+        shared if worker_id == "master" else shared.parent
+    )  # the parent: the same folder for every worker
     folder, result = shared / name, shared / f"{name}.json"
     with FileLock(shared / f"{name}.lock"):
-        if not result.exists():  # not built, or a build that failed (its error is that worker's to report)
+        if (
+            not result.exists()
+        ):  # not built, or a build that failed (its error is that worker's to report)
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir()
             result.write_text(json.dumps(build(folder)), encoding="utf-8")
@@ -107,7 +123,9 @@ def _build_fixtures_index(root: Path) -> dict:
 
 
 @pytest.fixture(scope="session")
-def built_index(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[tuple[Path, dict]]:
+def built_index(
+    tmp_path_factory: pytest.TempPathFactory, worker_id: str
+) -> Iterator[tuple[Path, dict]]:
     """An index of fixtures/corpus built offline, with its JSON summary: built once per
     test run and shared read-only (a test that changes an index copies it first: test_faults.copied_index).
     Checked unchanged when the worker ends."""
@@ -117,8 +135,10 @@ def built_index(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Ite
     assert index_digest(root) == before, "a test changed the shared fixtures index (copy it first)"
 
 
-LONE_NOTE = ("12_weather_note.txt", "A Note on Weather\n\nThe winter at Kestlewick was long. Snow covered the "
-             "roads for weeks.\n")
+LONE_NOTE = (
+    "12_weather_note.txt",
+    "A Note on Weather\n\nThe winter at Kestlewick was long. Snow covered the roads for weeks.\n",
+)
 """A document naming one entity that nothing relates to: graphrag's pipeline gives it no community."""
 
 

@@ -28,9 +28,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-EXTRACTION = {"entity_description": '("entity"<|>MIRELA VOSS<|>PERSON<|>Mirela Voss keeps the harbour)##'
-                                    '("entity"<|>KESTLEWICK<|>GEO<|>A harbour town)##'
-                                    '("relationship"<|>MIRELA VOSS<|>KESTLEWICK<|>She keeps its harbour<|>8)##<|COMPLETE|>'}
+EXTRACTION = {
+    "entity_description": '("entity"<|>MIRELA VOSS<|>PERSON<|>Mirela Voss keeps the harbour)##'
+    '("entity"<|>KESTLEWICK<|>GEO<|>A harbour town)##'
+    '("relationship"<|>MIRELA VOSS<|>KESTLEWICK<|>She keeps its harbour<|>8)##<|COMPLETE|>'
+}
 """An answer to graphrag's extraction prompt in its format (the prompt spells out `entity_description`)."""
 REPORT_PROMPT = "Write a comprehensive report of a community"
 """In graphrag's community report prompt (community_report_graph.txt), and no other."""
@@ -41,7 +43,11 @@ EXTRACTION_PROMPT = "Format each entity as"
 NOT_JSON = "Here is the report you asked for: the community is about a harbour town and its people."
 """The `not_json` mode's answer: prose where JSON was asked."""
 ERRORS = {
-    "401": (401, "invalid_api_key", "Incorrect API key provided: sk-fake. You can find your API key at the dashboard."),
+    "401": (
+        401,
+        "invalid_api_key",
+        "Incorrect API key provided: sk-fake. You can find your API key at the dashboard.",
+    ),
     "429": (429, "rate_limit_exceeded", "Rate limit reached for requests. Please try again in 1s."),
     "500": (500, "server_error", "The server had an error while processing your request."),
 }
@@ -81,7 +87,11 @@ class FakeProvider:
 
     def count(self, kind: str) -> int:
         """How many requests of `kind` (`chat` or `embeddings`) arrived."""
-        return sum(1 for path, _ in self.requests if path.endswith(kind if kind == "embeddings" else "completions"))
+        return sum(
+            1
+            for path, _ in self.requests
+            if path.endswith(kind if kind == "embeddings" else "completions")
+        )
 
     def count_prompts(self, text: str) -> int:
         """How many chat requests arrived whose messages contain `text` (REPORT_PROMPT: report requests)."""
@@ -134,7 +144,7 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             with provider.arrived:
                 provider.requests.append((self.path, time.monotonic()))
@@ -159,42 +169,77 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             if mode in ERRORS:
                 status, code, message = ERRORS[mode]
                 headers = {"Retry-After": provider.retry_after} if status == 429 else {}
-                self._send(status, {"error": {"message": message, "type": code, "code": code}}, headers)
+                self._send(
+                    status, {"error": {"message": message, "type": code, "code": code}}, headers
+                )
             elif mode == "truncated":
                 self._send(200, self._completion(body, self._answer(body)), cut=True)
             elif kind == "embeddings":
                 inputs = body.get("input", [])
                 inputs = [inputs] if isinstance(inputs, str) else inputs
-                data = [{"object": "embedding", "index": i, "embedding": [0.1] * provider.dimensions}
-                        for i in range(len(inputs))]
-                self._send(200, {"object": "list", "data": data, "model": body.get("model", "m"),
-                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+                data = [
+                    {"object": "embedding", "index": i, "embedding": [0.1] * provider.dimensions}
+                    for i in range(len(inputs))
+                ]
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body.get("model", "m"),
+                        "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                    },
+                )
             elif body.get("stream"):
                 answer = NOT_JSON if mode == "not_json" else self._answer(body)
                 self._stream(answer, (body.get("stream_options") or {}).get("include_usage", False))
             else:
-                self._send(200, self._completion(body, NOT_JSON if mode == "not_json" else self._answer(body)))
+                self._send(
+                    200,
+                    self._completion(body, NOT_JSON if mode == "not_json" else self._answer(body)),
+                )
 
         def _completion(self, body: dict, content: str) -> dict:
-            return {"id": "c1", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                 "finish_reason": "stop"}],
-                    "usage": self._usage(content)}
+            return {
+                "id": "c1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model", "m"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": self._usage(content),
+            }
 
         def _answer(self, body: dict) -> str:
             request = json.dumps(body)
             if provider.extracts_names and "entity_description" in request:
-                return _names_extracted("\n".join(str(message.get("content")) for message in body["messages"]))
-            return next((text for word, text in provider.structured.items() if word in request), provider.answer)
+                return _names_extracted(
+                    "\n".join(str(message.get("content")) for message in body["messages"])
+                )
+            return next(
+                (text for word, text in provider.structured.items() if word in request),
+                provider.answer,
+            )
 
         def _usage(self, content: str) -> dict[str, int]:
             words = len(content.split())
             return {"prompt_tokens": 1, "completion_tokens": words, "total_tokens": words + 1}
 
-        def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None, cut: bool = False) -> None:
+        def _send(
+            self,
+            status: int,
+            payload: dict,
+            headers: dict[str, str] | None = None,
+            cut: bool = False,
+        ) -> None:
             """`payload` as JSON; with `cut`, only its first half (a body broken off)."""
             data = json.dumps(payload).encode()
-            data = data[:len(data) // 2] if cut else data
+            data = data[: len(data) // 2] if cut else data
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -205,8 +250,15 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
 
         def _stream(self, answer: str, include_usage: bool) -> None:
             """The answer as server-sent events, a chunk a word, written as they are made (no length ahead)."""
+
             def event(choices: list[dict], **extra: object) -> bytes:
-                chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": choices}
+                chunk = {
+                    "id": "c1",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": "m",
+                    "choices": choices,
+                }
                 return f"data: {json.dumps({**chunk, **extra})}\n\n".encode()
 
             self.send_response(200)
@@ -218,8 +270,17 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             for number, word in enumerate(words):
                 time.sleep(provider.chunk_seconds)
                 delta = {"content": word if number == len(words) - 1 else word + " "}
-                self.wfile.write(event([{"index": 0, "delta": {"role": "assistant", **delta} if number == 0 else delta,
-                                         "finish_reason": None}]))
+                self.wfile.write(
+                    event(
+                        [
+                            {
+                                "index": 0,
+                                "delta": {"role": "assistant", **delta} if number == 0 else delta,
+                                "finish_reason": None,
+                            }
+                        ]
+                    )
+                )
                 self.wfile.flush()
             self.wfile.write(event([{"index": 0, "delta": {}, "finish_reason": "stop"}]))
             if include_usage:
@@ -238,23 +299,39 @@ def _names_extracted(prompt: str) -> str:
     text = prompt.rsplit("Text:", 1)[-1].split("######", 1)[0]
     names = list(dict.fromkeys(match.upper() for match in NAME.findall(text)))[:8]
     opening = " ".join(text.split()[:12]).replace("<|>", " ")
-    records = [f'("entity"<|>{name}<|>PERSON<|>{name} is named in the text that begins: {opening})'
-               for name in names]
-    records += [f'("relationship"<|>{first}<|>{second}<|>{first} is named with {second}<|>5)'
-                for first, second in zip(names, names[1:])]
+    records = [
+        f'("entity"<|>{name}<|>PERSON<|>{name} is named in the text that begins: {opening})'
+        for name in names
+    ]
+    records += [
+        f'("relationship"<|>{first}<|>{second}<|>{first} is named with {second}<|>5)'
+        for first, second in zip(names, names[1:])
+    ]
     return "##".join(records) + "<|COMPLETE|>"
 
 
 @contextmanager
-def fake_provider(chat: str = "ok", embeddings: str = "ok", dimensions: int = 256, answer: str = "ok",
-                  chunk_seconds: float = 0.0, structured: dict[str, str] | None = None, retry_after: str = "1",
-                  extracts: bool = True, extracts_names: bool = False
-                  ) -> Iterator[FakeProvider]:
+def fake_provider(
+    chat: str = "ok",
+    embeddings: str = "ok",
+    dimensions: int = 256,
+    answer: str = "ok",
+    chunk_seconds: float = 0.0,
+    structured: dict[str, str] | None = None,
+    retry_after: str = "1",
+    extracts: bool = True,
+    extracts_names: bool = False,
+) -> Iterator[FakeProvider]:
     """A FakeProvider serving on a free loopback port for the duration of the block."""
-    provider = FakeProvider(modes={"chat": chat, "embeddings": embeddings}, dimensions=dimensions, answer=answer,
-                            chunk_seconds=chunk_seconds, retry_after=retry_after,
-                            extracts_names=extracts_names,
-                            structured={**(EXTRACTION if extracts else {}), **(structured or {})})
+    provider = FakeProvider(
+        modes={"chat": chat, "embeddings": embeddings},
+        dimensions=dimensions,
+        answer=answer,
+        chunk_seconds=chunk_seconds,
+        retry_after=retry_after,
+        extracts_names=extracts_names,
+        structured={**(EXTRACTION if extracts else {}), **(structured or {})},
+    )
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(provider))
     server.daemon_threads = True
     provider.url = f"http://127.0.0.1:{server.server_address[1]}/v1"

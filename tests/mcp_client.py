@@ -60,18 +60,43 @@ class RunningServer:
 
 
 @contextmanager
-def running_server(root: Path, transport: str = "streamable-http", *args: str, env: dict[str, str] | None = None,
-                   host: str = "127.0.0.1") -> Iterator[RunningServer]:
+def running_server(
+    root: Path,
+    transport: str = "streamable-http",
+    *args: str,
+    env: dict[str, str] | None = None,
+    host: str = "127.0.0.1",
+) -> Iterator[RunningServer]:
     """`graphrag-mcp serve --transport TRANSPORT ARGS...` over `root` on a free port of `host`."""
     port = _free_port()
     with tempfile.TemporaryFile("w+") as errors:
         server = subprocess.Popen(
-            [sys.executable, "-m", "graphrag_mcp_server", "serve", "--index-path", str(root),
-             "--transport", transport, "--host", host, "--port", str(port), *args],
-            env={**cli_env(), **(env or {})}, stdout=errors, stderr=errors, text=True,
+            [
+                sys.executable,
+                "-m",
+                "graphrag_mcp_server",
+                "serve",
+                "--index-path",
+                str(root),
+                "--transport",
+                transport,
+                "--host",
+                host,
+                "--port",
+                str(port),
+                *args,
+            ],
+            env={**cli_env(), **(env or {})},
+            stdout=errors,
+            stderr=errors,
+            text=True,
         )
-        running = RunningServer(server, port, f"http://127.0.0.1:{port}/{'mcp' if transport == 'streamable-http' else 'sse'}",
-                                errors)
+        running = RunningServer(
+            server,
+            port,
+            f"http://127.0.0.1:{port}/{'mcp' if transport == 'streamable-http' else 'sse'}",
+            errors,
+        )
         try:
             _wait_for_port(port, running)
             yield running
@@ -97,8 +122,9 @@ def _environment(env: dict[str, str] | None) -> Iterator[None]:
 
 
 @asynccontextmanager
-async def _in_process(root: Path, env: dict[str, str] | None, watch: Path | None,
-                      data_path: Path | None) -> AsyncIterator[tuple]:
+async def _in_process(
+    root: Path, env: dict[str, str] | None, watch: Path | None, data_path: Path | None
+) -> AsyncIterator[tuple]:
     """The server `graphrag-mcp serve` makes, run in this process over the SDK's in-memory transport."""
     from graphrag_mcp_server.config.settings import ServerSettings
     from graphrag_mcp_server.server.app import create_server
@@ -112,7 +138,9 @@ async def _in_process(root: Path, env: dict[str, str] | None, watch: Path | None
 
 
 @asynccontextmanager
-async def _streams(root: Path, transport: str, env: dict[str, str] | None, args: list[str]) -> AsyncIterator[tuple]:
+async def _streams(
+    root: Path, transport: str, env: dict[str, str] | None, args: list[str]
+) -> AsyncIterator[tuple]:
     if transport == "stdio":
         params = StdioServerParameters(
             command=sys.executable,
@@ -137,13 +165,24 @@ async def _streams(root: Path, transport: str, env: dict[str, str] | None, args:
 
 @asynccontextmanager
 async def mcp_session(
-    root: Path, transport: str = "stdio", env: dict[str, str] | None = None, watch: Path | None = None,
-    data_path: Path | None = None, **session_options: object,
+    root: Path,
+    transport: str = "stdio",
+    env: dict[str, str] | None = None,
+    watch: Path | None = None,
+    data_path: Path | None = None,
+    **session_options: object,
 ) -> AsyncIterator[ClientSession]:
     """An initialized client session with `graphrag-mcp serve` over `root` (watching `watch`; build_index
     allowed under `data_path`), on `transport` (or `IN_PROCESS`)."""
-    args = [*(["--watch", str(watch)] if watch else []), *(["--data-path", str(data_path)] if data_path else [])]
-    streams = _in_process(root, env, watch, data_path) if transport == IN_PROCESS else _streams(root, transport, env, args)
+    args = [
+        *(["--watch", str(watch)] if watch else []),
+        *(["--data-path", str(data_path)] if data_path else []),
+    ]
+    streams = (
+        _in_process(root, env, watch, data_path)
+        if transport == IN_PROCESS
+        else _streams(root, transport, env, args)
+    )
     async with streams as (read, write), ClientSession(read, write, **session_options) as session:
         await session.initialize()
         yield session

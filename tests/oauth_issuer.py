@@ -22,7 +22,7 @@ class Issuer:
         documents: dict[str, bytes] = {"/jwks.json": json.dumps({"keys": keys}).encode()}
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 body = documents.get(self.path)
                 self.send_response(200 if body else 404)
                 self.send_header("content-type", "application/json")
@@ -35,16 +35,27 @@ class Issuer:
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.http.server_port}"
         documents["/.well-known/oauth-authorization-server"] = json.dumps(
-            {"issuer": self.url, "jwks_uri": f"{self.url}/jwks.json"}).encode()
+            {"issuer": self.url, "jwks_uri": f"{self.url}/jwks.json"}
+        ).encode()
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
 
     def claims(self, audience: str, **claims: object) -> dict[str, object]:
         """An access token's claims for `audience`, with `claims` overriding the defaults (None leaves one out)."""
         now = int(time.time())
-        body = {"iss": self.url, "aud": audience, "sub": "user-1", "client_id": "client-1", "iat": now,
-                "exp": now + 600, "scope": "graphrag:read", **claims}
+        body = {
+            "iss": self.url,
+            "aud": audience,
+            "sub": "user-1",
+            "client_id": "client-1",
+            "iat": now,
+            "exp": now + 600,
+            "scope": "graphrag:read",
+            **claims,
+        }
         return {name: value for name, value in body.items() if value is not None}
 
     def token(self, audience: str, **claims: object) -> str:
         """A valid RS256 access token (kid k1) for `audience`, with these claims overriding the defaults."""
-        return jwt.encode(self.claims(audience, **claims), self.key, algorithm="RS256", headers={"kid": "k1"})
+        return jwt.encode(
+            self.claims(audience, **claims), self.key, algorithm="RS256", headers={"kid": "k1"}
+        )

@@ -26,25 +26,42 @@ for request, own in zip(requests, graphrags_own):
 def _cache_keys(*prompts: str) -> list[list[str]]:
     """For each prompt, [the hasher graphrag uses, the cache key of a request with it, graphrag's own key of it],
     computed in one fresh process."""
-    output = subprocess.run([sys.executable, "-c", KEY_OF_ARGUMENTS, *prompts], capture_output=True, text=True,
-                            check=True, env=cli_env()).stdout
+    output = subprocess.run(
+        [sys.executable, "-c", KEY_OF_ARGUMENTS, *prompts],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=cli_env(),
+    ).stdout
     return [line.split() for line in output.splitlines()]
 
 
 def test_cache_keys_are_graphrags_own_and_stable_between_processes() -> None:
     prompt = sorted(CORPUS.iterdir())[0].read_text(encoding="utf-8")
-    (hasher, first, graphrags_own), (_, edited, _) = _cache_keys(prompt, prompt.replace("the", "a", 1))
+    (hasher, first, graphrags_own), (_, edited, _) = _cache_keys(
+        prompt, prompt.replace("the", "a", 1)
+    )
     [(_, again, _)] = _cache_keys(prompt)
     assert hasher == "hash_like_graphrag"
-    assert first == graphrags_own, "a cache filled by the graphrag CLI must be found, and the other way round"
-    assert first == again, "a cache key must not change between runs, or no update would find its cache"
+    assert first == graphrags_own, (
+        "a cache filled by the graphrag CLI must be found, and the other way round"
+    )
+    assert first == again, (
+        "a cache key must not change between runs, or no update would find its cache"
+    )
     assert first != edited
     assert first.endswith("_v4")
 
 
 def test_a_waiting_worker_without_a_job_ends_cleanly(tmp_path) -> None:
-    worker = subprocess.Popen(WORKER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=cli_env(),
-                              cwd=tmp_path)
+    worker = subprocess.Popen(
+        WORKER,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+        cwd=tmp_path,
+    )
     ready = worker.stdout.readline()
     worker.stdin.close()
     assert worker.wait(timeout=60) == 0
@@ -59,13 +76,19 @@ def test_a_worker_handed_a_job_builds_and_reports(tmp_path) -> None:
     for document in sorted(CORPUS.iterdir())[:2]:
         (data / document.name).write_text(document.read_text(encoding="utf-8"), encoding="utf-8")
     job = json.dumps({"root": str(root), "data_path": str(data), "mode": "incremental"})
-    done = subprocess.run(WORKER, input=job + "\n", capture_output=True, text=True, env=cli_env(), timeout=600)
+    done = subprocess.run(
+        WORKER, input=job + "\n", capture_output=True, text=True, env=cli_env(), timeout=600
+    )
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert done.returncode == 0, done.stderr[-3000:]
     assert events[0] == {"event": "ready"}
     started = [event for event in events if event["event"] == "workflow_start"]
     ended = [event for event in events if event["event"] == "workflow_end"]
-    assert len(started) == len(ended) == next(event["total"] for event in events if event["event"] == "pipeline_start")
+    assert (
+        len(started)
+        == len(ended)
+        == next(event["total"] for event in events if event["event"] == "pipeline_start")
+    )
     summary = events[-1]["summary"]
     assert events[-1]["event"] == "summary"
     assert summary["documents"] == 2 and summary["documents_added"] == 2 and summary["entities"] > 0

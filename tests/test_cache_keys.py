@@ -4,11 +4,13 @@ import random
 
 import yaml
 from graphrag_common.hasher.hasher import hash_data
-
-from graphrag_mcp_server.config.cache_keys import FastDumper, hash_like_graphrag
 from tests.conftest import CORPUS
 
-TRICKY = list("abc XYZ  :#-?,[]{}'\"\\\n\t\r\x85\u2028\u2029\ufeff\xa0é—\0!&*|>%@`.") + ["\U0001f600"]
+from graphrag_mcp_server.config.cache_keys import FastDumper, hash_like_graphrag
+
+TRICKY = list("abc XYZ  :#-?,[]{}'\"\\\n\t\r\x85\u2028\u2029\ufeff\xa0é—\0!&*|>%@`.") + [
+    "\U0001f600"
+]
 LENGTHS = [0, 1, 2, 3, 5, 10, 40, 79, 80, 81, 120, 300, 1000]
 
 
@@ -30,7 +32,9 @@ def test_yaml_is_pyyamls_own_for_random_texts_at_every_indentation() -> None:
     rng = random.Random(7)
     for _ in range(4000):
         value = _value(rng)
-        assert yaml.dump(value, sort_keys=True, Dumper=FastDumper) == yaml.dump(value, sort_keys=True), repr(value)
+        assert yaml.dump(value, sort_keys=True, Dumper=FastDumper) == yaml.dump(
+            value, sort_keys=True
+        ), repr(value)
 
 
 def test_keys_of_real_requests_equal_graphrags() -> None:
@@ -38,9 +42,16 @@ def test_keys_of_real_requests_equal_graphrags() -> None:
     from graphrag.prompts.index.extract_graph import GRAPH_EXTRACTION_PROMPT
 
     texts = [path.read_text(encoding="utf-8") for path in sorted(CORPUS.iterdir())]
-    requests = [{"model": "gpt-4.1-mini", "temperature": 0, "max_tokens": None,
-                 "messages": [{"role": "user", "content": prompt.replace("{input_text}", text)}]}
-                for text in texts for prompt in (GRAPH_EXTRACTION_PROMPT, COMMUNITY_REPORT_PROMPT)]
+    requests = [
+        {
+            "model": "gpt-4.1-mini",
+            "temperature": 0,
+            "max_tokens": None,
+            "messages": [{"role": "user", "content": prompt.replace("{input_text}", text)}],
+        }
+        for text in texts
+        for prompt in (GRAPH_EXTRACTION_PROMPT, COMMUNITY_REPORT_PROMPT)
+    ]
     requests.append({"model": "text-embedding-3-small", "input": texts})
     for request in requests:
         assert hash_like_graphrag(request) == hash_data(request)

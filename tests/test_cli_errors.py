@@ -74,17 +74,22 @@ def test_help_and_version_do_not_import_graphrag() -> None:
         "assert runner.invoke(app, ['--version']).output.startswith('graphrag-mcp ')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in {'graphrag', 'graphrag_llm', 'litellm', 'lancedb'}))\n"
     )
-    output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    output = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
     assert output.strip() == "[]"
 
 
-@pytest.mark.parametrize(("args", "fragment"), [
-    (["index", "--bogus"], "No such option: --bogus (see: graphrag-mcp index --help)"),
-    (["query"], "Missing argument 'QUERY'"),
-    (["serve", "--workers", "0"], "Invalid value for '--workers'"),
-    (["export", "--format", "svg"], "'svg' is not one of"),
-    (["nosuch"], "No such command 'nosuch'"),
-])
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["index", "--bogus"], "No such option: --bogus (see: graphrag-mcp index --help)"),
+        (["query"], "Missing argument 'QUERY'"),
+        (["serve", "--workers", "0"], "Invalid value for '--workers'"),
+        (["export", "--format", "svg"], "'svg' is not one of"),
+        (["nosuch"], "No such command 'nosuch'"),
+    ],
+)
 def test_usage_errors_are_one_error_line(args: list[str], fragment: str) -> None:
     result = run_cli(*args)
     assert result.code == 2, result.stderr
@@ -101,11 +106,22 @@ def test_version_names_graphrag_and_mcp() -> None:
 
 
 @pytest.mark.parametrize("transport", ["streamable-http", "sse"])
-def test_a_taken_port_is_one_error_line_naming_it(built_index: tuple[Path, dict], transport: str) -> None:
+def test_a_taken_port_is_one_error_line_naming_it(
+    built_index: tuple[Path, dict], transport: str
+) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = run_cli("serve", "--index-path", built_index[0], "--transport", transport, "--port", port, timeout=60)
+        result = run_cli(
+            "serve",
+            "--index-path",
+            built_index[0],
+            "--transport",
+            transport,
+            "--port",
+            port,
+            timeout=60,
+        )
     assert_one_line_error(result, 1, f"error: cannot listen on 127.0.0.1 port {port}", "--port")
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -24,9 +24,12 @@ async def _tool(session: ClientSession, tool: str, arguments: dict) -> dict:
 
 
 def _documents(context: dict) -> set[str]:
-    return {doc for kind in ("entities", "relationships", "reports") for record in context[kind] for doc in record["documents"]} | {
-        unit["document"] for unit in context["text_units"]
-    }
+    return {
+        doc
+        for kind in ("entities", "relationships", "reports")
+        for record in context[kind]
+        for doc in record["documents"]
+    } | {unit["document"] for unit in context["text_units"]}
 
 
 async def test_context_only_returns_ranked_records_with_documents_and_no_completion_call(
@@ -44,55 +47,119 @@ async def test_context_only_returns_ranked_records_with_documents_and_no_complet
     for result in (local, basic, drift, global_):
         assert result["answer"] is None and result["context"] is not None
         assert result["llm_calls"] == 0 and result["completion_tokens"] == 0
-        assert result["embedding_calls"] >= 1  # the query's embedding, by the index's embedding model
-        assert result["sources"] and {source["document"] for source in result["sources"]} <= corpus_titles
+        assert (
+            result["embedding_calls"] >= 1
+        )  # the query's embedding, by the index's embedding model
+        assert (
+            result["sources"]
+            and {source["document"] for source in result["sources"]} <= corpus_titles
+        )
         assert 0 < result["context"]["tokens"] <= result["context"]["max_tokens"] == 8000
 
-    quist = next(entity for entity in local["context"]["entities"] if entity["name"] == "LEONARD QUIST")
+    quist = next(
+        entity for entity in local["context"]["entities"] if entity["name"] == "LEONARD QUIST"
+    )
     assert quist["type"] == "PERSON" and quist["documents"] == [INSPECTION]
     assert local["sources"][0]["document"] == INSPECTION
     assert local["context"]["text_units"][0]["document"] == INSPECTION
     assert INSPECTION in {unit["document"] for unit in basic["context"]["text_units"]}
     assert any("Leonard Quist" in unit["text"] for unit in basic["context"]["text_units"])
-    assert "LEONARD QUIST" in {entity["name"] for entity in drift["context"]["entities"]} and drift["context"]["reports"]
+    assert (
+        "LEONARD QUIST" in {entity["name"] for entity in drift["context"]["entities"]}
+        and drift["context"]["reports"]
+    )
 
     reports = global_["context"]["reports"]
     assert reports and all(report["documents"] and report["content"] for report in reports)
     assert all(report["similarity"] is not None for report in reports)
-    assert "Leonard Quist" in reports[0]["content"], "global context is ranked by relevance to the query"
+    assert "Leonard Quist" in reports[0]["content"], (
+        "global context is ranked by relevance to the query"
+    )
     assert all(report["rating"] is not None for report in reports)
 
     costs = statistics["costs"]
     assert costs["local_search (context_only)"] == {
-        "operations": 1, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+        "operations": 1,
+        "llm_calls": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
         "embedding_calls": local["embedding_calls"],
     }
-    assert set(costs) == {f"{kind}_search (context_only)" for kind in ("local", "basic", "drift", "global")}
+    assert set(costs) == {
+        f"{kind}_search (context_only)" for kind in ("local", "basic", "drift", "global")
+    }
 
 
-async def test_context_budget_is_kept_and_what_is_left_out_is_counted(built_index: tuple[Path, dict]) -> None:
+async def test_context_budget_is_kept_and_what_is_left_out_is_counted(
+    built_index: tuple[Path, dict],
+) -> None:
     root, _ = built_index
     async with mcp_session(root, IN_PROCESS) as session:
-        small = await _tool(session, "global_search", {"query": "tidal power", "context_only": True,
-                                                       "max_context_tokens": 1000, "community_level": 1})
-        large = await _tool(session, "global_search", {"query": "tidal power", "context_only": True,
-                                                       "max_context_tokens": 100_000, "community_level": 1})
-        local = await _tool(session, "local_search", {"query": "Leonard Quist", "context_only": True,
-                                                      "max_context_tokens": 600})
-        with pytest.raises(MCPError, match="max_context_tokens: Input should be greater than or equal to 500"):
-            await session.call_tool("basic_search", {"query": "x", "context_only": True, "max_context_tokens": 10})
+        small = await _tool(
+            session,
+            "global_search",
+            {
+                "query": "tidal power",
+                "context_only": True,
+                "max_context_tokens": 1000,
+                "community_level": 1,
+            },
+        )
+        large = await _tool(
+            session,
+            "global_search",
+            {
+                "query": "tidal power",
+                "context_only": True,
+                "max_context_tokens": 100_000,
+                "community_level": 1,
+            },
+        )
+        local = await _tool(
+            session,
+            "local_search",
+            {"query": "Leonard Quist", "context_only": True, "max_context_tokens": 600},
+        )
+        with pytest.raises(
+            MCPError, match="max_context_tokens: Input should be greater than or equal to 500"
+        ):
+            await session.call_tool(
+                "basic_search", {"query": "x", "context_only": True, "max_context_tokens": 10}
+            )
     assert small["context"]["tokens"] <= 1000 < large["context"]["tokens"]
     assert large["context"]["omitted"] == {}
-    assert small["context"]["omitted"]["reports"] == len(large["context"]["reports"]) - len(small["context"]["reports"]) > 0
+    assert (
+        small["context"]["omitted"]["reports"]
+        == len(large["context"]["reports"]) - len(small["context"]["reports"])
+        > 0
+    )
     assert local["context"]["tokens"] <= 600 and local["context"]["omitted"]
 
 
 def test_query_cli_context_only(built_index: tuple[Path, dict]) -> None:
     root, _ = built_index
-    as_json = run_cli("query", "Who is Leonard Quist?", "--index-path", root, "--type", "local", "--context-only",
-                      "--format", "json")
-    as_text = run_cli("query", "Who is Leonard Quist?", "--index-path", root, "--type", "local", "--context-only",
-                      "--max-tokens", "1500")
+    as_json = run_cli(
+        "query",
+        "Who is Leonard Quist?",
+        "--index-path",
+        root,
+        "--type",
+        "local",
+        "--context-only",
+        "--format",
+        "json",
+    )
+    as_text = run_cli(
+        "query",
+        "Who is Leonard Quist?",
+        "--index-path",
+        root,
+        "--type",
+        "local",
+        "--context-only",
+        "--max-tokens",
+        "1500",
+    )
     assert as_json.code == 0, as_json.stderr
     result = as_json.json()
     assert result["answer"] is None and result["llm_calls"] == 0
@@ -104,8 +171,9 @@ def test_query_cli_context_only(built_index: tuple[Path, dict]) -> None:
     assert "LLM calls 0," in as_text.stderr
 
 
-def test_graphrags_warnings_go_to_the_query_log_not_the_terminal(built_index: tuple[Path, dict], tmp_path: Path
-                                                                   ) -> None:
+def test_graphrags_warnings_go_to_the_query_log_not_the_terminal(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
     """A drift context within a small budget makes graphrag log warnings ("Reached token limit"): they belong in
     the index's logs/query.log, and the terminal gets the context and one line of counts (and the records too
     with --verbose)."""
@@ -113,16 +181,36 @@ def test_graphrags_warnings_go_to_the_query_log_not_the_terminal(built_index: tu
 
     root = tmp_path / "index"
     shutil.copytree(built_index[0], root, symlinks=True)
-    result = run_cli("query", "How did the harbour change?", "--index-path", root, "--type", "drift", "--context-only",
-                     "--max-tokens", "1500")
+    result = run_cli(
+        "query",
+        "How did the harbour change?",
+        "--index-path",
+        root,
+        "--type",
+        "drift",
+        "--context-only",
+        "--max-tokens",
+        "1500",
+    )
     assert result.code == 0, result.stderr
     assert result.stdout.startswith("# Context (")
-    assert result.stderr.splitlines() == [next(line for line in result.stderr.splitlines()
-                                               if line.startswith("LLM calls 0,"))]
+    assert result.stderr.splitlines() == [
+        next(line for line in result.stderr.splitlines() if line.startswith("LLM calls 0,"))
+    ]
     log = (root / "logs" / "query.log").read_text(encoding="utf-8")
     assert " - WARNING - graphrag.query." in log, log[-2000:]
-    verbose = run_cli("query", "How did the harbour change?", "--index-path", root, "--type", "drift",
-                      "--context-only", "--max-tokens", "1500", "--verbose")
+    verbose = run_cli(
+        "query",
+        "How did the harbour change?",
+        "--index-path",
+        root,
+        "--type",
+        "drift",
+        "--context-only",
+        "--max-tokens",
+        "1500",
+        "--verbose",
+    )
     assert verbose.code == 0 and "WARNING graphrag.query." in verbose.stderr, verbose.stderr
 
 
@@ -132,52 +220,85 @@ class ClientModel:
     def __init__(self) -> None:
         self.requests: list[CreateMessageRequestParams] = []
 
-    async def __call__(self, context: object, params: CreateMessageRequestParams) -> CreateMessageResult:
+    async def __call__(
+        self, context: object, params: CreateMessageRequestParams
+    ) -> CreateMessageResult:
         self.requests.append(params)
-        if "\"points\"" in (params.system_prompt or ""):  # global search map step: graphrag asks for JSON points
-            text = json.dumps({"points": [{"description": "The cooperative runs tidal turbines [Data: Reports (0)]",
-                                           "score": 80}]})
+        if '"points"' in (
+            params.system_prompt or ""
+        ):  # global search map step: graphrag asks for JSON points
+            text = json.dumps(
+                {
+                    "points": [
+                        {
+                            "description": "The cooperative runs tidal turbines [Data: Reports (0)]",
+                            "score": 80,
+                        }
+                    ]
+                }
+            )
         else:
             text = f"Client model answer #{len(self.requests)}: Leonard Quist inspected the turbine in 1994."
-        return CreateMessageResult(role="assistant", content=TextContent(type="text", text=text), model="client-test-model")
+        return CreateMessageResult(
+            role="assistant", content=TextContent(type="text", text=text), model="client-test-model"
+        )
 
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
-async def test_sampling_the_clients_model_writes_the_answer(built_index: tuple[Path, dict], transport: str) -> None:
+async def test_sampling_the_clients_model_writes_the_answer(
+    built_index: tuple[Path, dict], transport: str
+) -> None:
     root, _ = built_index
     model = ClientModel()
     async with mcp_session(root, transport, env=SAMPLING, sampling_callback=model) as session:
         local = await _tool(session, "local_search", {"query": "Who is Leonard Quist?"})
         local_requests = list(model.requests)
-        global_ = await _tool(session, "global_search", {"query": "What is the cooperative?", "community_level": 0})
+        global_ = await _tool(
+            session, "global_search", {"query": "What is the cooperative?", "community_level": 0}
+        )
         statistics = await _tool(session, "get_statistics", {})
         requests = list(model.requests)
-        streamed_local, pieces, _ = await streamed(session, "local_search", {"query": "Who is Leonard Quist?"})
-    assert "".join(pieces) == streamed_local["answer"] and len(pieces) == len(streamed_local["answer"].split())
+        streamed_local, pieces, _ = await streamed(
+            session, "local_search", {"query": "Who is Leonard Quist?"}
+        )
+    assert "".join(pieces) == streamed_local["answer"] and len(pieces) == len(
+        streamed_local["answer"].split()
+    )
     model.requests = requests  # the requests of the searches above
 
     assert local["answer"] == "Client model answer #1: Leonard Quist inspected the turbine in 1994."
     assert len(local_requests) == local["llm_calls"] == 1
     prompt = local_requests[0]
-    assert "---Role---" in prompt.system_prompt and "LEONARD QUIST" in prompt.system_prompt  # graphrag's own prompt
+    assert (
+        "---Role---" in prompt.system_prompt and "LEONARD QUIST" in prompt.system_prompt
+    )  # graphrag's own prompt
     assert prompt.messages[-1].content.text == "Who is Leonard Quist?"
     assert local["prompt_tokens"] > 500 and local["completion_tokens"] > 5
     assert local["sources"] and local["sources"][0]["document"] == INSPECTION
 
     map_calls = len(model.requests) - len(local_requests) - 1
     assert map_calls >= 1 and global_["llm_calls"] == map_calls + 1
-    assert global_["answer"] == f"Client model answer #{len(model.requests)}: Leonard Quist inspected the turbine in 1994."
-    assert "tidal turbines" in model.requests[-1].system_prompt  # the reduce step saw the client's map answers
+    assert (
+        global_["answer"]
+        == f"Client model answer #{len(model.requests)}: Leonard Quist inspected the turbine in 1994."
+    )
+    assert (
+        "tidal turbines" in model.requests[-1].system_prompt
+    )  # the reduce step saw the client's map answers
     assert statistics["costs"]["local_search"]["llm_calls"] == 1
     assert statistics["costs"]["global_search"]["llm_calls"] == global_["llm_calls"]
 
 
-async def test_a_client_without_sampling_is_told_to_use_context_only(built_index: tuple[Path, dict]) -> None:
+async def test_a_client_without_sampling_is_told_to_use_context_only(
+    built_index: tuple[Path, dict],
+) -> None:
     root, _ = built_index
     async with mcp_session(root, IN_PROCESS, env=SAMPLING) as session:
         refused = await session.call_tool("local_search", {"query": "Who is Leonard Quist?"})
-        context = await _tool(session, "local_search", {"query": "Who is Leonard Quist?", "context_only": True})
+        context = await _tool(
+            session, "local_search", {"query": "Who is Leonard Quist?", "context_only": True}
+        )
     assert refused.is_error
     message = refused.content[0].text
     assert "does not offer sampling" in message and "context_only=true" in message
@@ -191,12 +312,22 @@ async def declining_user(context: object, params: CreateMessageRequestParams) ->
 
 
 @pytest.mark.parametrize("tool", ["local_search", "global_search"])
-async def test_a_declined_sampling_request_is_a_tool_error(built_index: tuple[Path, dict], tool: str) -> None:
+async def test_a_declined_sampling_request_is_a_tool_error(
+    built_index: tuple[Path, dict], tool: str
+) -> None:
     root, _ = built_index
-    async with mcp_session(root, IN_PROCESS, env=SAMPLING, sampling_callback=declining_user) as session:
-        declined = await session.call_tool(tool, {"query": "Who is Leonard Quist?", "community_level": 1}
-                                           if tool == "global_search" else {"query": "Who is Leonard Quist?"})
-        context = await _tool(session, "basic_search", {"query": "Who is Leonard Quist?", "context_only": True})
+    async with mcp_session(
+        root, IN_PROCESS, env=SAMPLING, sampling_callback=declining_user
+    ) as session:
+        declined = await session.call_tool(
+            tool,
+            {"query": "Who is Leonard Quist?", "community_level": 1}
+            if tool == "global_search"
+            else {"query": "Who is Leonard Quist?"},
+        )
+        context = await _tool(
+            session, "basic_search", {"query": "Who is Leonard Quist?", "context_only": True}
+        )
     assert declined.is_error
     assert "your client's model did not answer" in declined.content[0].text
     assert "context_only=true" in declined.content[0].text
@@ -221,26 +352,42 @@ def test_global_context_ranks_reports_by_the_questions_words_and_embedding() -> 
     words, counting twice, outweighs an embedding rank that puts another report first."""
     from graphrag_mcp_server.handlers.search.context import WORDS_WEIGHT, _fused, _word_scores
 
-    reports = {"library": "Friends of the library: volunteers, volunteers and more volunteers run the library.",
-               "hospital": "The hospital volunteer programme recruits volunteers for the wards.",
-               "ferry": "The ferry timetable changes in winter."}
+    reports = {
+        "library": "Friends of the library: volunteers, volunteers and more volunteers run the library.",
+        "hospital": "The hospital volunteer programme recruits volunteers for the wards.",
+        "ferry": "The ferry timetable changes in winter.",
+    }
     words = _word_scores("How is the hospital volunteer programme developing?", reports)
-    assert words["hospital"] > words["library"] > words.get("ferry", 0.0)  # the ferry shares only "the"
+    assert (
+        words["hospital"] > words["library"] > words.get("ferry", 0.0)
+    )  # the ferry shares only "the"
     similarity = {"library": 0.4, "hospital": 0.1, "ferry": 0.3}
     fused = _fused((words, WORDS_WEIGHT), (similarity, 1.0))
     assert sorted(fused, key=fused.__getitem__, reverse=True) == ["hospital", "library", "ferry"]
-    assert sorted(_fused((similarity, 1.0)), key=similarity.__getitem__, reverse=True)[0] == "library"
+    assert (
+        sorted(_fused((similarity, 1.0)), key=similarity.__getitem__, reverse=True)[0] == "library"
+    )
 
 
-async def test_passages_mentioning_the_closest_entities_come_first(built_index: tuple[Path, dict]) -> None:
+async def test_passages_mentioning_the_closest_entities_come_first(
+    built_index: tuple[Path, dict],
+) -> None:
     """local and drift contexts order their passages by the context's entities they mention, the first-ranked
     entities weighing most (1/rank): the fixtures have one passage per document, so a passage's document stands
     for it."""
     root, _ = built_index
     async with mcp_session(root, IN_PROCESS) as session:
         for tool in ("local_search", "drift_search"):
-            context = (await _tool(session, tool, {"query": "What did the inspectors find at Kelling Point?",
-                                                   "context_only": True}))["context"]
+            context = (
+                await _tool(
+                    session,
+                    tool,
+                    {
+                        "query": "What did the inspectors find at Kelling Point?",
+                        "context_only": True,
+                    },
+                )
+            )["context"]
             weight: dict[str, float] = {}
             for rank, entity in enumerate(context["entities"], 1):
                 for document in entity["documents"]:

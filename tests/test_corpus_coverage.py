@@ -9,11 +9,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+
 from conftest import built_once, run_cli
 from mcp_client import IN_PROCESS, mcp_session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "benchmarks"))
-from bench_retrieval import TOPICS, generate_topics  # noqa: E402
+from bench_retrieval import TOPICS, generate_topics
 
 pytestmark = pytest.mark.slow  # indexes of generated folders
 
@@ -38,7 +39,9 @@ def topics_index(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tu
     return work / "data", work / "index"
 
 
-async def test_unrelated_topics_keep_every_entity_and_answer_who_is(topics_index: tuple[Path, Path]) -> None:
+async def test_unrelated_topics_keep_every_entity_and_answer_who_is(
+    topics_index: tuple[Path, Path],
+) -> None:
     data, root = topics_index
     assert yaml.safe_load((root / "settings.yaml").read_text())["cluster_graph"]["use_lcc"] is False
     assert unclustered(root / "output") == 0
@@ -47,18 +50,31 @@ async def test_unrelated_topics_keep_every_entity_and_answer_who_is(topics_index
     async with mcp_session(root, IN_PROCESS) as session:
         for topic in TOPICS:
             person = topic["people"][0]
-            result = await session.call_tool("local_search", {"query": f"Who is {person}?", "context_only": True})
+            result = await session.call_tool(
+                "local_search", {"query": f"Who is {person}?", "context_only": True}
+            )
             context = result.structured_content
-            assert person.upper() in [entity["name"] for entity in context["context"]["entities"][:3]], person
+            assert person.upper() in [
+                entity["name"] for entity in context["context"]["entities"][:3]
+            ], person
             kind = topic["kind"].replace(" ", "_")
             assert any(source["document"].startswith(kind) for source in context["sources"]), person
-            themes = await session.call_tool("global_search", {
-                "query": f"What do the documents say about the {topic['theme']}?", "context_only": True})
-            reports = " ".join(report["content"] for report in themes.structured_content["context"]["reports"])
+            themes = await session.call_tool(
+                "global_search",
+                {
+                    "query": f"What do the documents say about the {topic['theme']}?",
+                    "context_only": True,
+                },
+            )
+            reports = " ".join(
+                report["content"] for report in themes.structured_content["context"]["reports"]
+            )
             assert person.upper() in reports.upper(), topic["theme"]
 
 
-def test_a_root_that_keeps_use_lcc_is_told_what_it_loses(topics_index: tuple[Path, Path], tmp_path: Path) -> None:
+def test_a_root_that_keeps_use_lcc_is_told_what_it_loses(
+    topics_index: tuple[Path, Path], tmp_path: Path
+) -> None:
     data, built = topics_index
     root = tmp_path / "index"
     root.mkdir()
@@ -73,7 +89,11 @@ def test_a_root_that_keeps_use_lcc_is_told_what_it_loses(topics_index: tuple[Pat
     assert lost > 0
     stats = run_cli("stats", "--index-path", root)
     assert stats.code == 0
-    assert f"warning: {lost} of " in stats.stderr and "use_lcc: false" in stats.stderr and "--full" in stats.stderr
+    assert (
+        f"warning: {lost} of " in stats.stderr
+        and "use_lcc: false" in stats.stderr
+        and "--full" in stats.stderr
+    )
 
 
 FACTS = {
@@ -124,68 +144,106 @@ def write_mixed_folder(data: Path) -> None:
     book.active.append(["name", "role"])
     book.active.append(["Ingrid Moll", "treasurer of the Fenwick Choir"])
     book.save(data / "members.xlsx")
-    (data / "page.html").write_text(f"<html><head><title>Museum</title></head><body><p>{FACTS['page.html']}</p></body></html>")
+    (data / "page.html").write_text(
+        f"<html><head><title>Museum</title></head><body><p>{FACTS['page.html']}</p></body></html>"
+    )
     (data / "notes" / "entry.md").write_text(f"# Birds\n\n{FACTS['notes/entry.md']}\n")
     (data / "plain.txt").write_text(FACTS["plain.txt"] + "\n")
-    (data / "rows.csv").write_text("id,text\n1,Selma Dahl of the Riverside Library catalogued the maps of Oakridge.\n"
-                                   "2,Paul Weber of the Riverside Library repaired the atlas of Oakridge.\n")
+    (data / "rows.csv").write_text(
+        "id,text\n1,Selma Dahl of the Riverside Library catalogued the maps of Oakridge.\n"
+        "2,Paul Weber of the Riverside Library repaired the atlas of Oakridge.\n"
+    )
     (data / "census.csv").write_text("town,population\nOakridge,1200\nBellport,800\n")
-    (data / "log.json").write_text(json.dumps([{"text": "Karl Jensen of the Highfield Observatory saw the comet."}]))
+    (data / "log.json").write_text(
+        json.dumps([{"text": "Karl Jensen of the Highfield Observatory saw the comet."}])
+    )
     write_pdf(data / "locked.pdf", "Secret minutes of Bertil Sand.", password="secret")
     (data / "broken.docx").write_bytes(b"this is not a Word file")
 
 
 def _build_mixed(work: Path) -> dict:
     write_mixed_folder(work / "data")
-    result = run_cli("index", work / "data", "--index-path", work / "index", "--offline", "--format", "json")
+    result = run_cli(
+        "index", work / "data", "--index-path", work / "index", "--offline", "--format", "json"
+    )
     assert result.code == 0, result.stderr
     return result.json()
 
 
 @pytest.fixture(scope="session")
-def mixed_index(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[Path, Path, dict]:
+def mixed_index(
+    tmp_path_factory: pytest.TempPathFactory, worker_id: str
+) -> tuple[Path, Path, dict]:
     """A folder of every format and its index, built once per run, read-only."""
     work, summary = built_once(tmp_path_factory, worker_id, "mixed", _build_mixed)
     return work / "data", work / "index", summary
 
 
-def test_a_mixed_folder_indexes_every_readable_file_and_names_the_rest(mixed_index: tuple[Path, Path, dict]) -> None:
+def test_a_mixed_folder_indexes_every_readable_file_and_names_the_rest(
+    mixed_index: tuple[Path, Path, dict],
+) -> None:
     _, root, summary = mixed_index
     titles = set(pd.read_parquet(root / "output" / "documents.parquet")["title"])
     assert titles == {*FACTS, "rows.csv (0)", "rows.csv (1)", "census.csv", "log.json"}
-    assert summary["unreadable"] == {"locked.pdf": "encrypted (password protected)",
-                                     "broken.docx": "ValueError: not a valid DOCX file"}
+    assert summary["unreadable"] == {
+        "locked.pdf": "encrypted (password protected)",
+        "broken.docx": "ValueError: not a valid DOCX file",
+    }
     assert summary["skipped"]["unreadable"] == 2
     text = run_cli("stats", "--index-path", root)
     assert text.code == 0
 
 
-async def test_each_format_answers_with_its_file_as_the_source(mixed_index: tuple[Path, Path, dict]) -> None:
+async def test_each_format_answers_with_its_file_as_the_source(
+    mixed_index: tuple[Path, Path, dict],
+) -> None:
     _, root, _ = mixed_index
     async with mcp_session(root, IN_PROCESS) as session:
         for document, fact in FACTS.items():
             person = " ".join(fact.split()[:2])
-            result = await session.call_tool("local_search", {"query": f"Who is {person}?", "context_only": True})
+            result = await session.call_tool(
+                "local_search", {"query": f"Who is {person}?", "context_only": True}
+            )
             assert not result.is_error, result.content[0].text
-            assert document in {source["document"] for source in result.structured_content["sources"]}, document
+            assert document in {
+                source["document"] for source in result.structured_content["sources"]
+            }, document
 
 
-def test_updates_work_the_same_for_every_format(mixed_index: tuple[Path, Path, dict], tmp_path: Path) -> None:
+def test_updates_work_the_same_for_every_format(
+    mixed_index: tuple[Path, Path, dict], tmp_path: Path
+) -> None:
     data, built, _ = mixed_index
 
     root = tmp_path / "index"
     shutil.copytree(built, root, symlinks=True)
     folder = tmp_path / "data"
     shutil.copytree(data, folder)
-    write_docx(folder / "minutes.docx", "Tomas Ekberg handed the Lakeside Rowing Club to Lena Fischer at Silverlake Bay.")
+    write_docx(
+        folder / "minutes.docx",
+        "Tomas Ekberg handed the Lakeside Rowing Club to Lena Fischer at Silverlake Bay.",
+    )
     (folder / "plan.pptx").unlink()
     (folder / "report.pdf").rename(folder / "weather.pdf")
     result = run_cli("index", folder, "--index-path", root, "--offline", "--format", "json")
     assert result.code == 0, result.stderr
     summary = result.json()
-    assert (summary["documents_updated"], summary["documents_deleted"], summary["documents_renamed"]) == (1, 1, 1)
+    assert (
+        summary["documents_updated"],
+        summary["documents_deleted"],
+        summary["documents_renamed"],
+    ) == (1, 1, 1)
     titles = set(pd.read_parquet(root / "output" / "documents.parquet")["title"])
     assert "weather.pdf" in titles and "plan.pptx" not in titles and "report.pdf" not in titles
-    found = run_cli("query", "Who is Lena Fischer?", "--type", "local", "--context-only", "--index-path", root,
-                    "--format", "json")
+    found = run_cli(
+        "query",
+        "Who is Lena Fischer?",
+        "--type",
+        "local",
+        "--context-only",
+        "--index-path",
+        root,
+        "--format",
+        "json",
+    )
     assert "minutes.docx" in {source["document"] for source in found.json()["sources"]}

@@ -7,14 +7,22 @@ import signal
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, run_cli
 
+from conftest import CORPUS, run_cli
 from graphrag_mcp_server.handlers.indexing.versions import CRASH_AT
 
 UPDATE_BOUNDARIES = [
-    "documents-read", "version-made", "workflow:extract_graph_kept", "workflow:create_communities_kept",
-    "workflow:create_community_reports", "workflow:generate_text_embeddings_kept", "checked",
-    "switch:manifest-written", "switch:sealed", "switch:linked", "switch:switched",
+    "documents-read",
+    "version-made",
+    "workflow:extract_graph_kept",
+    "workflow:create_communities_kept",
+    "workflow:create_community_reports",
+    "workflow:generate_text_embeddings_kept",
+    "checked",
+    "switch:manifest-written",
+    "switch:sealed",
+    "switch:linked",
+    "switch:switched",
 ]
 """From reading the documents to the switch: the pipeline's workflows, the whole-version check, and each step of
 versions.switch_to."""
@@ -26,7 +34,9 @@ def _whole(root: Path) -> dict:
     stats = run_cli("stats", "--index-path", root, "--format", "json")
     assert stats.code == 0, stats.stderr
     statistics = stats.json()
-    assert not [issue for issue in statistics["issues"] if issue["severity"] == "error"], statistics["issues"]
+    assert not [issue for issue in statistics["issues"] if issue["severity"] == "error"], (
+        statistics["issues"]
+    )
     assert statistics["community_reports"] == statistics["communities"] > 0
     return statistics
 
@@ -42,9 +52,14 @@ def test_an_update_killed_at_every_step_boundary_leaves_a_whole_version(tmp_path
     shutil.copytree(CORPUS, data)
     assert run_cli("index", data, "--index-path", root, "--offline").code == 0
     served = {(root / "output").resolve(): _whole(root)["documents"]}
-    for number, boundary in enumerate(UPDATE_BOUNDARIES):  # each run also recovers from the kill before it
-        (data / f"note_{number}.txt").write_text(f"Harbour note {number}. Agnes Pryor checked the Kestlewick "
-                                                 f"moorings on day {number}.\n", encoding="utf-8")
+    for number, boundary in enumerate(
+        UPDATE_BOUNDARIES
+    ):  # each run also recovers from the kill before it
+        (data / f"note_{number}.txt").write_text(
+            f"Harbour note {number}. Agnes Pryor checked the Kestlewick "
+            f"moorings on day {number}.\n",
+            encoding="utf-8",
+        )
         _killed_at(boundary, data, root)
         now = (root / "output").resolve()
         documents = _whole(root)["documents"]
@@ -53,7 +68,9 @@ def test_an_update_killed_at_every_step_boundary_leaves_a_whole_version(tmp_path
         else:
             assert now in served and documents == served[now], boundary
         served[now] = documents
-    (data / "last_note.txt").write_text("A last note. Agnes Pryor left Kestlewick.\n", encoding="utf-8")
+    (data / "last_note.txt").write_text(
+        "A last note. Agnes Pryor left Kestlewick.\n", encoding="utf-8"
+    )
     finished = run_cli("index", data, "--index-path", root, "--offline", "--format", "json")
     assert finished.code == 0, finished.stderr[-2000:]
     assert _whole(root)["documents"] == 11 + len(UPDATE_BOUNDARIES) + 1
@@ -62,7 +79,9 @@ def test_an_update_killed_at_every_step_boundary_leaves_a_whole_version(tmp_path
 
 
 @pytest.mark.e2e  # kill -9
-def test_a_takeover_killed_midway_still_serves_the_graphrag_output(graphrag_project: Path, tmp_path: Path) -> None:
+def test_a_takeover_killed_midway_still_serves_the_graphrag_output(
+    graphrag_project: Path, tmp_path: Path
+) -> None:
     root = tmp_path / "project"
     shutil.copytree(graphrag_project, root, symlinks=True)
     before = _whole(root)
@@ -70,8 +89,15 @@ def test_a_takeover_killed_midway_still_serves_the_graphrag_output(graphrag_proj
         _killed_at(boundary, root / "input", root)
         assert not (root / "output").exists(), boundary  # moved aside, not yet linked
         assert _whole(root) == before, boundary  # read where it lies, in versions/legacy
-        answer = run_cli("query", "Who designed Old Bessie?", "--index-path", root, "--type", "local",
-                         "--context-only")
+        answer = run_cli(
+            "query",
+            "Who designed Old Bessie?",
+            "--index-path",
+            root,
+            "--type",
+            "local",
+            "--context-only",
+        )
         assert answer.code == 0 and "Bessie" in answer.stdout, answer.stderr[-2000:]
     finished = run_cli("index", root / "input", "--index-path", root, "--offline")
     assert finished.code == 0, finished.stderr[-2000:]

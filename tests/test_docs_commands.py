@@ -25,7 +25,14 @@ import pytest
 from conftest import CORPUS, REPO, cli_env, run_cli
 
 DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-INDEX_PATHS = ["/path/to/index", "/data/index", "./my-graphrag-project", "./demo_index", "/tmp/demo", "./my_index"]
+INDEX_PATHS = [
+    "/path/to/index",
+    "/data/index",
+    "./my-graphrag-project",
+    "./demo_index",
+    "/tmp/demo",
+    "./my_index",
+]
 DATA_PATHS = ["fixtures/corpus", "./my-documents", "./my-docs"]
 PROVIDERS_NEEDING_A_SERVICE = {"openai", "azure", "ollama"}
 
@@ -47,7 +54,7 @@ def _blocks() -> list[Block]:
         text = document.read_text(encoding="utf-8")
         for fence in re.finditer(r"```(\w*)\n(.*?)```", text, re.S):
             language, body = fence.groups()
-            block = Block(f"{document.name}:{text[:fence.start()].count(chr(10)) + 1}")
+            block = Block(f"{document.name}:{text[: fence.start()].count(chr(10)) + 1}")
             if language == "json":
                 blocks += [block] if _configured_servers(block, body).commands else []
                 continue
@@ -90,7 +97,7 @@ def _commands(line: str) -> list[list[str]]:
         words = shlex.split(part, comments=True)
         starts = [i for i, word in enumerate(words) if word.endswith("graphrag-mcp")]
         if starts:
-            found.append(words[starts[0] + 1:])
+            found.append(words[starts[0] + 1 :])
     return found
 
 
@@ -100,12 +107,18 @@ BLOCKS = _blocks()
 def _sandbox(tmp_path: Path, index: Path, block: Block) -> dict[str, str]:
     """Documented path -> its place in the sandbox: the fixtures index (unless the block runs `init`
     there, or an `index` whose output it shows: that one builds anew), or the fixtures corpus."""
-    initialised = {_option(command, "--index-path") for position, command in enumerate(block.commands)
-                   if command[:1] == ["init"] or (command[:1] == ["index"] and position in block.outputs)}
+    initialised = {
+        _option(command, "--index-path")
+        for position, command in enumerate(block.commands)
+        if command[:1] == ["init"] or (command[:1] == ["index"] and position in block.outputs)
+    }
     places = {}
     for number, documented in enumerate(INDEX_PATHS + DATA_PATHS):
-        place = tmp_path / (documented.removeprefix("./") if documented.startswith("./") or
-                            documented == "fixtures/corpus" else f"documented_{number}")
+        place = tmp_path / (
+            documented.removeprefix("./")
+            if documented.startswith("./") or documented == "fixtures/corpus"
+            else f"documented_{number}"
+        )
         if documented in DATA_PATHS:
             shutil.copytree(CORPUS, place)
         elif documented not in initialised:
@@ -138,12 +151,18 @@ def _serve(arguments: list[str], env: dict[str, str], cwd: Path) -> None:
     http = _option(arguments, "--transport") not in (None, "stdio")
     if http:
         if "--port" in arguments:
-            del arguments[arguments.index("--port"):arguments.index("--port") + 2]
+            del arguments[arguments.index("--port") : arguments.index("--port") + 2]
         arguments += ["--port", str(_free_port())]
     with tempfile.TemporaryFile("w+") as errors:
-        server = subprocess.Popen([sys.executable, "-m", "graphrag_mcp_server", *arguments], cwd=cwd,
-                                  env={**cli_env(), **env}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=errors, text=True)
+        server = subprocess.Popen(
+            [sys.executable, "-m", "graphrag_mcp_server", *arguments],
+            cwd=cwd,
+            env={**cli_env(), **env},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            text=True,
+        )
         deadline = time.monotonic() + 60
         while server.poll() is None and time.monotonic() < deadline:
             errors.seek(0)
@@ -176,22 +195,36 @@ def _shape(shown: str) -> re.Pattern[str]:
 
 
 def _index_root(arguments: list[str], cwd: Path) -> Path:
-    return (cwd / (_option(arguments, "--index-path") or _option(arguments, "-i") or "graphrag_index")).resolve()
+    return (
+        cwd / (_option(arguments, "--index-path") or _option(arguments, "-i") or "graphrag_index")
+    ).resolve()
 
 
 @pytest.mark.slow
 @pytest.mark.e2e  # commands as written, `serve` among them, each in its own process
 @pytest.mark.parametrize("block", BLOCKS, ids=[block.where for block in BLOCKS])
-def test_documented_commands_run_as_written(block: Block, built_index: tuple[Path, dict], tmp_path: Path,
-                                            request: pytest.FixtureRequest) -> None:
+def test_documented_commands_run_as_written(
+    block: Block, built_index: tuple[Path, dict], tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     places, env = _sandbox(tmp_path, built_index[0], block), dict(block.env)
     if any(argument.startswith("az://") for command in block.commands for argument in command) or (
-            "GRAPHRAG_MCP_STORAGE" in env):  # blob storage: the documented location is a container of Azurite's
+        "GRAPHRAG_MCP_STORAGE" in env
+    ):  # blob storage: the documented location is a container of Azurite's
         azurite = request.getfixturevalue("azurite")
         location = azurite.new_location()
-        places.update({argument: location for command in block.commands for argument in command
-                       if argument.startswith("az://")})
-        env = {**env, **azurite.env(), **({"GRAPHRAG_MCP_STORAGE": location} if "GRAPHRAG_MCP_STORAGE" in env else {})}
+        places.update(
+            {
+                argument: location
+                for command in block.commands
+                for argument in command
+                if argument.startswith("az://")
+            }
+        )
+        env = {
+            **env,
+            **azurite.env(),
+            **({"GRAPHRAG_MCP_STORAGE": location} if "GRAPHRAG_MCP_STORAGE" in env else {}),
+        }
     needs_a_service: set[Path] = set()
     for position, documented in enumerate(block.commands):
         arguments = [_mapped(argument, places, tmp_path) for argument in documented]
@@ -200,17 +233,26 @@ def test_documented_commands_run_as_written(block: Block, built_index: tuple[Pat
             continue
         result = run_cli(*arguments, cwd=tmp_path, env=env, timeout=600)
         root = _index_root(arguments, tmp_path)
-        if arguments[:1] == ["init"] and _option(arguments, "--provider") in PROVIDERS_NEEDING_A_SERVICE:
+        if (
+            arguments[:1] == ["init"]
+            and _option(arguments, "--provider") in PROVIDERS_NEEDING_A_SERVICE
+        ):
             needs_a_service.add(root)
         if root in needs_a_service and arguments[:1] != ["init"]:
-            assert result.code == 1 and result.stderr.strip().splitlines()[-1].startswith("error: "), (
-                documented, result.stderr[-2000:])
+            assert result.code == 1 and result.stderr.strip().splitlines()[-1].startswith(
+                "error: "
+            ), (documented, result.stderr[-2000:])
             continue
         assert result.code == 0, (documented, result.stdout[-2000:], result.stderr[-2000:])
         for shown in block.outputs.get(position, []):
-            assert _shape(shown).search(_numbers(result.stdout + result.stderr)), (shown, result.stdout[-3000:])
+            assert _shape(shown).search(_numbers(result.stdout + result.stderr)), (
+                shown,
+                result.stdout[-3000:],
+            )
 
 
 def test_every_documented_command_is_collected() -> None:
     commands = [command[0] for block in BLOCKS for command in block.commands if command]
-    assert {"index", "query", "stats", "serve", "init", "export", "--version"} <= set(commands), commands
+    assert {"index", "query", "stats", "serve", "init", "export", "--version"} <= set(commands), (
+        commands
+    )

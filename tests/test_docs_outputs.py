@@ -21,7 +21,7 @@ def _json_blocks(document: Path) -> list[tuple[int, Any]]:
     text = document.read_text(encoding="utf-8")
     blocks: list[tuple[int, Any]] = []
     for fence in re.finditer(r"```json\n(.*?)```|^#+ ", text, re.S | re.M):
-        line = text[:fence.start()].count("\n") + 1
+        line = text[: fence.start()].count("\n") + 1
         if fence.group(1) is None:
             blocks.append((line, None))
             continue
@@ -35,8 +35,15 @@ def _json_blocks(document: Path) -> list[tuple[int, Any]]:
 def _missing_keys(documented: Any, actual: Any, path: str = "") -> list[str]:
     """Keys the documented value shows that the actual one lacks (into objects, and lists' first items)."""
     if isinstance(documented, dict) and isinstance(actual, dict):
-        return [missing for key, value in documented.items()
-                for missing in ([path + key] if key not in actual else _missing_keys(value, actual[key], f"{path}{key}."))]
+        return [
+            missing
+            for key, value in documented.items()
+            for missing in (
+                [path + key]
+                if key not in actual
+                else _missing_keys(value, actual[key], f"{path}{key}.")
+            )
+        ]
     if isinstance(documented, list) and isinstance(actual, list) and documented and actual:
         return _missing_keys(documented[0], actual[0], f"{path}[0].")
     return []
@@ -62,8 +69,12 @@ def _calls_and_results(document: Path) -> list[tuple[int, dict, list[dict]]]:
 
 def test_every_documented_json_block_parses() -> None:
     documents = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-    broken = [f"{document.name}:{line}: {value}" for document in documents
-              for line, value in _json_blocks(document) if isinstance(value, json.JSONDecodeError)]
+    broken = [
+        f"{document.name}:{line}: {value}"
+        for document in documents
+        for line, value in _json_blocks(document)
+        if isinstance(value, json.JSONDecodeError)
+    ]
     assert not broken, f"fix these ```json blocks: {broken}"
 
 
@@ -77,8 +88,15 @@ async def test_documented_tool_results_have_the_shape_tools_return(
     for document in sorted(CORPUS.iterdir())[:3]:
         shutil.copy(document, data)
     pairs = _calls_and_results(REPO / "docs" / "tools.md")
-    assert {call["name"] for _, call, _ in pairs} >= {"local_search", "global_search", "drift_search", "basic_search",
-                                                      "build_index", "index_status", "get_statistics"}
+    assert {call["name"] for _, call, _ in pairs} >= {
+        "local_search",
+        "global_search",
+        "drift_search",
+        "basic_search",
+        "build_index",
+        "index_status",
+        "get_statistics",
+    }
     job_id = None
     async with mcp_session(root, data_path=tmp_path) as session:
         for line, call, results in pairs:
@@ -90,7 +108,10 @@ async def test_documented_tool_results_have_the_shape_tools_return(
             actual = result.structured_content
             job_id = actual.get("job_id", job_id)
             for documented in results:
-                assert not _missing_keys(documented, actual), (f"tools.md:{line}", _missing_keys(documented, actual))
+                assert not _missing_keys(documented, actual), (
+                    f"tools.md:{line}",
+                    _missing_keys(documented, actual),
+                )
 
 
 CLI_OUTPUTS = {  # the section of docs/cli.md -> the command whose `--format json` output its JSON block shows
@@ -122,4 +143,7 @@ def test_documented_cli_json_has_the_shape_commands_print(built_index: tuple[Pat
             printed = run_cli(*command, "--index-path", root, "--format", "json")
             assert printed.code == 0, printed.stderr
             actual = printed.json()
-        assert not _missing_keys(blocks[name], actual), (f"cli.md ## {name}", _missing_keys(blocks[name], actual))
+        assert not _missing_keys(blocks[name], actual), (
+            f"cli.md ## {name}",
+            _missing_keys(blocks[name], actual),
+        )

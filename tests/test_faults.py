@@ -10,27 +10,40 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from conftest import CORPUS, run_cli
 from fake_provider import fake_provider
+from graphrag_mcp_server.config.providers import Provider, failure_policy
 from mcp_client import IN_PROCESS, mcp_session
 from test_cli_errors import assert_one_line_error
-
-from graphrag_mcp_server.config.providers import Provider, failure_policy
 
 QUESTION = "Who is Mirela Voss?"
 
 
-def with_provider(root: Path, url: str, *, embedding: bool = False, completion: bool = True,
-                  api_key: str = "sk-test", policy: dict | None = None) -> None:
+def with_provider(
+    root: Path,
+    url: str,
+    *,
+    embedding: bool = False,
+    completion: bool = True,
+    api_key: str = "sk-test",
+    policy: dict | None = None,
+) -> None:
     """Point the root's completion model (unless not `completion`; and with `embedding` its embedding model) at an
     OpenAI-compatible provider, with `policy` or the failure policy `init --provider openai` writes."""
     settings = yaml.safe_load((root / "settings.yaml").read_text())
     policy = policy or yaml.safe_load("\n".join(failure_policy(Provider.OPENAI)))
     remote = {"model_provider": "openai", "api_key": api_key, "api_base": url, **policy}
     if completion:
-        settings["completion_models"]["default_completion_model"] = {**remote, "model": "gpt-4.1-mini"}
+        settings["completion_models"]["default_completion_model"] = {
+            **remote,
+            "model": "gpt-4.1-mini",
+        }
     if embedding:
-        settings["embedding_models"]["default_embedding_model"] = {**remote, "model": "text-embedding-3-small"}
+        settings["embedding_models"]["default_embedding_model"] = {
+            **remote,
+            "model": "text-embedding-3-small",
+        }
     (root / "settings.yaml").write_text(yaml.safe_dump(settings))
 
 
@@ -59,23 +72,63 @@ tests/benchmarks/bench_faults.py measures it at the defaults, before and after, 
 ROOTS_AND_FAULTS = [
     ("bounded", "401", (0, 5), (1, 1), ["AuthenticationError", "Incorrect API key"]),
     # Retry-After: 4 honoured; no wait begun that would end past the deadline
-    ("bounded", "429", (3, DEADLINE + 1), (2, 3), ["RateLimitError", "HTTP 429", "Rate limit reached"]),
+    (
+        "bounded",
+        "429",
+        (3, DEADLINE + 1),
+        (2, 3),
+        ["RateLimitError", "HTTP 429", "Rate limit reached"],
+    ),
     # waits of 2, 4, 8 s (+ jitter): the third would pass the deadline, so the search answers after two
-    ("bounded", "500", (2, DEADLINE + 1), (2, 3), ["InternalServerError", "HTTP 500", "server had an error"]),
-    ("bounded", "hang", (DEADLINE, DEADLINE + 3), (1, 1),
-     [f"no answer within {DEADLINE} s", "(openai/gpt-4.1-mini at http://127.0.0.1:", "did not answer in time",
-      "context_only=true"]),
+    (
+        "bounded",
+        "500",
+        (2, DEADLINE + 1),
+        (2, 3),
+        ["InternalServerError", "HTTP 500", "server had an error"],
+    ),
+    (
+        "bounded",
+        "hang",
+        (DEADLINE, DEADLINE + 3),
+        (1, 1),
+        [
+            f"no answer within {DEADLINE} s",
+            "(openai/gpt-4.1-mini at http://127.0.0.1:",
+            "did not answer in time",
+            "context_only=true",
+        ],
+    ),
     ("bounded", "close", (2, DEADLINE + 1), (2, 3), ["Connection error"]),
     ("graphrag", "401", (0, 5), (1, 1), ["AuthenticationError", "Incorrect API key"]),
     # the provider client's own retries (2, Retry-After honoured) inside each of graphrag's attempts
-    ("graphrag", "429", (7, DEADLINE + 1), (3, 4), ["RateLimitError", "HTTP 429", "Rate limit reached"]),
-    ("graphrag", "500", (2, DEADLINE + 1), (3, 12), ["InternalServerError", "HTTP 500", "server had an error"]),
-    ("graphrag", "hang", (DEADLINE, DEADLINE + 3), (1, 1), [f"no answer within {DEADLINE} s", "did not answer in time"]),
+    (
+        "graphrag",
+        "429",
+        (7, DEADLINE + 1),
+        (3, 4),
+        ["RateLimitError", "HTTP 429", "Rate limit reached"],
+    ),
+    (
+        "graphrag",
+        "500",
+        (2, DEADLINE + 1),
+        (3, 12),
+        ["InternalServerError", "HTTP 500", "server had an error"],
+    ),
+    (
+        "graphrag",
+        "hang",
+        (DEADLINE, DEADLINE + 3),
+        (1, 1),
+        [f"no answer within {DEADLINE} s", "did not answer in time"],
+    ),
 ]
 
 
 async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
-        built_index: tuple[Path, dict], tmp_path: Path) -> None:
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
     """Each row of issue 31's table, all rows at once (each its own root, provider and session): the answer by the
     deadline, the requests the provider saw, the provider's reason in the answer whichever retry policy the root
     names, and the retries' reasons and heartbeats as progress. The default deadline is below a client's 60 s."""
@@ -84,15 +137,18 @@ async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
     assert ServerSettings.model_fields["search_timeout_seconds"].default < 60
 
     async def answer(policy: str, mode: str, session, provider) -> tuple[float, str, list[str]]:
-        await session.call_tool("local_search", {"query": QUESTION, "context_only": True})  # tables loaded
+        await session.call_tool(
+            "local_search", {"query": QUESTION, "context_only": True}
+        )  # tables loaded
         provider.modes["chat"] = mode
         notes: list[str] = []
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             notes.append(message or "")
 
-        seconds, result = await timed_call(session, "local_search", {"query": QUESTION, "timeout_seconds": DEADLINE},
-                                           progress)
+        seconds, result = await timed_call(
+            session, "local_search", {"query": QUESTION, "timeout_seconds": DEADLINE}, progress
+        )
         assert result.is_error, (policy, mode, result.content[0].text)
         return seconds, result.content[0].text, notes
 
@@ -102,46 +158,80 @@ async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
             root = tmp_path / f"index-{number}"
             shutil.copytree(built_index[0], root, symlinks=True)
             provider = stack.enter_context(fake_provider(retry_after="4"))
-            with_provider(root, provider.url, policy=GRAPHRAG_POLICY if policy == "graphrag" else None)
+            with_provider(
+                root, provider.url, policy=GRAPHRAG_POLICY if policy == "graphrag" else None
+            )
             rows.append((provider, await stack.enter_async_context(mcp_session(root, IN_PROCESS))))
-        answers = await asyncio.gather(*(answer(fault[0], fault[1], session, provider)
-                                         for fault, (provider, session) in zip(ROOTS_AND_FAULTS, rows, strict=True)))
-        for fault, (provider, _), (seconds, message, notes) in zip(ROOTS_AND_FAULTS, rows, answers, strict=True):
+        answers = await asyncio.gather(
+            *(
+                answer(fault[0], fault[1], session, provider)
+                for fault, (provider, session) in zip(ROOTS_AND_FAULTS, rows, strict=True)
+            )
+        )
+        for fault, (provider, _), (seconds, message, notes) in zip(
+            ROOTS_AND_FAULTS, rows, answers, strict=True
+        ):
             policy, mode, (least, most), (fewest, most_requests), words = fault
             assert least <= seconds < most, (policy, mode, seconds)
-            assert fewest <= provider.count("chat") <= most_requests, (policy, mode, provider.count("chat"))
+            assert fewest <= provider.count("chat") <= most_requests, (
+                policy,
+                mode,
+                provider.count("chat"),
+            )
             assert all(word in message for word in words), (policy, mode, message)
             if mode in {"429", "500"} and policy == "bounded":
-                assert any(f"HTTP {mode}" in note and "retrying in" in note for note in notes), (policy, notes)
+                assert any(f"HTTP {mode}" in note and "retrying in" in note for note in notes), (
+                    policy,
+                    notes,
+                )
             if seconds > 10:
                 assert any(note.startswith("searching: ") for note in notes), (policy, mode, notes)
         _, unauthorised = rows[0]
-        everything_failed = await unauthorised.call_tool("global_search", {"query": "What are the main themes?"})
-        assert everything_failed.is_error and "Incorrect API key" in everything_failed.content[0].text
+        everything_failed = await unauthorised.call_tool(
+            "global_search", {"query": "What are the main themes?"}
+        )
+        assert (
+            everything_failed.is_error and "Incorrect API key" in everything_failed.content[0].text
+        )
 
 
-async def test_a_hung_provider_meets_the_search_deadline_while_context_only_serves(copied_index: Path) -> None:
+async def test_a_hung_provider_meets_the_search_deadline_while_context_only_serves(
+    copied_index: Path,
+) -> None:
     with fake_provider(chat="hang") as provider:
         with_provider(copied_index, provider.url)
         async with mcp_session(copied_index, IN_PROCESS) as session:
-            await session.call_tool("local_search", {"query": QUESTION, "context_only": True})  # warm
+            await session.call_tool(
+                "local_search", {"query": QUESTION, "context_only": True}
+            )  # warm
             beats: list[tuple[float, str]] = []
 
             async def progress(value: float, total: float | None, message: str | None) -> None:
                 beats.append((value, message or ""))
 
-            hung = asyncio.create_task(timed_call(session, "local_search", {"query": QUESTION, "timeout_seconds": 6},
-                                                  progress))
-            assert await asyncio.to_thread(provider.wait_for, "chat", 1), "the search never reached the provider"
-            seconds, context = await timed_call(session, "local_search", {"query": QUESTION, "context_only": True})
+            hung = asyncio.create_task(
+                timed_call(
+                    session, "local_search", {"query": QUESTION, "timeout_seconds": 6}, progress
+                )
+            )
+            assert await asyncio.to_thread(provider.wait_for, "chat", 1), (
+                "the search never reached the provider"
+            )
+            seconds, context = await timed_call(
+                session, "local_search", {"query": QUESTION, "context_only": True}
+            )
             assert not context.is_error and seconds < 5 and not hung.done()
-            assert "MIRELA VOSS" in {entity["name"] for entity in context.structured_content["context"]["entities"]}
+            assert "MIRELA VOSS" in {
+                entity["name"] for entity in context.structured_content["context"]["entities"]
+            }
             seconds, result = await hung
             assert result.is_error and 6 <= seconds < 15, seconds
             message = result.content[0].text
             assert "no answer within 6 s" in message and "context_only=true" in message
             assert provider.count("chat") == 1
-            assert any(message.startswith("searching: ") for _, message in beats), beats  # the heartbeat
+            assert any(message.startswith("searching: ") for _, message in beats), (
+                beats
+            )  # the heartbeat
 
 
 async def test_global_search_reports_its_stages_as_progress(built_index: tuple[Path, dict]) -> None:
@@ -151,8 +241,9 @@ async def test_global_search_reports_its_stages_as_progress(built_index: tuple[P
         updates.append((value, message or ""))
 
     async with mcp_session(built_index[0], IN_PROCESS) as session:
-        result = await session.call_tool("global_search", {"query": "What are the main themes?"},
-                                         progress_callback=progress)
+        result = await session.call_tool(
+            "global_search", {"query": "What are the main themes?"}, progress_callback=progress
+        )
     assert not result.is_error
     messages = [message for _, message in updates]
     assert any(message.startswith("asking the model about") for message in messages), messages
@@ -165,26 +256,38 @@ def test_cli_query_names_the_provider_reason(copied_index: Path) -> None:
         with_provider(copied_index, provider.url)
         started = time.monotonic()
         result = run_cli("query", QUESTION, "--type", "local", "--index-path", copied_index)
-        assert_one_line_error(result, 1, "the model provider failed", "AuthenticationError", "Incorrect API key")
+        assert_one_line_error(
+            result, 1, "the model provider failed", "AuthenticationError", "Incorrect API key"
+        )
         assert time.monotonic() - started < 60 and provider.count("chat") == 1
 
 
-@pytest.mark.parametrize(("mode", "reason"), [("401", "Incorrect API key"), ("hang", "no answer within 3 s")])
-def test_index_stops_at_the_probe_with_the_provider_reason(tmp_path: Path, mode: str, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("mode", "reason"), [("401", "Incorrect API key"), ("hang", "no answer within 3 s")]
+)
+def test_index_stops_at_the_probe_with_the_provider_reason(
+    tmp_path: Path, mode: str, reason: str
+) -> None:
     root = tmp_path / "index"
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
     with fake_provider(chat=mode) as provider:
         with_provider(root, provider.url)
         started = time.monotonic()
-        result = run_cli("index", CORPUS, "--index-path", root, env={"GRAPHRAG_MCP_PROVIDER_PROBE_SECONDS": "3"})
+        result = run_cli(
+            "index", CORPUS, "--index-path", root, env={"GRAPHRAG_MCP_PROVIDER_PROBE_SECONDS": "3"}
+        )
         seconds = time.monotonic() - started
-        assert_one_line_error(result, 1, "before indexing started", "default_completion_model", reason)
+        assert_one_line_error(
+            result, 1, "before indexing started", "default_completion_model", reason
+        )
         assert seconds < 40 and provider.count("chat") == 1
     assert not (root / "output").exists()
 
 
-PROSE = ("The text talks about a harbour town and the people who live there. Mirela Voss seems to be important, "
-         "and there is a meeting at the harbour office. Overall it is a story about a community and its changes.")
+PROSE = (
+    "The text talks about a harbour town and the people who live there. Mirela Voss seems to be important, "
+    "and there is a meeting at the harbour office. Overall it is a story about a community and its changes."
+)
 
 
 def test_a_model_that_answers_prose_is_stopped_by_the_extraction_check(tmp_path: Path) -> None:
@@ -197,14 +300,25 @@ def test_a_model_that_answers_prose_is_stopped_by_the_extraction_check(tmp_path:
         started = time.monotonic()
         result = run_cli("index", CORPUS, "--index-path", root)
         seconds = time.monotonic() - started
-        assert_one_line_error(result, 1, "default_completion_model", "answered graphrag's extraction prompt",
-                              "no entity could be parsed", "larger model", "graphrag-mcp tune",
-                              f'It answered: "{PROSE[:200]}"')
-        assert seconds < 40 and provider.count("chat") == 2  # the one-token check, the extraction check
+        assert_one_line_error(
+            result,
+            1,
+            "default_completion_model",
+            "answered graphrag's extraction prompt",
+            "no entity could be parsed",
+            "larger model",
+            "graphrag-mcp tune",
+            f'It answered: "{PROSE[:200]}"',
+        )
+        assert (
+            seconds < 40 and provider.count("chat") == 2
+        )  # the one-token check, the extraction check
     assert not (root / "output").exists()
 
 
-def test_the_extraction_check_is_sent_once_per_model_and_prompt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_extraction_check_is_sent_once_per_model_and_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A model that writes the format passes the check with one extraction of a passage of the corpus; later builds
     with the same extraction model, prompt and entity types do not send it again; a changed prompt is checked; a
     check too slow to judge lets the build go on with a warning. (Builds in this process: graphrag imported once.)"""
@@ -221,14 +335,21 @@ def test_the_extraction_check_is_sent_once_per_model_and_prompt(tmp_path: Path, 
     with fake_provider() as provider:
         settings = yaml.safe_load((root / "settings.yaml").read_text())
         policy = yaml.safe_load("\n".join(failure_policy(Provider.OPENAI)))
-        settings["completion_models"]["extractor"] = {"model_provider": "openai", "model": "gpt-4.1-mini",
-                                                      "api_key": "sk-test", "api_base": provider.url, **policy}
+        settings["completion_models"]["extractor"] = {
+            "model_provider": "openai",
+            "model": "gpt-4.1-mini",
+            "api_key": "sk-test",
+            "api_base": provider.url,
+            **policy,
+        }
         settings.setdefault("extract_graph", {})["completion_model_id"] = "extractor"
         (root / "settings.yaml").write_text(yaml.safe_dump(settings))
 
         def index_counting_checks() -> int:
             """Run an index build; how many of its chat requests were the extraction check (its passage as input)."""
-            sample = sample_passage(path.read_text(encoding="utf-8") for path in sorted(data.iterdir()))
+            sample = sample_passage(
+                path.read_text(encoding="utf-8") for path in sorted(data.iterdir())
+            )
             before = len(provider.prompts)
             asyncio.run(build(index_config(root, data), root, IndexMode.INCREMENTAL))
             assert len(provider.prompts) > before + 1  # the documents' extractions
@@ -247,11 +368,15 @@ def test_the_extraction_check_is_sent_once_per_model_and_prompt(tmp_path: Path, 
         handler.emit = lambda record: warnings.append(record.getMessage())  # type: ignore[method-assign]
         logging.getLogger("graphrag_mcp_server.providers.probe").addHandler(handler)
         try:
-            assert index_counting_checks() == 1  # sent again for the changed prompt; too slow to judge: the build goes on
+            assert (
+                index_counting_checks() == 1
+            )  # sent again for the changed prompt; too slow to judge: the build goes on
         finally:
             logging.getLogger("graphrag_mcp_server.providers.probe").removeHandler(handler)
-        assert warnings == ["model extractor gave no extraction of a 120-word passage within 6 s (a slow model): "
-                            "indexing goes on without checking its format"]
+        assert warnings == [
+            "model extractor gave no extraction of a 120-word passage within 6 s (a slow model): "
+            "indexing goes on without checking its format"
+        ]
 
 
 def test_index_sizes_vectors_by_what_the_embedding_model_returns(tmp_path: Path) -> None:
@@ -260,10 +385,14 @@ def test_index_sizes_vectors_by_what_the_embedding_model_returns(tmp_path: Path)
     root = tmp_path / "index"
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
     with fake_provider(dimensions=1536) as provider:
-        with_provider(root, provider.url, embedding=True, completion=False)  # the offline model extracts
+        with_provider(
+            root, provider.url, embedding=True, completion=False
+        )  # the offline model extracts
         result = run_cli("index", CORPUS, "--index-path", root, "--format", "json")
     assert result.code == 0, result.stderr[-3000:]
-    assert "returns vectors of 1536 numbers" in result.stderr and "vector_size: 1536" in result.stderr
+    assert (
+        "returns vectors of 1536 numbers" in result.stderr and "vector_size: 1536" in result.stderr
+    )
     import lancedb
 
     tables = lancedb.connect(root / "output" / "lancedb")
@@ -277,10 +406,16 @@ def test_index_stops_after_consecutive_provider_failures(tmp_path: Path) -> None
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
     with fake_provider(chat="ok") as provider:
         with_provider(root, provider.url)
-        provider.fail_after = {"chat": (2, "401")}  # the checks pass (one token, one extraction), then every call is refused
+        provider.fail_after = {
+            "chat": (2, "401")
+        }  # the checks pass (one token, one extraction), then every call is refused
         result = run_cli("index", CORPUS, "--index-path", root)
-        assert_one_line_error(result, 1, "indexing stopped", "failed call after call", "Incorrect API key")
-        assert provider.count("chat") <= 2 + 11  # the checks, then at most one call per document in flight
+        assert_one_line_error(
+            result, 1, "indexing stopped", "failed call after call", "Incorrect API key"
+        )
+        assert (
+            provider.count("chat") <= 2 + 11
+        )  # the checks, then at most one call per document in flight
     assert not (root / "output").exists()
 
 
@@ -289,13 +424,19 @@ def test_stats_and_context_only_need_no_key(copied_index: Path) -> None:
     stats = run_cli("stats", "--index-path", copied_index, "--format", "json")
     assert stats.code == 0, stats.stderr
     assert stats.json()["documents"] == 11
-    [changed] = stats.json()["issues"]  # the served version was built with the offline model: said, not an error
+    [changed] = stats.json()[
+        "issues"
+    ]  # the served version was built with the offline model: said, not an error
     assert changed["severity"] == "warning" and "settings.yaml differs" in changed["message"]
     assert "openai/gpt-4.1-mini (was offline/offline-extractive)" in changed["message"]
-    context = run_cli("query", QUESTION, "--type", "local", "--context-only", "--index-path", copied_index)
+    context = run_cli(
+        "query", QUESTION, "--type", "local", "--context-only", "--index-path", copied_index
+    )
     assert context.code == 0 and "Mirela Voss" in context.stdout
     answer = run_cli("query", QUESTION, "--type", "local", "--index-path", copied_index)
-    assert_one_line_error(answer, 1, "needs the environment variable GRAPHRAG_API_KEY", "context_only")
+    assert_one_line_error(
+        answer, 1, "needs the environment variable GRAPHRAG_API_KEY", "context_only"
+    )
 
 
 def truncate(path: Path) -> None:
@@ -303,22 +444,39 @@ def truncate(path: Path) -> None:
 
 
 DAMAGE = {
-    "truncated parquet": (lambda root: truncate(root / "output" / "entities.parquet"), "entities.parquet"),
-    "zero-byte parquet": (lambda root: (root / "output" / "communities.parquet").write_bytes(b""), "communities.parquet"),
-    "dangling output link": (lambda root: shutil.rmtree((root / "output").resolve()), "points to versions/"),
+    "truncated parquet": (
+        lambda root: truncate(root / "output" / "entities.parquet"),
+        "entities.parquet",
+    ),
+    "zero-byte parquet": (
+        lambda root: (root / "output" / "communities.parquet").write_bytes(b""),
+        "communities.parquet",
+    ),
+    "dangling output link": (
+        lambda root: shutil.rmtree((root / "output").resolve()),
+        "points to versions/",
+    ),
 }
 
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
-async def test_a_damaged_table_is_named_by_cli_tools_and_resources(copied_index: Path, damage: str) -> None:
+async def test_a_damaged_table_is_named_by_cli_tools_and_resources(
+    copied_index: Path, damage: str
+) -> None:
     harm, named = DAMAGE[damage]
     harm(copied_index)
     for args in (["stats"], ["query", QUESTION, "--type", "local", "--context-only"]):
         assert_one_line_error(run_cli(*args, "--index-path", copied_index), 1, named, "--full")
     async with mcp_session(copied_index, IN_PROCESS) as session:
         for _ in range(2):  # the failed version is remembered, and reported the same way each time
-            result = await session.call_tool("local_search", {"query": QUESTION, "context_only": True})
-            assert result.is_error and named in result.content[0].text and "--full" in result.content[0].text
+            result = await session.call_tool(
+                "local_search", {"query": QUESTION, "context_only": True}
+            )
+            assert (
+                result.is_error
+                and named in result.content[0].text
+                and "--full" in result.content[0].text
+            )
         statistics = await session.call_tool("get_statistics", {})
         assert statistics.is_error and named in statistics.content[0].text
         with pytest.raises(Exception, match=named.replace(".", r"\.")):
@@ -332,7 +490,10 @@ async def test_a_deleted_vector_table_stops_only_the_searches_that_need_it(
     shutil.rmtree(copied_index / table)
     stats = run_cli("stats", "--index-path", copied_index)
     assert stats.code == 1 and "Traceback" not in stats.stderr
-    assert "error: vector table" in stats.stderr and "entity_description.lance is missing" in stats.stderr
+    assert (
+        "error: vector table" in stats.stderr
+        and "entity_description.lance is missing" in stats.stderr
+    )
     async with mcp_session(copied_index, IN_PROCESS) as session:
         local = await session.call_tool("local_search", {"query": QUESTION, "context_only": True})
         assert local.is_error and "entity_description.lance is missing" in local.content[0].text
@@ -344,18 +505,24 @@ async def test_a_deleted_vector_table_stops_only_the_searches_that_need_it(
         assert [issue["severity"] for issue in statistics["issues"]] == ["error"]
         assert "entity_description.lance" in statistics["issues"][0]["message"]
         shutil.copytree(built_index[0] / table, copied_index / table)  # restored: served again
-        restored = await session.call_tool("local_search", {"query": QUESTION, "context_only": True})
+        restored = await session.call_tool(
+            "local_search", {"query": QUESTION, "context_only": True}
+        )
         assert not restored.is_error, restored.content[0].text
 
 
-async def test_a_repaired_index_serves_again(copied_index: Path, built_index: tuple[Path, dict]) -> None:
+async def test_a_repaired_index_serves_again(
+    copied_index: Path, built_index: tuple[Path, dict]
+) -> None:
     entities = copied_index / "output" / "entities.parquet"
     truncate(entities)
     async with mcp_session(copied_index, IN_PROCESS) as session:
         damaged = await session.call_tool("local_search", {"query": QUESTION, "context_only": True})
         assert damaged.is_error
         shutil.copy2(built_index[0] / "output" / "entities.parquet", entities)
-        repaired = await session.call_tool("local_search", {"query": QUESTION, "context_only": True})
+        repaired = await session.call_tool(
+            "local_search", {"query": QUESTION, "context_only": True}
+        )
         assert not repaired.is_error
 
 

@@ -29,15 +29,23 @@ def _check_graph(graph: nx.Graph, root: Path, corpus_titles: set[str]) -> None:
     entities = _entities(root)
     assert set(graph.nodes) == set(entities["title"])
     for name, data in graph.nodes(data=True):
-        assert NODE_FIELDS <= set(data), (name, data)
-        assert {title for title in str(data["documents"]).split("; ")} <= corpus_titles, data["documents"]
+        assert set(data) >= NODE_FIELDS, (name, data)
+        assert {title for title in str(data["documents"]).split("; ")} <= corpus_titles, data[
+            "documents"
+        ]
     relationships = pd.read_parquet(root / "output" / "relationships.parquet")
-    assert graph.number_of_edges() == len(relationships)  # a pair related both ways keeps both relationships
-    assert len({frozenset(pair) for pair in zip(relationships["source"], relationships["target"])}) < len(relationships)
+    assert graph.number_of_edges() == len(
+        relationships
+    )  # a pair related both ways keeps both relationships
+    assert len(
+        {frozenset(pair) for pair in zip(relationships["source"], relationships["target"])}
+    ) < len(relationships)
     assert all({"weight", "description"} <= set(data) for *_, data in graph.edges(data=True))
     degrees = dict(zip(entities["title"], entities["degree"]))
     assert all(int(data["degree"]) == degrees[name] for name, data in graph.nodes(data=True))
-    assert len({data["community"] for _, data in graph.nodes(data=True)}) > 1, "communities are told apart"
+    assert len({data["community"] for _, data in graph.nodes(data=True)}) > 1, (
+        "communities are told apart"
+    )
 
 
 @pytest.mark.parametrize("graph_format", ["graphml", "gexf", "json"])
@@ -56,12 +64,16 @@ def test_export_writes_a_file_networkx_reads_back(
     _check_graph(graph, root, corpus_titles)
 
 
-def test_a_relative_output_is_written_where_the_command_runs(built_index: tuple[Path, dict], tmp_path: Path) -> None:
+def test_a_relative_output_is_written_where_the_command_runs(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
     """`--output` (and the default file) resolve against the caller's folder, and the message names the absolute
     path (graphrag's config loader changes the working directory to the index root)."""
     root, summary = built_index
-    for args, written in (([], tmp_path / "entity-graph.graphml"), (["--output", "out/g.json", "--format", "json"],
-                                                                    tmp_path / "out" / "g.json")):
+    for args, written in (
+        ([], tmp_path / "entity-graph.graphml"),
+        (["--output", "out/g.json", "--format", "json"], tmp_path / "out" / "g.json"),
+    ):
         written.parent.mkdir(exist_ok=True)
         result = run_cli("export", "--index-path", root, *args, cwd=tmp_path)
         assert result.code == 0, result.stderr
@@ -70,16 +82,21 @@ def test_a_relative_output_is_written_where_the_command_runs(built_index: tuple[
     assert not list(root.glob("entity-graph.*")) and not (root / "out").exists()
 
 
-def test_export_to_a_missing_folder_is_one_error_line(built_index: tuple[Path, dict], tmp_path: Path) -> None:
+def test_export_to_a_missing_folder_is_one_error_line(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
     root, _ = built_index
-    result = run_cli("export", "--index-path", root, "--output", tmp_path / "no" / "such" / "graph.graphml")
+    result = run_cli(
+        "export", "--index-path", root, "--output", tmp_path / "no" / "such" / "graph.graphml"
+    )
     assert result.code == 1
     assert result.stderr.startswith("error: cannot write") and "--output" in result.stderr
     assert "Traceback" not in result.stderr
 
 
-async def test_graph_resource_is_graphml_of_every_entity(built_index: tuple[Path, dict], corpus_titles: set[str],
-                                                         tmp_path: Path) -> None:
+async def test_graph_resource_is_graphml_of_every_entity(
+    built_index: tuple[Path, dict], corpus_titles: set[str], tmp_path: Path
+) -> None:
     root, _ = built_index
     async with mcp_session(root, IN_PROCESS) as session:
         contents = (await session.read_resource("graphrag://graph")).contents
@@ -99,20 +116,37 @@ def _chromium() -> str:
 
 def _headless(page: str, *args: str) -> str:
     process = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
-         "--virtual-time-budget=5000", "--window-size=1200,800", *args, page],
-        capture_output=True, text=True, timeout=120, check=True,
+        [
+            _chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--hide-scrollbars",
+            "--virtual-time-budget=5000",
+            "--window-size=1200,800",
+            *args,
+            page,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return process.stdout
 
 
 @pytest.mark.e2e  # headless Chromium
-def test_html_page_draws_every_entity_offline_in_headless_chromium(built_index: tuple[Path, dict], tmp_path: Path) -> None:
+def test_html_page_draws_every_entity_offline_in_headless_chromium(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
     root, summary = built_index
     page = tmp_path / "graph.html"
     assert run_cli("export", "--index-path", root, "--format", "html", "--output", page).code == 0
     html = page.read_text()
-    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "") and "https://" not in html, "works offline"
+    assert (
+        "http://" not in html.replace("http://www.w3.org/2000/svg", "") and "https://" not in html
+    ), "works offline"
 
     dom = _headless(page.as_uri(), "--dump-dom")
     assert dom.count('class="node') == summary["entities"], "one circle per entity"
@@ -120,8 +154,11 @@ def test_html_page_draws_every_entity_offline_in_headless_chromium(built_index: 
 
     entities = _entities(root).sort_values("degree", ascending=False)
     titles = [str(title) for title in entities["title"]]
-    entity = next(row for row in entities.itertuples()
-                  if sum(row.title.lower() in other.lower() for other in titles) == 1 and "&" not in row.title)
+    entity = next(
+        row
+        for row in entities.itertuples()
+        if sum(row.title.lower() in other.lower() for other in titles) == 1 and "&" not in row.title
+    )
     searched = _headless(f"{page.as_uri()}?q={quote(entity.title)}", "--dump-dom")
     assert f"1 of {summary['entities']} entities match" in searched
     assert f"<h2>{entity.title}</h2>" in searched, "the entity's panel opens"
@@ -131,12 +168,26 @@ def test_html_page_draws_every_entity_offline_in_headless_chromium(built_index: 
     _headless(page.as_uri(), f"--screenshot={shot}")
     with Image.open(shot) as image:
         colours = image.convert("RGB").getcolors(maxcolors=1_000_000) or []
-    communities = pd.read_parquet(root / "output" / "communities.parquet").sort_values("level", ascending=False)
-    broadest = {entity: int(row.community) for row in communities.itertuples() for entity in row.entity_ids}
+    communities = pd.read_parquet(root / "output" / "communities.parquet").sort_values(
+        "level", ascending=False
+    )
+    broadest = {
+        entity: int(row.community) for row in communities.itertuples() for entity in row.entity_ids
+    }
     expected = {community: _page_colour(community) for community in set(broadest.values())}
-    drawn = {community for community, rgb in expected.items()
-             if sum(count for count, colour in colours if max(abs(a - b) for a, b in zip(colour, rgb, strict=True)) <= 2) >= 200}
-    assert len(expected) >= 2 and drawn == set(expected), "every broadest community drawn in its own colour"
+    drawn = {
+        community
+        for community, rgb in expected.items()
+        if sum(
+            count
+            for count, colour in colours
+            if max(abs(a - b) for a, b in zip(colour, rgb, strict=True)) <= 2
+        )
+        >= 200
+    }
+    assert len(expected) >= 2 and drawn == set(expected), (
+        "every broadest community drawn in its own colour"
+    )
 
 
 def _page_colour(community: int) -> tuple[int, int, int]:
@@ -158,7 +209,8 @@ def _page_state(page: Path) -> tuple[str, int, int]:
 @pytest.mark.e2e  # headless Chromium
 @pytest.mark.parametrize("corpus", ["fixtures", "dulce"])
 def test_html_page_labels_do_not_overlap_and_a_legend_names_types_and_communities(
-        built_index: tuple[Path, dict], tmp_path: Path, corpus: str) -> None:
+    built_index: tuple[Path, dict], tmp_path: Path, corpus: str
+) -> None:
     """At the default zoom (the whole graph fitted to the window) no two shown labels overlap, and the most
     connected entities are labelled; the legend lists the entity types and the communities by report title."""
     root = built_index[0]
@@ -183,15 +235,19 @@ def test_html_page_labels_do_not_overlap_and_a_legend_names_types_and_communitie
     top = str(entities.sort_values("degree", ascending=False)["title"].iloc[0])
     label = re.search(rf"<text([^>]*)>{re.escape(html.escape(top, quote=False))}</text>", dom)
     assert label and "hidden" not in label.group(1), "the most connected entity's label is shown"
-    legend = dom[dom.index('id="legend"'):]
+    legend = dom[dom.index('id="legend"') :]
     assert "Entity types" in legend and all(f"{kind} (" in legend for kind in set(entities["type"]))
     reports = pd.read_parquet(root / "output" / "community_reports.parquet")
     broadest = reports[reports["level"] == reports["level"].min()]
-    assert all(html.escape(str(title), quote=False) in legend for title in broadest["title"]), "communities by title"
+    assert all(html.escape(str(title), quote=False) in legend for title in broadest["title"]), (
+        "communities by title"
+    )
 
 
 @pytest.mark.e2e  # headless Chromium
-def test_html_page_zoomed_in_colours_sub_communities(built_index: tuple[Path, dict], tmp_path: Path) -> None:
+def test_html_page_zoomed_in_colours_sub_communities(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
     """Zoomed in (`?zoom=4`), an entity whose finest community is not its broadest takes a shade of its broadest
     community's hue; at the default zoom every entity has its broadest community's colour."""
     root = built_index[0]
@@ -199,15 +255,22 @@ def test_html_page_zoomed_in_colours_sub_communities(built_index: tuple[Path, di
     assert run_cli("export", "--index-path", root, "--format", "html", "--output", page).code == 0
     communities = pd.read_parquet(root / "output" / "communities.parquet")
     levels = communities.sort_values("level")
-    finest = {entity: int(row.community) for row in levels.itertuples() for entity in row.entity_ids}
-    broadest = {entity: int(row.community) for row in levels[::-1].itertuples() for entity in row.entity_ids}
+    finest = {
+        entity: int(row.community) for row in levels.itertuples() for entity in row.entity_ids
+    }
+    broadest = {
+        entity: int(row.community) for row in levels[::-1].itertuples() for entity in row.entity_ids
+    }
     titles = dict(zip(_entities(root)["id"], _entities(root)["title"], strict=True))
     split = {titles[entity] for entity in finest if finest[entity] != broadest[entity]}
     assert split, "the fixtures index has communities below the broadest"
 
     def fills(query: str) -> dict[str, str]:
         dom = _headless(f"{page.as_uri()}{query}", "--dump-dom")
-        return {html.unescape(name): fill for fill, name in re.findall(r'<circle[^>]*fill="([^"]+)"[^>]*data-name="([^"]+)"', dom)}
+        return {
+            html.unescape(name): fill
+            for fill, name in re.findall(r'<circle[^>]*fill="([^"]+)"[^>]*data-name="([^"]+)"', dom)
+        }
 
     default, zoomed = fills(""), fills("?zoom=4")
     assert all(fill.endswith(", 48%)") for fill in default.values())

@@ -4,20 +4,50 @@ import json
 from pathlib import Path
 
 import lancedb
-import pytest
 import pandas as pd
+import pytest
 
 from conftest import CORPUS, run_cli
 
 SUMMARY_KEYS = {
-    "documents", "text_units", "entities", "relationships", "communities", "community_reports",
-    "documents_added", "documents_updated", "documents_deleted", "documents_renamed",
-    "llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "seconds", "mode", "skipped", "unreadable",
-    "carried_over", "computed", "vectors_written", "clustering", "workflows",
+    "documents",
+    "text_units",
+    "entities",
+    "relationships",
+    "communities",
+    "community_reports",
+    "documents_added",
+    "documents_updated",
+    "documents_deleted",
+    "documents_renamed",
+    "llm_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "embedding_calls",
+    "seconds",
+    "mode",
+    "skipped",
+    "unreadable",
+    "carried_over",
+    "computed",
+    "vectors_written",
+    "clustering",
+    "workflows",
 }
 STATS_KEYS = {
-    "documents", "text_units", "entities", "relationships", "communities", "community_reports",
-    "community_levels", "covariates", "index_updated_at", "models", "vector_store", "issues", "workflows",
+    "documents",
+    "text_units",
+    "entities",
+    "relationships",
+    "communities",
+    "community_reports",
+    "community_levels",
+    "covariates",
+    "index_updated_at",
+    "models",
+    "vector_store",
+    "issues",
+    "workflows",
 }
 
 
@@ -25,34 +55,62 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
     _, summary = built_index
     assert set(summary) == SUMMARY_KEYS
     assert summary["mode"] == "full"
-    assert summary["workflows"] == [
-        "create_base_text_units", "create_final_documents", "extract_graph_kept", "finalize_graph_kept",
-        "extract_covariates", "create_communities_kept", "cluster_unclustered_entities", "create_final_text_units",
-        "create_community_reports", "generate_text_embeddings_kept",
-    ]  # graphrag's standard pipeline (documents handed in), this project's workflows in place of three
-    assert not any(summary["carried_over"].values())  # a full build takes nothing from a previous version
-    assert summary["clustering"] is None and summary["computed"]["extraction"] == summary["text_units"]
-    assert sum(summary["vectors_written"].values()) == (summary["text_units"] + summary["entities"]
-                                                       + summary["community_reports"])
+    assert (
+        summary["workflows"]
+        == [
+            "create_base_text_units",
+            "create_final_documents",
+            "extract_graph_kept",
+            "finalize_graph_kept",
+            "extract_covariates",
+            "create_communities_kept",
+            "cluster_unclustered_entities",
+            "create_final_text_units",
+            "create_community_reports",
+            "generate_text_embeddings_kept",
+        ]
+    )  # graphrag's standard pipeline (documents handed in), this project's workflows in place of three
+    assert not any(
+        summary["carried_over"].values()
+    )  # a full build takes nothing from a previous version
+    assert (
+        summary["clustering"] is None and summary["computed"]["extraction"] == summary["text_units"]
+    )
+    assert sum(summary["vectors_written"].values()) == (
+        summary["text_units"] + summary["entities"] + summary["community_reports"]
+    )
     assert summary["documents"] == summary["documents_added"] == len(list(CORPUS.iterdir()))
     for key in ("text_units", "entities", "relationships", "communities", "community_reports"):
         assert summary[key] > 0, key
     assert summary["llm_calls"] > 0
     assert summary["prompt_tokens"] > summary["llm_calls"]
     assert summary["completion_tokens"] > 0
-    assert summary["embedding_calls"] > 0  # text units, entity descriptions and reports were embedded
+    assert (
+        summary["embedding_calls"] > 0
+    )  # text units, entity descriptions and reports were embedded
 
 
-def test_workflows_are_timed_without_tracing_every_allocation(built_index: tuple[Path, dict]) -> None:
+def test_workflows_are_timed_without_tracing_every_allocation(
+    built_index: tuple[Path, dict],
+) -> None:
     """graphrag's stats.json still times each workflow, but tracemalloc (3.5x slower builds) is off."""
     root, _ = built_index
-    workflows = json.loads((root / "output" / "stats.json").read_text(encoding="utf-8"))["workflows"]
-    assert {"extract_graph_kept", "create_community_reports", "finalize_graph_kept", "create_communities_kept",
-            "generate_text_embeddings_kept"} <= set(workflows)  # graphrag's pipeline, this project's in place of three
+    workflows = json.loads((root / "output" / "stats.json").read_text(encoding="utf-8"))[
+        "workflows"
+    ]
+    assert {
+        "extract_graph_kept",
+        "create_community_reports",
+        "finalize_graph_kept",
+        "create_communities_kept",
+        "generate_text_embeddings_kept",
+    } <= set(workflows)  # graphrag's pipeline, this project's in place of three
     for name, metrics in workflows.items():
         assert metrics["tracemalloc_overhead_bytes"] == 0, name
         assert metrics["overall"] >= 0, name
-        assert metrics["peak_memory_bytes"] > 100 * 2**20, name  # the process's peak resident memory
+        assert metrics["peak_memory_bytes"] > 100 * 2**20, (
+            name
+        )  # the process's peak resident memory
     assert sum(metrics["overall"] for metrics in workflows.values()) > 0
 
 
@@ -63,13 +121,30 @@ def test_stats_agree_with_parquet_and_lancedb(built_index: tuple[Path, dict]) ->
     stats = result.json()
     assert set(stats) == STATS_KEYS
     output = root / "output"
-    for table in ("documents", "text_units", "entities", "relationships", "communities", "community_reports"):
-        assert stats[table] == len(pd.read_parquet(output / f"{table}.parquet")) == summary[table], table
-    assert stats["community_levels"] == pd.read_parquet(output / "communities.parquet")["level"].nunique()
-    assert stats["models"] == {"completion": ["offline/offline-extractive"], "embedding": ["offline/offline-hashing"]}
+    for table in (
+        "documents",
+        "text_units",
+        "entities",
+        "relationships",
+        "communities",
+        "community_reports",
+    ):
+        assert (
+            stats[table] == len(pd.read_parquet(output / f"{table}.parquet")) == summary[table]
+        ), table
+    assert (
+        stats["community_levels"]
+        == pd.read_parquet(output / "communities.parquet")["level"].nunique()
+    )
+    assert stats["models"] == {
+        "completion": ["offline/offline-extractive"],
+        "embedding": ["offline/offline-hashing"],
+    }
     assert stats["index_updated_at"] is not None
     assert stats["issues"] == []
-    assert list(stats["workflows"]) == summary["workflows"] and all(s >= 0 for s in stats["workflows"].values())
+    assert list(stats["workflows"]) == summary["workflows"] and all(
+        s >= 0 for s in stats["workflows"].values()
+    )
 
     db = lancedb.connect(output / "lancedb")
     vector_tables = {name: db.open_table(name).count_rows() for name in db.list_tables().tables}
@@ -84,7 +159,9 @@ def test_stats_text_format(built_index: tuple[Path, dict]) -> None:
     result = run_cli("stats", "--index-path", root)
     assert result.code == 0, result.stderr
     assert f"entities: {summary['entities']}" in result.stdout
-    assert "community reports: " in result.stdout and "{" not in result.stdout, "readable, not Python dicts"
+    assert "community reports: " in result.stdout and "{" not in result.stdout, (
+        "readable, not Python dicts"
+    )
     assert "vector store: type lancedb, tables community_full_content " in result.stdout
 
 
@@ -103,7 +180,9 @@ def test_incremental_run_adds_a_new_document(tmp_path: Path) -> None:
         "In May 2024 Oskar Lindqvist led a delegation from the Baltic Tidal Forum to Port Evander. "
         "Oskar Lindqvist met Mirela Voss at the Harrowgate Tidal Cooperative and studied the Slack Water Protocol."
     )
-    second = run_cli("index", data, "--index-path", root, "--incremental", "--offline", "--format", "json")
+    second = run_cli(
+        "index", data, "--index-path", root, "--incremental", "--offline", "--format", "json"
+    )
     assert second.code == 0, second.stderr
     summary = second.json()
     assert summary["mode"] == "incremental"
@@ -114,10 +193,15 @@ def test_incremental_run_adds_a_new_document(tmp_path: Path) -> None:
 
     unchanged = run_cli("index", data, "--index-path", root, "--offline", "--format", "json")
     assert unchanged.code == 0, unchanged.stderr
-    assert unchanged.json()["mode"] == "incremental" and unchanged.json()["documents"] == summary["documents"]
+    assert (
+        unchanged.json()["mode"] == "incremental"
+        and unchanged.json()["documents"] == summary["documents"]
+    )
     assert unchanged.json()["llm_calls"] == unchanged.json()["prompt_tokens"] == 0
 
-    rebuilt = run_cli("index", data, "--index-path", root, "--full", "--offline", "--format", "json")
+    rebuilt = run_cli(
+        "index", data, "--index-path", root, "--full", "--offline", "--format", "json"
+    )
     assert rebuilt.code == 0, rebuilt.stderr
     assert rebuilt.json()["mode"] == "full" and rebuilt.json()["entities"] == summary["entities"]
     assert rebuilt.json()["llm_calls"] == 0  # every request is answered by graphrag's LLM cache

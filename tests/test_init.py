@@ -32,11 +32,19 @@ def test_init_writes_loadable_graphrag_settings(tmp_path: Path, provider: str, m
         os.chdir(cwd)
     completion = config.completion_models["default_completion_model"]
     embedding = config.embedding_models["default_embedding_model"]
-    expected_provider = {"openai": "openai", "azure": "azure", "ollama": "ollama_chat", "offline": "offline"}[provider]
+    expected_provider = {
+        "openai": "openai",
+        "azure": "azure",
+        "ollama": "ollama_chat",
+        "offline": "offline",
+    }[provider]
     assert completion.model_provider == expected_provider
     assert config.vector_store.vector_size == yaml.safe_load(text)["vector_store"]["vector_size"]
     assert embedding.model
-    assert config.input.file_pattern == r"(^|/)[^./][^/]*\.(csv|docx|htm|html|json|jsonl|markdown|md|pdf|pptx|txt|xlsx)$"
+    assert (
+        config.input.file_pattern
+        == r"(^|/)[^./][^/]*\.(csv|docx|htm|html|json|jsonl|markdown|md|pdf|pptx|txt|xlsx)$"
+    )
     assert config.cluster_graph.use_lcc is False
 
 
@@ -51,7 +59,15 @@ def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
 
 def test_init_custom_models(tmp_path: Path) -> None:
     result = run_cli(
-        "init", "--index-path", tmp_path, "--provider", "ollama", "--model", "qwen2.5", "--embedding-model", "mxbai-embed-large"
+        "init",
+        "--index-path",
+        tmp_path,
+        "--provider",
+        "ollama",
+        "--model",
+        "qwen2.5",
+        "--embedding-model",
+        "mxbai-embed-large",
     )
     assert result.code == 0, result.stderr
     settings = yaml.safe_load((tmp_path / "settings.yaml").read_text().replace("${", "$"))
@@ -70,6 +86,8 @@ def test_stats_before_the_first_index_creates_nothing(tmp_path: Path) -> None:
     result = run_cli("stats", "--index-path", root)
 
     assert result.code == 1
-    assert result.stderr.strip() == (f"error: no index in {root / 'output'}; build it with: graphrag-mcp index "
-                                     f"DATA_PATH --index-path {root}")
+    assert result.stderr.strip() == (
+        f"error: no index in {root / 'output'}; build it with: graphrag-mcp index "
+        f"DATA_PATH --index-path {root}"
+    )
     assert sorted(path.relative_to(root) for path in root.rglob("*")) == before

@@ -76,6 +76,8 @@ from graphrag_llm.utils import (
     CompletionMessagesBuilder,
     gather_completion_response_async,
 )
+from pydantic import BaseModel
+
 from graphrag_mcp_server.providers.offline import (
     DEFAULT_OFFLINE_DIMENSIONS,
     OFFLINE_TYPE,
@@ -83,7 +85,6 @@ from graphrag_mcp_server.providers.offline import (
     OfflineEmbedding,
     register_offline_models,
 )
-from pydantic import BaseModel
 
 TEXT = (
     "The Harrowgate Tidal Cooperative was founded in 1987 by Mirela Voss in Port Evander. "
@@ -225,25 +226,52 @@ Treasurer, Kestlewick Residents Trust
 """
 
 
-async def test_a_letter_gives_clean_typed_entities_and_relationships_beyond_a_sentence(model: LLMCompletion) -> None:
+async def test_a_letter_gives_clean_typed_entities_and_relationships_beyond_a_sentence(
+    model: LLMCompletion,
+) -> None:
     """Greetings, sign-offs, bare role titles and document words are not entities; a place named only in a
     heading is one; organisations and places are typed by their words; entities of one paragraph are related
     (a shared sentence weighing most), and the letter's writer to its addressee and to those it thanks."""
     extractor = GraphExtractor(model=model, prompt=GRAPH_EXTRACTION_PROMPT, max_gleanings=0)
     entities, relationships = await extractor(LETTER, ENTITY_TYPES, source_id="t1")
     types = dict(zip(entities["title"], entities["type"], strict=True))
-    assert types == {"KESTLEWICK": "GEO", "ROWAN ASHBY": "PERSON", "WENDLE CATCHMENT BOARD": "ORGANIZATION",
-                     "KESTLEWICK RESIDENTS TRUST": "ORGANIZATION", "PRIYA NAIR": "PERSON", "OTTO BRANDT": "PERSON",
-                     "LOWMERE FARM": "GEO", "HOLLIN BANK SURGERY": "ORGANIZATION", "MARGARET OSEI": "PERSON"}
-    weights = {frozenset(pair): weight for *pair, weight in
-               zip(relationships["source"], relationships["target"], relationships["weight"], strict=True)}
-    described = dict(zip(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)),
-                         relationships["description"], strict=True))
+    assert types == {
+        "KESTLEWICK": "GEO",
+        "ROWAN ASHBY": "PERSON",
+        "WENDLE CATCHMENT BOARD": "ORGANIZATION",
+        "KESTLEWICK RESIDENTS TRUST": "ORGANIZATION",
+        "PRIYA NAIR": "PERSON",
+        "OTTO BRANDT": "PERSON",
+        "LOWMERE FARM": "GEO",
+        "HOLLIN BANK SURGERY": "ORGANIZATION",
+        "MARGARET OSEI": "PERSON",
+    }
+    weights = {
+        frozenset(pair): weight
+        for *pair, weight in zip(
+            relationships["source"], relationships["target"], relationships["weight"], strict=True
+        )
+    }
+    described = dict(
+        zip(
+            map(frozenset, zip(relationships["source"], relationships["target"], strict=True)),
+            relationships["description"],
+            strict=True,
+        )
+    )
     hired = frozenset({"PRIYA NAIR", "OTTO BRANDT"})
     assert "Priya Nair chairs our committee. Last spring she hired Otto Brandt" in described[hired]
-    assert weights[frozenset({"OTTO BRANDT", "LOWMERE FARM"})] > weights[hired], "a shared sentence weighs most"
-    assert "Margaret Osei wrote to Rowan Ashby" in described[frozenset({"MARGARET OSEI", "ROWAN ASHBY"})]
-    assert "We thank Hollin Bank Surgery" in described[frozenset({"MARGARET OSEI", "HOLLIN BANK SURGERY"})]
+    assert weights[frozenset({"OTTO BRANDT", "LOWMERE FARM"})] > weights[hired], (
+        "a shared sentence weighs most"
+    )
+    assert (
+        "Margaret Osei wrote to Rowan Ashby"
+        in described[frozenset({"MARGARET OSEI", "ROWAN ASHBY"})]
+    )
+    assert (
+        "We thank Hollin Bank Surgery"
+        in described[frozenset({"MARGARET OSEI", "HOLLIN BANK SURGERY"})]
+    )
 
 
 async def test_summarize_descriptions_merges_distinct_sentences(model: LLMCompletion) -> None:

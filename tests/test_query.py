@@ -7,8 +7,17 @@ import pytest
 from conftest import run_cli
 
 QUERY_KEYS = {
-    "type", "answer", "context", "sources", "context_counts",
-    "llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "seconds", "index_version",
+    "type",
+    "answer",
+    "context",
+    "sources",
+    "context_counts",
+    "llm_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "embedding_calls",
+    "seconds",
+    "index_version",
 }
 
 
@@ -18,14 +27,24 @@ QUERY_KEYS = {
         ("local", "Who designed Old Bessie and which firm built it?", "Tobias Arkwright"),
         ("basic", "Who inspected the Kelling Point turbine in 1994?", "Leonard Quist"),
         ("drift", "What did Ines Halloran study at Marrow Sands?", "Ines Halloran"),
-        ("global", "What is the Harrowgate Tidal Cooperative and who founded it?", "Harrowgate Tidal Cooperative"),
+        (
+            "global",
+            "What is the Harrowgate Tidal Cooperative and who founded it?",
+            "Harrowgate Tidal Cooperative",
+        ),
     ],
 )
 def test_each_search_answers_with_entity_and_sources(
-    built_index: tuple[Path, dict], corpus_titles: set[str], search_type: str, question: str, expected: str
+    built_index: tuple[Path, dict],
+    corpus_titles: set[str],
+    search_type: str,
+    question: str,
+    expected: str,
 ) -> None:
     root, _ = built_index
-    result = run_cli("query", question, "--index-path", root, "--type", search_type, "--format", "json")
+    result = run_cli(
+        "query", question, "--index-path", root, "--type", search_type, "--format", "json"
+    )
     assert result.code == 0, result.stderr
     answer = result.json()
     assert set(answer) == QUERY_KEYS
@@ -41,7 +60,16 @@ def test_each_search_answers_with_entity_and_sources(
 
 def test_local_search_sources_point_at_the_right_document(built_index: tuple[Path, dict]) -> None:
     root, _ = built_index
-    result = run_cli("query", "Who is Leonard Quist?", "--index-path", root, "--type", "local", "--format", "json")
+    result = run_cli(
+        "query",
+        "Who is Leonard Quist?",
+        "--index-path",
+        root,
+        "--type",
+        "local",
+        "--format",
+        "json",
+    )
     assert result.code == 0, result.stderr
     documents = [source["document"] for source in result.json()["sources"]]
     assert "04_inspection_report_1994.md" in documents
@@ -49,7 +77,9 @@ def test_local_search_sources_point_at_the_right_document(built_index: tuple[Pat
 
 def test_text_format_prints_answer_and_source_titles(built_index: tuple[Path, dict]) -> None:
     root, _ = built_index
-    result = run_cli("query", "Who is Beatrix Fenn?", "--index-path", root, "--type", "basic", "--top-k", "3")
+    result = run_cli(
+        "query", "Who is Beatrix Fenn?", "--index-path", root, "--type", "basic", "--top-k", "3"
+    )
     assert result.code == 0, result.stderr
     assert "Beatrix Fenn" in result.stdout
     assert "Sources: " in result.stdout and "08_newspaper_profile_2012.txt" in result.stdout

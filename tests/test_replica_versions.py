@@ -95,7 +95,7 @@ def test_a_switch_before_the_config_is_read_loads_the_new_version_whole(
         return resolved[-1]
 
     monkeypatch.setattr(state, "current_version", resolve_then_switch)
-    loaded = state._load(root)  # noqa: SLF001 - the load, a switch injected between its steps
+    loaded = state._load(root)
     assert resolved[:2] == [first, second]
     assert loaded.version == second_digest
     assert Path(loaded.config.output_storage.base_dir).resolve() == second
@@ -125,7 +125,7 @@ def test_a_replica_switch_moves_tables_settings_and_prompts_together(
     follower.take_version(root, _staged(root, built_index[0], "a"), LOCATION, "a")
     assert (root / "settings.yaml").readlink() == Path("output/.root/settings.yaml")
     assert (root / "prompts").readlink() == Path("output/.root/prompts")
-    held = state._load(root)  # noqa: SLF001 - a snapshot as IndexState keeps it
+    held = state._load(root)
     version_a = root / "versions" / "a"
     assert Path(held.config.local_search.prompt).is_relative_to(version_a / ".root")
     assert held.tables.derived["version_hold"].version == version_a
@@ -138,9 +138,7 @@ def test_a_replica_switch_moves_tables_settings_and_prompts_together(
         "c",
     }  # a: held by the snapshot
     assert versions.current_version(root).name == "c"
-    assert (
-        root / "settings.yaml"
-    ).resolve() == root / "versions" / "c" / ".root" / "settings.yaml"
+    assert (root / "settings.yaml").resolve() == root / "versions" / "c" / ".root" / "settings.yaml"
 
     del held
     gc.collect()
@@ -165,9 +163,7 @@ def test_a_malformed_manifest_is_refused_before_the_switch(
     assert versions.current_version(root).name == "a"
 
 
-def test_collection_keeps_what_the_pointer_names_and_the_follower_backs_off_within_bounds() -> (
-    None
-):
+def test_collection_keeps_what_the_pointer_names_and_the_follower_backs_off_within_bounds() -> None:
     """Garbage collection keeps current.json's version and previous (an indexer that published
     nothing deleted previous); a failing follower waits twice as long after each failure, up to its
     bound."""
@@ -189,14 +185,15 @@ def test_collection_keeps_what_the_pointer_names_and_the_follower_backs_off_with
     assert follower.next_wait(60, 3) == 60  # a poll period over the bound is kept
 
 
-def test_a_local_version_a_snapshot_holds_survives_two_updates(built_index: tuple[Path, dict],
-                                                               tmp_path: Path) -> None:
+def test_a_local_version_a_snapshot_holds_survives_two_updates(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
     """versions.switch_to keeps the current and previous versions and any older one a loaded snapshot holds (a
     long search across two quick updates), and removes it at the first switch after it is dropped."""
     root = tmp_path / "index"
     shutil.copytree(built_index[0], root, symlinks=True)
     first = versions.current_version(root)
-    held = state._load(root)  # noqa: SLF001 - a snapshot as IndexState keeps it
+    held = state._load(root)
     assert held.tables.derived["version_hold"].version == first
     manifest = versions.read_manifest(first)
     for _ in range(2):

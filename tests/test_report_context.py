@@ -13,29 +13,41 @@ from graphrag_mcp_server.config.runtime import prepare_models
 def community_records(built_index: tuple[Path, dict]) -> list[list[dict]]:
     """The records graphrag's report workflow hands to `sort_context` for each community of the fixtures index."""
     prepare_models()
-    from graphrag.index.operations.summarize_communities.explode_communities import explode_communities
+    from graphrag.index.operations.summarize_communities.explode_communities import (
+        explode_communities,
+    )
     from graphrag.index.operations.summarize_communities.graph_context import context_builder
     from graphrag.index.workflows.create_community_reports import _prep_edges, _prep_nodes
 
     output = built_index[0] / "output"
-    nodes = _prep_nodes(explode_communities(pd.read_parquet(output / "communities.parquet"),
-                                            pd.read_parquet(output / "entities.parquet")))
+    nodes = _prep_nodes(
+        explode_communities(
+            pd.read_parquet(output / "communities.parquet"),
+            pd.read_parquet(output / "entities.parquet"),
+        )
+    )
     edges = _prep_edges(pd.read_parquet(output / "relationships.parquet"))
     captured: list[list[dict]] = []
     original = context_builder.parallel_sort_context_batch
-    context_builder.parallel_sort_context_batch = lambda frame, **_: captured.extend(frame["all_context"]) or frame
+    context_builder.parallel_sort_context_batch = lambda frame, **_: (
+        captured.extend(frame["all_context"]) or frame
+    )
     try:
         for level in sorted(nodes["level"].unique()):
-            context_builder._prepare_reports_at_level(nodes, edges, None, None, level)  # noqa: SLF001
+            context_builder._prepare_reports_at_level(nodes, edges, None, None, level)
     finally:
         context_builder.parallel_sort_context_batch = original
     return captured
 
 
 @pytest.mark.parametrize("budget", [None, 16_000, 400, 120])
-def test_community_context_is_graphrags(community_records: list[list[dict]], budget: int | None) -> None:
+def test_community_context_is_graphrags(
+    community_records: list[list[dict]], budget: int | None
+) -> None:
     import graphrag.data_model.schemas as schemas
-    from graphrag.index.operations.summarize_communities.graph_context.sort_context import sort_context
+    from graphrag.index.operations.summarize_communities.graph_context.sort_context import (
+        sort_context,
+    )
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
     from graphrag_mcp_server.handlers.indexing.carried_reports import community_context
@@ -49,7 +61,9 @@ def test_community_context_is_graphrags(community_records: list[list[dict]], bud
         text, tokens = community_context(records, tokenizer, budget)
         assert text == sort_context(records, tokenizer, max_context_tokens=budget)
         assert tokens == tokenizer.num_tokens(text)
-        cut += budget is not None and tokenizer.num_tokens(sort_context(records, tokenizer)) > budget
+        cut += (
+            budget is not None and tokenizer.num_tokens(sort_context(records, tokenizer)) > budget
+        )
     if budget is not None and budget < 1000:
         assert cut > 0, "a small budget cuts some community's context"
 
@@ -62,8 +76,11 @@ def _renumbered_records(records: list[dict], number: Callable[[int], int]) -> li
         return {**details, schemas.SHORT_ID: number(int(details[schemas.SHORT_ID]))}
 
     def renumbered(record: dict) -> dict:
-        lists = {name: [renumber(detail) for detail in record[name]] for name in (schemas.EDGE_DETAILS,
-                 schemas.CLAIM_DETAILS) if isinstance(record.get(name), list)}
+        lists = {
+            name: [renumber(detail) for detail in record[name]]
+            for name in (schemas.EDGE_DETAILS, schemas.CLAIM_DETAILS)
+            if isinstance(record.get(name), list)
+        }
         return {**record, schemas.NODE_DETAILS: renumber(record[schemas.NODE_DETAILS]), **lists}
 
     return [renumbered(record) for record in records]
@@ -76,57 +93,99 @@ def test_a_report_follows_its_records_to_new_numbers(community_records: list[lis
     import graphrag.data_model.schemas as schemas
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
-    from graphrag_mcp_server.handlers.indexing.carried_reports import community_context, renumbered, report_rows
+    from graphrag_mcp_server.handlers.indexing.carried_reports import (
+        community_context,
+        renumbered,
+        report_rows,
+    )
 
     tokenizer = get_tokenizer()
     records = max(community_records, key=len)
     before, _ = community_context(records, tokenizer, None)
     moved = _renumbered_records(records, lambda n: 3 * n + 5)
     for record in moved:
-        record[schemas.NODE_DEGREE] = record[schemas.NODE_DETAILS][schemas.NODE_DEGREE] = 40 + len(record[
-            schemas.TITLE])
+        record[schemas.NODE_DEGREE] = record[schemas.NODE_DETAILS][schemas.NODE_DEGREE] = 40 + len(
+            record[schemas.TITLE]
+        )
         for edge in record.get(schemas.EDGE_DETAILS, []):
             edge[schemas.EDGE_DEGREE] += 17
     after, _ = community_context(moved, tokenizer, None)
     (tables, cited), (tables_after, current) = report_rows(before), report_rows(after)
     assert before != after and tables == tables_after
-    entities, relationships = sorted(map(int, cited["Entities"])), sorted(map(int, cited["Relationships"]))
+    entities, relationships = (
+        sorted(map(int, cited["Entities"])),
+        sorted(map(int, cited["Relationships"])),
+    )
     assert len(entities) >= 2 and relationships, cited
 
     entity, other, relationship = entities[0], entities[-1], relationships[-1]
-    report = {"title": "Harbour 1994", "rank": 7.5,
-              "summary": f"Built in 1994. [Data: Entities ({entity}, {other}, +more); Relationships ({relationship})]",
-              "findings": [{"summary": "s", "explanation": f"x [Data: Relationships({relationship}); Reports (2)]"}]}
+    report = {
+        "title": "Harbour 1994",
+        "rank": 7.5,
+        "summary": f"Built in 1994. [Data: Entities ({entity}, {other}, +more); Relationships ({relationship})]",
+        "findings": [
+            {"summary": "s", "explanation": f"x [Data: Relationships({relationship}); Reports (2)]"}
+        ],
+    }
     assert renumbered(report, cited, current) == {
-        "title": "Harbour 1994", "rank": 7.5,
+        "title": "Harbour 1994",
+        "rank": 7.5,
         "summary": f"Built in 1994. [Data: Entities ({3 * entity + 5}, {3 * other + 5}, +more); "
-                   f"Relationships ({3 * relationship + 5})]",
-        "findings": [{"summary": "s", "explanation": f"x [Data: Relationships({3 * relationship + 5}); Reports (2)]"}]}
-    assert renumbered({"summary": f"[Data: Entities ({max(entities) + 1})]"}, cited, current) is None
+        f"Relationships ({3 * relationship + 5})]",
+        "findings": [
+            {
+                "summary": "s",
+                "explanation": f"x [Data: Relationships({3 * relationship + 5}); Reports (2)]",
+            }
+        ],
+    }
+    assert (
+        renumbered({"summary": f"[Data: Entities ({max(entities) + 1})]"}, cited, current) is None
+    )
 
-    described = [{**record, schemas.NODE_DETAILS: {**record[schemas.NODE_DETAILS], schemas.DESCRIPTION: "new"}}
-                 if position == 0 else record for position, record in enumerate(moved)]
+    described = [
+        {
+            **record,
+            schemas.NODE_DETAILS: {**record[schemas.NODE_DETAILS], schemas.DESCRIPTION: "new"},
+        }
+        if position == 0
+        else record
+        for position, record in enumerate(moved)
+    ]
     assert report_rows(community_context(described, tokenizer, None)[0])[0] != tables
 
 
 @pytest.mark.parametrize("budget", [None, 16_000, 400])
-def test_a_context_follows_its_records_to_new_numbers(community_records: list[list[dict]], budget: int | None) -> None:
+def test_a_context_follows_its_records_to_new_numbers(
+    community_records: list[list[dict]], budget: int | None
+) -> None:
     """A stored context carried to renumbered records is the context graphrag would write for them;
     a context the budget cut is written anew (which records fit depends on the numbers' tokens)."""
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
-    from graphrag_mcp_server.handlers.indexing.carried_reports import community_context, ranked_records, renumbered_context
+    from graphrag_mcp_server.handlers.indexing.carried_reports import (
+        community_context,
+        ranked_records,
+        renumbered_context,
+    )
 
     tokenizer = get_tokenizer()
     carried = 0
     for records in community_records:
         renumbered = _renumbered_records(records, lambda n: 7 * n + 95)
-        (ranked, ids), (ranked_after, ids_after) = ranked_records(records), ranked_records(renumbered)
+        (ranked, ids), (ranked_after, ids_after) = (
+            ranked_records(records),
+            ranked_records(renumbered),
+        )
         assert ranked == ranked_after and ids != ids_after
         stored = [*community_context(records, tokenizer, budget), ids]
         context = renumbered_context(stored, ids_after, tokenizer, budget)
         if context is None:
-            assert budget is not None and stored[1] > budget or community_context(renumbered, tokenizer, budget)[1] > budget
+            assert (
+                budget is not None
+                and stored[1] > budget
+                or community_context(renumbered, tokenizer, budget)[1] > budget
+            )
             continue
         assert context == community_context(renumbered, tokenizer, budget)
         carried += 1
@@ -136,27 +195,42 @@ def test_a_context_follows_its_records_to_new_numbers(community_records: list[li
         assert carried == len(community_records), carried
 
 
-def test_a_member_without_an_edge_is_in_its_communitys_context(community_records: list[list[dict]]) -> None:
+def test_a_member_without_an_edge_is_in_its_communitys_context(
+    community_records: list[list[dict]],
+) -> None:
     """graphrag's `sort_context` brings members in only through edges: a community of one entity without
     relationships got an empty context, and its report was written from nothing. Here every member is in the
     context, those without an edge after graphrag's own rows; a lone entity's report is written from its row."""
     import graphrag.data_model.schemas as schemas
-    from graphrag.index.operations.summarize_communities.graph_context.sort_context import sort_context
+    from graphrag.index.operations.summarize_communities.graph_context.sort_context import (
+        sort_context,
+    )
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
     from graphrag_mcp_server.handlers.indexing.carried_reports import community_context
     from graphrag_mcp_server.handlers.indexing.lone_entities import lone_entity_report
 
     tokenizer = get_tokenizer()
-    lone = {schemas.TITLE: "KESTLEWICK", schemas.NODE_DEGREE: 0, schemas.EDGE_DETAILS: [],
-            schemas.NODE_DETAILS: {schemas.SHORT_ID: 999, schemas.TITLE: "KESTLEWICK",
-                                   schemas.DESCRIPTION: "The winter at Kestlewick was long.", schemas.NODE_DEGREE: 0}}
+    lone = {
+        schemas.TITLE: "KESTLEWICK",
+        schemas.NODE_DEGREE: 0,
+        schemas.EDGE_DETAILS: [],
+        schemas.NODE_DETAILS: {
+            schemas.SHORT_ID: 999,
+            schemas.TITLE: "KESTLEWICK",
+            schemas.DESCRIPTION: "The winter at Kestlewick was long.",
+            schemas.NODE_DEGREE: 0,
+        },
+    }
     assert sort_context([lone], tokenizer) == "", "graphrag's context of a lone entity"
     alone, _ = community_context([lone], tokenizer, None)
     row = "999,KESTLEWICK,The winter at Kestlewick was long.,0\n"
     assert alone == f"-----Entities-----\nhuman_readable_id,title,description,degree\n{row}"
     report = lone_entity_report(alone)
-    assert report is not None and (report["title"], report["summary"]) == ("KESTLEWICK", "The winter at Kestlewick was long.")
+    assert report is not None and (report["title"], report["summary"]) == (
+        "KESTLEWICK",
+        "The winter at Kestlewick was long.",
+    )
     assert report["findings"][0]["explanation"].endswith("[Data: Entities (999)]")
     assert report["full_content"].startswith("# KESTLEWICK\n\nThe winter at Kestlewick was long.")
 
@@ -165,4 +239,6 @@ def test_a_member_without_an_edge_is_in_its_communitys_context(community_records
     graphrags = sort_context(records, tokenizer)
     end_of_entities = graphrags.index("\n\n-----")
     assert joined == graphrags[:end_of_entities] + row + graphrags[end_of_entities:]
-    assert lone_entity_report(joined) is None, "a community with relationships gets a model's report"
+    assert lone_entity_report(joined) is None, (
+        "a community with relationships gets a model's report"
+    )

@@ -28,17 +28,46 @@ def _small_corpus(folder: Path, count: int = 3) -> Path:
 def test_stdio_writes_nothing_but_json_rpc_to_stdout(built_index: tuple[Path, dict]) -> None:
     root, _ = built_index
     requests = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "drift_search", "arguments": {"query": "Who is Ruth Calloway?", "follow_up_depth": 1}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "global_search", "arguments": {"query": "Themes?"}}},
-        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "local_search", "arguments": {"query": ""}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "drift_search",
+                "arguments": {"query": "Who is Ruth Calloway?", "follow_up_depth": 1},
+            },
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "global_search", "arguments": {"query": "Themes?"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "local_search", "arguments": {"query": ""}},
+        },
     ]
     server = subprocess.Popen(
         [sys.executable, "-m", "graphrag_mcp_server", "serve", "--index-path", str(root)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
     )
     replies = []
     try:
@@ -61,12 +90,30 @@ def test_stdio_writes_nothing_but_json_rpc_to_stdout(built_index: tuple[Path, di
 def test_ctrl_c_ends_a_stdio_server_at_once(built_index: tuple[Path, dict]) -> None:
     """Ctrl-C (SIGINT) in the terminal that started `serve`: exit code 130 within seconds, one line on stderr."""
     root, _ = built_index
-    server = subprocess.Popen([sys.executable, "-m", "graphrag_mcp_server", "serve", "--index-path", str(root)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env=cli_env())
+    server = subprocess.Popen(
+        [sys.executable, "-m", "graphrag_mcp_server", "serve", "--index-path", str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+    )
     try:
-        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "tty", "version": "0"}}}) + "\n")
+        server.stdin.write(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "tty", "version": "0"},
+                    },
+                }
+            )
+            + "\n"
+        )
         server.stdin.flush()
         assert json.loads(server.stdout.readline())["id"] == 1  # serving, its stdin still open
         server.send_signal(signal.SIGINT)
@@ -86,17 +133,24 @@ async def test_rebuilt_index_is_picked_up_without_restart(tmp_path: Path) -> Non
         before = (await session.call_tool("get_statistics", {})).structured_content
         assert before["documents"] == 3
         question = {"query": "Who is Beatrix Fenn?"}
-        assert "Beatrix Fenn" not in (await session.call_tool("basic_search", question)).structured_content["answer"]
+        assert (
+            "Beatrix Fenn"
+            not in (await session.call_tool("basic_search", question)).structured_content["answer"]
+        )
 
         shutil.copy(CORPUS / "08_newspaper_profile_2012.txt", data)
-        rebuilt = await asyncio.to_thread(run_cli, "index", data, "--index-path", root, "--full", "--offline")
+        rebuilt = await asyncio.to_thread(
+            run_cli, "index", data, "--index-path", root, "--full", "--offline"
+        )
         assert rebuilt.code == 0, rebuilt.stderr
 
         after = (await session.call_tool("get_statistics", {})).structured_content
         assert after["documents"] == 4 and after["index_version"] != before["index_version"]
         answer = (await session.call_tool("basic_search", question)).structured_content
         assert "Beatrix Fenn" in answer["answer"]
-        assert "08_newspaper_profile_2012.txt" in {source["document"] for source in answer["sources"]}
+        assert "08_newspaper_profile_2012.txt" in {
+            source["document"] for source in answer["sources"]
+        }
 
 
 @pytest.mark.e2e  # a stdio server and its build worker
@@ -108,9 +162,15 @@ async def test_build_index_reports_progress_and_runs_one_job_at_a_time(tmp_path:
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         progress.append((value, total, message))
 
-    async with mcp_session(root, env={"GRAPHRAG_MCP_BUILD_WAIT_SECONDS": "300"}, data_path=data) as session:
+    async with mcp_session(
+        root, env={"GRAPHRAG_MCP_BUILD_WAIT_SECONDS": "300"}, data_path=data
+    ) as session:
         first = asyncio.create_task(
-            session.call_tool("build_index", {"data_path": str(data), "mode": "full"}, progress_callback=on_progress)
+            session.call_tool(
+                "build_index",
+                {"data_path": str(data), "mode": "full"},
+                progress_callback=on_progress,
+            )
         )
         while not progress:  # the job has started once its first progress arrives
             await asyncio.sleep(0.1)
@@ -125,23 +185,35 @@ async def test_build_index_reports_progress_and_runs_one_job_at_a_time(tmp_path:
         assert job["state"] == "succeeded" and job["summary"]["documents"] == 4
         assert job["summary"]["entities"] > 0 and job["summary"]["llm_calls"] > 0
         assert job["workflows_done"] == job["workflows_total"] > 5
-        assert progress[-1][0] == job["workflows_total"] and any("extract_graph" in (m or "") for *_, m in progress)
+        assert progress[-1][0] == job["workflows_total"] and any(
+            "extract_graph" in (m or "") for *_, m in progress
+        )
 
-        status = (await session.call_tool("index_status", {"job_id": job["job_id"]})).structured_content
+        status = (
+            await session.call_tool("index_status", {"job_id": job["job_id"]})
+        ).structured_content
         assert status["state"] == "succeeded" and status["finished_at"]
         statistics = (await session.call_tool("get_statistics", {})).structured_content
         assert statistics["documents"] == 4 and statistics["last_job"]["job_id"] == job["job_id"]
-        local = (await session.call_tool("local_search", {"query": "Who founded the Harrowgate Tidal Cooperative?"}))
+        local = await session.call_tool(
+            "local_search", {"query": "Who founded the Harrowgate Tidal Cooperative?"}
+        )
         assert "Mirela Voss" in local.structured_content["answer"]
 
 
 @pytest.mark.e2e  # a stdio server and its build worker
 async def test_build_index_returns_running_job_after_the_wait_bound(tmp_path: Path) -> None:
     data = _small_corpus(tmp_path / "data")
-    async with mcp_session(tmp_path / "index", env={"GRAPHRAG_MCP_BUILD_WAIT_SECONDS": "0.2"}, data_path=data) as session:
-        started = (await session.call_tool("build_index", {"data_path": str(data)})).structured_content
+    async with mcp_session(
+        tmp_path / "index", env={"GRAPHRAG_MCP_BUILD_WAIT_SECONDS": "0.2"}, data_path=data
+    ) as session:
+        started = (
+            await session.call_tool("build_index", {"data_path": str(data)})
+        ).structured_content
         assert started["state"] == "running"
-        while (status := (await session.call_tool("index_status", {})).structured_content)["state"] == "running":
+        while (status := (await session.call_tool("index_status", {})).structured_content)[
+            "state"
+        ] == "running":
             await asyncio.sleep(0.5)
         assert status["job_id"] == started["job_id"] and status["state"] == "succeeded"
         assert status["summary"]["documents"] == 3
@@ -150,9 +222,16 @@ async def test_build_index_returns_running_job_after_the_wait_bound(tmp_path: Pa
 class _RejectingProvider(BaseHTTPRequestHandler):
     """An OpenAI-compatible endpoint that refuses every key."""
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-        body = json.dumps({"error": {"message": "Incorrect API key provided: sk-test", "type": "invalid_request_error",
-                                     "code": "invalid_api_key"}}).encode()
+    def do_POST(self) -> None:
+        body = json.dumps(
+            {
+                "error": {
+                    "message": "Incorrect API key provided: sk-test",
+                    "type": "invalid_request_error",
+                    "code": "invalid_api_key",
+                }
+            }
+        ).encode()
         self.send_response(401)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -178,16 +257,28 @@ async def test_provider_failure_is_a_tool_error_and_the_server_survives(
     shutil.copytree(built_index[0], root)
     settings = yaml.safe_load((root / "settings.yaml").read_text())
     settings["completion_models"]["default_completion_model"] = {
-        "model_provider": "openai", "model": "gpt-4o-mini", "api_key": "sk-test", "api_base": rejecting_provider,
+        "model_provider": "openai",
+        "model": "gpt-4o-mini",
+        "api_key": "sk-test",
+        "api_base": rejecting_provider,
     }
     (root / "settings.yaml").write_text(yaml.safe_dump(settings))
     async with mcp_session(root, IN_PROCESS) as session:
         failed = await session.call_tool("local_search", {"query": "Who is Mirela Voss?"})
         assert failed.is_error
         message = failed.content[0].text
-        assert "model provider failed" in message and "AuthenticationError" in message and "Incorrect API key" in message
+        assert (
+            "model provider failed" in message
+            and "AuthenticationError" in message
+            and "Incorrect API key" in message
+        )
         swallowed = await session.call_tool("global_search", {"query": "What are the main themes?"})
-        assert swallowed.is_error  # graphrag catches its map calls' errors: the server still reports them
-        assert "model provider failed" in swallowed.content[0].text and "Incorrect API key" in swallowed.content[0].text
+        assert (
+            swallowed.is_error
+        )  # graphrag catches its map calls' errors: the server still reports them
+        assert (
+            "model provider failed" in swallowed.content[0].text
+            and "Incorrect API key" in swallowed.content[0].text
+        )
         statistics = await session.call_tool("get_statistics", {})
         assert not statistics.is_error and statistics.structured_content["documents"] == 11

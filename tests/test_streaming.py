@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 from mcp.client.session import ClientSession
-from mcp_client import IN_PROCESS, mcp_session
 
 from conftest import cli_env, run_cli
 from fake_provider import fake_provider
-from test_faults import with_provider
-
 from graphrag_mcp_server.server.progress import ANSWER_STARTS
+from mcp_client import IN_PROCESS, mcp_session
+from test_faults import with_provider
 
 QUESTIONS = {
     "local": "Who designed Old Bessie?",
@@ -28,7 +27,9 @@ QUESTIONS = {
 WRITTEN = "Tobias Arkwright designed Old Bessie, and the Harrowgate Tidal Cooperative ran her for decades."
 
 
-async def streamed(session: ClientSession, tool: str, arguments: dict) -> tuple[dict, list[str], list[float]]:
+async def streamed(
+    session: ClientSession, tool: str, arguments: dict
+) -> tuple[dict, list[str], list[float]]:
     """The tool's result, the answer's pieces its progress notifications carried, and when each arrived."""
     updates: list[tuple[float, str, float]] = []
 
@@ -46,25 +47,36 @@ async def streamed(session: ClientSession, tool: str, arguments: dict) -> tuple[
 
 
 def _cost(result: dict) -> tuple:
-    return result["answer"], result["llm_calls"], result["prompt_tokens"], result["completion_tokens"]
+    return (
+        result["answer"],
+        result["llm_calls"],
+        result["prompt_tokens"],
+        result["completion_tokens"],
+    )
 
 
 @pytest.mark.parametrize("search", list(QUESTIONS))
-async def test_each_search_streams_its_answer_and_returns_the_same_result(built_index: tuple[Path, dict],
-                                                                         search: str) -> None:
+async def test_each_search_streams_its_answer_and_returns_the_same_result(
+    built_index: tuple[Path, dict], search: str
+) -> None:
     """The offline model's answer arrives word by word; joined, the pieces are the answer; the result (answer,
     sources, usage) equals the one a client without a progress token gets."""
     async with mcp_session(built_index[0], IN_PROCESS) as session:
-        result, pieces, _ = await streamed(session, f"{search}_search", {"query": QUESTIONS[search]})
+        result, pieces, _ = await streamed(
+            session, f"{search}_search", {"query": QUESTIONS[search]}
+        )
         whole = await session.call_tool(f"{search}_search", {"query": QUESTIONS[search]})
     assert len(pieces) > 5 and "".join(pieces) == result["answer"]
-    if search != "drift":  # drift's follow-ups differ between two calls, streamed or not (21, 21, 22 model calls)
+    if (
+        search != "drift"
+    ):  # drift's follow-ups differ between two calls, streamed or not (21, 21, 22 model calls)
         assert _cost(result) == _cost(whole.structured_content)
         assert result["sources"] == whole.structured_content["sources"]
 
 
-async def test_a_providers_server_sent_events_reach_the_client_as_they_come(built_index: tuple[Path, dict],
-                                                                           tmp_path: Path) -> None:
+async def test_a_providers_server_sent_events_reach_the_client_as_they_come(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
     """A provider streaming one word every 0.15 s: each word reaches the client as its own notification, the first
     long before the result; the answer and its usage equal those of the same search without a progress token."""
     root = tmp_path / "index"
@@ -72,18 +84,26 @@ async def test_a_providers_server_sent_events_reach_the_client_as_they_come(buil
     with fake_provider(answer=WRITTEN, chunk_seconds=0.15) as provider:
         with_provider(root, provider.url)
         async with mcp_session(root, IN_PROCESS) as session:
-            await session.call_tool("get_statistics", {})  # the index loaded: the timing is the search's
+            await session.call_tool(
+                "get_statistics", {}
+            )  # the index loaded: the timing is the search's
             started = time.monotonic()
-            result, pieces, arrived = await streamed(session, "local_search", {"query": QUESTIONS["local"]})
+            result, pieces, arrived = await streamed(
+                session, "local_search", {"query": QUESTIONS["local"]}
+            )
             finished = time.monotonic()
             whole = await session.call_tool("local_search", {"query": QUESTIONS["local"]})
     assert pieces == [word + " " for word in WRITTEN.split(" ")[:-1]] + [WRITTEN.split(" ")[-1]]
     assert result["answer"] == WRITTEN and _cost(result) == _cost(whole.structured_content)
     assert result["completion_tokens"] > 0
-    assert arrived[0] - started < (finished - started) / 2  # the first word well before the whole answer
+    assert (
+        arrived[0] - started < (finished - started) / 2
+    )  # the first word well before the whole answer
 
 
-def test_query_stream_prints_the_answer_as_it_comes(built_index: tuple[Path, dict], tmp_path: Path) -> None:
+def test_query_stream_prints_the_answer_as_it_comes(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
     """`query --stream` prints what `query` prints, the answer's words as the provider sends them."""
     root = tmp_path / "index"
     shutil.copytree(built_index[0], root, symlinks=True)
@@ -92,12 +112,31 @@ def test_query_stream_prints_the_answer_as_it_comes(built_index: tuple[Path, dic
         whole = run_cli("query", QUESTIONS["local"], "--type", "local", "--index-path", root)
         provider.chunk_seconds = 0.15  # the model now writes a word every 0.15 s
         process = subprocess.Popen(
-            [sys.executable, "-m", "graphrag_mcp_server", "query", QUESTIONS["local"], "--type", "local", "--stream",
-             "--index-path", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(), bufsize=0)
-        first = process.stdout.read(len(WRITTEN.split(" ")[0]))  # unbuffered: what has been printed so far
+            [
+                sys.executable,
+                "-m",
+                "graphrag_mcp_server",
+                "query",
+                QUESTIONS["local"],
+                "--type",
+                "local",
+                "--stream",
+                "--index-path",
+                str(root),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=cli_env(),
+            bufsize=0,
+        )
+        first = process.stdout.read(
+            len(WRITTEN.split(" ")[0])
+        )  # unbuffered: what has been printed so far
         first_at = time.monotonic()
         rest, errors = process.communicate(timeout=120)
         ended_at = time.monotonic()
     assert whole.code == 0 and process.returncode == 0, errors
     assert (first + rest).decode() == whole.stdout and WRITTEN in whole.stdout
-    assert ended_at - first_at > 1.0  # the first word was out while the model was still writing (12 more words)
+    assert (
+        ended_at - first_at > 1.0
+    )  # the first word was out while the model was still writing (12 more words)

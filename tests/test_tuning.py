@@ -8,11 +8,14 @@ import os
 import shutil
 from pathlib import Path
 
+from conftest import CORPUS, run_cli
 from mcp_client import IN_PROCESS, mcp_session
 
-from conftest import CORPUS, run_cli
-
-TUNED = ["prompts/extract_graph.txt", "prompts/summarize_descriptions.txt", "prompts/community_report_graph.txt"]
+TUNED = [
+    "prompts/extract_graph.txt",
+    "prompts/summarize_descriptions.txt",
+    "prompts/community_report_graph.txt",
+]
 
 
 def _copy(built_index: tuple[Path, dict], tmp_path: Path) -> Path:
@@ -37,11 +40,14 @@ def _update(root: Path) -> tuple[dict, list[str]]:
 
 
 def test_tune_writes_prompts_and_the_next_index_recomputes_what_depends_on_them(
-        built_index: tuple[Path, dict], tmp_path: Path) -> None:
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
     root = _copy(built_index, tmp_path)
     before = {name: (root / name).read_text(encoding="utf-8") for name in TUNED}
 
-    refused = run_cli("tune", root, "--data-path", CORPUS)  # no terminal to ask on, no --yes: nothing written
+    refused = run_cli(
+        "tune", root, "--data-path", CORPUS
+    )  # no terminal to ask on, no --yes: nothing written
     assert refused.code == 1 and "--yes" in refused.stderr and "Traceback" not in refused.stderr
     assert {name: (root / name).read_text(encoding="utf-8") for name in TUNED} == before
 
@@ -51,49 +57,80 @@ def test_tune_writes_prompts_and_the_next_index_recomputes_what_depends_on_them(
     assert result["changed"] == TUNED and result["written"] and result["llm_calls"] > 5
     assert "Generating entity types" in tuned.stderr  # graphrag's stages, as they run
     backup = root / result["backup"]
-    assert {name: (backup / Path(name).name).read_text(encoding="utf-8") for name in TUNED} == before
+    assert {
+        name: (backup / Path(name).name).read_text(encoding="utf-8") for name in TUNED
+    } == before
     extraction = (root / TUNED[0]).read_text(encoding="utf-8")
-    real_data = extraction[extraction.rfind("-Real Data-"):]
-    assert "entity_types: [person, organization, place]" in real_data  # the extractor's types, most frequent first
-    assert "(\"entity\"<|>TOBIAS ARKWRIGHT" in extraction  # examples drawn from the corpus
+    real_data = extraction[extraction.rfind("-Real Data-") :]
+    assert (
+        "entity_types: [person, organization, place]" in real_data
+    )  # the extractor's types, most frequent first
+    assert '("entity"<|>TOBIAS ARKWRIGHT' in extraction  # examples drawn from the corpus
     report_prompt = (root / TUNED[2]).read_text(encoding="utf-8")
     assert "You are an expert analyst of" in report_prompt and "rating_explanation" in report_prompt
 
     indexed = run_cli("index", CORPUS, "--index-path", root, "--format", "json")
     assert indexed.code == 0, indexed.stderr
-    assert ("prompts changed since the last version (extract_graph, summarize_descriptions, "
-            "community_report_graph)") in indexed.stderr
+    assert (
+        "prompts changed since the last version (extract_graph, summarize_descriptions, "
+        "community_report_graph)"
+    ) in indexed.stderr
     summary = indexed.json()
-    assert summary["computed"]["extraction"] == summary["text_units"] and summary["carried_over"]["extraction"] == 0
-    assert summary["computed"]["report"] == summary["community_reports"] and summary["llm_calls"] > 0
-    assert summary["entities"] == built_index[1]["entities"]  # the tuned prompts still extract the graph
+    assert (
+        summary["computed"]["extraction"] == summary["text_units"]
+        and summary["carried_over"]["extraction"] == 0
+    )
+    assert (
+        summary["computed"]["report"] == summary["community_reports"] and summary["llm_calls"] > 0
+    )
+    assert (
+        summary["entities"] == built_index[1]["entities"]
+    )  # the tuned prompts still extract the graph
 
     unchanged, told = _update(root)
-    assert unchanged["llm_calls"] == 0 and not told  # the version records the prompts it was built with
+    assert (
+        unchanged["llm_calls"] == 0 and not told
+    )  # the version records the prompts it was built with
 
     report = root / TUNED[2]
-    report.write_text(report.read_text(encoding="utf-8") + "\nWrite for a harbour historian.\n", encoding="utf-8")
+    report.write_text(
+        report.read_text(encoding="utf-8") + "\nWrite for a harbour historian.\n", encoding="utf-8"
+    )
     reports_only, told = _update(root)
-    assert told == ["prompts changed since the last version (community_report_graph): this run computes again the "
-                    "community reports; the rest is carried over as for any update"]
+    assert told == [
+        "prompts changed since the last version (community_report_graph): this run computes again the "
+        "community reports; the rest is carried over as for any update"
+    ]
     assert reports_only["computed"]["extraction"] == 0 and reports_only["computed"]["summary"] == 0
     assert reports_only["computed"]["report"] == reports_only["community_reports"]
     assert reports_only["llm_calls"] == reports_only["community_reports"]
 
 
-async def test_the_tune_prompts_tool_runs_as_a_job(built_index: tuple[Path, dict], tmp_path: Path) -> None:
+async def test_the_tune_prompts_tool_runs_as_a_job(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
     root = _copy(built_index, tmp_path)
     async with mcp_session(root, IN_PROCESS, data_path=CORPUS) as session:
-        result = await session.call_tool("tune_prompts", {"data_path": str(CORPUS), "domain": "Tidal energy"})
+        result = await session.call_tool(
+            "tune_prompts", {"data_path": str(CORPUS), "domain": "Tidal energy"}
+        )
         assert not result.is_error, result.content
         job = result.structured_content
-        if job["state"] == "running":  # past the server's wait: the job goes on; index_status follows it
+        if (
+            job["state"] == "running"
+        ):  # past the server's wait: the job goes on; index_status follows it
             while job["state"] == "running":
                 await asyncio.sleep(0.5)
-                job = (await session.call_tool("index_status", {"job_id": job["job_id"]})).structured_content
+                job = (
+                    await session.call_tool("index_status", {"job_id": job["job_id"]})
+                ).structured_content
         statistics = (await session.call_tool("get_statistics", {})).structured_content
     assert job["state"] == "succeeded" and job["mode"] == "tune", job
     assert job["tuned"]["changed"] == TUNED and job["tuned"]["written"]
-    assert "Tidal energy" in (root / TUNED[2]).read_text(encoding="utf-8")  # the domain given, not guessed
+    assert "Tidal energy" in (root / TUNED[2]).read_text(
+        encoding="utf-8"
+    )  # the domain given, not guessed
     assert statistics["costs"]["tune_prompts"]["llm_calls"] == job["tuned"]["llm_calls"] > 0
-    assert json.loads(json.dumps(job))["workflows_done"] > 5  # graphrag's stages were reported as progress
+    assert (
+        json.loads(json.dumps(job))["workflows_done"] > 5
+    )  # graphrag's stages were reported as progress

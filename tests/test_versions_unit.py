@@ -2,7 +2,6 @@
 and a failure injected at every step of a switch (each crash_point boundary, and the file
 operations between them)."""
 
-import os
 from pathlib import Path
 
 import pytest

@@ -37,6 +37,7 @@ TESTS = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(TESTS / "benchmarks"), str(TESTS)]
 from bench_scale import REPO, call  # noqa: E402
 from benchmarks_doc import write_sections  # noqa: E402
+
 from mcp_client import IN_PROCESS, mcp_session  # noqa: E402
 
 GENERATOR = REPO.parent / "shared" / "corpora" / "archive" / "generate.py"
@@ -86,8 +87,18 @@ class Size:
 def index(data: Path, root: Path) -> Run:
     """One `index` process, waited for with wait4 so that its own rusage (CPU, max RSS) is read, not the max
     over every child this process has had."""
-    command = [sys.executable, "-m", "graphrag_mcp_server", "index", str(data), "--index-path", str(root),
-               "--offline", "--format", "json"]
+    command = [
+        sys.executable,
+        "-m",
+        "graphrag_mcp_server",
+        "index",
+        str(data),
+        "--index-path",
+        str(root),
+        "--offline",
+        "--format",
+        "json",
+    ]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=err, text=True, cwd=REPO)
@@ -109,7 +120,9 @@ def hubs(root: Path) -> list[str]:
 
     from graphrag_mcp_server.handlers.indexing.versions import current_version
 
-    entities = pd.read_parquet(current_version(root) / "entities.parquet", columns=["title", "type", "degree"])
+    entities = pd.read_parquet(
+        current_version(root) / "entities.parquet", columns=["title", "type", "degree"]
+    )
     people = entities[entities["type"].str.upper() == "PERSON"]
     ranked = (people if len(people) >= HUBS else entities).sort_values("degree", ascending=False)
     return ranked["title"].head(HUBS).tolist()
@@ -131,14 +144,21 @@ def change(size: Size, data: Path, step: str) -> None:
     if step in EDITS:
         number = EDITS.index(step)
         hub = size.hubs[number]
-        path = naming(data, hub, [other for other in size.hubs if other != hub], documents * (number + 1) // 4)
+        path = naming(
+            data, hub, [other for other in size.hubs if other != hub], documents * (number + 1) // 4
+        )
         size.edited[step] = f"{path.name} ({hub.title()})"
-        path.write_text(path.read_text(encoding="utf-8").rstrip("\n") + f" In the autumn {hub.title()} met "
-                        f"{NEWCOMERS[number]} at the pier to talk about the harbour dues.\n", encoding="utf-8")
+        path.write_text(
+            path.read_text(encoding="utf-8").rstrip("\n") + f" In the autumn {hub.title()} met "
+            f"{NEWCOMERS[number]} at the pier to talk about the harbour dues.\n",
+            encoding="utf-8",
+        )
     elif step == "add":
         (data / "doc_9999.txt").write_text(
             f"Record 9999: a note\n\nPerpetua Quimby met {size.hubs[0].title()} at the pier. Perpetua Quimby "
-            "wrote afterwards about the harbour dues.\n", encoding="utf-8")
+            "wrote afterwards about the harbour dues.\n",
+            encoding="utf-8",
+        )
     else:
         (data / f"doc_{documents // 2 + 1:04d}.txt").unlink()
 
@@ -147,38 +167,62 @@ async def search_latencies(size: Size, root: Path, count: int, rounds: int) -> N
     """Seconds of each context_only search over an in-process MCP session; one untimed round warms it."""
     asked = [f"What did {hub.title()} do, and with whom?" for hub in size.hubs]
     asked += [f"Who worked with {hub.title()} on the harbour?" for hub in size.hubs]
-    asked += [f"How is {size.hubs[k % HUBS].title()} connected to {size.hubs[(k + 1) % HUBS].title()}?"
-              for k in range(HUBS)]
+    asked += [
+        f"How is {size.hubs[k % HUBS].title()} connected to {size.hubs[(k + 1) % HUBS].title()}?"
+        for k in range(HUBS)
+    ]
     asked = (asked * (count // len(asked) + 1))[:count]
-    logging.getLogger("graphrag").setLevel(logging.ERROR)  # not graphrag's token-limit warnings per query
+    logging.getLogger("graphrag").setLevel(
+        logging.ERROR
+    )  # not graphrag's token-limit warnings per query
     async with mcp_session(root, IN_PROCESS) as session:
         for round_number in range(rounds + 1):
             for search in SEARCHES:
                 for query in asked:
-                    seconds = await call(session, f"{search}_search", {"query": query, "context_only": True})
+                    seconds = await call(
+                        session, f"{search}_search", {"query": query, "context_only": True}
+                    )
                     if round_number:
                         size.searches.setdefault(search, []).append(seconds)
 
 
-def measure(work: Path, documents: int, count: int, rounds: int, hubs_of_smallest: list[str]) -> Size:
+def measure(
+    work: Path, documents: int, count: int, rounds: int, hubs_of_smallest: list[str]
+) -> Size:
     started = time.monotonic()
-    size = Size(documents, queries=count, rounds=rounds, commit=head(),
-                date=datetime.datetime.now(datetime.UTC).date().isoformat())
+    size = Size(
+        documents,
+        queries=count,
+        rounds=rounds,
+        commit=head(),
+        date=datetime.datetime.now(datetime.UTC).date().isoformat(),
+    )
     data, root = work / f"data_{documents}", work / f"index_{documents}"
-    subprocess.run([sys.executable, str(GENERATOR), str(data), str(documents)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(GENERATOR), str(data), str(documents)], check=True, capture_output=True
+    )
     size.runs["cold"] = cold = index(data, root)
-    print(f"{documents} cold: {cold.summary['llm_calls']} calls, {cold.wall:.1f} s, {cold.cpu:.1f} CPU s, "
-          f"{cold.rss_mib:.0f} MiB", flush=True)
+    print(
+        f"{documents} cold: {cold.summary['llm_calls']} calls, {cold.wall:.1f} s, {cold.cpu:.1f} CPU s, "
+        f"{cold.rss_mib:.0f} MiB",
+        flush=True,
+    )
     size.hubs = hubs_of_smallest or hubs(root)
     for step in STEPS:
         change(size, data, step)
         size.runs[step] = run = index(data, root)
-        print(f"{documents} {step} {size.edited.get(step, '')}: {run.summary['llm_calls']} calls, reports "
-              f"{run.computed('report')} / {run.carried('report')}, contexts {run.computed('report_context')}, "
-              f"{run.summary['seconds']:.1f} s", flush=True)
+        print(
+            f"{documents} {step} {size.edited.get(step, '')}: {run.summary['llm_calls']} calls, reports "
+            f"{run.computed('report')} / {run.carried('report')}, contexts {run.computed('report_context')}, "
+            f"{run.summary['seconds']:.1f} s",
+            flush=True,
+        )
     asyncio.run(search_latencies(size, root, count, rounds))
-    print(f"{documents} p50 ms: " + ", ".join(f"{search} {1000 * p50(size, search):.0f}" for search in SEARCHES),
-          flush=True)
+    print(
+        f"{documents} p50 ms: "
+        + ", ".join(f"{search} {1000 * p50(size, search):.0f}" for search in SEARCHES),
+        flush=True,
+    )
     size.minutes = (time.monotonic() - started) / 60
     return size
 
@@ -197,7 +241,10 @@ def judged(value: float, limit: float) -> str:
 
 def edit_calls_target(size: Size, base: Size) -> str:
     """LLM calls <= 1.5x the smallest size's, edit for edit."""
-    ratios = [size.runs[step].summary["llm_calls"] / base.runs[step].summary["llm_calls"] for step in EDITS]
+    ratios = [
+        size.runs[step].summary["llm_calls"] / base.runs[step].summary["llm_calls"]
+        for step in EDITS
+    ]
     return ", ".join(f"{ratio:.2f}x {judged(ratio, 1.5)}" for ratio in ratios)
 
 
@@ -207,8 +254,11 @@ def edit_reports_target(size: Size) -> str:
     for step in EDITS:
         run = size.runs[step]
         changed = run.members_changed()
-        verdicts.append("re-clustered" if changed is None else
-                        f"{run.computed('report')} vs {changed} {judged(run.computed('report'), 2 * changed)}")
+        verdicts.append(
+            "re-clustered"
+            if changed is None
+            else f"{run.computed('report')} vs {changed} {judged(run.computed('report'), 2 * changed)}"
+        )
     return ", ".join(verdicts)
 
 
@@ -228,51 +278,106 @@ def reports(run: Run) -> str:
 
 def table(sizes: list[Size]) -> str:
     base = sizes[0]
-    lines = ["| what | " + " | ".join(f"{size.documents} docs" for size in sizes) + " | target (vs "
-             f"{base.documents} docs) | verdict per size |", "|---" * (len(sizes) + 3) + "|"]
+    lines = [
+        "| what | " + " | ".join(f"{size.documents} docs" for size in sizes) + " | target (vs "
+        f"{base.documents} docs) | verdict per size |",
+        "|---" * (len(sizes) + 3) + "|",
+    ]
 
-    def row(what: str, cell, target: str = "-", verdict=None) -> None:  # noqa: ANN001
-        verdicts = "-" if verdict is None else "; ".join(f"{size.documents}: {verdict(size)}"
-                                                         for size in sizes[1:])
-        lines.append(f"| {what} | " + " | ".join(cell(size) for size in sizes) + f" | {target} | {verdicts or '-'} |")
+    def row(what: str, cell, target: str = "-", verdict=None) -> None:
+        verdicts = (
+            "-"
+            if verdict is None
+            else "; ".join(f"{size.documents}: {verdict(size)}" for size in sizes[1:])
+        )
+        lines.append(
+            f"| {what} | "
+            + " | ".join(cell(size) for size in sizes)
+            + f" | {target} | {verdicts or '-'} |"
+        )
 
     cold = {size.documents: size.runs["cold"] for size in sizes}
-    row("cold build: LLM calls / communities", lambda s: f"{cold[s.documents].summary['llm_calls']} / "
-        f"{cold[s.documents].summary.get('communities', '-')}")
-    row("cold build: wall s / CPU s (user+sys) / peak RSS MiB",
-        lambda s: f"{cold[s.documents].wall:.1f} / {cold[s.documents].cpu:.1f} / {cold[s.documents].rss_mib:.0f}",
+    row(
+        "cold build: LLM calls / communities",
+        lambda s: (
+            f"{cold[s.documents].summary['llm_calls']} / "
+            f"{cold[s.documents].summary.get('communities', '-')}"
+        ),
+    )
+    row(
+        "cold build: wall s / CPU s (user+sys) / peak RSS MiB",
+        lambda s: (
+            f"{cold[s.documents].wall:.1f} / {cold[s.documents].cpu:.1f} / {cold[s.documents].rss_mib:.0f}"
+        ),
         "<= 900 s wall, <= 2,048 MiB (at 10,000)",
-        lambda s: f"wall {judged(cold[s.documents].wall, 900)}, RSS {judged(cold[s.documents].rss_mib, 2048)}")
+        lambda s: (
+            f"wall {judged(cold[s.documents].wall, 900)}, RSS {judged(cold[s.documents].rss_mib, 2048)}"
+        ),
+    )
     row("hubs edited (most connected people)", lambda s: ", ".join(hub.title() for hub in s.hubs))
     for step in STEPS:
-        row(f"{step}: document", lambda s, step=step: s.edited.get(step, "doc_9999.txt" if step == "add" else
-                                                                     f"doc_{s.documents // 2 + 1:04d}.txt"))
+        row(
+            f"{step}: document",
+            lambda s, step=step: s.edited.get(
+                step, "doc_9999.txt" if step == "add" else f"doc_{s.documents // 2 + 1:04d}.txt"
+            ),
+        )
         row(f"{step}: LLM calls", lambda s, step=step: str(s.runs[step].summary["llm_calls"]))
-        row(f"{step}: reports rewritten / carried over (communities with changed members)",
-            lambda s, step=step: reports(s.runs[step]))
-        row(f"{step}: report contexts rebuilt", lambda s, step=step: str(s.runs[step].computed("report_context")))
-        row(f"{step}: run s (`index` wall s, peak RSS MiB)",
-            lambda s, step=step: f"{s.runs[step].summary['seconds']:.1f} ({s.runs[step].wall:.1f}, "
-            f"{s.runs[step].rss_mib:.0f})")
-    row("edits: LLM calls against the smallest size", lambda s: "-", "<= 1.5x, each edit",
-        lambda s: edit_calls_target(s, base))
-    lines.append("| edits: reports rewritten against communities with changed members | "
-                 + " | ".join(edit_reports_target(size) for size in sizes) + " | <= 2x, each edit | - |")
+        row(
+            f"{step}: reports rewritten / carried over (communities with changed members)",
+            lambda s, step=step: reports(s.runs[step]),
+        )
+        row(
+            f"{step}: report contexts rebuilt",
+            lambda s, step=step: str(s.runs[step].computed("report_context")),
+        )
+        row(
+            f"{step}: run s (`index` wall s, peak RSS MiB)",
+            lambda s, step=step: (
+                f"{s.runs[step].summary['seconds']:.1f} ({s.runs[step].wall:.1f}, "
+                f"{s.runs[step].rss_mib:.0f})"
+            ),
+        )
+    row(
+        "edits: LLM calls against the smallest size",
+        lambda s: "-",
+        "<= 1.5x, each edit",
+        lambda s: edit_calls_target(s, base),
+    )
+    lines.append(
+        "| edits: reports rewritten against communities with changed members | "
+        + " | ".join(edit_reports_target(size) for size in sizes)
+        + " | <= 2x, each edit | - |"
+    )
     for step in ("add", "delete"):
-            row(f"{step}: run s and contexts rebuilt against the smallest size", lambda s: "-",
-            "run s <= 2x; contexts rebuilt <= 3x", lambda s, step=step: update_target(s, base, step))
+        row(
+            f"{step}: run s and contexts rebuilt against the smallest size",
+            lambda s: "-",
+            "run s <= 2x; contexts rebuilt <= 3x",
+            lambda s, step=step: update_target(s, base, step),
+        )
     for search in SEARCHES:
-        row(f"context_only {search}: p50 / p95 ms",
-            lambda s, search=search: f"{1000 * p50(s, search):.0f} / {1000 * p95(s, search):.0f}", "p50 <= 2x",
-            lambda s, search=search: f"{p50(s, search) / p50(base, search):.2f}x "
-            f"{judged(p50(s, search), 2 * p50(base, search))}")
+        row(
+            f"context_only {search}: p50 / p95 ms",
+            lambda s, search=search: f"{1000 * p50(s, search):.0f} / {1000 * p95(s, search):.0f}",
+            "p50 <= 2x",
+            lambda s, search=search: (
+                f"{p50(s, search) / p50(base, search):.2f}x "
+                f"{judged(p50(s, search), 2 * p50(base, search))}"
+            ),
+        )
     row("benchmark minutes at this size", lambda s: f"{s.minutes:.1f}")
     return "\n".join(lines)
 
 
 def head() -> str:
-    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    ).stdout.strip()
 
 
 def measured_at(sizes: list[Size]) -> str:
@@ -318,7 +423,9 @@ def measured(documents: list[int], count: int, rounds: int) -> list[Size]:
     work = Path(tempfile.mkdtemp(prefix="graphrag-mcp-archive-"))
     sizes: list[Size] = []
     try:
-        for size in documents:  # the smallest size's hubs at every size: edit k names the same hub throughout
+        for size in (
+            documents
+        ):  # the smallest size's hubs at every size: edit k names the same hub throughout
             sizes.append(measure(work, size, count, rounds, sizes[0].hubs if sizes else []))
         return sizes
     finally:
@@ -333,19 +440,37 @@ def loaded(figures: dict) -> Size:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="300,1000", help="document counts, smallest first (300,1000,3000,10000)")
-    parser.add_argument("--queries", type=int, default=10, help="questions naming hubs, per search type")
+    parser.add_argument(
+        "--sizes", default="300,1000", help="document counts, smallest first (300,1000,3000,10000)"
+    )
+    parser.add_argument(
+        "--queries", type=int, default=10, help="questions naming hubs, per search type"
+    )
     parser.add_argument("--rounds", type=int, default=2, help="timed rounds over the questions")
-    parser.add_argument("--results", type=Path, help="also write the measured figures to this JSON file")
-    parser.add_argument("--render", type=Path, nargs="+",
-                        help="write the section from --results files (sizes of separate runs), measuring nothing")
+    parser.add_argument(
+        "--results", type=Path, help="also write the measured figures to this JSON file"
+    )
+    parser.add_argument(
+        "--render",
+        type=Path,
+        nargs="+",
+        help="write the section from --results files (sizes of separate runs), measuring nothing",
+    )
     args = parser.parse_args()
     if args.render:
-        sizes = [loaded(size) for path in args.render for size in json.loads(path.read_text(encoding="utf-8"))]
+        sizes = [
+            loaded(size)
+            for path in args.render
+            for size in json.loads(path.read_text(encoding="utf-8"))
+        ]
     else:
-        sizes = measured([int(documents) for documents in args.sizes.split(",")], args.queries, args.rounds)
+        sizes = measured(
+            [int(documents) for documents in args.sizes.split(",")], args.queries, args.rounds
+        )
         if args.results:
-            args.results.write_text(json.dumps([dataclasses.asdict(size) for size in sizes]), encoding="utf-8")
+            args.results.write_text(
+                json.dumps([dataclasses.asdict(size) for size in sizes]), encoding="utf-8"
+            )
     text = section(sizes)
     print(text)
     write_sections(text)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpora import FIRST, LAST, TOPICS  # noqa: E402
+from corpora import FIRST, LAST, TOPICS
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures" / "corpus"
@@ -53,7 +53,10 @@ def cli(*args: str) -> dict:
     command = [sys.executable, "-m", "graphrag_mcp_server", *args, "--format", "json"]
     completed = subprocess.run(command, capture_output=True, text=True)
     if completed.returncode != 0:
-        print(f"failed ({completed.returncode}): {' '.join(command)}\n{completed.stderr[-5000:]}", file=sys.stderr)
+        print(
+            f"failed ({completed.returncode}): {' '.join(command)}\n{completed.stderr[-5000:]}",
+            file=sys.stderr,
+        )
         sys.exit(1)
     return json.loads(completed.stdout)
 
@@ -66,7 +69,10 @@ def measure(name: str, data: Path, root: Path, question: str) -> Corpus:
         for search in SEARCHES
         for mode, flags in MODES.items()
     ]
-    print(f"measured {name}: {build['documents']} documents, {build['llm_calls']} indexing calls", flush=True)
+    print(
+        f"measured {name}: {build['documents']} documents, {build['llm_calls']} indexing calls",
+        flush=True,
+    )
     return Corpus(name, question, build, searches)
 
 
@@ -79,7 +85,10 @@ def generate_growing_corpus(folder: Path, documents: int) -> str:
         cast = [_person(cluster * 4 + k) for k in range(4)]
         neighbour = _person(max(cluster - 1, 0) * 4 + number % 4)
         org = f"{LAST[cluster % len(LAST)]} {ORG_KINDS[cluster // len(LAST) % len(ORG_KINDS)]}"
-        place = PLACE_STARTS[cluster % len(PLACE_STARTS)] + PLACE_ENDS[cluster // len(PLACE_STARTS) % len(PLACE_ENDS)]
+        place = (
+            PLACE_STARTS[cluster % len(PLACE_STARTS)]
+            + PLACE_ENDS[cluster // len(PLACE_STARTS) % len(PLACE_ENDS)]
+        )
         topic = TOPICS[number % len(TOPICS)]
         sentences = [
             f"In {1900 + number} {cast[0]} of the {org} travelled to {place} to discuss {topic}.",
@@ -87,7 +96,9 @@ def generate_growing_corpus(folder: Path, documents: int) -> str:
             f"{cast[2]} kept the minutes and wrote that {cast[0]} and {cast[1]} agreed on little.",
             f"{cast[3]} reported on {topic} to {neighbour}, who had led the talks the year before.",
         ]
-        (folder / f"doc_{number:03d}.txt").write_text(f"Record {number}\n\n{' '.join(sentences * 3)}\n", encoding="utf-8")
+        (folder / f"doc_{number:03d}.txt").write_text(
+            f"Record {number}\n\n{' '.join(sentences * 3)}\n", encoding="utf-8"
+        )
     return _person(0)
 
 
@@ -110,22 +121,60 @@ def markdown_table(header: list[str], rows: list[list[object]]) -> str:
 
 
 def search_table(corpora: list[Corpus]) -> str:
-    header = ["corpus (documents / entities / community reports)", "search", "mode", "LLM calls", "prompt tokens",
-              "completion tokens", "embedding calls", "context tokens"]
+    header = [
+        "corpus (documents / entities / community reports)",
+        "search",
+        "mode",
+        "LLM calls",
+        "prompt tokens",
+        "completion tokens",
+        "embedding calls",
+        "context tokens",
+    ]
     rows = [
-        [corpus.label, search, mode, result["llm_calls"], result["prompt_tokens"], result["completion_tokens"],
-         result["embedding_calls"], result["context"]["tokens"] if result.get("context") else "-"]
-        for corpus in corpora for search, mode, result in corpus.searches
+        [
+            corpus.label,
+            search,
+            mode,
+            result["llm_calls"],
+            result["prompt_tokens"],
+            result["completion_tokens"],
+            result["embedding_calls"],
+            result["context"]["tokens"] if result.get("context") else "-",
+        ]
+        for corpus in corpora
+        for search, mode, result in corpus.searches
     ]
     return markdown_table(header, rows)
 
 
 def build_table(corpora: list[Corpus]) -> str:
-    header = ["corpus", "documents", "text units", "entities", "relationships", "community reports", "LLM calls",
-              "prompt tokens", "completion tokens", "seconds"]
-    keys = ["documents", "text_units", "entities", "relationships", "community_reports", "llm_calls", "prompt_tokens",
-            "completion_tokens"]
-    rows = [[corpus.name, *(corpus.build[key] for key in keys), f"{corpus.build['seconds']:.1f}"] for corpus in corpora]
+    header = [
+        "corpus",
+        "documents",
+        "text units",
+        "entities",
+        "relationships",
+        "community reports",
+        "LLM calls",
+        "prompt tokens",
+        "completion tokens",
+        "seconds",
+    ]
+    keys = [
+        "documents",
+        "text_units",
+        "entities",
+        "relationships",
+        "community_reports",
+        "llm_calls",
+        "prompt_tokens",
+        "completion_tokens",
+    ]
+    rows = [
+        [corpus.name, *(corpus.build[key] for key in keys), f"{corpus.build['seconds']:.1f}"]
+        for corpus in corpora
+    ]
     return markdown_table(header, rows)
 
 
@@ -135,7 +184,9 @@ def surprises(corpora: list[Corpus]) -> list[str]:
     for corpus in corpora:
         for search, mode, result in corpus.searches:
             if mode == "context only" and result["llm_calls"] > 0:
-                found.append(f"{corpus.name} {search} context only: {result['llm_calls']} LLM calls")
+                found.append(
+                    f"{corpus.name} {search} context only: {result['llm_calls']} LLM calls"
+                )
             if not result.get("sources"):
                 found.append(f"{corpus.name} {search} {mode}: no sources")
     return found
@@ -149,12 +200,14 @@ def reading(corpora: list[Corpus]) -> str:
     """The "Reading the figures" section, quoting this run's numbers."""
     small, big = corpora[0], corpora[-1]
     per_corpus = ", ".join(
-        f"{calls(c, 'global')} for {c.build['community_reports']} reports ({c.name})" for c in corpora
+        f"{calls(c, 'global')} for {c.build['community_reports']} reports ({c.name})"
+        for c in corpora
     )
     one_batch = all(calls(c, "global") == 2 for c in corpora)
     batches = (
         "Here each index's reports fit in one map batch, so one map call and the reduce call."
-        if one_batch else "More reports than fit in one batch add a map call per further batch."
+        if one_batch
+        else "More reports than fit in one batch add a map call per further batch."
     )
     drift = ", ".join(
         f"{calls(c, 'drift')} ({c.name}; {c.result('drift', 'answer')['embedding_calls']} embedding calls)"
@@ -166,8 +219,8 @@ def reading(corpora: list[Corpus]) -> str:
 - **global** makes one map call per batch of community reports at the chosen level (default 2; a batch holds up \
 to `global_search.data_max_tokens`, 12000 tokens by default), then one reduce call, so its calls grow with the \
 number of reports: {per_corpus}. {batches}
-- **local** and **basic** build one context and make one call ({calls(small, 'local')} and \
-{calls(small, 'basic')} on {small.name}, {calls(big, 'local')} and {calls(big, 'basic')} on {big.name}), plus one \
+- **local** and **basic** build one context and make one call ({calls(small, "local")} and \
+{calls(small, "basic")} on {small.name}, {calls(big, "local")} and {calls(big, "basic")} on {big.name}), plus one \
 query embedding.
 - **drift** makes a primer call, follow-up local searches at each depth and a reduce call, the most calls here: \
 {drift}. The count varies by a few calls from run to run.
@@ -175,8 +228,8 @@ query embedding.
 for local and basic (entity and text-unit lookup), for global (to rank reports by similarity), and for drift, whose \
 report ranking and local context share it. \
 The context is cut to the token budget (8000 by default): on {big.name} the global context kept \
-{len(report_context['reports'])} reports in {report_context['tokens']} tokens and \
-`context.omitted` counted {report_context['omitted'].get('reports', 0)} more.
+{len(report_context["reports"])} reports in {report_context["tokens"]} tokens and \
+`context.omitted` counted {report_context["omitted"].get("reports", 0)} more.
 - The generated corpora grow their cast with the documents (4 new people, an organisation and a place every 5 \
 documents), so entities, communities and reports grow too. local, basic and drift select a bounded number of \
 records, so their cost stays about the same at every size; global reads every report of the level, so its cost \
@@ -200,7 +253,7 @@ entities or passages: the local and basic contexts hold them, and the client wri
 - when there is no API key;
 - when cost matters more than a second model's synthesis;
 - for global questions over large indexes, where map-reduce costs a map call per batch of reports (measured here: \
-{calls(big, 'global')} calls for {big.name}'s {big.build['community_reports']} reports; an index with thousands of \
+{calls(big, "global")} calls for {big.name}'s {big.build["community_reports"]} reports; an index with thousands of \
 reports needs many batches): the client gets the top-ranked reports within the token budget \
 (`max_context_tokens`, default 8000), and `context.omitted` says how many did not fit.
 
@@ -221,7 +274,7 @@ def write_report(corpora: list[Corpus]) -> None:
     print(searches, builds, sep="\n\n")
     for line in surprises(corpora):
         print(f"note: {line}")
-    questions = "; ".join(f"{c.name}: \"{c.question}\"" for c in corpora)
+    questions = "; ".join(f'{c.name}: "{c.question}"' for c in corpora)
     report = f"""# What searches and indexing cost
 
 Measured by `python tests/benchmarks/bench_cost.py` with the offline model (no key, no network) on a

@@ -31,21 +31,29 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_streaming import environment as streamed_environment  # noqa: E402
-from bench_streaming import point_at  # noqa: E402
-from benchmarks_doc import write_sections  # noqa: E402
-from fake_provider import FakeProvider, fake_provider  # noqa: E402
+from bench_streaming import environment as streamed_environment
+from bench_streaming import point_at
+from benchmarks_doc import write_sections
 
-from graphrag_mcp_server.config.providers import Provider, failure_policy  # noqa: E402
+from fake_provider import FakeProvider, fake_provider
+from graphrag_mcp_server.config.providers import Provider, failure_policy
 
 REPO = Path(__file__).resolve().parents[2]
 SECTION = "## Provider faults"
 QUESTION = "Who is Mirela Voss?"
 ROWS = [("bounded", fault) for fault in ("401", "429", "500", "hang")] + [
-    ("graphrag", fault) for fault in ("401", "429", "500", "hang")]
-POLICIES = {"bounded": yaml.safe_load("\n".join(failure_policy(Provider.OPENAI))),
-            "graphrag": {"retry": {"type": "exponential_backoff"}}}
-REASONS = {"401": ("HTTP 401",), "429": ("HTTP 429",), "500": ("HTTP 500",), "hang": ("no answer within", "Timeout")}
+    ("graphrag", fault) for fault in ("401", "429", "500", "hang")
+]
+POLICIES = {
+    "bounded": yaml.safe_load("\n".join(failure_policy(Provider.OPENAI))),
+    "graphrag": {"retry": {"type": "exponential_backoff"}},
+}
+REASONS = {
+    "401": ("HTTP 401",),
+    "429": ("HTTP 429",),
+    "500": ("HTTP 500",),
+    "hang": ("no answer within", "Timeout"),
+}
 """What the answer must name (one of): the provider's status; for a provider that never answers, the deadline or the
 request's timeout."""
 PROSE = "The text talks about a harbour town and the people who live there. It is a story about a community."
@@ -65,11 +73,18 @@ async def answer(session: ClientSession, provider: FakeProvider, fault: str) -> 
         notes.append(message or "")
 
     started = time.perf_counter()
-    result = await session.call_tool("local_search", {"query": QUESTION}, progress_callback=progress)
+    result = await session.call_tool(
+        "local_search", {"query": QUESTION}, progress_callback=progress
+    )
     seconds = time.perf_counter() - started
     text = result.content[0].text if result.content else ""
-    return {"seconds": seconds, "requests": provider.count("chat"), "error": result.is_error, "text": text,
-            "progress": len(notes)}
+    return {
+        "seconds": seconds,
+        "requests": provider.count("chat"),
+        "error": result.is_error,
+        "text": text,
+        "progress": len(notes),
+    }
 
 
 async def measure(base: Path, work: Path, lib: Path | None, label: str) -> list[dict]:
@@ -82,13 +97,18 @@ async def measure(base: Path, work: Path, lib: Path | None, label: str) -> list[
             shutil.copytree(base, root, symlinks=True)
             provider = stack.enter_context(fake_provider(retry_after="20"))
             point_at(root, provider.url, **POLICIES[policy])
-            params = StdioServerParameters(command=sys.executable, env=environment(lib),
-                                           args=["-m", "graphrag_mcp_server", "serve", "--index-path", str(root)])
+            params = StdioServerParameters(
+                command=sys.executable,
+                env=environment(lib),
+                args=["-m", "graphrag_mcp_server", "serve", "--index-path", str(root)],
+            )
             read, write = await stack.enter_async_context(stdio_client(params, errlog=quiet))
             session = await stack.enter_async_context(ClientSession(read, write))
             await session.initialize()
             sessions.append((session, provider, fault))
-        return await asyncio.gather(*(answer(session, provider, fault) for session, provider, fault in sessions))
+        return await asyncio.gather(
+            *(answer(session, provider, fault) for session, provider, fault in sessions)
+        )
 
 
 def index_with_prose(base: Path, work: Path, lib: Path | None, label: str) -> dict:
@@ -100,31 +120,67 @@ def index_with_prose(base: Path, work: Path, lib: Path | None, label: str) -> di
         provider = stack.enter_context(fake_provider(answer=PROSE, extracts=False))
         point_at(root, provider.url, **POLICIES["bounded"])
         started = time.perf_counter()
-        result = subprocess.run([sys.executable, "-m", "graphrag_mcp_server", "index", str(REPO / "fixtures" / "corpus"),
-                                 "--index-path", str(root)], capture_output=True, text=True, env=environment(lib))
-        return {"seconds": time.perf_counter() - started, "requests": provider.count("chat"),
-                "text": result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ""}
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "graphrag_mcp_server",
+                "index",
+                str(REPO / "fixtures" / "corpus"),
+                "--index-path",
+                str(root),
+            ],
+            capture_output=True,
+            text=True,
+            env=environment(lib),
+        )
+        return {
+            "seconds": time.perf_counter() - started,
+            "requests": provider.count("chat"),
+            "text": result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "",
+        }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--before", default="7df08a5", help="the commit to compare with (default: before issue 31)")
+    parser.add_argument(
+        "--before", default="7df08a5", help="the commit to compare with (default: before issue 31)"
+    )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as temporary:
         work = Path(temporary)
         before = work / "before"
         before.mkdir()
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", options.before, "lib"], check=True,
-                                 capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", options.before, "lib"],
+            check=True,
+            capture_output=True,
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
         base = work / "base"
-        subprocess.run([sys.executable, "-m", "graphrag_mcp_server", "index", str(REPO / "fixtures" / "corpus"),
-                        "--index-path", str(base), "--offline"], check=True, capture_output=True,
-                       env=environment(None))
-        figures = {label: asyncio.run(measure(base, work, lib, label))
-                   for label, lib in (("before", before / "lib"), ("now", None))}
-        prose = {label: index_with_prose(base, work, lib, label) for label, lib in (("before", before / "lib"),
-                                                                                  ("now", None))}
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "graphrag_mcp_server",
+                "index",
+                str(REPO / "fixtures" / "corpus"),
+                "--index-path",
+                str(base),
+                "--offline",
+            ],
+            check=True,
+            capture_output=True,
+            env=environment(None),
+        )
+        figures = {
+            label: asyncio.run(measure(base, work, lib, label))
+            for label, lib in (("before", before / "lib"), ("now", None))
+        }
+        prose = {
+            label: index_with_prose(base, work, lib, label)
+            for label, lib in (("before", before / "lib"), ("now", None))
+        }
     write_sections(report(options, figures, prose))
 
 
@@ -134,21 +190,29 @@ def named(figure: dict, fault: str) -> bool:
 
 def cell(figure: dict, fault: str) -> str:
     requests = f"{figure['requests']} request{'' if figure['requests'] == 1 else 's'}"
-    said = "reason named" if named(figure, fault) else "reason lost: " + repr(figure["text"][23:110])
+    said = (
+        "reason named" if named(figure, fault) else "reason lost: " + repr(figure["text"][23:110])
+    )
     return f"{figure['seconds']:.1f} s, {requests}, {said}"
 
 
-def report(options: argparse.Namespace, figures: dict[str, list[dict]], prose: dict[str, dict]) -> str:
+def report(
+    options: argparse.Namespace, figures: dict[str, list[dict]], prose: dict[str, dict]
+) -> str:
     rows = []
     for number, (policy, fault) in enumerate(ROWS):
         before, now = figures["before"][number], figures["now"][number]
         met = now["error"] and now["seconds"] < 60 and named(now, fault)
-        rows.append(f"| {'init (bounded_backoff)' if policy == 'bounded' else 'graphrag init (exponential_backoff)'} "
-                    f"| {fault}{' (Retry-After: 20)' if fault == '429' else ''} | {cell(before, fault)} | "
-                    f"{cell(now, fault)} | {now['progress']} | {'met' if met else 'not met'} |")
+        rows.append(
+            f"| {'init (bounded_backoff)' if policy == 'bounded' else 'graphrag init (exponential_backoff)'} "
+            f"| {fault}{' (Retry-After: 20)' if fault == '429' else ''} | {cell(before, fault)} | "
+            f"{cell(now, fault)} | {now['progress']} | {'met' if met else 'not met'} |"
+        )
     table = "\n".join(rows)
-    prose_rows = "\n".join(f"| {label} | {figure['seconds']:.1f} s | {figure['requests']} | {figure['text'][:320]} |"
-                           for label, figure in prose.items())
+    prose_rows = "\n".join(
+        f"| {label} | {figure['seconds']:.1f} s | {figure['requests']} | {figure['text'][:320]} |"
+        for label, figure in prose.items()
+    )
     return f"""{SECTION}
 
 Measured by `python tests/benchmarks/bench_faults.py --before {options.before}` on a {platform.machine()} machine \

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scale import SETTLE_SECONDS, save_to_queryable  # noqa: E402
-from benchmarks_doc import write_sections  # noqa: E402
-from corpora import BOARD, DOCUMENTS_PER_CLUSTER, cast_of, recurring_corpus, rename  # noqa: E402
+from bench_scale import SETTLE_SECONDS, save_to_queryable
+from benchmarks_doc import write_sections
+from corpora import BOARD, DOCUMENTS_PER_CLUSTER, cast_of, recurring_corpus, rename
 
 REPO = Path(__file__).resolve().parents[2]
 STEPS = ("edit", "add", "delete")
@@ -56,9 +56,24 @@ def index(data: Path, root: Path, code: Path | None = None) -> dict:
     summary, with its wall seconds."""
     env = {**os.environ, **({"PYTHONPATH": str(code / "lib")} if code else {})}
     started = time.perf_counter()
-    completed = subprocess.run([sys.executable, "-m", "graphrag_mcp_server", "index", str(data), "--index-path",
-                                str(root), "--offline", "--format", "json"], capture_output=True, text=True, env=env,
-                               cwd=REPO)
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "graphrag_mcp_server",
+            "index",
+            str(data),
+            "--index-path",
+            str(root),
+            "--offline",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
     if completed.returncode != 0:
         sys.exit(f"index failed ({completed.returncode}):\n{completed.stderr[-5000:]}")
     return {**json.loads(completed.stdout), "wall": time.perf_counter() - started}
@@ -78,7 +93,9 @@ def change(data: Path, documents: int, step: str) -> None:
         cast = cast_of(documents // 2 // DOCUMENTS_PER_CLUSTER)
         (data / "doc_9999.txt").write_text(
             f"Record 9999\n\nPerpetua Quimby met Lysander Oakhurst and {cast[0]} at the pier. Lysander Oakhurst "
-            f"wrote to {BOARD[5]} about the harbour dues.\n", encoding="utf-8")
+            f"wrote to {BOARD[5]} about the harbour dues.\n",
+            encoding="utf-8",
+        )
     else:
         (data / f"doc_{documents // 2:04d}.txt").unlink()
 
@@ -88,8 +105,13 @@ def measure(work: Path, documents: int, before: Path | None) -> Size:
     data, root = work / f"data_{documents}", work / f"index_{documents}"
     recurring_corpus(data, documents)
     codes = {"now": None, "before": before} if before else {"now": None}
-    folders = {name: (data if name == "now" else work / f"data_{documents}_{name}", work / f"index_{documents}_{name}"
-                      if name != "now" else root) for name in codes}
+    folders = {
+        name: (
+            data if name == "now" else work / f"data_{documents}_{name}",
+            work / f"index_{documents}_{name}" if name != "now" else root,
+        )
+        for name in codes
+    }
     for name, (folder, _) in folders.items():
         if folder != data:
             shutil.copytree(data, folder)
@@ -99,11 +121,18 @@ def measure(work: Path, documents: int, before: Path | None) -> Size:
             if step != "cold":
                 change(folder, documents, step)
             getattr(size, name)[step] = summary = index(folder, index_root, code)
-            print(f"{documents} {name} {step}: {summary['llm_calls']} calls, {summary['wall']:.1f} s", flush=True)
+            print(
+                f"{documents} {name} {step}: {summary['llm_calls']} calls, {summary['wall']:.1f} s",
+                flush=True,
+            )
     log = work / f"server_{documents}.log"
-    size.queryable, size.worker_seconds = asyncio.run(save_to_queryable(data, root, documents, log,
-                                                                         named_by_the_board(documents // 3), 1))
-    print(f"{documents}: save -> queryable {size.queryable} s, worker run {size.worker_seconds} s", flush=True)
+    size.queryable, size.worker_seconds = asyncio.run(
+        save_to_queryable(data, root, documents, log, named_by_the_board(documents // 3), 1)
+    )
+    print(
+        f"{documents}: save -> queryable {size.queryable} s, worker run {size.worker_seconds} s",
+        flush=True,
+    )
     return size
 
 
@@ -120,7 +149,9 @@ def reports(summary: dict) -> str:
 
 def kept(summary: dict) -> str:
     clustering = summary.get("clustering")
-    return f"{clustering['kept']} of {clustering['communities']}" if clustering else "- (re-clustered)"
+    return (
+        f"{clustering['kept']} of {clustering['communities']}" if clustering else "- (re-clustered)"
+    )
 
 
 def vectors(summary: dict) -> str:
@@ -133,38 +164,65 @@ def table(sizes: list[Size], rev: str | None) -> str:
     header = "| what | " + " | ".join(f"{size.documents} docs" for size in sizes) + " |"
     lines = [header, "|---" * (len(sizes) + 1) + "|"]
 
-    def row(what: str, cell) -> None:  # noqa: ANN001
+    def row(what: str, cell) -> None:
         lines.append(f"| {what} | " + " | ".join(cell(size) for size in sizes) + " |")
 
     row("cold build: LLM calls", lambda s: str(s.now["cold"]["llm_calls"]))
-    row("cold build: wall s (run s)", lambda s: f"{s.now['cold']['wall']:.1f} ({s.now['cold']['seconds']:.1f})")
+    row(
+        "cold build: wall s (run s)",
+        lambda s: f"{s.now['cold']['wall']:.1f} ({s.now['cold']['seconds']:.1f})",
+    )
     if rev:
-        row(f"cold build before ({rev}): wall s (run s)",
-            lambda s: f"{s.before['cold']['wall']:.1f} ({s.before['cold']['seconds']:.1f})")
+        row(
+            f"cold build before ({rev}): wall s (run s)",
+            lambda s: f"{s.before['cold']['wall']:.1f} ({s.before['cold']['seconds']:.1f})",
+        )
     for step in STEPS:
-        row(f"{step}: LLM calls (share of cold)",
-            lambda s, step=step: f"{s.now[step]['llm_calls']} "
-            f"({percent(s.now[step]['llm_calls'], s.now['cold']['llm_calls'])})")
+        row(
+            f"{step}: LLM calls (share of cold)",
+            lambda s, step=step: (
+                f"{s.now[step]['llm_calls']} "
+                f"({percent(s.now[step]['llm_calls'], s.now['cold']['llm_calls'])})"
+            ),
+        )
         if rev:
-            row(f"{step} before ({rev}): LLM calls",
-                lambda s, step=step: f"{s.before[step]['llm_calls']} "
-                f"({percent(s.before[step]['llm_calls'], s.before['cold']['llm_calls'])})")
+            row(
+                f"{step} before ({rev}): LLM calls",
+                lambda s, step=step: (
+                    f"{s.before[step]['llm_calls']} "
+                    f"({percent(s.before[step]['llm_calls'], s.before['cold']['llm_calls'])})"
+                ),
+            )
     for step in STEPS:
         row(f"{step}: reports anew / carried over", lambda s, step=step: reports(s.now[step]))
         if rev:
-            row(f"{step} before ({rev}): reports anew / carried over", lambda s, step=step: reports(s.before[step]))
+            row(
+                f"{step} before ({rev}): reports anew / carried over",
+                lambda s, step=step: reports(s.before[step]),
+            )
     for step in STEPS:
         row(f"{step}: communities kept", lambda s, step=step: kept(s.now[step]))
     for step in STEPS:
         row(f"{step}: vector rows written or deleted", lambda s, step=step: vectors(s.now[step]))
     for step in STEPS:
-        row(f"{step}: `index` wall s (run s)",
-            lambda s, step=step: f"{s.now[step]['wall']:.1f} ({s.now[step]['seconds']:.1f})")
+        row(
+            f"{step}: `index` wall s (run s)",
+            lambda s, step=step: f"{s.now[step]['wall']:.1f} ({s.now[step]['seconds']:.1f})",
+        )
         if rev:
-            row(f"{step} before ({rev}): `index` wall s (run s)",
-                lambda s, step=step: f"{s.before[step]['wall']:.1f} ({s.before[step]['seconds']:.1f})")
-    row("edit: modularity kept / fresh", lambda s: f"{s.now['edit']['clustering']['modularity']:.4f} / "
-        f"{s.now['edit']['clustering']['fresh_modularity']:.4f}")
+            row(
+                f"{step} before ({rev}): `index` wall s (run s)",
+                lambda s, step=step: (
+                    f"{s.before[step]['wall']:.1f} ({s.before[step]['seconds']:.1f})"
+                ),
+            )
+    row(
+        "edit: modularity kept / fresh",
+        lambda s: (
+            f"{s.now['edit']['clustering']['modularity']:.4f} / "
+            f"{s.now['edit']['clustering']['fresh_modularity']:.4f}"
+        ),
+    )
     row("edit run in `serve --watch`'s index worker, s", lambda s: _seconds(s.worker_seconds))
     row("save -> queryable under `serve --watch`, s", lambda s: _seconds(s.queryable))
     return "\n".join(lines)
@@ -181,37 +239,51 @@ def verdicts(sizes: list[Size], rev: str | None) -> list[str]:
     edit_small, edit_large = small.now["edit"]["llm_calls"], large.now["edit"]["llm_calls"]
     ratio = edit_large / edit_small if edit_small else float("inf")
     share = edit_large / large.now["cold"]["llm_calls"]
-    lines.append(f"- One-document edit at {large.documents} documents: {edit_large} LLM calls, {ratio:.2f}x the "
-                 f"{small.documents}-document figure ({edit_small}; target <= 1.5x) and {100 * share:.2f}% of the cold "
-                 f"build's calls (target <= 0.5%): {'met' if ratio <= 1.5 and share <= 0.005 else 'NOT met'}.")
+    lines.append(
+        f"- One-document edit at {large.documents} documents: {edit_large} LLM calls, {ratio:.2f}x the "
+        f"{small.documents}-document figure ({edit_small}; target <= 1.5x) and {100 * share:.2f}% of the cold "
+        f"build's calls (target <= 0.5%): {'met' if ratio <= 1.5 and share <= 0.005 else 'NOT met'}."
+    )
     for size in sizes:
         if size.documents >= 1000:
-            worst = min(size.now[step]["carried_over"]["report"] / size.now[step]["community_reports"]
-                        for step in STEPS)
-            lines.append(f"- Reports carried over at {size.documents} documents: at least {100 * worst:.1f}% in every "
-                         f"update (target >= 90%): {'met' if worst >= 0.9 else 'NOT met'}.")
+            worst = min(
+                size.now[step]["carried_over"]["report"] / size.now[step]["community_reports"]
+                for step in STEPS
+            )
+            lines.append(
+                f"- Reports carried over at {size.documents} documents: at least {100 * worst:.1f}% in every "
+                f"update (target >= 90%): {'met' if worst >= 0.9 else 'NOT met'}."
+            )
     queryable = large.queryable
-    lines.append(f"- Save -> queryable under `serve --watch` at {large.documents} documents: {_seconds(queryable)} s "
-                 f"(target <= 6 s): {'met' if queryable is not None and queryable <= 6 else 'NOT met'}.")
+    lines.append(
+        f"- Save -> queryable under `serve --watch` at {large.documents} documents: {_seconds(queryable)} s "
+        f"(target <= 6 s): {'met' if queryable is not None and queryable <= 6 else 'NOT met'}."
+    )
     if queryable is not None and large.worker_seconds is not None:
         rest = queryable - SETTLE_SECONDS - large.worker_seconds
-        lines.append(f"  Of it: the settle window {SETTLE_SECONDS} s, the update's run in the waiting index worker "
-                     f"{large.worker_seconds:.1f} s (graphrag's pipeline still walks every document: chunking, "
-                     f"merging, report contexts, tables), and {rest:.1f} s for the job's hand-off, the server's reload "
-                     "of the new version and the search.")
+        lines.append(
+            f"  Of it: the settle window {SETTLE_SECONDS} s, the update's run in the waiting index worker "
+            f"{large.worker_seconds:.1f} s (graphrag's pipeline still walks every document: chunking, "
+            f"merging, report contexts, tables), and {rest:.1f} s for the job's hand-off, the server's reload "
+            "of the new version and the search."
+        )
     if rev:
         for size in sizes:
             now, was = size.now["cold"], size.before["cold"]
-            lines.append(f"- Cold build at {size.documents} documents: {now['wall']:.1f} s wall ({now['seconds']:.1f} s"
-                         " "
-                         f"run) against {was['wall']:.1f} s ({was['seconds']:.1f} s) before ({rev}), taking turns "
-                         f"(target: no slower).")
+            lines.append(
+                f"- Cold build at {size.documents} documents: {now['wall']:.1f} s wall ({now['seconds']:.1f} s"
+                " "
+                f"run) against {was['wall']:.1f} s ({was['seconds']:.1f} s) before ({rev}), taking turns "
+                f"(target: no slower)."
+            )
     return lines
 
 
 def write_report(sizes: list[Size], rev: str | None, minutes: float) -> None:
     sizes_text = ",".join(str(size.documents) for size in sizes)
-    command = f"python tests/benchmarks/bench_incremental.py --sizes {sizes_text}" + (f" --before {rev}" if rev else "")
+    command = f"python tests/benchmarks/bench_incremental.py --sizes {sizes_text}" + (
+        f" --before {rev}" if rev else ""
+    )
     report = f"""# Benchmarks
 
 Written by the benchmarks in tests/benchmarks/ (each replaces its own sections), with the offline model on a
@@ -227,7 +299,7 @@ After a cold build (`graphrag-mcp index DATA --offline`, new root, empty cache),
 change, one after the other: **edit** renames, in one document, the person its board sentence names (the
 second of its cast, the same role at every size: a board member, a hub, gains a relationship and loses one);
 **add** writes a document with two new people, one writing to a board member; **delete** removes a document.
-"Before" rows run the same with the code of {rev or '-'},
+"Before" rows run the same with the code of {rev or "-"},
 taking turns with this code on a copy of the corpus. Wall seconds include the process's imports (about 6 s);
 "run s" is the summary's `seconds`, from reading the documents to the switch to the new version. Reports: written
 anew by the run / carried over from the previous version, of all. Vector rows: rows written into or deleted from
@@ -253,19 +325,27 @@ index worker `serve --watch` keeps waiting with graphrag imported. Figures in th
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="300,1000,2000")
-    parser.add_argument("--before", help="a git revision whose code runs the same builds, taking turns")
+    parser.add_argument(
+        "--before", help="a git revision whose code runs the same builds, taking turns"
+    )
     args = parser.parse_args()
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="graphrag-mcp-bench-"))
     before = work / "before" if args.before else None
     try:
         if before:
-            subprocess.run(["git", "worktree", "add", "--detach", str(before), args.before], cwd=REPO, check=True,
-                           capture_output=True)
+            subprocess.run(
+                ["git", "worktree", "add", "--detach", str(before), args.before],
+                cwd=REPO,
+                check=True,
+                capture_output=True,
+            )
         sizes = [measure(work, int(documents), before) for documents in args.sizes.split(",")]
     finally:
         if before:
-            subprocess.run(["git", "worktree", "remove", "--force", str(before)], cwd=REPO, capture_output=True)
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(before)], cwd=REPO, capture_output=True
+            )
         shutil.rmtree(work, ignore_errors=True)
     write_report(sizes, args.before, (time.monotonic() - started) / 60)
 

@@ -34,38 +34,58 @@ ASKED_TYPES = {"PERSON": "Who is {}?", "ORGANIZATION": "What is {}?", "GEO": "Wh
 
 # Unrelated topics: each its own people, organisation, place and subject; no name is shared.
 TOPICS = [
-    {"theme": "lighthouse restoration", "people": ["Jordan Hayes", "Sam Rivera", "Alex Mercer"],
-     "org": "Corran Lighthouse Society", "place": "Dunmore Head",
-     "kind": "chapter", "lines": [
-         "{p0} climbed the iron stair of the lighthouse at {place} for the first time since the storm.",
-         "{p1} of the {org} had promised that the lighthouse restoration would finish before winter.",
-         "{p2} carried the new brass lamp up from the harbour and argued with {p0} about the cost.",
-         "At night {p0} and {p1} read the old keeper's log, which described every ship that passed {place}.",
-     ]},
-    {"theme": "beekeeping survey", "people": ["Marta Lindgren", "Oskar Vale", "Ines Okafor"],
-     "org": "Hollow Brook Apiary Trust", "place": "Hollow Brook",
-     "kind": "field note", "lines": [
-         "Field note: {p0} counted forty hives along the hedges of {place} for the beekeeping survey.",
-         "{p1} of the {org} weighed the honey frames and recorded a poor spring flow.",
-         "{p2} found mites in three colonies and asked {p0} to repeat the count next week.",
-         "The {org} will publish the beekeeping survey once {p1} has checked every hive at {place}.",
-     ]},
-    {"theme": "glacier measurements", "people": ["Tariq Benali", "Freya Solheim", "Lukas Brenner"],
-     "org": "Nordalp Glacier Station", "place": "Skarfjell Glacier",
-     "kind": "field note", "lines": [
-         "Field note: {p0} drilled stakes into the ice of {place} for the glacier measurements.",
-         "{p1} of the {org} compared this year's melt with the records of the last decade.",
-         "{p2} photographed the crevasses and sent the images to {p1} at the station.",
-         "The {org} reported that {place} lost eleven metres of ice, according to {p0}.",
-     ]},
-    {"theme": "railway timetable", "people": ["Priya Raman", "Henrik Dahl", "Colette Marchand"],
-     "org": "Eastvale Branch Railway", "place": "Millbridge Junction",
-     "kind": "memo", "lines": [
-         "Memo: {p0} proposed a new railway timetable for trains stopping at {place}.",
-         "{p1} of the {org} objected that the early train would run almost empty.",
-         "{p2} counted passengers at {place} for a month and shared the figures with {p0}.",
-         "The {org} adopted the railway timetable after {p1} agreed to a trial in spring.",
-     ]},
+    {
+        "theme": "lighthouse restoration",
+        "people": ["Jordan Hayes", "Sam Rivera", "Alex Mercer"],
+        "org": "Corran Lighthouse Society",
+        "place": "Dunmore Head",
+        "kind": "chapter",
+        "lines": [
+            "{p0} climbed the iron stair of the lighthouse at {place} for the first time since the storm.",
+            "{p1} of the {org} had promised that the lighthouse restoration would finish before winter.",
+            "{p2} carried the new brass lamp up from the harbour and argued with {p0} about the cost.",
+            "At night {p0} and {p1} read the old keeper's log, which described every ship that passed {place}.",
+        ],
+    },
+    {
+        "theme": "beekeeping survey",
+        "people": ["Marta Lindgren", "Oskar Vale", "Ines Okafor"],
+        "org": "Hollow Brook Apiary Trust",
+        "place": "Hollow Brook",
+        "kind": "field note",
+        "lines": [
+            "Field note: {p0} counted forty hives along the hedges of {place} for the beekeeping survey.",
+            "{p1} of the {org} weighed the honey frames and recorded a poor spring flow.",
+            "{p2} found mites in three colonies and asked {p0} to repeat the count next week.",
+            "The {org} will publish the beekeeping survey once {p1} has checked every hive at {place}.",
+        ],
+    },
+    {
+        "theme": "glacier measurements",
+        "people": ["Tariq Benali", "Freya Solheim", "Lukas Brenner"],
+        "org": "Nordalp Glacier Station",
+        "place": "Skarfjell Glacier",
+        "kind": "field note",
+        "lines": [
+            "Field note: {p0} drilled stakes into the ice of {place} for the glacier measurements.",
+            "{p1} of the {org} compared this year's melt with the records of the last decade.",
+            "{p2} photographed the crevasses and sent the images to {p1} at the station.",
+            "The {org} reported that {place} lost eleven metres of ice, according to {p0}.",
+        ],
+    },
+    {
+        "theme": "railway timetable",
+        "people": ["Priya Raman", "Henrik Dahl", "Colette Marchand"],
+        "org": "Eastvale Branch Railway",
+        "place": "Millbridge Junction",
+        "kind": "memo",
+        "lines": [
+            "Memo: {p0} proposed a new railway timetable for trains stopping at {place}.",
+            "{p1} of the {org} objected that the early train would run almost empty.",
+            "{p2} counted passengers at {place} for a month and shared the figures with {p0}.",
+            "The {org} adopted the railway timetable after {p1} agreed to a trial in spring.",
+        ],
+    },
 ]
 DOCUMENTS_PER_TOPIC = 5
 
@@ -89,23 +109,36 @@ def generate_topics(folder: Path) -> list[Question]:
         names = {f"p{i}": person for i, person in enumerate(topic["people"])}
         documents = []
         for part in range(DOCUMENTS_PER_TOPIC):
-            lines = topic["lines"][part % 4:] + topic["lines"][:part % 4]
-            body = " ".join(line.format(**names, org=topic["org"], place=topic["place"]) for line in lines)
+            lines = topic["lines"][part % 4 :] + topic["lines"][: part % 4]
+            body = " ".join(
+                line.format(**names, org=topic["org"], place=topic["place"]) for line in lines
+            )
             title = f"{topic['kind'].replace(' ', '_')}_{number}_{part}.md"
-            (folder / title).write_text(f"# {topic['kind'].title()} {part + 1}\n\n{body}\n", encoding="utf-8")
+            (folder / title).write_text(
+                f"# {topic['kind'].title()} {part + 1}\n\n{body}\n", encoding="utf-8"
+            )
             documents.append(title)
         for name in [*topic["people"], topic["org"], topic["place"]]:
             asked = "Who is {}?" if name in topic["people"] else "What is {}?"
             for search in ("local", "drift", "basic"):
                 questions.append(Question(search, asked.format(name), name.upper(), set(documents)))
-        questions.append(Question("global", f"What do the documents say about the {topic['theme']}?",
-                                  topic_words=[topic["people"][0].upper(), topic["org"].upper()]))
+        questions.append(
+            Question(
+                "global",
+                f"What do the documents say about the {topic['theme']}?",
+                topic_words=[topic["people"][0].upper(), topic["org"].upper()],
+            )
+        )
     return questions
 
 
 def fixture_questions(tables: object, corpus: Path) -> list[Question]:
     """Who/what-is questions for every person, organisation and place the index holds that a document names."""
-    texts = {path.name: path.read_text(encoding="utf-8").casefold() for path in corpus.iterdir() if path.is_file()}
+    texts = {
+        path.name: path.read_text(encoding="utf-8").casefold()
+        for path in corpus.iterdir()
+        if path.is_file()
+    }
     questions = []
     for name, kind in zip(tables.entities["title"], tables.entities["type"], strict=True):
         if kind not in ASKED_TYPES:
@@ -114,13 +147,29 @@ def fixture_questions(tables: object, corpus: Path) -> list[Question]:
         if not documents:
             continue
         for search in ("local", "drift", "basic"):
-            questions.append(Question(search, ASKED_TYPES[kind].format(name.title()), name, documents))
+            questions.append(
+                Question(search, ASKED_TYPES[kind].format(name.title()), name, documents)
+            )
     return questions
 
 
 def build(data: Path, root: Path) -> None:
-    subprocess.run([sys.executable, "-m", "graphrag_mcp_server", "index", str(data), "--index-path", str(root),
-                    "--offline", "--format", "json"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "graphrag_mcp_server",
+            "index",
+            str(data),
+            "--index-path",
+            str(root),
+            "--offline",
+            "--format",
+            "json",
+        ],
+        check=True,
+        capture_output=True,
+    )
 
 
 def build_by_updates(data: Path, root: Path, folder: Path) -> int:
@@ -146,7 +195,9 @@ def load(root: Path) -> tuple:
     return config, asyncio.run(load_tables(config, root))
 
 
-def score(config: object, tables: object, questions: list[Question]) -> dict[str, dict[str, list[bool]]]:
+def score(
+    config: object, tables: object, questions: list[Question]
+) -> dict[str, dict[str, list[bool]]]:
     """search type -> metric -> hits, one per question that measures it."""
     from graphrag_mcp_server.handlers.search.context import search_context
     from graphrag_mcp_server.handlers.search.run import SearchType
@@ -163,8 +214,12 @@ def score(config: object, tables: object, questions: list[Question]) -> dict[str
             found = {source.document for source in result.sources}
             metrics.setdefault("source document", []).append(bool(found & question.documents))
         if question.topic_words:
-            reports = " ".join(f"{report.title} {report.content}" for report in context.reports).upper()
-            metrics.setdefault("topic in reports", []).append(all(word in reports for word in question.topic_words))
+            reports = " ".join(
+                f"{report.title} {report.content}" for report in context.reports
+            ).upper()
+            metrics.setdefault("topic in reports", []).append(
+                all(word in reports for word in question.topic_words)
+            )
     return hits
 
 
@@ -184,7 +239,9 @@ def rows(corpus: str, hits: dict[str, dict[str, list[bool]]]) -> list[str]:
     for search in SEARCHES:
         for metric, values in hits.get(search, {}).items():
             share = 100 * sum(values) / len(values)
-            lines.append(f"| {corpus} | {search} | {metric} | {sum(values)} / {len(values)} | {share:.0f}% |")
+            lines.append(
+                f"| {corpus} | {search} | {metric} | {sum(values)} / {len(values)} | {share:.0f}% |"
+            )
     return lines
 
 
@@ -194,7 +251,10 @@ def main() -> None:
         work = Path(tmp)
         generate = generate_topics(work / "topics")
         corpora = {"fixtures/corpus": FIXTURES, "unrelated topics": work / "topics"}
-        table = ["| corpus | built | search | measure | hits | share |", "|---|---|---|---|---|---|"]
+        table = [
+            "| corpus | built | search | measure | hits | share |",
+            "|---|---|---|---|---|---|",
+        ]
         facts, scores = [], {}
         quality_table, quality_facts = _six_topics(work)
         for name, data in corpora.items():
@@ -207,43 +267,67 @@ def main() -> None:
                 scores[name, built != "full"] = hits = score(config, tables, questions)
                 table += rows(f"{name} | {built}", hits)
                 missing = topics_without_report(tables) if data != FIXTURES else []
-                facts.append(f"{name}, {built}: {unclustered(tables)} of {len(tables.entities)} entities without a "
-                             f"community" + (f"; topics without a report: {len(missing)} of {len(TOPICS)}"
-                                             f"{' (' + ', '.join(missing) + ')' if missing else ''}"
-                                             if data != FIXTURES else "") + ".")
+                facts.append(
+                    f"{name}, {built}: {unclustered(tables)} of {len(tables.entities)} entities without a "
+                    f"community"
+                    + (
+                        f"; topics without a report: {len(missing)} of {len(TOPICS)}"
+                        f"{' (' + ', '.join(missing) + ')' if missing else ''}"
+                        if data != FIXTURES
+                        else ""
+                    )
+                    + "."
+                )
             same = scores[name, False] == scores[name, True]
-            facts.append(f"{name}: built by updates, the same hits as the full build, question by question: "
-                         f"{'yes' if same else 'NO'}.")
-    section = "\n".join([
-        SECTION, "",
-        "Measured by `python tests/benchmarks/bench_retrieval.py`: the offline model, `context_only` searches "
-        "(the handler the MCP tools call), on fixtures/corpus (a who/what-is question for every person, "
-        "organisation and place in the index that a document names) and on a generated corpus of "
-        f"{len(TOPICS)} unrelated topics ({len(TOPICS) * DOCUMENTS_PER_TOPIC} documents; chapters, field notes and "
-        "memos that share no entity). Entity hit: the entity asked about is among the context's first 3 "
-        "entities. Source hit: a document naming it is among the sources. Topic hit: global search's reports "
-        "name the topic's people and organisation. Targets: >= 90% entity and source hits, no topic without a "
-        "report. Each corpus is indexed in one full build and as a growing folder is (half of it, then one "
-        "incremental `index` run per further document); both must score alike. Deterministic (no model, no "
-        "timing).", "",
-        *table, "", *facts, "",
-        "### Six topics (the no-key graph, issue 27)", "",
-        "Two corpora: tests/benchmarks/corpora/six_topics and six_topics_2 (see each ABOUT.md). Most of "
-        "six_topics_2's who/what questions ask for an entity they do not name (\"Who is the treasurer of the Ormond "
-        "Players?\"): its entity-in-top-3 counts whether the answer is among the first 3 entities beside the one "
-        "named.", "",
-        f"{graph_quality.__doc__.strip()}", "",
-        "Measures: entity in top 3 and source in context / among the first 3 sources for each who/what question "
-        "(local, drift; basic with `top_k=3`); for each \"What connects A to B?\" question, both entities and the "
-        "relationship between them in the local / drift context; for each topic question, the rank of the first "
-        "report in global search's context whose documents are mostly that topic's; reports without findings or "
-        "titled \"Unnamed community\", reports with the same content, entities that are greetings, sign-offs or "
-        "bare titles, and the type of each named person, organisation and place. Targets: 0 empty or duplicate "
-        "reports; linking relationship >= 75%; source among the first 3 >= 90% (local, drift, basic top_k=3); "
-        "a report of the topic first >= 7 of 8 and in the top 3 for all; type accuracy >= 90%; 0 junk entities.",
-        "",
-        "| corpus | built | measure | hits | share |", "|---|---|---|---|---|", *quality_table, "", *quality_facts, "",
-    ])
+            facts.append(
+                f"{name}: built by updates, the same hits as the full build, question by question: "
+                f"{'yes' if same else 'NO'}."
+            )
+    section = "\n".join(
+        [
+            SECTION,
+            "",
+            "Measured by `python tests/benchmarks/bench_retrieval.py`: the offline model, `context_only` searches "
+            "(the handler the MCP tools call), on fixtures/corpus (a who/what-is question for every person, "
+            "organisation and place in the index that a document names) and on a generated corpus of "
+            f"{len(TOPICS)} unrelated topics ({len(TOPICS) * DOCUMENTS_PER_TOPIC} documents; chapters, field notes and "
+            "memos that share no entity). Entity hit: the entity asked about is among the context's first 3 "
+            "entities. Source hit: a document naming it is among the sources. Topic hit: global search's reports "
+            "name the topic's people and organisation. Targets: >= 90% entity and source hits, no topic without a "
+            "report. Each corpus is indexed in one full build and as a growing folder is (half of it, then one "
+            "incremental `index` run per further document); both must score alike. Deterministic (no model, no "
+            "timing).",
+            "",
+            *table,
+            "",
+            *facts,
+            "",
+            "### Six topics (the no-key graph, issue 27)",
+            "",
+            "Two corpora: tests/benchmarks/corpora/six_topics and six_topics_2 (see each ABOUT.md). Most of "
+            "six_topics_2's who/what questions ask for an entity they do not name (\"Who is the treasurer of the Ormond "
+            'Players?"): its entity-in-top-3 counts whether the answer is among the first 3 entities beside the one '
+            "named.",
+            "",
+            f"{graph_quality.__doc__.strip()}",
+            "",
+            "Measures: entity in top 3 and source in context / among the first 3 sources for each who/what question "
+            '(local, drift; basic with `top_k=3`); for each "What connects A to B?" question, both entities and the '
+            "relationship between them in the local / drift context; for each topic question, the rank of the first "
+            "report in global search's context whose documents are mostly that topic's; reports without findings or "
+            'titled "Unnamed community", reports with the same content, entities that are greetings, sign-offs or '
+            "bare titles, and the type of each named person, organisation and place. Targets: 0 empty or duplicate "
+            "reports; linking relationship >= 75%; source among the first 3 >= 90% (local, drift, basic top_k=3); "
+            "a report of the topic first >= 7 of 8 and in the top 3 for all; type accuracy >= 90%; 0 junk entities.",
+            "",
+            "| corpus | built | measure | hits | share |",
+            "|---|---|---|---|---|",
+            *quality_table,
+            "",
+            *quality_facts,
+            "",
+        ]
+    )
     print(section)
     write_sections(section)
 
@@ -251,8 +335,10 @@ def main() -> None:
 def _six_topics(work: Path) -> tuple[list[str], list[str]]:
     """graph_quality's measures on the six-topics corpus (built in full and by updates) and the second one."""
     table, facts = [], []
-    for name, corpus, by_updates in (("six topics", graph_quality.SIX_TOPICS, True),
-                                     ("six topics 2", graph_quality.SECOND, False)):
+    for name, corpus, by_updates in (
+        ("six topics", graph_quality.SIX_TOPICS, True),
+        ("six topics 2", graph_quality.SECOND, False),
+    ):
         folder = work / corpus.name
         build(corpus / "docs", folder / "full")
         builds = [("full", folder / "full")]
@@ -261,7 +347,9 @@ def _six_topics(work: Path) -> tuple[list[str], list[str]]:
             builds.append((f"{updates} updates", folder / "updated"))
         for built, root in builds:
             config, tables = load(root)
-            rows, notes = graph_quality.section_lines(graph_quality.measure(config, tables, corpus), built, name)
+            rows, notes = graph_quality.section_lines(
+                graph_quality.measure(config, tables, corpus), built, name
+            )
             table += rows
             facts += notes
     return table, facts

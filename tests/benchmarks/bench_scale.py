@@ -42,29 +42,44 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpora import DOCUMENTS_PER_CLUSTER, chain_corpus, person, rename  # noqa: E402
-from benchmarks_doc import write_sections  # noqa: E402
+from benchmarks_doc import write_sections
+from corpora import DOCUMENTS_PER_CLUSTER, chain_corpus, person, rename
 
 REPO = Path(__file__).resolve().parents[2]
 SECTION = "## Scale"
 SESSIONS = 16
 WORKERS = (1, 2)  # serve --workers N measured under load
 SETTLE_SECONDS = 0.5  # serve --watch's settle window, as bench_incremental.py
-IDLE_BEFORE_SAVE = 10.0  # as in use, the server has been up a while: its spare index worker is ready
+IDLE_BEFORE_SAVE = (
+    10.0  # as in use, the server has been up a while: its spare index worker is ready
+)
 WATCH_DEADLINE = 900.0
 SINGLE_ROUNDS = 3  # the one client goes over the queries this many times (a steadier baseline)
 CLI_RUNS = 3  # cold CLI figures are the median of this many fresh processes
-EDITS = ((1 / 4, "Zora Quillfeather"), (1 / 2, "Quentin Larkspur"), (3 / 4, "Ottilie Vance"))  # where, new name
+EDITS = (
+    (1 / 4, "Zora Quillfeather"),
+    (1 / 2, "Quentin Larkspur"),
+    (3 / 4, "Ottilie Vance"),
+)  # where, new name
 WATCHED_NAME = "Ysolde Marchbank"
-UPDATE_IMPORTS = ("graphrag.api", "graphrag_llm.completion", "graphrag_llm.embedding", "graphrag_vectors.lancedb")
+UPDATE_IMPORTS = (
+    "graphrag.api",
+    "graphrag_llm.completion",
+    "graphrag_llm.embedding",
+    "graphrag_vectors.lancedb",
+)
 """What every update process imports: graphrag's pipeline, the model clients (LiteLLM), the vector store."""
-QUERY_IMPORTS = ("graphrag_llm.embedding", "graphrag_vectors.lancedb",
-                 "graphrag.query.structured_search.local_search.mixed_context")
+QUERY_IMPORTS = (
+    "graphrag_llm.embedding",
+    "graphrag_vectors.lancedb",
+    "graphrag.query.structured_search.local_search.mixed_context",
+)
 """What every context-only local query imports: the embedding client for the query, the vector store, graphrag's
 context builder."""
 
 
 # --- corpus -------------------------------------------------------------------------------------------------
+
 
 def queries(documents: int, count: int) -> list[str]:
     """'Who is X?' for `count` people spread evenly over the corpus's clusters."""
@@ -75,6 +90,7 @@ def queries(documents: int, count: int) -> list[str]:
 
 # --- CLI ----------------------------------------------------------------------------------------------------
 
+
 def cli(*args: str) -> tuple[float, dict]:
     """Wall seconds of one `graphrag-mcp ... --format json` process, and its JSON object; exits on failure."""
     command = [sys.executable, "-m", "graphrag_mcp_server", *args, "--format", "json"]
@@ -82,7 +98,10 @@ def cli(*args: str) -> tuple[float, dict]:
     completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     seconds = time.perf_counter() - started
     if completed.returncode != 0:
-        print(f"failed ({completed.returncode}): {' '.join(command)}\n{completed.stderr[-5000:]}", file=sys.stderr)
+        print(
+            f"failed ({completed.returncode}): {' '.join(command)}\n{completed.stderr[-5000:]}",
+            file=sys.stderr,
+        )
         sys.exit(1)
     return seconds, json.loads(completed.stdout)
 
@@ -92,8 +111,13 @@ def import_floor(modules: tuple[str, ...]) -> float:
     map, as the CLI sets it)."""
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", f"import {', '.join(modules)}"], check=True, env=env, cwd=REPO,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-c", f"import {', '.join(modules)}"],
+        check=True,
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+    )
     return time.perf_counter() - started
 
 
@@ -105,6 +129,7 @@ def alternating(*runs: Callable[[], float]) -> list[float]:
 
 # --- MCP sessions -------------------------------------------------------------------------------------------
 
+
 def serve_args(root: Path, *extra: str) -> list[str]:
     return ["-m", "graphrag_mcp_server", "serve", "--index-path", str(root), *extra]
 
@@ -112,11 +137,15 @@ def serve_args(root: Path, *extra: str) -> list[str]:
 @asynccontextmanager
 async def stdio_session(root: Path, log: Path, *extra: str, env: dict[str, str] | None = None):
     """A client session with `graphrag-mcp serve` over stdio (the server's stderr goes to `log`)."""
-    params = StdioServerParameters(command=sys.executable, args=serve_args(root, *extra),
-                                   env={**os.environ, **(env or {})})
+    params = StdioServerParameters(
+        command=sys.executable, args=serve_args(root, *extra), env={**os.environ, **(env or {})}
+    )
     with log.open("a") as errors:
         try:
-            async with stdio_client(params, errlog=errors) as (read, write), ClientSession(read, write) as session:
+            async with (
+                stdio_client(params, errlog=errors) as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
                 await session.call_tool("get_statistics", {})  # the index is loaded
                 yield session
@@ -132,10 +161,24 @@ def http_server(root: Path, log: Path, workers: int = 1):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     with log.open("a") as errors:
-        process = subprocess.Popen([sys.executable, *serve_args(root, "--transport", "streamable-http", "--host",
-                                                                "127.0.0.1", "--port", str(port),
-                                                                "--workers", str(workers))],
-                                   stdout=subprocess.DEVNULL, stderr=errors)
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                *serve_args(
+                    root,
+                    "--transport",
+                    "streamable-http",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--workers",
+                    str(workers),
+                ),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
         try:
             _wait_for_port(port, process, log)
             yield process, f"http://127.0.0.1:{port}/mcp"
@@ -158,7 +201,10 @@ def _wait_for_port(port: int, process: subprocess.Popen, log: Path) -> None:
 
 @asynccontextmanager
 async def http_session(url: str):
-    async with streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as session:
+    async with (
+        streamable_http_client(url) as streams,
+        ClientSession(streams[0], streams[1]) as session,
+    ):
         await session.initialize()
         yield session
 
@@ -180,24 +226,37 @@ def server_pid(root: Path) -> int:
             text, command = status.read_text(), (status.parent / "cmdline").read_bytes()
         except OSError:
             continue
-        if f"PPid:\t{os.getpid()}\n" in text and b"serve" in command and str(root).encode() in command:
+        if (
+            f"PPid:\t{os.getpid()}\n" in text
+            and b"serve" in command
+            and str(root).encode() in command
+        ):
             return int(status.parent.name)
     raise RuntimeError(f"no server process over {root}")
 
 
 def rss_mb(pid: int) -> float:
     """Resident memory of process `pid` in MB (VmRSS)."""
-    line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmRSS:"))
+    line = next(
+        line
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith("VmRSS:")
+    )
     return int(line.split()[1]) / 1024
 
 
 def worker_pids(pid: int) -> list[int]:
     """The `serve --workers` processes under `pid` (uvicorn spawns them)."""
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return [int(child) for child in children if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]
+    return [
+        int(child)
+        for child in children
+        if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()
+    ]
 
 
 # --- in-process floors --------------------------------------------------------------------------------------
+
 
 @dataclass
 class Loaded:
@@ -226,9 +285,16 @@ async def floor_local_answer(index: Loaded, query: str) -> None:
 
     tables = index.tables
     await api.local_search(
-        config=index.config, entities=tables.entities, communities=tables.communities,
-        community_reports=tables.community_reports, text_units=tables.text_units, relationships=tables.relationships,
-        covariates=tables.covariates, community_level=2, response_type="Multiple Paragraphs", query=query,
+        config=index.config,
+        entities=tables.entities,
+        communities=tables.communities,
+        community_reports=tables.community_reports,
+        text_units=tables.text_units,
+        relationships=tables.relationships,
+        covariates=tables.covariates,
+        community_level=2,
+        response_type="Multiple Paragraphs",
+        query=query,
     )
 
 
@@ -257,15 +323,19 @@ async def floor_local_context(index: Loaded, query: str) -> None:
         entities=read_indexer_entities(tables.entities, tables.communities, level),
         relationships=read_indexer_relationships(tables.relationships),
         covariates={"claims": covariates},
-        description_embedding_store=get_embedding_store(config=index.config.vector_store,
-                                                        embedding_name=entity_description_embedding),
+        description_embedding_store=get_embedding_store(
+            config=index.config.vector_store, embedding_name=entity_description_embedding
+        ),
         response_type="Multiple Paragraphs",
     )
     engine.context_builder.build_context(
-        query=query, **{**engine.context_builder_params, "max_context_tokens": DEFAULT_CONTEXT_TOKENS})
+        query=query,
+        **{**engine.context_builder_params, "max_context_tokens": DEFAULT_CONTEXT_TOKENS},
+    )
 
 
 # --- measurements -------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Scale:
@@ -275,11 +345,19 @@ class Scale:
     entities: int = 0
     cold_seconds: float = 0.0
     cold_calls: int = 0
-    cold_run_seconds: float = 0.0  # the summary's `seconds`: from reading the documents to the switch
-    edits: list[dict] = field(default_factory=list)  # each edit's `index --format json` object, with its "wall"
-    unchanged_seconds: float = 0.0  # wall of an `index` run after the edits, with nothing changed since
+    cold_run_seconds: float = (
+        0.0  # the summary's `seconds`: from reading the documents to the switch
+    )
+    edits: list[dict] = field(
+        default_factory=list
+    )  # each edit's `index --format json` object, with its "wall"
+    unchanged_seconds: float = (
+        0.0  # wall of an `index` run after the edits, with nothing changed since
+    )
     save_to_queryable: float | None = None
-    watch_run_seconds: float | None = None  # that update's own `seconds`, in serve --watch's waiting index worker
+    watch_run_seconds: float | None = (
+        None  # that update's own `seconds`, in serve --watch's waiting index worker
+    )
     update_floor: float = 0.0  # import_floor(UPDATE_IMPORTS)
     query_floor: float = 0.0  # import_floor(QUERY_IMPORTS)
     p50: dict[str, float] = field(default_factory=dict)  # what -> median seconds
@@ -359,14 +437,16 @@ async def concurrency(scale: Scale, root: Path, asked: list[str], log: Path, wor
     load.concurrent_p50 = statistics.median(done) if done else math.nan
 
 
-async def _sessions_at_once(url: str, asked: list[str]) -> tuple[float, list[float | BaseException]]:
+async def _sessions_at_once(
+    url: str, asked: list[str]
+) -> tuple[float, list[float | BaseException]]:
     """SESSIONS sessions connect, then all search at once (each its own rotation of the queries); the
     wall seconds from the start signal to the last answer, and each call's seconds or error."""
     start, ready = asyncio.Event(), []
     outcomes: list[float | BaseException] = []
 
     async def client(number: int) -> None:
-        rotated = asked[number % len(asked):] + asked[:number % len(asked)]
+        rotated = asked[number % len(asked) :] + asked[: number % len(asked)]
         try:
             async with http_session(url) as session:
                 ready.append(number)
@@ -389,21 +469,25 @@ async def _sessions_at_once(url: str, asked: list[str]) -> tuple[float, list[flo
     return time.perf_counter() - started, outcomes
 
 
-async def save_to_queryable(data: Path, root: Path, documents: int, log: Path, number: int | None = None,
-                            slot: int = 2) -> tuple[float | None, float | None]:
+async def save_to_queryable(
+    data: Path, root: Path, documents: int, log: Path, number: int | None = None, slot: int = 2
+) -> tuple[float | None, float | None]:
     """Seconds from saving a renamed person (the `slot`-th of document `number`'s cluster; by default of the
     document a third into the corpus) under `serve --watch` until a basic_search context shows the name, and the
     `seconds` of that update's summary; None, None after WATCH_DEADLINE."""
     env = {"GRAPHRAG_MCP_WATCH_SETTLE_SECONDS": str(SETTLE_SECONDS)}
-    async with stdio_session(root, log, "--watch", str(data), "--data-path", str(data), env=env) as session:
+    async with stdio_session(
+        root, log, "--watch", str(data), "--data-path", str(data), env=env
+    ) as session:
         await asyncio.sleep(IDLE_BEFORE_SAVE)
         version = await _statistics(session)
         saved = time.monotonic()
         rename(data, documents // 3 if number is None else number, slot, WATCHED_NAME)
         while time.monotonic() - saved < WATCH_DEADLINE:
             if (await _statistics(session))["index_version"] != version["index_version"]:
-                result = await session.call_tool("basic_search", {"query": f"Who is {WATCHED_NAME}?",
-                                                                  "context_only": True})
+                result = await session.call_tool(
+                    "basic_search", {"query": f"Who is {WATCHED_NAME}?", "context_only": True}
+                )
                 if WATCHED_NAME in json.dumps(result.structured_content):
                     return time.monotonic() - saved, await _run_seconds(session, saved)
             await asyncio.sleep(0.2)
@@ -414,7 +498,9 @@ async def _run_seconds(session: ClientSession, saved: float) -> float | None:
     """The `seconds` of the summary of the job that made the new version (the version switches before the worker
     reports its summary); None after WATCH_DEADLINE."""
     while time.monotonic() - saved < WATCH_DEADLINE:
-        if (summary := ((await _statistics(session)).get("last_job") or {}).get("summary")) is not None:
+        if (
+            summary := ((await _statistics(session)).get("last_job") or {}).get("summary")
+        ) is not None:
             return summary["seconds"]
         await asyncio.sleep(0.2)
     return None
@@ -430,34 +516,57 @@ async def _statistics(session: ClientSession) -> dict:
 
 def measure(work: Path, documents: int, query_count: int, repeat: int) -> Scale:
     """Build, update and query a generated corpus of `documents` files."""
-    data, root, log = work / f"data_{documents}", work / f"index_{documents}", work / f"server_{documents}.log"
+    data, root, log = (
+        work / f"data_{documents}",
+        work / f"index_{documents}",
+        work / f"server_{documents}.log",
+    )
     chain_corpus(data, documents)
     scale = Scale(documents)
     scale.cold_seconds, build = cli("index", str(data), "--index-path", str(root), "--offline")
     scale.cold_calls, scale.entities = build["llm_calls"], build["entities"]
     scale.cold_run_seconds = build["seconds"]
-    print(f"{documents} documents: cold build {scale.cold_seconds:.1f} s, {scale.cold_calls} calls", flush=True)
-    for where, name in EDITS:  # one document at a time: how much an edit costs depends on who it renames
+    print(
+        f"{documents} documents: cold build {scale.cold_seconds:.1f} s, {scale.cold_calls} calls",
+        flush=True,
+    )
+    for (
+        where,
+        name,
+    ) in EDITS:  # one document at a time: how much an edit costs depends on who it renames
         rename(data, int(documents * where), 1, name)
-        wall, edit = cli("index", str(data), "--index-path", str(root), "--offline", "--incremental")
+        wall, edit = cli(
+            "index", str(data), "--index-path", str(root), "--offline", "--incremental"
+        )
         scale.edits.append({**edit, "wall": wall})
-    scale.unchanged_seconds, _ = cli("index", str(data), "--index-path", str(root), "--offline", "--incremental")
+    scale.unchanged_seconds, _ = cli(
+        "index", str(data), "--index-path", str(root), "--offline", "--incremental"
+    )
     asked = queries(documents, query_count)
     asyncio.run(latencies(scale, root, asked, repeat, log))
     print(f"{documents} documents: latencies measured", flush=True)
     for workers in WORKERS:
         asyncio.run(concurrency(scale, root, asked, log, workers))
-        print(f"{documents} documents: {SESSIONS} sessions on {workers} worker(s) measured", flush=True)
+        print(
+            f"{documents} documents: {SESSIONS} sessions on {workers} worker(s) measured",
+            flush=True,
+        )
     query = ("query", asked[0], "--index-path", str(root), "--type", "local", "--context-only")
     scale.stats_seconds, scale.query_seconds, scale.query_floor, scale.update_floor = alternating(
-        lambda: cli("stats", "--index-path", str(root))[0], lambda: cli(*query)[0],
-        lambda: import_floor(QUERY_IMPORTS), lambda: import_floor(UPDATE_IMPORTS))
-    scale.save_to_queryable, scale.watch_run_seconds = asyncio.run(save_to_queryable(data, root, documents, log))
+        lambda: cli("stats", "--index-path", str(root))[0],
+        lambda: cli(*query)[0],
+        lambda: import_floor(QUERY_IMPORTS),
+        lambda: import_floor(UPDATE_IMPORTS),
+    )
+    scale.save_to_queryable, scale.watch_run_seconds = asyncio.run(
+        save_to_queryable(data, root, documents, log)
+    )
     print(f"{documents} documents measured", flush=True)
     return scale
 
 
 # --- report -------------------------------------------------------------------------------------------------
+
 
 def verdict(scales: list[Scale], ok: Callable[[Scale], bool]) -> str:
     """'met', or 'not met' naming the sizes that miss."""
@@ -465,10 +574,21 @@ def verdict(scales: list[Scale], ok: Callable[[Scale], bool]) -> str:
     return "met" if not missed else f"not met ({', '.join(missed)} docs)"
 
 
-def row(scales: list[Scale], what: str, cell: Callable[[Scale], str], target: str = "-",
-        ok: Callable[[Scale], bool] | None = None, judged: list[Scale] | None = None) -> list[str]:
+def row(
+    scales: list[Scale],
+    what: str,
+    cell: Callable[[Scale], str],
+    target: str = "-",
+    ok: Callable[[Scale], bool] | None = None,
+    judged: list[Scale] | None = None,
+) -> list[str]:
     """One table row: `cell` for each size, the target, and whether the `judged` sizes (all by default) meet it."""
-    return [what, *map(cell, scales), target, verdict(scales if judged is None else judged, ok) if ok else "-"]
+    return [
+        what,
+        *map(cell, scales),
+        target,
+        verdict(scales if judged is None else judged, ok) if ok else "-",
+    ]
 
 
 def ms(seconds: float) -> str:
@@ -488,8 +608,10 @@ def edit_cell(scale: Scale, what: str, whole: float) -> str:
     figures = [_edit_figure(edit, what) for edit in scale.edits]
     shown = "{:.1f}" if isinstance(figures[0], float) else "{}"
     median = statistics.median(figures)
-    return (f"{shown.format(median)} ({share(median, whole)}) "
-            f"[{shown.format(min(figures))}-{shown.format(max(figures))}]")
+    return (
+        f"{shown.format(median)} ({share(median, whole)}) "
+        f"[{shown.format(min(figures))}-{shown.format(max(figures))}]"
+    )
 
 
 def _edit_figure(edit: dict, what: str) -> float:
@@ -500,25 +622,59 @@ def build_rows(scales: list[Scale]) -> list[list[str]]:
     return [
         row(scales, "cold build: wall seconds", lambda s: f"{s.cold_seconds:.1f}"),
         row(scales, "cold build: LLM calls", lambda s: str(s.cold_calls)),
-        row(scales, f"edit one document, incremental index: wall seconds, median of {len(EDITS)} [range] (of cold)",
-            lambda s: edit_cell(s, "wall", s.cold_seconds), "<= 10% of cold",
-            lambda s: edit_median(s, "wall") <= 0.1 * s.cold_seconds),
-        row(scales, "edit one document: the run itself, without the process's imports: seconds (of cold)",
-            lambda s: edit_cell(s, "seconds", s.cold_run_seconds), "-"),
-        row(scales, "import floor of any update process: seconds (of cold wall: the least an `index` edit can take)",
-            lambda s: f"{s.update_floor:.1f} ({share(s.update_floor, s.cold_seconds)})"),
-        row(scales, "edit one document under serve --watch (index worker ready): the run's seconds (of cold)",
-            lambda s: "-" if s.watch_run_seconds is None
-            else f"{s.watch_run_seconds:.1f} ({share(s.watch_run_seconds, s.cold_run_seconds)})"),
-        row(scales, "incremental index with no change: wall seconds", lambda s: f"{s.unchanged_seconds:.1f}"),
-        row(scales, "edit one document, incremental index: LLM calls (of cold)",
-            lambda s: edit_cell(s, "llm_calls", s.cold_calls), "<= 10% of cold",
-            lambda s: edit_median(s, "llm_calls") <= 0.1 * s.cold_calls),
-        row(scales, "edit one document: community reports carried over (of all)",
-            lambda s: edit_cell(s, "reports carried", max(edit["community_reports"] for edit in s.edits))),
-        row(scales, "save -> queryable under serve --watch: seconds",
-            lambda s: "timed out" if s.save_to_queryable is None else f"{s.save_to_queryable:.1f}", "<= 10 s",
-            lambda s: s.save_to_queryable is not None and s.save_to_queryable <= 10),
+        row(
+            scales,
+            f"edit one document, incremental index: wall seconds, median of {len(EDITS)} [range] (of cold)",
+            lambda s: edit_cell(s, "wall", s.cold_seconds),
+            "<= 10% of cold",
+            lambda s: edit_median(s, "wall") <= 0.1 * s.cold_seconds,
+        ),
+        row(
+            scales,
+            "edit one document: the run itself, without the process's imports: seconds (of cold)",
+            lambda s: edit_cell(s, "seconds", s.cold_run_seconds),
+            "-",
+        ),
+        row(
+            scales,
+            "import floor of any update process: seconds (of cold wall: the least an `index` edit can take)",
+            lambda s: f"{s.update_floor:.1f} ({share(s.update_floor, s.cold_seconds)})",
+        ),
+        row(
+            scales,
+            "edit one document under serve --watch (index worker ready): the run's seconds (of cold)",
+            lambda s: (
+                "-"
+                if s.watch_run_seconds is None
+                else f"{s.watch_run_seconds:.1f} ({share(s.watch_run_seconds, s.cold_run_seconds)})"
+            ),
+        ),
+        row(
+            scales,
+            "incremental index with no change: wall seconds",
+            lambda s: f"{s.unchanged_seconds:.1f}",
+        ),
+        row(
+            scales,
+            "edit one document, incremental index: LLM calls (of cold)",
+            lambda s: edit_cell(s, "llm_calls", s.cold_calls),
+            "<= 10% of cold",
+            lambda s: edit_median(s, "llm_calls") <= 0.1 * s.cold_calls,
+        ),
+        row(
+            scales,
+            "edit one document: community reports carried over (of all)",
+            lambda s: edit_cell(
+                s, "reports carried", max(edit["community_reports"] for edit in s.edits)
+            ),
+        ),
+        row(
+            scales,
+            "save -> queryable under serve --watch: seconds",
+            lambda s: "timed out" if s.save_to_queryable is None else f"{s.save_to_queryable:.1f}",
+            "<= 10 s",
+            lambda s: s.save_to_queryable is not None and s.save_to_queryable <= 10,
+        ),
     ]
 
 
@@ -528,17 +684,31 @@ def search_rows(scales: list[Scale]) -> list[list[str]]:
             server, floor = s.p50[what], s.p50[f"{what} floor"]
             return f"{ms(server)} / {ms(floor)} = {server / floor:.2f}x"
 
-        return row(scales, f"{what}: server p50 / in-process floor", cell, f"<= {limit}x",
-                   lambda s: s.p50[what] <= limit * s.p50[f"{what} floor"])
+        return row(
+            scales,
+            f"{what}: server p50 / in-process floor",
+            cell,
+            f"<= {limit}x",
+            lambda s: s.p50[what] <= limit * s.p50[f"{what} floor"],
+        )
 
     def flat(what: str) -> list[str]:
         growth = scales[-1].p50[what] / scales[0].p50[what]
-        return row(scales, f"{what}: server p50", lambda s: ms(s.p50[what]),
-                   f"flat: {scales[-1].documents} docs <= 1.5x {scales[0].documents} docs (here {growth:.2f}x)",
-                   lambda s: s.p50[what] <= 1.5 * scales[0].p50[what], scales[-1:])
+        return row(
+            scales,
+            f"{what}: server p50",
+            lambda s: ms(s.p50[what]),
+            f"flat: {scales[-1].documents} docs <= 1.5x {scales[0].documents} docs (here {growth:.2f}x)",
+            lambda s: s.p50[what] <= 1.5 * scales[0].p50[what],
+            scales[-1:],
+        )
 
-    return [against_floor("local answer", 1.15), against_floor("local context_only", 1.5),
-            flat("basic context_only"), flat("global context_only")]
+    return [
+        against_floor("local answer", 1.15),
+        against_floor("local context_only", 1.5),
+        flat("basic context_only"),
+        flat("global context_only"),
+    ]
 
 
 def load_rows(scales: list[Scale]) -> list[list[str]]:
@@ -546,44 +716,82 @@ def load_rows(scales: list[Scale]) -> list[list[str]]:
     for workers in WORKERS:
         label = f"{SESSIONS} sessions, --workers {workers}"
         rows += [
-            row(scales, f"{label}: errors", lambda s, w=workers: str(s.load[w].concurrent_errors), "0",
-                lambda s, w=workers: s.load[w].concurrent_errors == 0),
-            row(scales, f"{label}: searches/s vs 1 client on 1 worker",
-                lambda s, w=workers: f"{s.load[w].concurrent_rate:.1f} vs {s.load[1].single_rate:.1f} = "
-                                     f"{s.load[w].concurrent_rate / s.load[1].single_rate:.2f}x",
-                ">= 1.5x", lambda s, w=workers: s.load[w].concurrent_rate >= 1.5 * s.load[1].single_rate),
+            row(
+                scales,
+                f"{label}: errors",
+                lambda s, w=workers: str(s.load[w].concurrent_errors),
+                "0",
+                lambda s, w=workers: s.load[w].concurrent_errors == 0,
+            ),
+            row(
+                scales,
+                f"{label}: searches/s vs 1 client on 1 worker",
+                lambda s, w=workers: (
+                    f"{s.load[w].concurrent_rate:.1f} vs {s.load[1].single_rate:.1f} = "
+                    f"{s.load[w].concurrent_rate / s.load[1].single_rate:.2f}x"
+                ),
+                ">= 1.5x",
+                lambda s, w=workers: s.load[w].concurrent_rate >= 1.5 * s.load[1].single_rate,
+            ),
             row(scales, f"{label}: p50 latency", lambda s, w=workers: ms(s.load[w].concurrent_p50)),
         ]
     return [
         *rows,
-        row(scales, "server RSS after load: MB (" + " / ".join(scales[0].rss) + ")",
-            lambda s: " / ".join(f"{mb:.0f}" for mb in s.rss.values()), "<= 700 MB",
-            lambda s: max(s.rss.values()) <= 700),
+        row(
+            scales,
+            "server RSS after load: MB (" + " / ".join(scales[0].rss) + ")",
+            lambda s: " / ".join(f"{mb:.0f}" for mb in s.rss.values()),
+            "<= 700 MB",
+            lambda s: max(s.rss.values()) <= 700,
+        ),
     ]
 
 
 def cli_rows(scales: list[Scale]) -> list[list[str]]:
     at = f"at {scales[-1].documents} docs"
     return [
-        row(scales, "cold `graphrag-mcp stats`: wall seconds", lambda s: f"{s.stats_seconds:.2f}", f"< 2 s {at}",
-            lambda s: s.stats_seconds < 2, scales[-1:]),
-        row(scales, "cold `graphrag-mcp query --context-only`: wall seconds", lambda s: f"{s.query_seconds:.2f}",
-            f"< 4 s {at}", lambda s: s.query_seconds < 4, scales[-1:]),
-        row(scales, "import floor of any context-only query process: seconds", lambda s: f"{s.query_floor:.2f}"),
+        row(
+            scales,
+            "cold `graphrag-mcp stats`: wall seconds",
+            lambda s: f"{s.stats_seconds:.2f}",
+            f"< 2 s {at}",
+            lambda s: s.stats_seconds < 2,
+            scales[-1:],
+        ),
+        row(
+            scales,
+            "cold `graphrag-mcp query --context-only`: wall seconds",
+            lambda s: f"{s.query_seconds:.2f}",
+            f"< 4 s {at}",
+            lambda s: s.query_seconds < 4,
+            scales[-1:],
+        ),
+        row(
+            scales,
+            "import floor of any context-only query process: seconds",
+            lambda s: f"{s.query_floor:.2f}",
+        ),
     ]
 
 
 def table(scales: list[Scale]) -> str:
-    header = ["what", *(f"{s.documents} docs ({s.entities} entities)" for s in scales), "target", "met"]
+    header = [
+        "what",
+        *(f"{s.documents} docs ({s.entities} entities)" for s in scales),
+        "target",
+        "met",
+    ]
     rows = [*build_rows(scales), *search_rows(scales), *load_rows(scales), *cli_rows(scales)]
-    return "\n".join("| " + " | ".join(line) + " |" for line in [header, ["---"] * len(header), *rows])
+    return "\n".join(
+        "| " + " | ".join(line) + " |" for line in [header, ["---"] * len(header), *rows]
+    )
 
 
 def section(scales: list[Scale], query_count: int, repeat: int, minutes: float) -> str:
     sizes = ", ".join(str(scale.documents) for scale in scales)
     return f"""{SECTION}
 
-Measured by `python tests/benchmarks/bench_scale.py --sizes {sizes.replace(', ', ',')} --queries {query_count} \
+Measured by `python tests/benchmarks/bench_scale.py --sizes {sizes.replace(", ", ",")} --queries {query_count} \
 --repeat {repeat}` ({minutes:.0f} minutes) on generated corpora of {sizes} documents of about 200 words whose cast \
 grows with them (4 new people, an organisation and a place every 5 documents), the offline model, a \
 {platform.machine()} machine with {os.cpu_count()} cores. Queries: "Who is X?" for {query_count} people spread over \
@@ -624,11 +832,17 @@ less than the query floor, whatever this project does.
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="100,300,1000", help="comma-separated corpus sizes (documents)")
+    parser.add_argument(
+        "--sizes", default="100,300,1000", help="comma-separated corpus sizes (documents)"
+    )
     parser.add_argument("--queries", type=int, default=10, help="queries per search kind")
     parser.add_argument("--repeat", type=int, default=2, help="timed rounds over the queries")
-    parser.add_argument("--offline", action="store_true", default=True,
-                        help="the offline model (no key, no network): the only model this benchmark uses")
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        default=True,
+        help="the offline model (no key, no network): the only model this benchmark uses",
+    )
     args = parser.parse_args()
     sizes = sorted(int(size) for size in args.sizes.split(","))
     started = time.monotonic()

@@ -29,10 +29,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks_doc import write_sections  # noqa: E402
-from fake_provider import fake_provider  # noqa: E402
+from benchmarks_doc import write_sections
 
-from graphrag_mcp_server.server.progress import ANSWER_STARTS  # noqa: E402
+from fake_provider import fake_provider
+from graphrag_mcp_server.server.progress import ANSWER_STARTS
 
 REPO = Path(__file__).resolve().parents[2]
 SECTION = "## Streaming"
@@ -43,17 +43,35 @@ QUESTIONS = {
     "drift": "What did Ines Halloran study at Marrow Sands?",
 }
 STRUCTURED = {  # keys as they appear in a request's JSON; short JSON answers, as a model gives for these steps
-    '\\"points\\"': json.dumps({"points": [{"description": "The cooperative runs tidal turbines [Data: Reports (0)]",
-                                           "score": 80}]}),  # global search's map step
-    "intermediate_answer": json.dumps({"intermediate_answer": "The cooperative runs tidal turbines.", "score": 80,
-                                       "follow_up_queries": ["Who founded the cooperative?"]}),  # drift's primer
-    "follow_up_queries": json.dumps({"response": "Mirela Voss founded it.", "score": 70,
-                                     "follow_up_queries": []}),  # drift's local steps
+    '\\"points\\"': json.dumps(
+        {
+            "points": [
+                {
+                    "description": "The cooperative runs tidal turbines [Data: Reports (0)]",
+                    "score": 80,
+                }
+            ]
+        }
+    ),  # global search's map step
+    "intermediate_answer": json.dumps(
+        {
+            "intermediate_answer": "The cooperative runs tidal turbines.",
+            "score": 80,
+            "follow_up_queries": ["Who founded the cooperative?"],
+        }
+    ),  # drift's primer
+    "follow_up_queries": json.dumps(
+        {"response": "Mirela Voss founded it.", "score": 70, "follow_up_queries": []}
+    ),  # drift's local steps
 }
 
 
 def environment() -> dict[str, str]:
-    base = {key: value for key, value in os.environ.items() if not key.startswith(("GRAPHRAG_", "OPENAI_"))}
+    base = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("GRAPHRAG_", "OPENAI_"))
+    }
     return {**base, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 
@@ -61,7 +79,12 @@ def point_at(root: Path, url: str, **model: object) -> None:
     """The root's completion model: OpenAI's API at `url`, with `model`'s other settings (a retry policy)."""
     settings = yaml.safe_load((root / "settings.yaml").read_text())
     settings["completion_models"]["default_completion_model"] = {
-        "model_provider": "openai", "model": "gpt-4.1-mini", "api_key": "sk-bench", "api_base": url, **model}
+        "model_provider": "openai",
+        "model": "gpt-4.1-mini",
+        "api_key": "sk-bench",
+        "api_base": url,
+        **model,
+    }
     (root / "settings.yaml").write_text(yaml.safe_dump(settings))
 
 
@@ -77,7 +100,9 @@ async def timed(session: ClientSession, search: str) -> tuple[float, float, dict
         answering = answering or message == ANSWER_STARTS
 
     started = time.perf_counter()
-    result = await session.call_tool(f"{search}_search", {"query": QUESTIONS[search]}, progress_callback=progress)
+    result = await session.call_tool(
+        f"{search}_search", {"query": QUESTIONS[search]}, progress_callback=progress
+    )
     done = time.perf_counter()
     if result.is_error or not first:
         sys.exit(f"{search}: {result.content}")
@@ -90,11 +115,17 @@ def same(streamed: dict, whole: dict) -> bool:
 
 
 async def measure(root: Path, runs: int) -> dict[str, dict]:
-    params = StdioServerParameters(command=sys.executable, env=environment(),
-                                   args=["-m", "graphrag_mcp_server", "serve", "--index-path", str(root)])
+    params = StdioServerParameters(
+        command=sys.executable,
+        env=environment(),
+        args=["-m", "graphrag_mcp_server", "serve", "--index-path", str(root)],
+    )
     figures: dict[str, dict] = {}
     with open(os.devnull, "w") as quiet:
-        async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
+        async with (
+            stdio_client(params, errlog=quiet) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             await session.call_tool("get_statistics", {})  # loaded
             for search in QUESTIONS:
@@ -102,12 +133,18 @@ async def measure(root: Path, runs: int) -> dict[str, dict]:
                 firsts, totals, equal = [], [], []
                 for _ in range(runs):
                     first, total, streamed = await timed(session, search)
-                    whole = (await session.call_tool(f"{search}_search", {"query": QUESTIONS[search]})).structured_content
+                    whole = (
+                        await session.call_tool(f"{search}_search", {"query": QUESTIONS[search]})
+                    ).structured_content
                     firsts.append(first)
                     totals.append(total)
                     equal.append(same(streamed, whole))
-                figures[search] = {"first": statistics.median(firsts), "total": statistics.median(totals),
-                                   "equal": sum(equal), "runs": runs}
+                figures[search] = {
+                    "first": statistics.median(firsts),
+                    "total": statistics.median(totals),
+                    "equal": sum(equal),
+                    "runs": runs,
+                }
     return figures
 
 
@@ -120,9 +157,24 @@ async def main() -> None:
     answer = " ".join(f"word{number}" for number in range(options.words))
     with tempfile.TemporaryDirectory() as temporary:
         root = Path(temporary) / "index"
-        subprocess.run([sys.executable, "-m", "graphrag_mcp_server", "index", str(REPO / "fixtures" / "corpus"),
-                        "--index-path", str(root), "--offline"], check=True, capture_output=True, env=environment())
-        with fake_provider(answer=answer, chunk_seconds=options.word_ms / 1000, structured=STRUCTURED) as provider:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "graphrag_mcp_server",
+                "index",
+                str(REPO / "fixtures" / "corpus"),
+                "--index-path",
+                str(root),
+                "--offline",
+            ],
+            check=True,
+            capture_output=True,
+            env=environment(),
+        )
+        with fake_provider(
+            answer=answer, chunk_seconds=options.word_ms / 1000, structured=STRUCTURED
+        ) as provider:
             point_at(root, provider.url)
             figures = await measure(root, options.runs)
     write_sections(report(options, figures))
@@ -133,8 +185,10 @@ def report(options: argparse.Namespace, figures: dict[str, dict]) -> str:
     for search, figure in figures.items():
         share = figure["first"] / figure["total"]
         equal = f"{figure['equal']} of {figure['runs']}"
-        rows.append(f"| {search} | {figure['first'] * 1000:.0f} ms | {figure['total'] * 1000:.0f} ms | {share:.0%} | "
-                    f"{'met' if share <= 0.25 else 'not met'} | {equal}{' (drift varies)' if search == 'drift' else ''} |")
+        rows.append(
+            f"| {search} | {figure['first'] * 1000:.0f} ms | {figure['total'] * 1000:.0f} ms | {share:.0%} | "
+            f"{'met' if share <= 0.25 else 'not met'} | {equal}{' (drift varies)' if search == 'drift' else ''} |"
+        )
     table = "\n".join(rows)
     return f"""{SECTION}
 

@@ -24,10 +24,11 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks_doc import write_sections  # noqa: E402
-from fake_provider import REPORT_PROMPT, FakeProvider, fake_provider  # noqa: E402
-from test_whole_versions import FAST_RETRIES as POLICY  # noqa: E402
-from test_whole_versions import NEW_DOCUMENT, REPORT  # noqa: E402
+from benchmarks_doc import write_sections
+
+from fake_provider import REPORT_PROMPT, FakeProvider, fake_provider
+from test_whole_versions import FAST_RETRIES as POLICY
+from test_whole_versions import NEW_DOCUMENT, REPORT
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "fixtures" / "corpus"
@@ -41,17 +42,28 @@ ROWS = {
 
 
 def run(lib: Path | None, *args: str | Path) -> subprocess.CompletedProcess:
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("GRAPHRAG_", "OPENAI_"))}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("GRAPHRAG_", "OPENAI_"))
+    }
     env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", **({"PYTHONPATH": str(lib)} if lib else {}))
-    return subprocess.run([sys.executable, "-m", "graphrag_mcp_server", *map(str, args)], capture_output=True,
-                          text=True, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "graphrag_mcp_server", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
 
 
 def point_at(root: Path, url: str, model: str = "gpt-4.1-mini") -> None:
     settings = yaml.safe_load((root / "settings.yaml").read_text())
     remote = {"model_provider": "openai", "api_key": "sk-test", "api_base": url, **POLICY}
     settings["completion_models"]["default_completion_model"] = {**remote, "model": model}
-    settings["embedding_models"]["default_embedding_model"] = {**remote, "model": "text-embedding-3-small"}
+    settings["embedding_models"]["default_embedding_model"] = {
+        **remote,
+        "model": "text-embedding-3-small",
+    }
     (root / "settings.yaml").write_text(yaml.safe_dump(settings))
 
 
@@ -68,7 +80,9 @@ def served(root: Path) -> tuple[Path | None, str]:
     return output, f"{documents} documents, reports {reports} of {communities}"
 
 
-def row(lib: Path | None, work: Path, provider: FakeProvider, failing: str | None, fault: str | None) -> dict:
+def row(
+    lib: Path | None, work: Path, provider: FakeProvider, failing: str | None, fault: str | None
+) -> dict:
     data, root = work / "data", work / "index"
     shutil.copytree(CORPUS, data)
     run(lib, "init", "--index-path", root, "--provider", "offline")
@@ -85,48 +99,73 @@ def row(lib: Path | None, work: Path, provider: FakeProvider, failing: str | Non
     faulty = run(lib, "index", data, "--index-path", root)
     after, content = served(root)
     stats = run(lib, "stats", "--index-path", root, "--format", "json")
-    issues = [issue["message"] for issue in json.loads(stats.stdout or "{}").get("issues", [])
-              if issue["severity"] == "error" or "settings.yaml" in issue["message"]]
+    issues = [
+        issue["message"]
+        for issue in json.loads(stats.stdout or "{}").get("issues", [])
+        if issue["severity"] == "error" or "settings.yaml" in issue["message"]
+    ]
     faulty_calls = len(provider.prompts) - sent
     provider.prompt_faults.clear()
     sent = len(provider.prompts)
     again = run(lib, "index", data, "--index-path", root)
-    return {"exit": faulty.returncode, "calls": faulty_calls, "switched": after != before, "served": content,
-            "said": (faulty.stderr.strip().splitlines() or [""])[-1][:160], "issues": len(issues),
-            "next_exit": again.returncode, "next_calls": len(provider.prompts) - sent,
-            "next_served": served(root)[1]}
+    return {
+        "exit": faulty.returncode,
+        "calls": faulty_calls,
+        "switched": after != before,
+        "served": content,
+        "said": (faulty.stderr.strip().splitlines() or [""])[-1][:160],
+        "issues": len(issues),
+        "next_exit": again.returncode,
+        "next_calls": len(provider.prompts) - sent,
+        "next_served": served(root)[1],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--before", default="35876bb", help="the commit to compare with (default: before issue 38)")
+    parser.add_argument(
+        "--before", default="35876bb", help="the commit to compare with (default: before issue 38)"
+    )
     options = parser.parse_args()
     figures: dict[str, dict[str, dict]] = {}
-    with tempfile.TemporaryDirectory() as temporary, \
-            fake_provider(structured={REPORT_PROMPT: REPORT}, extracts_names=True) as provider:
+    with (
+        tempfile.TemporaryDirectory() as temporary,
+        fake_provider(structured={REPORT_PROMPT: REPORT}, extracts_names=True) as provider,
+    ):
         work = Path(temporary)
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", options.before, "lib"], check=True,
-                                 capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", options.before, "lib"],
+            check=True,
+            capture_output=True,
+        ).stdout
         (work / "before").mkdir()
         subprocess.run(["tar", "-x", "-C", str(work / "before")], input=archive, check=True)
         for number, (name, (failing, fault)) in enumerate(ROWS.items()):
-            figures[name] = {label: row(lib, work / f"{label}-{number}", provider, failing, fault)
-                             for label, lib in (("before", work / "before" / "lib"), ("now", None))}
+            figures[name] = {
+                label: row(lib, work / f"{label}-{number}", provider, failing, fault)
+                for label, lib in (("before", work / "before" / "lib"), ("now", None))
+            }
     write_sections(report(options, figures))
 
 
 def cell(figure: dict) -> str:
     served = f"{'new version' if figure['switched'] else 'previous version'} ({figure['served']})"
-    return (f"exit {figure['exit']}, {figure['calls']} requests; serves the {served}; stats: "
-            f"{figure['issues']} issue(s); next run: exit {figure['next_exit']}, {figure['next_calls']} requests, "
-            f"{figure['next_served']}")
+    return (
+        f"exit {figure['exit']}, {figure['calls']} requests; serves the {served}; stats: "
+        f"{figure['issues']} issue(s); next run: exit {figure['next_exit']}, {figure['next_calls']} requests, "
+        f"{figure['next_served']}"
+    )
 
 
 def report(options: argparse.Namespace, figures: dict[str, dict[str, dict]]) -> str:
-    rows = "\n".join(f"| {name} | {cell(both['before'])} | {cell(both['now'])} |" for name, both in figures.items())
+    rows = "\n".join(
+        f"| {name} | {cell(both['before'])} | {cell(both['now'])} |"
+        for name, both in figures.items()
+    )
     said = "\n".join(f"- {name}: `{both['now']['said']}`" for name, both in figures.items())
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     return f"""{SECTION}
 
 Measured by `python tests/benchmarks/bench_whole_versions.py --before {options.before}` at commit {commit} (\

@@ -21,9 +21,13 @@ def _sections(text: str) -> dict[str, str]:
 def write_sections(text: str) -> None:
     """Put the sections of `text` into docs/benchmarks.md in place of those with the same headings (the
     part before the first heading counts as one when `text` has it); other sections are kept, new ones appended."""
-    document = _sections(BENCHMARKS_DOC.read_text(encoding="utf-8") if BENCHMARKS_DOC.exists() else "")
+    document = _sections(
+        BENCHMARKS_DOC.read_text(encoding="utf-8") if BENCHMARKS_DOC.exists() else ""
+    )
     for heading, section in _sections(text).items():
         if heading or section.strip():
             document[heading] = section.rstrip("\n") + "\n\n"
-    text = "".join(section.rstrip("\n") + "\n\n" for section in document.values() if section.strip())
+    text = "".join(
+        section.rstrip("\n") + "\n\n" for section in document.values() if section.strip()
+    )
     BENCHMARKS_DOC.write_text(text.rstrip("\n") + "\n", encoding="utf-8")

@@ -9,23 +9,102 @@ archive): hubs whose descriptions and relationships grow with every document (be
 
 from pathlib import Path
 
-FIRST = ["Alma", "Bruno", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hugo", "Ilse", "Jonas", "Katya", "Lucas",
-         "Mira", "Nils", "Olga", "Pavel", "Quinn", "Rosa", "Stefan", "Tilde", "Ugo", "Vera", "Wim", "Xenia", "Yusuf"]
-LAST = ["Adler", "Brandt", "Castell", "Dorn", "Eckert", "Falk", "Gruber", "Hartmann", "Imhof", "Jansen", "Keller",
-        "Lorenz", "Moser", "Nagel", "Ostrow", "Pohl", "Quast", "Richter", "Stein", "Thalberg"]
-TOPICS = ["the new rail link", "the flood defences", "the grain harvest", "the winter storms", "the harbour dredging",
-          "the mine inspection", "the school reforms", "the shipping strike"]
+FIRST = [
+    "Alma",
+    "Bruno",
+    "Clara",
+    "Dmitri",
+    "Elena",
+    "Farid",
+    "Greta",
+    "Hugo",
+    "Ilse",
+    "Jonas",
+    "Katya",
+    "Lucas",
+    "Mira",
+    "Nils",
+    "Olga",
+    "Pavel",
+    "Quinn",
+    "Rosa",
+    "Stefan",
+    "Tilde",
+    "Ugo",
+    "Vera",
+    "Wim",
+    "Xenia",
+    "Yusuf",
+]
+LAST = [
+    "Adler",
+    "Brandt",
+    "Castell",
+    "Dorn",
+    "Eckert",
+    "Falk",
+    "Gruber",
+    "Hartmann",
+    "Imhof",
+    "Jansen",
+    "Keller",
+    "Lorenz",
+    "Moser",
+    "Nagel",
+    "Ostrow",
+    "Pohl",
+    "Quast",
+    "Richter",
+    "Stein",
+    "Thalberg",
+]
+TOPICS = [
+    "the new rail link",
+    "the flood defences",
+    "the grain harvest",
+    "the winter storms",
+    "the harbour dredging",
+    "the mine inspection",
+    "the school reforms",
+    "the shipping strike",
+]
 DOCUMENTS_PER_CLUSTER = 5
-SURNAMES = LAST + [start + end for start in ["Ash", "Brook", "Clay", "Dun", "Elm", "Fen", "Glen", "Holt", "Ives",
-                                             "Kirk", "Lund", "Marsh"]
-                   for end in ["by", "ford", "ley", "ton", "wood", "well", "combe", "stead"]]
+SURNAMES = LAST + [
+    start + end
+    for start in [
+        "Ash",
+        "Brook",
+        "Clay",
+        "Dun",
+        "Elm",
+        "Fen",
+        "Glen",
+        "Holt",
+        "Ives",
+        "Kirk",
+        "Lund",
+        "Marsh",
+    ]
+    for end in ["by", "ford", "ley", "ton", "wood", "well", "combe", "stead"]
+]
 ORG_KINDS = ["Shipping Company", "Water Board", "Mining Company", "Engineering Works"]
 PLACE_STARTS = ["Port", "Kell", "Moor", "Grey", "Salt", "Raven", "Copper", "East"]
 PLACE_ENDS = ["wick", "field", "stone", "mere", "hill", "ford", "march", "haven"]
 PLACE_KINDS = ["", " Bay", " Junction", " Harbour", " Valley"]
-BOARD = ["Aurelia Whitcombe", "Bartholomew Penhallow", "Cressida Vantongeren", "Desmond Okonkwo",
-         "Euphemia Radcliffe", "Fitzgerald Amberley", "Gwendolyn Trevanion", "Horatio Blackwood",
-         "Isadora Fenwick", "Jerome Castellane", "Leopoldine Ashcombe", "Maximilian Stroud"]
+BOARD = [
+    "Aurelia Whitcombe",
+    "Bartholomew Penhallow",
+    "Cressida Vantongeren",
+    "Desmond Okonkwo",
+    "Euphemia Radcliffe",
+    "Fitzgerald Amberley",
+    "Gwendolyn Trevanion",
+    "Horatio Blackwood",
+    "Isadora Fenwick",
+    "Jerome Castellane",
+    "Leopoldine Ashcombe",
+    "Maximilian Stroud",
+]
 BODIES = ["Harbour Commission", "County Council", "River Trust"]
 
 
@@ -50,8 +129,11 @@ def chain_corpus(folder: Path, documents: int, board: bool = False) -> None:
         neighbour = person(max(cluster - 1, 0) * 4 + number % 4)
         org = f"{SURNAMES[cluster % len(SURNAMES)]} {ORG_KINDS[cluster // len(SURNAMES) % len(ORG_KINDS)]}"
         places = len(PLACE_STARTS) * len(PLACE_ENDS)
-        place = (PLACE_STARTS[cluster % len(PLACE_STARTS)] + PLACE_ENDS[cluster // len(PLACE_STARTS) % len(PLACE_ENDS)]
-                 + PLACE_KINDS[cluster // places % len(PLACE_KINDS)])
+        place = (
+            PLACE_STARTS[cluster % len(PLACE_STARTS)]
+            + PLACE_ENDS[cluster // len(PLACE_STARTS) % len(PLACE_ENDS)]
+            + PLACE_KINDS[cluster // places % len(PLACE_KINDS)]
+        )
         topic = TOPICS[number % len(TOPICS)]
         sentences = [
             f"In {1900 + number % 120} {cast[0]} of the {org} travelled to {place} to discuss {topic}.",
@@ -63,7 +145,9 @@ def chain_corpus(folder: Path, documents: int, board: bool = False) -> None:
         if board:
             member = BOARD[number % len(BOARD)]
             body += f" {member} of the {BODIES[number % len(BODIES)]} reviewed the file with {cast[number % 4]}."
-        (folder / f"doc_{number:04d}.txt").write_text(f"Record {number}\n\n{body}\n", encoding="utf-8")
+        (folder / f"doc_{number:04d}.txt").write_text(
+            f"Record {number}\n\n{body}\n", encoding="utf-8"
+        )
 
 
 def recurring_corpus(folder: Path, documents: int) -> None:

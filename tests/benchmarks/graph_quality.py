@@ -54,12 +54,20 @@ def _graph_measures(tables: object, truth: dict, found: Measures) -> None:
         if report["title"] == "Unnamed community" or findings is None or len(findings) == 0:
             found.empty_reports.append(str(report["title"]))
     repeated = Counter(reports["full_content"])
-    found.duplicate_reports = sorted({title for title, content in zip(reports["title"], reports["full_content"],
-                                                                       strict=True) if repeated[content] > 1})
+    found.duplicate_reports = sorted(
+        {
+            title
+            for title, content in zip(reports["title"], reports["full_content"], strict=True)
+            if repeated[content] > 1
+        }
+    )
     titles = set(tables.entities["title"])
     junk = {text.upper() for text in truth["junk"]}
-    found.junk_entities = sorted(title for title in titles
-                                 if title in junk or title.startswith(("DEAR ", "YOURS ", "KIND REGARDS")))
+    found.junk_entities = sorted(
+        title
+        for title in titles
+        if title in junk or title.startswith(("DEAR ", "YOURS ", "KIND REGARDS"))
+    )
     types = dict(zip(tables.entities["title"], tables.entities["type"], strict=True))
     for entity in truth["entities"]:
         name = entity["name"].upper()
@@ -71,7 +79,9 @@ def _graph_measures(tables: object, truth: dict, found: Measures) -> None:
                 found.mistyped.append(f"{entity['name']} ({types[name]}, not {entity['type']})")
 
 
-def _context(config: object, tables: object, search: str, question: str, top_k: int | None = None) -> object:
+def _context(
+    config: object, tables: object, search: str, question: str, top_k: int | None = None
+) -> object:
     from graphrag_mcp_server.handlers.search.context import search_context
     from graphrag_mcp_server.handlers.search.run import SearchType, tuned_config
 
@@ -87,9 +97,14 @@ def _lookup_measures(config: object, tables: object, truth: dict, found: Measure
             sources = list(dict.fromkeys(source.document for source in result.sources))
             label = f"{search} top_k={top_k}" if top_k else search
             if search != "basic":
-                found.hit(f"{label}: entity in top {TOP}", wanted in [e.name for e in result.context.entities[:TOP]])
+                found.hit(
+                    f"{label}: entity in top {TOP}",
+                    wanted in [e.name for e in result.context.entities[:TOP]],
+                )
             found.hit(f"{label}: source in context", bool(documents & set(sources)))
-            found.hit(f"{label}: source among first {TOP} sources", bool(documents & set(sources[:TOP])))
+            found.hit(
+                f"{label}: source among first {TOP} sources", bool(documents & set(sources[:TOP]))
+            )
 
 
 def _relation_measures(config: object, tables: object, truth: dict, found: Measures) -> None:
@@ -99,36 +114,52 @@ def _relation_measures(config: object, tables: object, truth: dict, found: Measu
             context = _context(config, tables, search, relation["question"]).context
             names = {entity.name for entity in context.entities}
             found.hit(f"{search}: both entities in context", pair <= names)
-            found.hit(f"{search}: linking relationship in context",
-                      any({edge.source, edge.target} == pair for edge in context.relationships))
+            found.hit(
+                f"{search}: linking relationship in context",
+                any({edge.source, edge.target} == pair for edge in context.relationships),
+            )
 
 
 def _topic_measures(config: object, tables: object, truth: dict, found: Measures) -> None:
     """The rank (1 = first) of the first report in global search's context whose documents are mostly the asked
     topic's."""
-    topic_of = {document: entry["topic"] for entry in truth["topics_list"] for document in entry["documents"]}
+    topic_of = {
+        document: entry["topic"]
+        for entry in truth["topics_list"]
+        for document in entry["documents"]
+    }
     for topic in truth["topics"]:
         reports = _context(config, tables, "global", topic["question"]).context.reports
-        ranks = [rank for rank, report in enumerate(reports, 1)
-                 if (votes := Counter(topic_of.get(document) for document in report.documents))
-                 and votes.most_common(1)[0][0] == topic["topic"]]
+        ranks = [
+            rank
+            for rank, report in enumerate(reports, 1)
+            if (votes := Counter(topic_of.get(document) for document in report.documents))
+            and votes.most_common(1)[0][0] == topic["topic"]
+        ]
         found.topic_ranks.append(ranks[0] if ranks else len(reports) + 1)
         found.hit("global: a report of the topic first", bool(ranks) and ranks[0] == 1)
-        found.hit(f"global: a report of the topic in the top {TOP}", bool(ranks) and ranks[0] <= TOP)
+        found.hit(
+            f"global: a report of the topic in the top {TOP}", bool(ranks) and ranks[0] <= TOP
+        )
 
 
-def section_lines(found: Measures, built: str, corpus: str = "six topics") -> tuple[list[str], list[str]]:
+def section_lines(
+    found: Measures, built: str, corpus: str = "six topics"
+) -> tuple[list[str], list[str]]:
     """Rows of the results table and the lists of what must not be there."""
     lines = []
     for name, values in found.hits.items():
-        lines.append(f"| {corpus} | {built} | {name} | {sum(values)} / {len(values)} | "
-                     f"{100 * sum(values) / len(values):.0f}% |")
+        lines.append(
+            f"| {corpus} | {built} | {name} | {sum(values)} / {len(values)} | "
+            f"{100 * sum(values) / len(values):.0f}% |"
+        )
     ranks = ", ".join(map(str, found.topic_ranks))
     facts = [
         f"{corpus}, {built}: rank of the first report of the asked topic in global search, per question: {ranks}.",
         f"{corpus}, {built}: empty reports {len(found.empty_reports)}, duplicate reports "
         f"{len(found.duplicate_reports)}, junk entities {len(found.junk_entities)}"
-        + (f" ({', '.join(found.junk_entities)})" if found.junk_entities else "") + ".",
+        + (f" ({', '.join(found.junk_entities)})" if found.junk_entities else "")
+        + ".",
     ]
     if found.mistyped:
         facts.append(f"{corpus}, {built}: mistyped: {'; '.join(found.mistyped)}.")

@@ -20,15 +20,24 @@ OFFLINE_NOTICE = (
 
 IndexPath = Annotated[
     Path | None,
-    typer.Option("--index-path", "-i", help="Index root (env GRAPHRAG_MCP_INDEX_PATH; default ./graphrag_index)."),
+    typer.Option(
+        "--index-path",
+        "-i",
+        help="Index root (env GRAPHRAG_MCP_INDEX_PATH; default ./graphrag_index).",
+    ),
 ]
 StorageOption = Annotated[
     str | None,
-    typer.Option("--storage", metavar="az://CONTAINER/PREFIX",
-                 help="Blob location of the index versions; --index-path is then this host's local copy (env "
-                      "GRAPHRAG_MCP_STORAGE; credentials from AZURE_STORAGE_*; see docs/deployment.md)."),
+    typer.Option(
+        "--storage",
+        metavar="az://CONTAINER/PREFIX",
+        help="Blob location of the index versions; --index-path is then this host's local copy (env "
+        "GRAPHRAG_MCP_STORAGE; credentials from AZURE_STORAGE_*; see docs/deployment.md).",
+    ),
 ]
-FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json (one object on stdout).")]
+FormatOption = Annotated[
+    OutputFormat, typer.Option("--format", "-f", help="text or json (one object on stdout).")
+]
 
 
 def index_root(index_path: Path | None) -> Path:

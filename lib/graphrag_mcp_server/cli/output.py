@@ -36,31 +36,49 @@ def print_summary(summary: Any, output_format: OutputFormat) -> None:
         typer.echo(f"Not read: {path}: {reason}", err=True)
 
 
-SKIPPED_WORDS = {"hidden": "hidden", "index_root": "in the index root", "link_outside": "links leaving the folder",
-                 "other_type": "of other types", "unreadable": "unreadable"}
+SKIPPED_WORDS = {
+    "hidden": "hidden",
+    "index_root": "in the index root",
+    "link_outside": "links leaving the folder",
+    "other_type": "of other types",
+    "unreadable": "unreadable",
+}
 
 
 def skipped_line(skipped: dict[str, int]) -> str:
     """`Skipped 2 hidden, 1 unreadable. ` (nothing when nothing was skipped)."""
     if not skipped:
         return ""
-    return "Skipped " + ", ".join(f"{count} {SKIPPED_WORDS.get(reason, reason)}" for reason, count in skipped.items()) + ". "
+    return (
+        "Skipped "
+        + ", ".join(
+            f"{count} {SKIPPED_WORDS.get(reason, reason)}" for reason, count in skipped.items()
+        )
+        + ". "
+    )
 
 
 def render_context(context: Any) -> str:
     """A search context as readable text: reports, entities, relationships, passages, then what was left out."""
     lines = [f"# Context ({context.tokens} of {context.max_tokens} tokens)"]
     for report in context.reports:
-        lines += [f"\n## Report {report.community}: {report.title} (rating {report.rating})", report.content,
-                  f"Documents: {', '.join(report.documents)}"]
+        lines += [
+            f"\n## Report {report.community}: {report.title} (rating {report.rating})",
+            report.content,
+            f"Documents: {', '.join(report.documents)}",
+        ]
     if context.entities:
         lines.append("\n## Entities")
-        lines += [f"- {entity.name} ({entity.type}): {entity.description} [{', '.join(entity.documents)}]"
-                  for entity in context.entities]
+        lines += [
+            f"- {entity.name} ({entity.type}): {entity.description} [{', '.join(entity.documents)}]"
+            for entity in context.entities
+        ]
     if context.relationships:
         lines.append("\n## Relationships")
-        lines += [f"- {rel.source} -> {rel.target}: {rel.description} [{', '.join(rel.documents)}]"
-                  for rel in context.relationships]
+        lines += [
+            f"- {rel.source} -> {rel.target}: {rel.description} [{', '.join(rel.documents)}]"
+            for rel in context.relationships
+        ]
     for unit in context.text_units:
         lines += [f"\n## Passage from {unit.document}", unit.text]
     if context.omitted:

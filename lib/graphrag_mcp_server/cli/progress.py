@@ -5,7 +5,14 @@ from typing import TYPE_CHECKING
 
 from graphrag.callbacks.noop_workflow_callbacks import NoopWorkflowCallbacks
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 if TYPE_CHECKING:
     from graphrag.logger.progress import Progress as WorkflowProgress
@@ -45,4 +52,6 @@ class RichWorkflowProgress(NoopWorkflowCallbacks):
     def progress(self, progress: "WorkflowProgress") -> None:
         """Advance the current bar."""
         if self._task is not None and progress.total_items:
-            self._bars.update(self._task, total=progress.total_items, completed=progress.completed_items or 0)
+            self._bars.update(
+                self._task, total=progress.total_items, completed=progress.completed_items or 0
+            )

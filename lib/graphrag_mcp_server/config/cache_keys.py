@@ -43,10 +43,20 @@ class FastDumper(yaml.Dumper):
         document_start = scalar.startswith(("---", "..."))
         leading = first in "#,[]{}&*!|>'\"%@`" or (first == "-" and followed)
         inside = scalar[1:]
-        flow_indicators = (document_start or leading or first in "?:" or FLOW_INSIDE.search(inside) is not None
-                           or COMMENT.search(scalar) is not None)
-        block_indicators = (document_start or leading or (first in "?:" and followed)
-                            or COLON_BEFORE_SPACE.search(inside) is not None or COMMENT.search(scalar) is not None)
+        flow_indicators = (
+            document_start
+            or leading
+            or first in "?:"
+            or FLOW_INSIDE.search(inside) is not None
+            or COMMENT.search(scalar) is not None
+        )
+        block_indicators = (
+            document_start
+            or leading
+            or (first in "?:" and followed)
+            or COLON_BEFORE_SPACE.search(inside) is not None
+            or COMMENT.search(scalar) is not None
+        )
         line_breaks = LINE_BREAK.search(scalar) is not None
         special_characters = SPECIAL.search(scalar) is not None
         edge_space = first == " " or scalar[-1] == " "
@@ -54,9 +64,18 @@ class FastDumper(yaml.Dumper):
         break_space = BREAK_SPACE.search(scalar) is not None
         space_break = SPACE_BREAK.search(scalar) is not None
 
-        plain = not (edge_space or edge_break or break_space or space_break or special_characters or line_breaks)
+        plain = not (
+            edge_space
+            or edge_break
+            or break_space
+            or space_break
+            or special_characters
+            or line_breaks
+        )
         return ScalarAnalysis(
-            scalar=scalar, empty=False, multiline=line_breaks,
+            scalar=scalar,
+            empty=False,
+            multiline=line_breaks,
             allow_flow_plain=plain and not flow_indicators,
             allow_block_plain=plain and not block_indicators,
             allow_single_quoted=not (break_space or space_break or special_characters),
@@ -98,7 +117,7 @@ class FastDumper(yaml.Dumper):
         escaped = ch is not None and ESCAPED.match(ch) is not None
         if ch is None or escaped:
             if self._start < end:
-                self._write(text[self._start:end])
+                self._write(text[self._start : end])
                 self._start = end
             if ch is not None:
                 if ch in self.ESCAPE_REPLACEMENTS:
@@ -111,9 +130,13 @@ class FastDumper(yaml.Dumper):
                     data = f"\\U{ord(ch):08X}"
                 self._write(data)
                 self._start = end + 1
-        if (0 < end < len(text) - 1 and (ch == " " or self._start >= end)
-                and self.column + (end - self._start) > self.best_width and split):
-            data = text[self._start:end] + "\\"
+        if (
+            0 < end < len(text) - 1
+            and (ch == " " or self._start >= end)
+            and self.column + (end - self._start) > self.best_width
+            and split
+        ):
+            data = text[self._start : end] + "\\"
             self._start = max(self._start, end)
             self._write(data)
             self.write_indent()

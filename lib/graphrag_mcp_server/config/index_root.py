@@ -7,7 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.config.formats import SUFFIXES
-from graphrag_mcp_server.config.providers import DEFAULT_MODELS, KNOWN_VECTOR_SIZES, Provider, model_block
+from graphrag_mcp_server.config.providers import (
+    DEFAULT_MODELS,
+    KNOWN_VECTOR_SIZES,
+    Provider,
+    model_block,
+)
 from graphrag_mcp_server.config.runtime import prepare_graphrag, prepare_models
 from graphrag_mcp_server.errors import ConfigError, IndexNotFoundError, MissingVariableError
 from graphrag_mcp_server.providers import OFFLINE_TYPE
@@ -45,7 +50,11 @@ def write_index_root(
     default_model, default_embedding, default_size = DEFAULT_MODELS[provider]
     model = model or default_model
     embedding_model = embedding_model or default_embedding
-    vector_size = default_size if embedding_model == default_embedding else KNOWN_VECTOR_SIZES.get(embedding_model)
+    vector_size = (
+        default_size
+        if embedding_model == default_embedding
+        else KNOWN_VECTOR_SIZES.get(embedding_model)
+    )
     settings = root / SETTINGS_FILE
     if api_base is not None and provider is Provider.OFFLINE:
         msg = "--api-base is for a provider's models; the offline model calls none (choose --provider openai, ...)"
@@ -56,18 +65,33 @@ def write_index_root(
     initialize_project_at(root, force=force, model=model, embedding_model=embedding_model)
 
     text = settings.read_text(encoding="utf-8")
-    models = (model_block(provider, model, "completion", api_base) + "\n"
-              + model_block(provider, embedding_model, "embedding", api_base))
-    text = _replace_between(text, "completion_models:", "### Document processing settings ###", models + "\n")
+    models = (
+        model_block(provider, model, "completion", api_base)
+        + "\n"
+        + model_block(provider, embedding_model, "embedding", api_base)
+    )
+    text = _replace_between(
+        text, "completion_models:", "### Document processing settings ###", models + "\n"
+    )
     size_line = (
         f"  vector_size: {vector_size}\n"
         if vector_size
         else "  vector_size: 1536  # TODO: set to your embedding model's dimension\n"
     )
-    text = _replace_between(text, "\n### Workflow settings ###", "\n### Workflow settings ###", size_line)
-    pattern = INPUT_FILE_PATTERN.replace("$", "$$")  # graphrag substitutes ${VARS} in the whole file
-    text = text.replace("input:\n  type: text", f"input:\n  type: text\n  file_pattern: '{pattern}'", 1)
-    text = text.replace("  max_gleanings: 1\n", "  max_gleanings: 0\n", 1) if provider is Provider.OFFLINE else text
+    text = _replace_between(
+        text, "\n### Workflow settings ###", "\n### Workflow settings ###", size_line
+    )
+    pattern = INPUT_FILE_PATTERN.replace(
+        "$", "$$"
+    )  # graphrag substitutes ${VARS} in the whole file
+    text = text.replace(
+        "input:\n  type: text", f"input:\n  type: text\n  file_pattern: '{pattern}'", 1
+    )
+    text = (
+        text.replace("  max_gleanings: 1\n", "  max_gleanings: 0\n", 1)
+        if provider is Provider.OFFLINE
+        else text
+    )
     # cluster every connected component: graphrag's default keeps only the largest (docs/configuration.md)
     every_component = "cluster_graph:\n  use_lcc: false  # cluster every connected component, not only the largest\n"
     text = text.replace("cluster_graph:\n", every_component, 1)
@@ -85,8 +109,13 @@ UNSET_CREDENTIAL = "unset-environment-variable:"
 """Stands in for a ${VAR} that is not set, when the caller needs no model (see require_credentials)."""
 
 
-def load_index_config(root: Path, overrides: dict[str, Any] | None = None, *,
-                      without_credentials: bool = False, with_models: bool = True) -> "GraphRagConfig":
+def load_index_config(
+    root: Path,
+    overrides: dict[str, Any] | None = None,
+    *,
+    without_credentials: bool = False,
+    with_models: bool = True,
+) -> "GraphRagConfig":
     """Load the root's settings.yaml with graphrag's loader; errors say what to fix.
 
     With `without_credentials`, ${VAR} references that are not set load as placeholders, so that
@@ -96,7 +125,11 @@ def load_index_config(root: Path, overrides: dict[str, Any] | None = None, *,
     graphrag's loader changes the working directory to the root so that its relative paths
     resolve; callers resolve their own paths first.
     """
-    config = _load_without_credentials(root, overrides) if without_credentials else _load(root, overrides)
+    config = (
+        _load_without_credentials(root, overrides)
+        if without_credentials
+        else _load(root, overrides)
+    )
     if with_models:
         use_models(config)
     return config
@@ -145,8 +178,10 @@ def require_credentials(config: "GraphRagConfig", model_ids: list[str]) -> None:
         key = models[model_id].api_key if model_id in models else None
         if key is not None and key.startswith(UNSET_CREDENTIAL):
             variable = key.removeprefix(UNSET_CREDENTIAL)
-            msg = (f"model {model_id} needs the environment variable {variable}: export it where the server runs (or "
-                   "put it in the index root's .env); context_only searches and statistics work without it")
+            msg = (
+                f"model {model_id} needs the environment variable {variable}: export it where the server runs (or "
+                "put it in the index root's .env); context_only searches and statistics work without it"
+            )
             raise ConfigError(msg)
 
 
@@ -208,10 +243,14 @@ def pin_output(config: "GraphRagConfig", directory: Path) -> "GraphRagConfig":
     output = Path(config.output_storage.base_dir or "output")
     storage = config.output_storage.model_copy(update={"base_dir": str(directory)})
     vectors = config.vector_store
-    db_uri = Path(vectors.db_uri) if vectors.db_uri else None  # graphrag made it absolute, through the link
+    db_uri = (
+        Path(vectors.db_uri) if vectors.db_uri else None
+    )  # graphrag made it absolute, through the link
     for place in (output.absolute(), output.resolve()):
         if db_uri is not None and db_uri.is_relative_to(place):
-            vectors = vectors.model_copy(update={"db_uri": str(directory / db_uri.relative_to(place))})
+            vectors = vectors.model_copy(
+                update={"db_uri": str(directory / db_uri.relative_to(place))}
+            )
             break
     return config.model_copy(update={"output_storage": storage, "vector_store": vectors})
 

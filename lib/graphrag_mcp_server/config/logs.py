@@ -8,7 +8,8 @@ import sys
 import time
 
 SECRETS = re.compile(
-    r"(?i)(\bsig=|\bAccountKey=|\bSharedAccessSignature=|\bBearer\s+|[?&]access_token=)[^&\s'\";,]+")
+    r"(?i)(\bsig=|\bAccountKey=|\bSharedAccessSignature=|\bBearer\s+|[?&]access_token=)[^&\s'\";,]+"
+)
 """A secret's name, then its value (up to the next separator)."""
 
 LONGEST_LINE = 2000
@@ -34,7 +35,11 @@ class SecretsRedacted(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Redact and bound the record; False to drop a repeat."""
-        if record.levelno <= logging.WARNING and record.name.startswith(REQUEST_PATH) and not self._within_rate(record):
+        if (
+            record.levelno <= logging.WARNING
+            and record.name.startswith(REQUEST_PATH)
+            and not self._within_rate(record)
+        ):
             return False
         try:
             message = record.getMessage()
@@ -73,7 +78,10 @@ def plain_logs(level: str) -> None:
         handler.setFormatter(logging.Formatter(FORMAT))
         root.addHandler(handler)
         root.setLevel(level.upper())
-    for logger in (root, *(logging.getLogger(name) for name in ("uvicorn", "uvicorn.error", "uvicorn.access"))):
+    for logger in (
+        root,
+        *(logging.getLogger(name) for name in ("uvicorn", "uvicorn.error", "uvicorn.access")),
+    ):
         for handler in logger.handlers:
             if REDACTING not in handler.filters:
                 handler.addFilter(REDACTING)

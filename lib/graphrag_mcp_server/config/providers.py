@@ -36,7 +36,11 @@ def model_block(provider: Provider, model: str, section: str, api_base: str | No
     """YAML lines for one model entry; credentials only as ${ENV_VAR} references; `api_base` in place of the
     provider's default base URL (a local OpenAI-compatible server, a proxy)."""
     lines = {
-        Provider.OPENAI: ["model_provider: openai", f"model: {model}", "api_key: ${GRAPHRAG_API_KEY}"],
+        Provider.OPENAI: [
+            "model_provider: openai",
+            f"model: {model}",
+            "api_key: ${GRAPHRAG_API_KEY}",
+        ],
         Provider.AZURE: [
             "model_provider: azure",
             f"model: {model}",

@@ -72,8 +72,12 @@ class WorkflowTimer:
         """The workflow's time and memory, in graphrag's form."""
         from graphrag.index.typing.stats import WorkflowMetrics
 
-        return WorkflowMetrics(overall=self._elapsed, peak_memory_bytes=self._peak_after,
-                               memory_delta_bytes=self._peak_after - self._peak_before, tracemalloc_overhead_bytes=0)
+        return WorkflowMetrics(
+            overall=self._elapsed,
+            peak_memory_bytes=self._peak_after,
+            memory_delta_bytes=self._peak_after - self._peak_before,
+            tracemalloc_overhead_bytes=0,
+        )
 
 
 def _peak_resident_bytes() -> int:

@@ -151,8 +151,14 @@ class ServerSettings(BaseSettings):
     session_idle_seconds: float = Field(default=60.0, gt=0)
     """A streamable HTTP session with no request for this long is closed."""
 
-    @field_validator("auth_required_scopes", "allowed_hosts", "allowed_origins", "data_roots", "trusted_proxies",
-                     mode="before")
+    @field_validator(
+        "auth_required_scopes",
+        "allowed_hosts",
+        "allowed_origins",
+        "data_roots",
+        "trusted_proxies",
+        mode="before",
+    )
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -26,19 +26,27 @@ class BuiltWith(BaseModel):
 
 def built_with(config: "GraphRagConfig") -> BuiltWith:
     """The settings of `config` that a build's results depend on."""
+
     def named(model_id: str, embedding: bool = False) -> str:
-        model = (config.get_embedding_model_config(model_id) if embedding
-                 else config.get_completion_model_config(model_id))
+        model = (
+            config.get_embedding_model_config(model_id)
+            if embedding
+            else config.get_completion_model_config(model_id)
+        )
         return f"{model.model_provider}/{model.model}"
 
-    steps = {"extract_graph": config.extract_graph.completion_model_id,
-             "summarize_descriptions": config.summarize_descriptions.completion_model_id,
-             "community_reports": config.community_reports.completion_model_id}
-    return BuiltWith(completion={step: named(model_id) for step, model_id in steps.items()},
-                     embedding=named(config.embed_text.embedding_model_id, embedding=True),
-                     vector_size=config.vector_store.vector_size,
-                     chunking=config.chunking.model_dump(mode="json"),
-                     entity_types=list(config.extract_graph.entity_types))
+    steps = {
+        "extract_graph": config.extract_graph.completion_model_id,
+        "summarize_descriptions": config.summarize_descriptions.completion_model_id,
+        "community_reports": config.community_reports.completion_model_id,
+    }
+    return BuiltWith(
+        completion={step: named(model_id) for step, model_id in steps.items()},
+        embedding=named(config.embed_text.embedding_model_id, embedding=True),
+        vector_size=config.vector_store.vector_size,
+        chunking=config.chunking.model_dump(mode="json"),
+        entity_types=list(config.extract_graph.entity_types),
+    )
 
 
 def record(version: Path, config: "GraphRagConfig") -> None:
@@ -65,14 +73,22 @@ def changes(before: BuiltWith, now: BuiltWith) -> list[str]:
         if before.completion.get(step) != model:
             moved.setdefault((before.completion.get(step), model), []).append(step)
     for (was, model), steps in moved.items():
-        found.append(f"{', '.join(steps)} {'calls' if len(steps) == 1 else 'call'} {model} (was {was}): "
-                     f"{'its' if len(steps) == 1 else 'their'} results are computed again")
+        found.append(
+            f"{', '.join(steps)} {'calls' if len(steps) == 1 else 'call'} {model} (was {was}): "
+            f"{'its' if len(steps) == 1 else 'their'} results are computed again"
+        )
     if before.embedding != now.embedding or before.vector_size != now.vector_size:
-        found.append(f"the embedding model is {now.embedding} with vectors of {now.vector_size} numbers (was "
-                     f"{before.embedding}, {before.vector_size}): every vector is computed again")
+        found.append(
+            f"the embedding model is {now.embedding} with vectors of {now.vector_size} numbers (was "
+            f"{before.embedding}, {before.vector_size}): every vector is computed again"
+        )
     if before.chunking != now.chunking:
-        found.append("chunking changed: documents are cut again, and what their new text units hold is extracted")
+        found.append(
+            "chunking changed: documents are cut again, and what their new text units hold is extracted"
+        )
     if before.entity_types != now.entity_types:
-        found.append(f"entity types are {', '.join(now.entity_types)} (were {', '.join(before.entity_types)}): "
-                     "every text unit is extracted again")
+        found.append(
+            f"entity types are {', '.join(now.entity_types)} (were {', '.join(before.entity_types)}): "
+            "every text unit is extracted again"
+        )
     return found

@@ -15,8 +15,11 @@ if TYPE_CHECKING:
     import pandas as pd
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
-EMBEDDED_TABLES = {"text_unit_text": "text_units", "entity_description": "entities",
-                   "community_full_content": "community_reports"}
+EMBEDDED_TABLES = {
+    "text_unit_text": "text_units",
+    "entity_description": "entities",
+    "community_full_content": "community_reports",
+}
 """graphrag's embeddings (graphrag.config.embeddings) and the table whose records each one's rows stand for
 (graphrag's generate_text_embeddings.EMBEDDING_FIELDS); a vector row's id is its record's id."""
 CHECK_RECORD = "integrity.json"
@@ -34,30 +37,50 @@ class Gap:
     which: list[str]
 
     def __str__(self) -> str:
-        names = ", ".join(self.which[:SHOWN]) + (f" and {len(self.which) - SHOWN} more" if len(self.which) > SHOWN else "")
+        names = ", ".join(self.which[:SHOWN]) + (
+            f" and {len(self.which) - SHOWN} more" if len(self.which) > SHOWN else ""
+        )
         return f"{self.missing} of {self.total} {self.what}" + (f" ({names})" if names else "")
 
 
-def table_gaps(documents: "pd.DataFrame", text_units: "pd.DataFrame", communities: "pd.DataFrame",
-               reports: "pd.DataFrame") -> list[Gap]:
+def table_gaps(
+    documents: "pd.DataFrame",
+    text_units: "pd.DataFrame",
+    communities: "pd.DataFrame",
+    reports: "pd.DataFrame",
+) -> list[Gap]:
     """Communities without a report and documents with text but no text unit."""
     gaps = []
     reported = set(reports["community"].astype(int))
-    unreported = sorted(int(number) for number in communities["community"] if int(number) not in reported)
+    unreported = sorted(
+        int(number) for number in communities["community"] if int(number) not in reported
+    )
     if unreported:
-        gaps.append(Gap("communities have no report", len(unreported), len(communities),
-                        [f"community {number}" for number in unreported]))
+        gaps.append(
+            Gap(
+                "communities have no report",
+                len(unreported),
+                len(communities),
+                [f"community {number}" for number in unreported],
+            )
+        )
     chunked = set(text_units["document_id"].astype(str))
     with_text = documents[[bool(str(text or "").strip()) for text in documents["text"]]]
-    unchunked = [str(title) for identity, title in zip(with_text["id"], with_text["title"], strict=True)
-                 if str(identity) not in chunked]
+    unchunked = [
+        str(title)
+        for identity, title in zip(with_text["id"], with_text["title"], strict=True)
+        if str(identity) not in chunked
+    ]
     if unchunked:
-        gaps.append(Gap("documents with text have no text unit", len(unchunked), len(with_text), unchunked))
+        gaps.append(
+            Gap("documents with text have no text unit", len(unchunked), len(with_text), unchunked)
+        )
     return gaps
 
 
-def vector_gaps(config: "GraphRagConfig", records: dict[str, "pd.Series"], vector_ids: dict[str, set[str]]
-                ) -> list[Gap]:
+def vector_gaps(
+    config: "GraphRagConfig", records: dict[str, "pd.Series"], vector_ids: dict[str, set[str]]
+) -> list[Gap]:
     """Records without their vector row and vector rows whose record is gone, per embedding: `records` holds
     each embedded table's ids by table name, `vector_ids` each embedding's ids as its LanceDB table holds them."""
     gaps = []
@@ -66,9 +89,23 @@ def vector_gaps(config: "GraphRagConfig", records: dict[str, "pd.Series"], vecto
             continue
         held, ids = vector_ids[name], set(records[table].astype(str))
         if missing := sorted(ids - held):
-            gaps.append(Gap(f"{table.replace('_', ' ')} have no vector in {name}", len(missing), len(ids), missing))
+            gaps.append(
+                Gap(
+                    f"{table.replace('_', ' ')} have no vector in {name}",
+                    len(missing),
+                    len(ids),
+                    missing,
+                )
+            )
         if extra := sorted(held - ids):
-            gaps.append(Gap(f"vector rows of {name} belong to no record of {table}", len(extra), len(held), extra))
+            gaps.append(
+                Gap(
+                    f"vector rows of {name} belong to no record of {table}",
+                    len(extra),
+                    len(held),
+                    extra,
+                )
+            )
     return gaps
 
 
@@ -79,15 +116,20 @@ def width_gap(config: "GraphRagConfig", widths: dict[str, int]) -> str | None:
     if not found:
         return None
     model = config.get_embedding_model_config(config.embed_text.embedding_model_id)
-    return (f"the vector tables hold vectors of {', '.join(map(str, found))} numbers, while settings.yaml gives "
-            f"the embedding model {model.model_provider}/{model.model} vectors of {expected}")
+    return (
+        f"the vector tables hold vectors of {', '.join(map(str, found))} numbers, while settings.yaml gives "
+        f"the embedding model {model.model_provider}/{model.model} vectors of {expected}"
+    )
 
 
 def _embedded(config: "GraphRagConfig") -> dict[str, str]:
     """embedding name -> LanceDB table name -> source table, for the embeddings this config writes."""
     schema = config.vector_store.index_schema or {}
-    return {schema[name].index_name if name in schema else name: EMBEDDED_TABLES[name]
-            for name in config.embed_text.names if name in EMBEDDED_TABLES}
+    return {
+        schema[name].index_name if name in schema else name: EMBEDDED_TABLES[name]
+        for name in config.embed_text.names
+        if name in EMBEDDED_TABLES
+    }
 
 
 def lancedb_ids_and_widths(db_uri: str) -> tuple[dict[str, set[str]], dict[str, int]]:
@@ -105,7 +147,9 @@ def lancedb_ids_and_widths(db_uri: str) -> tuple[dict[str, set[str]], dict[str, 
     return ids, widths
 
 
-def version_gaps(config: "GraphRagConfig", directory: Path, failed_units: set[str] | None = None) -> list[Gap]:
+def version_gaps(
+    config: "GraphRagConfig", directory: Path, failed_units: set[str] | None = None
+) -> list[Gap]:
     """The gaps of the version whose tables are in `directory` (config pinned to it), reading only the columns
     the check needs and, for LanceDB, each table's ids; `failed_units`: text units whose extraction failed."""
     import pandas as pd
@@ -113,18 +157,35 @@ def version_gaps(config: "GraphRagConfig", directory: Path, failed_units: set[st
     def read(name: str, columns: list[str]) -> "pd.DataFrame":
         return pd.read_parquet(directory / f"{name}.parquet", columns=columns)
 
-    documents, text_units = read("documents", ["id", "title", "text"]), read("text_units", ["id", "document_id"])
-    communities, reports = read("communities", ["community"]), read("community_reports", ["community", "id"])
+    documents, text_units = (
+        read("documents", ["id", "title", "text"]),
+        read("text_units", ["id", "document_id"]),
+    )
+    communities, reports = (
+        read("communities", ["community"]),
+        read("community_reports", ["community", "id"]),
+    )
     gaps = table_gaps(documents, text_units, communities, reports)
     if failed_units:
         titles = dict(zip(documents["id"].astype(str), documents["title"].astype(str), strict=True))
         failed = text_units[text_units["id"].astype(str).isin(failed_units)]
-        gaps.append(Gap("text units could not be extracted", len(failed_units), len(text_units),
-                        sorted({titles.get(str(document), str(document)) for document in failed["document_id"]})))
+        gaps.append(
+            Gap(
+                "text units could not be extracted",
+                len(failed_units),
+                len(text_units),
+                sorted(
+                    {titles.get(str(document), str(document)) for document in failed["document_id"]}
+                ),
+            )
+        )
     if config.vector_store.type == "lancedb" and config.vector_store.db_uri:
         ids, _ = lancedb_ids_and_widths(config.vector_store.db_uri)
-        records = {"text_units": text_units["id"], "entities": read("entities", ["id"])["id"],
-                   "community_reports": reports["id"]}
+        records = {
+            "text_units": text_units["id"],
+            "entities": read("entities", ["id"])["id"],
+            "community_reports": reports["id"],
+        }
         gaps += vector_gaps(config, records, ids)
     return gaps
 

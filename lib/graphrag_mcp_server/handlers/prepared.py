@@ -42,7 +42,9 @@ class Prepared:
 
     def __init__(self, tables: IndexTables) -> None:
         self._tables = tables
-        self._lock = threading.RLock()  # a lent set can come back from a generator finalised under it
+        self._lock = (
+            threading.RLock()
+        )  # a lent set can come back from a generator finalised under it
         self._objects: dict[Hashable, Any] = {}
         self._lent: dict[Hashable, list[list[Any]]] = {}
 
@@ -82,43 +84,63 @@ class Prepared:
         from graphrag.query.indexer_adapters import read_indexer_entities
 
         tables = self._tables
-        entities = self._once(("entities", level),
-                             lambda: read_indexer_entities(tables.entities, tables.communities, level))
+        entities = self._once(
+            ("entities", level),
+            lambda: read_indexer_entities(tables.entities, tables.communities, level),
+        )
         if not entity_types:
             return entities
         wanted = {entity_type.casefold() for entity_type in entity_types}
-        return [entity for entity in entities if entity.type is not None and entity.type.casefold() in wanted]
+        return [
+            entity
+            for entity in entities
+            if entity.type is not None and entity.type.casefold() in wanted
+        ]
 
     def communities(self) -> list["Community"]:
         """The communities that have a report (global search's dynamic selection walks them)."""
         from graphrag.query.indexer_adapters import read_indexer_communities
 
         tables = self._tables
-        return self._once("communities", lambda: read_indexer_communities(tables.communities, tables.community_reports))
+        return self._once(
+            "communities",
+            lambda: read_indexer_communities(tables.communities, tables.community_reports),
+        )
 
     def covariates(self) -> list["Covariate"]:
         """The claims, if the index extracted any."""
         from graphrag.query.indexer_adapters import read_indexer_covariates
 
         covariates = self._tables.covariates
-        return self._once("covariates", lambda: read_indexer_covariates(covariates) if covariates is not None else [])
+        return self._once(
+            "covariates",
+            lambda: read_indexer_covariates(covariates) if covariates is not None else [],
+        )
 
     def relationships(self) -> AbstractContextManager[list["Relationship"]]:
         """Every relationship, lent to one search (graphrag's local context marks their links)."""
         from graphrag.query.indexer_adapters import read_indexer_relationships
 
-        return self._borrowed("relationships", lambda: read_indexer_relationships(self._tables.relationships))
+        return self._borrowed(
+            "relationships", lambda: read_indexer_relationships(self._tables.relationships)
+        )
 
-    def reports(self, level: int, *, dynamic: bool = False,
-                embeddings: "VectorStore | None" = None) -> AbstractContextManager[list["CommunityReport"]]:
+    def reports(
+        self, level: int, *, dynamic: bool = False, embeddings: "VectorStore | None" = None
+    ) -> AbstractContextManager[list["CommunityReport"]]:
         """The reports graphrag searches at `level` (all levels up to it with `dynamic` community selection),
         with their full-content embeddings from `embeddings` (DRIFT's primer) if given; lent to one search."""
-        from graphrag.query.indexer_adapters import read_indexer_report_embeddings, read_indexer_reports
+        from graphrag.query.indexer_adapters import (
+            read_indexer_report_embeddings,
+            read_indexer_reports,
+        )
 
         tables = self._tables
 
         def make() -> list["CommunityReport"]:
-            reports = read_indexer_reports(tables.community_reports, tables.communities, level, dynamic)
+            reports = read_indexer_reports(
+                tables.community_reports, tables.communities, level, dynamic
+            )
             if embeddings is not None:
                 read_indexer_report_embeddings(reports, embeddings)
             return reports
@@ -144,9 +166,13 @@ class Lookup:
 
     def __init__(self, tables: IndexTables) -> None:
         units = tables.text_units
-        titles = dict(zip(tables.documents["id"], tables.documents["title"].astype(str), strict=True))
-        self.document_of: dict[str, str] = {unit: titles.get(document, "")
-                                            for unit, document in zip(units["id"], units["document_id"], strict=True)}
+        titles = dict(
+            zip(tables.documents["id"], tables.documents["title"].astype(str), strict=True)
+        )
+        self.document_of: dict[str, str] = {
+            unit: titles.get(document, "")
+            for unit, document in zip(units["id"], units["document_id"], strict=True)
+        }
         """text unit id -> its document's title"""
         self.unit_ids = _keyed(units, "human_readable_id", "id")
         """text unit short id -> text unit id"""
@@ -163,13 +189,20 @@ class Lookup:
 
     def documents(self, unit_ids: Any) -> list[str]:
         """Distinct titles of the documents of these text units, in order."""
-        titles = (self.document_of.get(unit_id) for unit_id in list(unit_ids if unit_ids is not None else []))
+        titles = (
+            self.document_of.get(unit_id)
+            for unit_id in list(unit_ids if unit_ids is not None else [])
+        )
         return list(dict.fromkeys(title for title in titles if title))
 
 
 def _keyed(table: "pd.DataFrame", key: str, *columns: str) -> dict[str, Any]:
     """str(key) -> the row's value of `columns` (a tuple of them when several); the first row wins."""
-    values = zip(*(table[column] for column in columns), strict=True) if len(columns) > 1 else table[columns[0]]
+    values = (
+        zip(*(table[column] for column in columns), strict=True)
+        if len(columns) > 1
+        else table[columns[0]]
+    )
     keyed: dict[str, Any] = {}
     for short_id, value in zip(table[key].astype(str), values, strict=True):
         keyed.setdefault(short_id, value)

@@ -41,7 +41,9 @@ class ContextReport(BaseModel):
     community: str = Field(description="The community's short id (see graphrag://communities/{id})")
     title: str
     rating: float | None = Field(description="graphrag's importance rating of the report (0-10)")
-    similarity: float | None = Field(default=None, description="Similarity of the report to the query (-1 to 1)")
+    similarity: float | None = Field(
+        default=None, description="Similarity of the report to the query (-1 to 1)"
+    )
     content: str
     documents: list[str]
 
@@ -62,7 +64,9 @@ class SearchContext(BaseModel):
     reports: list[ContextReport] = []
     text_units: list[ContextTextUnit] = []
     max_tokens: int = Field(description="The token budget the context was built within")
-    tokens: int = Field(description="Tokens the context takes, counted with the answer model's tokenizer")
+    tokens: int = Field(
+        description="Tokens the context takes, counted with the answer model's tokenizer"
+    )
     omitted: dict[str, int] = Field(
         description="Relevant records of each kind left out to stay within the budget (raise max_context_tokens)"
     )
@@ -73,18 +77,27 @@ class SearchResult(BaseModel):
 
     type: str = Field(description="Search method: global, local, drift or basic")
     answer: str | None = Field(description="The model's answer; null with context_only")
-    context: SearchContext | None = Field(default=None, description="With context_only: the records to answer from")
-    sources: list[Source] = Field(description="Text units behind the answer (cited ones first) or the context")
+    context: SearchContext | None = Field(
+        default=None, description="With context_only: the records to answer from"
+    )
+    sources: list[Source] = Field(
+        description="Text units behind the answer (cited ones first) or the context"
+    )
     context_counts: dict[str, int] = Field(
         description="Records of each kind (entities, relationships, reports, sources...) that went into the context"
     )
     llm_calls: int = Field(description="Completion calls sent to the model (cache hits excluded)")
     prompt_tokens: int
     completion_tokens: int
-    embedding_calls: int = Field(default=0, description="Embedding calls (the query's, for vector search)")
+    embedding_calls: int = Field(
+        default=0, description="Embedding calls (the query's, for vector search)"
+    )
     seconds: float
-    index_version: str | None = Field(default=None, description="The index version that answered (as get_statistics "
-                                      "names it): one search reads one version, whatever switches meanwhile")
+    index_version: str | None = Field(
+        default=None,
+        description="The index version that answered (as get_statistics "
+        "names it): one search reads one version, whatever switches meanwhile",
+    )
 
 
 class TableCounts(BaseModel):
@@ -126,34 +139,44 @@ class IndexSummary(TableCounts):
     prompt_tokens: int
     completion_tokens: int
     embedding_calls: int = 0
-    seconds: float = Field(description="The run, from reading the documents to the switch to the new version "
-                           "(importing graphrag's pipeline and the model libraries, a few seconds, left out)")
+    seconds: float = Field(
+        description="The run, from reading the documents to the switch to the new version "
+        "(importing graphrag's pipeline and the model libraries, a few seconds, left out)"
+    )
     mode: str = Field(description="full or incremental")
     skipped: dict[str, int] = Field(
-        default={}, description="Files and folders not read, by reason: hidden, index_root, link_outside (a link "
-        "leaving the data folder), other_type (not matching the input pattern), unreadable"
+        default={},
+        description="Files and folders not read, by reason: hidden, index_root, link_outside (a link "
+        "leaving the data folder), other_type (not matching the input pattern), unreadable",
     )
     unreadable: dict[str, str] = Field(
-        default={}, description="Documents left out because they could not be read: path -> reason (encrypted, "
-        "damaged, no text)"
+        default={},
+        description="Documents left out because they could not be read: path -> reason (encrypted, "
+        "damaged, no text)",
     )
     carried_over: dict[str, int] = Field(
-        default={}, description="Results taken from the previous version because their input is unchanged, by "
+        default={},
+        description="Results taken from the previous version because their input is unchanged, by "
         "step: extraction (text units), summary (descriptions), report_context (community contexts), report "
-        "(community reports), embedding (vectors)"
+        "(community reports), embedding (vectors)",
     )
     computed: dict[str, int] = Field(
-        default={}, description="Results this run computed (model calls, or their cache), by the same steps"
+        default={},
+        description="Results this run computed (model calls, or their cache), by the same steps",
     )
     vectors_written: dict[str, int] = Field(
-        default={}, description="Vector rows written or deleted, by LanceDB table: an incremental run writes only new "
-        "and changed rows"
+        default={},
+        description="Vector rows written or deleted, by LanceDB table: an incremental run writes only new "
+        "and changed rows",
     )
     clustering: Clustering | None = Field(
-        default=None, description="An incremental run's communities: how many the previous version's partition kept, "
-        "and its modularity against a fresh clustering's"
+        default=None,
+        description="An incremental run's communities: how many the previous version's partition kept, "
+        "and its modularity against a fresh clustering's",
     )
-    workflows: list[str] = Field(default=[], description="The pipeline's workflows that ran, in order")
+    workflows: list[str] = Field(
+        default=[], description="The pipeline's workflows that ran, in order"
+    )
 
 
 class ModelNames(BaseModel):
@@ -185,15 +208,18 @@ class IndexStatistics(TableCounts):
     index_updated_at: datetime | None
     models: ModelNames
     vector_store: VectorStoreInfo
-    issues: list[IndexIssue] = Field(default=[], description="Damage and gaps found when the index was loaded")
+    issues: list[IndexIssue] = Field(
+        default=[], description="Damage and gaps found when the index was loaded"
+    )
 
 
 class VersionStatistics(IndexStatistics):
     """Index statistics plus the workflows that built the served version (`graphrag-mcp stats`)."""
 
     workflows: dict[str, float] = Field(
-        default={}, description="The pipeline's workflows that built the served version, in order -> seconds "
-        "(graphrag's stats.json)"
+        default={},
+        description="The pipeline's workflows that built the served version, in order -> seconds "
+        "(graphrag's stats.json)",
     )
 
 
@@ -209,10 +235,14 @@ class JobState(StrEnum):
 class TunedPrompts(BaseModel):
     """Prompts graphrag's prompt tuning wrote (or would write) for the corpus, and what tuning cost."""
 
-    changed: list[str] = Field(description="Prompt files whose tuned text differs from the root's (relative paths)")
+    changed: list[str] = Field(
+        description="Prompt files whose tuned text differs from the root's (relative paths)"
+    )
     unchanged: list[str] = Field(description="Prompt files the tuning left as they were")
     written: bool = Field(default=False, description="The changed files were written")
-    backup: str | None = Field(default=None, description="Folder holding the prompts from before (prompts.bak-<time>)")
+    backup: str | None = Field(
+        default=None, description="Folder holding the prompts from before (prompts.bak-<time>)"
+    )
     llm_calls: int
     prompt_tokens: int
     completion_tokens: int
@@ -226,16 +256,19 @@ class IndexJob(BaseModel):
     job_id: str
     state: JobState = JobState.RUNNING
     data_path: str
-    mode: str = Field(description="Requested mode: full or incremental (a build), tune (tune_prompts)")
+    mode: str = Field(
+        description="Requested mode: full or incremental (a build), tune (tune_prompts)"
+    )
     started_at: datetime
     finished_at: datetime | None = None
-    workflow: str | None = Field(default=None, description="graphrag workflow (or tuning stage) now running")
+    workflow: str | None = Field(
+        default=None, description="graphrag workflow (or tuning stage) now running"
+    )
     workflows_done: int = 0
     workflows_total: int | None = None
     summary: IndexSummary | None = None
     tuned: TunedPrompts | None = Field(default=None, description="A tune_prompts job's result")
     error: str | None = None
-
 
 
 class OperationCost(BaseModel):
@@ -260,26 +293,38 @@ class ReplicaStatus(BaseModel):
     """A replica's follower: the blob location it follows, its last good poll and its last error."""
 
     location: str = Field(description="The blob location followed (az://CONTAINER/PREFIX)")
-    version: str | None = Field(default=None, description="The version current.json named at the last good poll")
+    version: str | None = Field(
+        default=None, description="The version current.json named at the last good poll"
+    )
     last_successful_poll: datetime | None = Field(
-        default=None, description="When the follower last read the container without error")
+        default=None, description="When the follower last read the container without error"
+    )
     last_error: str | None = Field(
-        default=None, description="The follower's last error (the last good version keeps serving meanwhile)")
+        default=None,
+        description="The follower's last error (the last good version keeps serving meanwhile)",
+    )
     last_error_at: datetime | None = None
     consecutive_failures: int = Field(
-        default=0, description="Polls failed since the last good one (0: healthy); each failure doubles the wait "
-        "before the next poll, up to a bound")
+        default=0,
+        description="Polls failed since the last good one (0: healthy); each failure doubles the wait "
+        "before the next poll, up to a bound",
+    )
 
 
 class ServerStatistics(IndexStatistics):
     """Index statistics plus the serving process's view of it."""
 
     uptime_seconds: float
-    index_version: str = Field(description="Digest of the loaded index files; changes with every rebuild")
+    index_version: str = Field(
+        description="Digest of the loaded index files; changes with every rebuild"
+    )
     loaded_at: datetime
-    last_job: IndexJob | None = Field(description="The last index job started by this server (see index_status)")
+    last_job: IndexJob | None = Field(
+        description="The last index job started by this server (see index_status)"
+    )
     costs: dict[str, OperationCost] = Field(
         description="Model usage since the server started, per operation kind (tool; context_only searches apart)"
     )
     replica: ReplicaStatus | None = Field(
-        default=None, description="With blob storage: how this replica follows the container")
+        default=None, description="With blob storage: how this replica follows the container"
+    )

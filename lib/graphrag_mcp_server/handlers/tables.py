@@ -18,7 +18,14 @@ if TYPE_CHECKING:
 
 CITATION = re.compile(r"\[Data:([^\]]*)\]")
 """graphrag's citation block in reports and answers: [Data: Entities (3, 7); Sources (2)]."""
-REQUIRED_TABLES = ("documents", "text_units", "entities", "relationships", "communities", "community_reports")
+REQUIRED_TABLES = (
+    "documents",
+    "text_units",
+    "entities",
+    "relationships",
+    "communities",
+    "community_reports",
+)
 VECTOR_RECORD = "vectors.json"
 
 
@@ -46,14 +53,17 @@ def _table_provider(config: "GraphRagConfig") -> "TableProvider":
     from graphrag_storage import create_storage
     from graphrag_storage.tables.table_provider_factory import create_table_provider
 
-    return create_table_provider(config.table_provider, storage=create_storage(config.output_storage))
+    return create_table_provider(
+        config.table_provider, storage=create_storage(config.output_storage)
+    )
 
 
 async def count_rows(config: "GraphRagConfig") -> dict[str, int]:
     """Rows of each required table (0 for a table not written)."""
     provider = _table_provider(config)
     return {
-        name: len(await provider.read_dataframe(name)) if await provider.has(name) else 0 for name in REQUIRED_TABLES
+        name: len(await provider.read_dataframe(name)) if await provider.has(name) else 0
+        for name in REQUIRED_TABLES
     }
 
 
@@ -77,26 +87,35 @@ async def load_tables(config: "GraphRagConfig", root: Path) -> IndexTables:
     _check_output_link(config, root)
     no_index = f"no index in {output_dir(config)}; build it with: graphrag-mcp index DATA_PATH --index-path {root}"
     if config.output_storage.type == "file" and not output_dir(config).is_dir():
-        raise IndexNotFoundError(no_index)  # before graphrag's file storage creates the folder: reading writes nothing
-    provider = create_table_provider(config.table_provider, storage=create_storage(config.output_storage))
+        raise IndexNotFoundError(
+            no_index
+        )  # before graphrag's file storage creates the folder: reading writes nothing
+    provider = create_table_provider(
+        config.table_provider, storage=create_storage(config.output_storage)
+    )
     present = [name for name in REQUIRED_TABLES if await provider.has(name)]
     if not present:
         raise IndexNotFoundError(no_index)
     if missing := [name for name in REQUIRED_TABLES if name not in present]:
-        msg = (f"the index in {output_dir(config)} is damaged: {missing[0]}.parquet is missing"
-               f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}; {rebuild_hint(root)}")
+        msg = (
+            f"the index in {output_dir(config)} is damaged: {missing[0]}.parquet is missing"
+            f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}; {rebuild_hint(root)}"
+        )
         raise IndexDamagedError(msg)
     reader = DataReader(provider)
 
     async def read(name: str, method: Callable[[], Awaitable[Any]]) -> Any:
         try:
-            with _quiet(STORAGE_LOGGER):  # it logs a whole traceback; the error below says it in one line
+            with _quiet(
+                STORAGE_LOGGER
+            ):  # it logs a whole traceback; the error below says it in one line
                 return await method()
-        except Exception as error:  # noqa: BLE001 - any failure to read the file is damage to report
+        except Exception as error:
             path = output_dir(config) / f"{name}.parquet"
             reason = " ".join(str(error).split())[:200]
-            raise IndexDamagedError(f"cannot read {path} ({type(error).__name__}: {reason}); "
-                                    f"{rebuild_hint(root)}") from error
+            raise IndexDamagedError(
+                f"cannot read {path} ({type(error).__name__}: {reason}); {rebuild_hint(root)}"
+            ) from error
 
     return IndexTables(
         documents=await read("documents", reader.documents),
@@ -105,7 +124,9 @@ async def load_tables(config: "GraphRagConfig", root: Path) -> IndexTables:
         relationships=await read("relationships", reader.relationships),
         communities=await read("communities", reader.communities),
         community_reports=await read("community_reports", reader.community_reports),
-        covariates=await read("covariates", reader.covariates) if await provider.has("covariates") else None,
+        covariates=await read("covariates", reader.covariates)
+        if await provider.has("covariates")
+        else None,
         vector_problems=vector_problems(config, root),
     )
 
@@ -132,15 +153,20 @@ def _check_output_link(config: "GraphRagConfig", root: Path) -> None:
     """A dangling `output` link (its version removed) is damage, not a missing index."""
     link = root / "output"
     if link.is_symlink() and not link.exists():
-        msg = (f"the index's output link {link} points to {link.readlink()}, which does not exist; "
-               f"{rebuild_hint(root)}")
+        msg = (
+            f"the index's output link {link} points to {link.readlink()}, which does not exist; "
+            f"{rebuild_hint(root)}"
+        )
         raise IndexDamagedError(msg)
 
 
 def expected_vector_tables(config: "GraphRagConfig") -> dict[str, str]:
     """embedding name -> LanceDB table name, for every embedding the config writes."""
     schema = config.vector_store.index_schema or {}
-    return {name: schema[name].index_name if name in schema else name for name in config.embed_text.names}
+    return {
+        name: schema[name].index_name if name in schema else name
+        for name in config.embed_text.names
+    }
 
 
 def _lancedb_table_state(table: Path) -> list[list[Any]] | None:
@@ -148,7 +174,10 @@ def _lancedb_table_state(table: Path) -> list[list[Any]] | None:
     manifests = table / "_versions"
     if not manifests.is_dir():
         return None
-    return sorted([entry.name, (found := entry.stat()).st_size, found.st_mtime_ns] for entry in manifests.iterdir())
+    return sorted(
+        [entry.name, (found := entry.stat()).st_size, found.st_mtime_ns]
+        for entry in manifests.iterdir()
+    )
 
 
 def record_vector_tables(config: "GraphRagConfig") -> None:
@@ -163,8 +192,11 @@ def record_vector_tables(config: "GraphRagConfig") -> None:
     record = {}
     for name in db.list_tables().tables:
         table = db.open_table(name)
-        record[name] = {"rows": table.count_rows(), "state": _lancedb_table_state(uri / f"{name}.lance"),
-                        "width": getattr(table.schema.field("vector").type, "list_size", 0)}
+        record[name] = {
+            "rows": table.count_rows(),
+            "state": _lancedb_table_state(uri / f"{name}.lance"),
+            "width": getattr(table.schema.field("vector").type, "list_size", 0),
+        }
     (output_dir(config) / VECTOR_RECORD).write_text(json.dumps(record), encoding="utf-8")
 
 
@@ -225,5 +257,7 @@ def vector_problems(config: "GraphRagConfig", root: Path) -> dict[str, str]:
         try:
             db.open_table(table).count_rows()
         except Exception as error:  # noqa: BLE001 - any failure to open it is damage to report
-            problems[name] = f"cannot read vector table {path} ({type(error).__name__}: {error}); {rebuild_hint(root)}"
+            problems[name] = (
+                f"cannot read vector table {path} ({type(error).__name__}: {error}); {rebuild_hint(root)}"
+            )
     return problems

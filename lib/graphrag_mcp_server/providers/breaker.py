@@ -46,8 +46,10 @@ def refuse_if_tripped() -> None:
     """Raise ProviderUnavailableError instead of a call once the operation's breaker tripped."""
     breaker = _breaker.get()
     if breaker is not None and breaker.tripped:
-        msg = (f"not calling the model provider after {breaker.failures} failed calls in a row: "
-               f"{breaker.reason}")
+        msg = (
+            f"not calling the model provider after {breaker.failures} failed calls in a row: "
+            f"{breaker.reason}"
+        )
         raise ProviderUnavailableError(msg)
 
 

@@ -140,12 +140,21 @@ def kind_of(reason: str) -> FaultKind:
     return FaultKind.REQUEST
 
 
-def advice(kind: FaultKind, operation: Operation, settings: str = "settings.yaml", reason: str = "") -> str:
+def advice(
+    kind: FaultKind, operation: Operation, settings: str = "settings.yaml", reason: str = ""
+) -> str:
     """What to do about a failure of `kind` during `operation` (a sentence); `reason` (describe's line) gives the
     Retry-After a rate limit asked for."""
-    again = "run the index again (calls already answered are cached, not paid again)" \
-        if operation is Operation.BUILD else "ask again"
-    meanwhile = "" if operation is Operation.BUILD else "; context_only=true answers without the model meanwhile"
+    again = (
+        "run the index again (calls already answered are cached, not paid again)"
+        if operation is Operation.BUILD
+        else "ask again"
+    )
+    meanwhile = (
+        ""
+        if operation is Operation.BUILD
+        else "; context_only=true answers without the model meanwhile"
+    )
     match kind:
         case FaultKind.CREDENTIALS if operation is Operation.BUILD:
             return f"Check the key, base URL and model name in {settings} and the environment"
@@ -153,23 +162,35 @@ def advice(kind: FaultKind, operation: Operation, settings: str = "settings.yaml
             return f"Check the model settings and credentials in {settings}"
         case FaultKind.RATE_LIMIT:
             asked = re.search(r"Retry-After (\d+(?:\.\d+)?) s", reason)
-            wait = f"wait {asked.group(1)} s (the provider's Retry-After)" if asked else "wait a while"
-            return (f"The provider's rate limit was reached: {wait} and {again}, or lower concurrent_requests in "
-                    f"{settings}{meanwhile}")
+            wait = (
+                f"wait {asked.group(1)} s (the provider's Retry-After)" if asked else "wait a while"
+            )
+            return (
+                f"The provider's rate limit was reached: {wait} and {again}, or lower concurrent_requests in "
+                f"{settings}{meanwhile}"
+            )
         case FaultKind.FAILED:
-            return (f"The provider failed, not the settings: a retry may succeed ({again}); if it keeps failing, "
-                    f"check that the provider at api_base in {settings} is up{meanwhile}")
+            return (
+                f"The provider failed, not the settings: a retry may succeed ({again}); if it keeps failing, "
+                f"check that the provider at api_base in {settings} is up{meanwhile}"
+            )
         case FaultKind.TIMEOUT:
-            return (f"The provider did not answer in time: a retry may succeed ({again}); a slow model needs a larger "
-                    f"call_args.timeout in {settings}{meanwhile}")
+            return (
+                f"The provider did not answer in time: a retry may succeed ({again}); a slow model needs a larger "
+                f"call_args.timeout in {settings}{meanwhile}"
+            )
         case FaultKind.UNREADABLE:
-            return (f"The provider's answer was cut short or not in the form asked for (JSON, or a stream of chunks): "
-                    f"a retry may succeed ({again}); if it keeps happening, check that api_base in {settings} is an "
-                    f"OpenAI-compatible endpoint{meanwhile}")
+            return (
+                f"The provider's answer was cut short or not in the form asked for (JSON, or a stream of chunks): "
+                f"a retry may succeed ({again}); if it keeps happening, check that api_base in {settings} is an "
+                f"OpenAI-compatible endpoint{meanwhile}"
+            )
     return f"Check the model name, base URL and request settings in {settings}"
 
 
-def provider_failure(error: BaseException, operation: Operation, settings: str = "settings.yaml") -> str | None:
+def provider_failure(
+    error: BaseException, operation: Operation, settings: str = "settings.yaml"
+) -> str | None:
     """`the model provider failed: REASON. ADVICE` for a failed model call in `error`'s causes; None if none failed."""
     if (found := provider_error(error)) is None:
         return None
@@ -193,7 +214,9 @@ def _unparsed_body(error: BaseException) -> tuple[str, str] | None:
     while cause is not None:
         if isinstance(cause, json.JSONDecodeError):
             return cause.doc, cause.msg
-        if isinstance(raw := getattr(cause, "raw_response", None), str):  # ours, and LiteLLM's schema check
+        if isinstance(
+            raw := getattr(cause, "raw_response", None), str
+        ):  # ours, and LiteLLM's schema check
             return raw, getattr(cause, "why", "not the JSON asked for")
         cause = cause.__cause__ or cause.__context__
     return None

@@ -17,7 +17,8 @@ RetryListener = Callable[[str, float], None]
 
 _deadline: ContextVar[float | None] = ContextVar("graphrag_mcp_deadline", default=None)
 _retry_listener: ContextVar[RetryListener | None] = ContextVar(
-    "graphrag_mcp_retry_listener", default=None)
+    "graphrag_mcp_retry_listener", default=None
+)
 
 
 @contextmanager

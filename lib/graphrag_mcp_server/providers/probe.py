@@ -35,8 +35,9 @@ SHOWN_CHARACTERS = 200
 """How much of an unparsable answer the error quotes."""
 
 
-async def probe_models(config: "GraphRagConfig", timeout: float,
-                       extraction_sample: str | None = None) -> dict[str, int]:
+async def probe_models(
+    config: "GraphRagConfig", timeout: float, extraction_sample: str | None = None
+) -> dict[str, int]:
     """Ask every configured completion and embedding model for one token / one vector (no cache; counted in the
     Usage of the operation around, if one is tracked: the provider is paid for them); the length
     of each probed embedding model's vector, by model name. With `extraction_sample`, then ask graphrag's
@@ -51,11 +52,20 @@ async def probe_models(config: "GraphRagConfig", timeout: float,
     calls: list[tuple[str, ModelConfig, Callable[[], Awaitable[Any]]]] = []
     for name, model in config.completion_models.items():
         if model.type not in LOCAL_TYPES:
-            calls.append((name, model, lambda m=model: create_completion(m).completion_async(
-                messages="Reply with OK.", max_tokens=1)))
+            calls.append(
+                (
+                    name,
+                    model,
+                    lambda m=model: create_completion(m).completion_async(
+                        messages="Reply with OK.", max_tokens=1
+                    ),
+                )
+            )
     for name, model in config.embedding_models.items():
         if model.type not in LOCAL_TYPES:
-            calls.append((name, model, lambda m=model: create_embedding(m).embedding_async(input=["ok"])))
+            calls.append(
+                (name, model, lambda m=model: create_embedding(m).embedding_async(input=["ok"]))
+            )
     dimensions: dict[str, int] = {}
     for name, model, call in calls:
         answer = await _checked(name, model, call, timeout)
@@ -65,31 +75,46 @@ async def probe_models(config: "GraphRagConfig", timeout: float,
     model = config.get_completion_model_config(name)
     if extraction_sample and model.type not in LOCAL_TYPES:
         try:
-            await _checked(name, model, lambda: check_extraction(config, name, model, extraction_sample),
-                           timeout * EXTRACTION_TIMES)
+            await _checked(
+                name,
+                model,
+                lambda: check_extraction(config, name, model, extraction_sample),
+                timeout * EXTRACTION_TIMES,
+            )
         except ProviderError as error:
             if not isinstance(error.__cause__, TimeoutError):
                 raise
-            logger.warning("model %s gave no extraction of a %d-word passage within %g s (a slow model): indexing "
-                           "goes on without checking its format", name, SAMPLE_WORDS, timeout * EXTRACTION_TIMES)
+            logger.warning(
+                "model %s gave no extraction of a %d-word passage within %g s (a slow model): indexing "
+                "goes on without checking its format",
+                name,
+                SAMPLE_WORDS,
+                timeout * EXTRACTION_TIMES,
+            )
     return dimensions
 
 
-async def _checked(name: str, model: "ModelConfig", call: Callable[[], Awaitable[Any]], timeout: float) -> Any:
+async def _checked(
+    name: str, model: "ModelConfig", call: Callable[[], Awaitable[Any]], timeout: float
+) -> Any:
     """The answer of one check; ProviderError (its cause the TimeoutError) when it fails or takes over `timeout` s.
     No retry waits past `timeout` (a 429's Retry-After longer than that fails the check at once, naming the limit)."""
     try:
         with answer_by(timeout):
             return await asyncio.wait_for(call(), timeout)
     except TimeoutError as error:
-        raise ProviderError(_failed(name, model, f"no answer within {timeout:g} s", FaultKind.TIMEOUT)) from error
+        raise ProviderError(
+            _failed(name, model, f"no answer within {timeout:g} s", FaultKind.TIMEOUT)
+        ) from error
     except ModelFormatError:
         raise
-    except Exception as error:  # noqa: BLE001 - any failure of the call is the provider's answer
+    except Exception as error:
         raise ProviderError(_failed(name, model, describe(error), fault_kind(error))) from error
 
 
-async def check_extraction(config: "GraphRagConfig", name: str, model_config: "ModelConfig", text: str) -> None:
+async def check_extraction(
+    config: "GraphRagConfig", name: str, model_config: "ModelConfig", text: str
+) -> None:
     """Extract the graph of `text` with graphrag's extraction model (`name`), prompt and parser (GraphExtractor, no
     gleanings, no cache, at most EXTRACTION_TOKENS written); raise ModelFormatError quoting the answer when no
     entity comes out of it. An empty answer cut at the token limit (a reasoning model thinking) proves nothing."""
@@ -97,8 +122,11 @@ async def check_extraction(config: "GraphRagConfig", name: str, model_config: "M
     from graphrag_llm.completion import create_completion
 
     model = _Recorded(create_completion(model_config))
-    extractor = GraphExtractor(model, config.extract_graph.resolved_prompts().extraction_prompt,  # type: ignore[arg-type]
-                               max_gleanings=0)
+    extractor = GraphExtractor(
+        model,
+        config.extract_graph.resolved_prompts().extraction_prompt,  # type: ignore[arg-type]
+        max_gleanings=0,
+    )
     entities, _ = await extractor(text, config.extract_graph.entity_types, source_id="probe")
     if model.error is not None:
         raise model.error
@@ -110,8 +138,14 @@ def extraction_probe_key(config: "GraphRagConfig") -> str:
     """What an extraction check depends on: the extraction model, its prompt and entity types (a check that
     passed for the same key need not be sent again)."""
     model = config.get_completion_model_config(config.extract_graph.completion_model_id)
-    parts = [model.model_provider, model.model, model.api_base or "", model.azure_deployment_name or "",
-             config.extract_graph.resolved_prompts().extraction_prompt, *config.extract_graph.entity_types]
+    parts = [
+        model.model_provider,
+        model.model,
+        model.api_base or "",
+        model.azure_deployment_name or "",
+        config.extract_graph.resolved_prompts().extraction_prompt,
+        *config.extract_graph.entity_types,
+    ]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
@@ -124,9 +158,12 @@ def sample_passage(texts: Iterable[str], words: int = SAMPLE_WORDS, documents: i
             break
         tokens = text.split()
         for start in range(0, max(1, len(tokens) - words + 1), max(1, words // 4)):
-            window = tokens[start:start + words]
-            names = sum(1 for before, word in zip(window, window[1:], strict=False)
-                        if word[:1].isupper() and not re.search(r"[.!?:\"']$", before))
+            window = tokens[start : start + words]
+            names = sum(
+                1
+                for before, word in zip(window, window[1:], strict=False)
+                if word[:1].isupper() and not re.search(r"[.!?:\"']$", before)
+            )
             if names > best_names:
                 best, best_names = " ".join(window), names
     return best
@@ -154,14 +191,18 @@ class _Recorded:
 
 def _failed(name: str, model: "ModelConfig", reason: str, kind: FaultKind) -> str:
     where = f" at {model.api_base}" if model.api_base else ""
-    return (f"the model provider failed before indexing started: model {name} ({model.model_provider}/{model.model}"
-            f"{where}): {reason}. {advice(kind, Operation.BUILD, reason=reason)}")
+    return (
+        f"the model provider failed before indexing started: model {name} ({model.model_provider}/{model.model}"
+        f"{where}): {reason}. {advice(kind, Operation.BUILD, reason=reason)}"
+    )
 
 
 def _unparsable(name: str, model: "ModelConfig", answer: str) -> str:
     shown = " ".join(answer.split())[:SHOWN_CHARACTERS]
-    return (f"indexing did not start: model {name} ({model.model_provider}/{model.model}) answered graphrag's "
-            "extraction prompt, but no entity could be parsed from its answer: it does not write graphrag's extraction "
-            'format (("entity"<|>NAME<|>TYPE<|>DESCRIPTION) records), so indexing would find no entities. Use a larger '
-            "model for extract_graph in settings.yaml, or adapt the prompts to this model and corpus with "
-            f"`graphrag-mcp tune`. It answered: {json.dumps(shown) if shown else '(nothing)'}")
+    return (
+        f"indexing did not start: model {name} ({model.model_provider}/{model.model}) answered graphrag's "
+        "extraction prompt, but no entity could be parsed from its answer: it does not write graphrag's extraction "
+        'format (("entity"<|>NAME<|>TYPE<|>DESCRIPTION) records), so indexing would find no entities. Use a larger '
+        "model for extract_graph in settings.yaml, or adapt the prompts to this model and corpus with "
+        f"`graphrag-mcp tune`. It answered: {json.dumps(shown) if shown else '(nothing)'}"
+    )

@@ -66,8 +66,9 @@ class ObservedRetry:
             finally:
                 _count_retries(input_args, attempt)
 
-    async def retry_async(self, *, func: Callable[..., Awaitable[Any]],
-                          input_args: dict[str, Any]) -> Any:
+    async def retry_async(
+        self, *, func: Callable[..., Awaitable[Any]], input_args: dict[str, Any]
+    ) -> Any:
         """Await `func` until it succeeds or the policy gives up."""
         started, attempt = time.monotonic(), 0
         while True:
@@ -104,9 +105,16 @@ class BoundedRetry(ObservedRetry):
     deadline: a `Retry-After: 60` is waited, not cut to `max_delay`), only what can succeed
     retried."""
 
-    def __init__(self, *, max_retries: int | None = 3, base_delay: float | None = 2.0,
-                 max_delay: float | None = 30.0, total_seconds: float = 60.0,
-                 jitter: bool | None = True, **_: Any) -> None:
+    def __init__(
+        self,
+        *,
+        max_retries: int | None = 3,
+        base_delay: float | None = 2.0,
+        max_delay: float | None = 30.0,
+        total_seconds: float = 60.0,
+        jitter: bool | None = True,
+        **_: Any,
+    ) -> None:
         self._max_retries = 3 if max_retries is None else max_retries
         self._base_delay = base_delay or 2.0
         self._max_delay = max_delay or 30.0
@@ -140,7 +148,7 @@ def _graphrag_backoff() -> type:
 
 def _backoff(base_delay: float, max_delay: float, jitter: bool, attempt: int) -> float:
     """Exponential backoff after the `attempt`-th failure, jittered by up to a second, capped."""
-    return min(max_delay, base_delay ** (attempt + 1) + jitter * random.uniform(0, 1))  # noqa: S311
+    return min(max_delay, base_delay ** (attempt + 1) + jitter * random.uniform(0, 1))
 
 
 def _well_formed(response: Any, input_args: dict[str, Any]) -> Any:

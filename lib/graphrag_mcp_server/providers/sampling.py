@@ -43,7 +43,9 @@ class SamplingClient:
         self.session, self.request_id = session, request_id
 
 
-_client: ContextVar[SamplingClient | None] = ContextVar("graphrag_mcp_sampling_client", default=None)
+_client: ContextVar[SamplingClient | None] = ContextVar(
+    "graphrag_mcp_sampling_client", default=None
+)
 
 
 @contextmanager
@@ -58,14 +60,23 @@ def sampling_client(session: "ServerSession", request_id: str | int | None) -> I
 
 def _sampling_messages(messages: Any) -> tuple[str | None, list[SamplingMessage]]:
     """graphrag's chat messages as MCP sampling messages; system messages become the system prompt."""
-    items = [{"role": "user", "content": messages}] if isinstance(messages, str) else [
-        message if isinstance(message, dict) else message.model_dump() for message in messages
-    ]
-    system = "\n\n".join(message_text(item.get("content")) for item in items if item.get("role") == "system")
+    items = (
+        [{"role": "user", "content": messages}]
+        if isinstance(messages, str)
+        else [
+            message if isinstance(message, dict) else message.model_dump() for message in messages
+        ]
+    )
+    system = "\n\n".join(
+        message_text(item.get("content")) for item in items if item.get("role") == "system"
+    )
     conversation = [
-        SamplingMessage(role="assistant" if item.get("role") == "assistant" else "user",
-                        content=TextContent(type="text", text=message_text(item.get("content"))))
-        for item in items if item.get("role") != "system"
+        SamplingMessage(
+            role="assistant" if item.get("role") == "assistant" else "user",
+            content=TextContent(type="text", text=message_text(item.get("content"))),
+        )
+        for item in items
+        if item.get("role") != "system"
     ]
     return system or None, conversation
 
@@ -86,7 +97,9 @@ def _sampling_functions(model: str, tokenizer: "Tokenizer") -> tuple[Any, Any]:
         msg = "the sampling model answers only asynchronous calls (graphrag's searches)"
         raise SamplingUnavailableError(msg)
 
-    async def _sample(**kwargs: Any) -> llm_types.LLMCompletionResponse | AsyncIterator[llm_types.LLMCompletionChunk]:
+    async def _sample(
+        **kwargs: Any,
+    ) -> llm_types.LLMCompletionResponse | AsyncIterator[llm_types.LLMCompletionChunk]:
         client = _client.get()
         if client is None:
             msg = "the sampling model was called outside a client's tool call (indexing needs a model in settings.yaml)"
@@ -96,14 +109,20 @@ def _sampling_functions(model: str, tokenizer: "Tokenizer") -> tuple[Any, Any]:
         result = await client.session.create_message(
             messages=conversation,
             system_prompt=system,
-            max_tokens=kwargs.get("max_completion_tokens") or kwargs.get("max_tokens") or DEFAULT_MAX_TOKENS,
+            max_tokens=kwargs.get("max_completion_tokens")
+            or kwargs.get("max_tokens")
+            or DEFAULT_MAX_TOKENS,
             temperature=kwargs.get("temperature"),
             related_request_id=client.request_id,
         )
         text = result.content.text if isinstance(result.content, TextContent) else ""
-        prompt_tokens, completion_tokens = tokenizer.num_prompt_tokens(kwargs["messages"]), tokenizer.num_tokens(text)
+        prompt_tokens, completion_tokens = (
+            tokenizer.num_prompt_tokens(kwargs["messages"]),
+            tokenizer.num_tokens(text),
+        )
         usage = llm_types.LLMCompletionUsage(
-            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
             total_tokens=prompt_tokens + completion_tokens,
         )
         if not kwargs.get("stream"):
@@ -126,7 +145,9 @@ def register_sampling_model() -> None:
     The MCP revision of 2026-07-28 deprecates sampling (SEP-2577) and the SDK warns on every
     request; the warning says nothing a user of this server can act on, so it is silenced.
     """
-    warnings.filterwarnings("ignore", message="The sampling capability is deprecated", category=MCPDeprecationWarning)
+    warnings.filterwarnings(
+        "ignore", message="The sampling capability is deprecated", category=MCPDeprecationWarning
+    )
     register_completion(SAMPLING_TYPE, SamplingCompletion, scope="singleton")
 
 
@@ -136,7 +157,9 @@ def sampling_config(config: Any) -> Any:
 
     register_sampling_model()
     models = {
-        name: ModelConfig(type=SAMPLING_TYPE, model_provider="mcp", model="client-sampling", metrics=model.metrics)
+        name: ModelConfig(
+            type=SAMPLING_TYPE, model_provider="mcp", model="client-sampling", metrics=model.metrics
+        )
         for name, model in config.completion_models.items()
     }
     return config.model_copy(update={"completion_models": models})

@@ -70,7 +70,9 @@ def _record(metrics: dict[str, Any], *, embedding: bool) -> None:
     usage.cached_responses += cached
     if cached:  # graphrag-llm replays the original call's metrics on a cache hit: nothing was spent
         return
-    calls = int(metrics.get("attempted_request_count", 0)) + int(metrics.get("retries", 0))  # retries are requests
+    calls = int(metrics.get("attempted_request_count", 0)) + int(
+        metrics.get("retries", 0)
+    )  # retries are requests
     if embedding:
         usage.embedding_calls += calls
         usage.embedding_tokens += int(metrics.get("prompt_tokens", 0))
@@ -110,8 +112,12 @@ def _processor_class() -> type:
     class StreamedPromptTokensProcessor(DefaultMetricsProcessor):
         """graphrag-llm's metrics processor, plus the prompt tokens of streamed completions."""
 
-        def process_metrics(self, *, model_config: Any, metrics: Any, input_args: dict[str, Any], response: Any) -> None:
-            super().process_metrics(model_config=model_config, metrics=metrics, input_args=input_args, response=response)
+        def process_metrics(
+            self, *, model_config: Any, metrics: Any, input_args: dict[str, Any], response: Any
+        ) -> None:
+            super().process_metrics(
+                model_config=model_config, metrics=metrics, input_args=input_args, response=response
+            )
             if input_args.get("stream") and "prompt_tokens" not in metrics:
                 tokenizer = model_tokenizer(f"{model_config.model_provider}/{model_config.model}")
                 metrics["prompt_tokens"] = tokenizer.num_prompt_tokens(input_args["messages"])
@@ -126,8 +132,14 @@ def count_streamed_answer(usage: Usage, answer: str, model_id: str) -> None:
 
 def register_usage_stores() -> None:
     """Register the usage-feeding metrics stores and processor with graphrag-llm (idempotent)."""
-    from graphrag_llm.metrics.metrics_processor_factory import metrics_processor_factory, register_metrics_processor
-    from graphrag_llm.metrics.metrics_store_factory import metrics_store_factory, register_metrics_store
+    from graphrag_llm.metrics.metrics_processor_factory import (
+        metrics_processor_factory,
+        register_metrics_processor,
+    )
+    from graphrag_llm.metrics.metrics_store_factory import (
+        metrics_store_factory,
+        register_metrics_store,
+    )
 
     for name, embedding in ((COMPLETION_STORE, False), (EMBEDDING_STORE, True)):
         if name not in metrics_store_factory:
@@ -143,7 +155,9 @@ def enable_usage_tracking(config: "GraphRagConfig") -> None:
     register_usage_stores()
     for model in config.completion_models.values():
         metrics = model.metrics or MetricsConfig()
-        model.metrics = metrics.model_copy(update={"store": COMPLETION_STORE, "type": STREAM_PROCESSOR, "writer": None})
+        model.metrics = metrics.model_copy(
+            update={"store": COMPLETION_STORE, "type": STREAM_PROCESSOR, "writer": None}
+        )
     for model in config.embedding_models.values():
         metrics = model.metrics or MetricsConfig()
         model.metrics = metrics.model_copy(update={"store": EMBEDDING_STORE, "writer": None})

@@ -38,7 +38,11 @@ def endpoint_url(settings: ServerSettings, transport: str) -> str:
 
 def check_bind(settings: ServerSettings) -> None:
     """Refuse an HTTP bind on a non-loopback address when no authentication is configured."""
-    if not is_loopback(settings.host) and settings.auth_token is None and settings.auth_issuer is None:
+    if (
+        not is_loopback(settings.host)
+        and settings.auth_token is None
+        and settings.auth_issuer is None
+    ):
         msg = (
             f"refusing to serve HTTP on {settings.host} without authentication: set GRAPHRAG_MCP_AUTH_TOKEN "
             "(a long random secret) or GRAPHRAG_MCP_AUTH_ISSUER (OAuth), or bind --host 127.0.0.1"
@@ -59,10 +63,14 @@ def transport_security(settings: ServerSettings) -> TransportSecuritySettings:
         if public is not None:
             hosts += [public.netloc, f"{public.hostname}:*"]
     if not origins:
-        origins = [f"http://{host}:*" for host in LOOPBACK_HOSTS] + [f"http://{host}" for host in LOOPBACK_HOSTS]
+        origins = [f"http://{host}:*" for host in LOOPBACK_HOSTS] + [
+            f"http://{host}" for host in LOOPBACK_HOSTS
+        ]
         if public is not None:
             origins.append(f"{public.scheme}://{public.netloc}")
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
 
 
 def confined_data_path(data_path: str, roots: list[Path]) -> Path:
@@ -71,16 +79,22 @@ def confined_data_path(data_path: str, roots: list[Path]) -> Path:
     A relative path starts at the first root. Hidden folders under a root are refused too.
     """
     if not roots:
-        msg = ("build_index is off on this server: it may index no folder. The operator allows folders with "
-               "`graphrag-mcp serve --data-path DIR` (or --watch DIR) or GRAPHRAG_MCP_DATA_ROOTS")
+        msg = (
+            "build_index is off on this server: it may index no folder. The operator allows folders with "
+            "`graphrag-mcp serve --data-path DIR` (or --watch DIR) or GRAPHRAG_MCP_DATA_ROOTS"
+        )
         raise AccessDeniedError(msg)
     path = Path(data_path)
     resolved = (path if path.is_absolute() else roots[0] / path).resolve()
     for root in (root.resolve() for root in roots):
         if resolved.is_relative_to(root):
             if any(part.startswith(".") for part in resolved.relative_to(root).parts):
-                raise AccessDeniedError(f"data path {data_path} is a hidden folder; hidden folders are never indexed")
+                raise AccessDeniedError(
+                    f"data path {data_path} is a hidden folder; hidden folders are never indexed"
+                )
             return resolved
     allowed = ", ".join(str(root) for root in roots)
-    raise AccessDeniedError(f"data path {data_path} is outside the folders this server may index ({allowed}); "
-                            "give a folder under one of them")
+    raise AccessDeniedError(
+        f"data path {data_path} is outside the folders this server may index ({allowed}); "
+        "give a folder under one of them"
+    )

@@ -15,9 +15,9 @@ from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
 
 from graphrag_mcp_server import __version__
-from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.config.logs import plain_logs
 from graphrag_mcp_server.config.replacements import replace_on
+from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.server.calls import STDIO, CallLimits
 from graphrag_mcp_server.server.completions import register_completions
 from graphrag_mcp_server.server.context import ServerContext
@@ -46,8 +46,11 @@ what the searches have cost."""
 
 def _advertising_list_changed(advertise: Any) -> Any:
     """The SDK's create_initialization_options, advertising resources.listChanged (told only there)."""
+
     def options(notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
-        return advertise(notification_options or NotificationOptions(resources_changed=True), *args, **kwargs)
+        return advertise(
+            notification_options or NotificationOptions(resources_changed=True), *args, **kwargs
+        )
 
     return options
 
@@ -59,15 +62,20 @@ class GraphRagServer(MCPServer[Any]):
     def __init__(self, notices: ChangeNotices, calls: CallLimits, **options: Any) -> None:
         super().__init__(subscriptions=notices.bus, **options)
         self.notices, self.calls = notices, calls
-        replace_on(self._lowlevel_server, "mcp.server.lowlevel.server.Server.create_initialization_options",
-                   _advertising_list_changed)
+        replace_on(
+            self._lowlevel_server,
+            "mcp.server.lowlevel.server.Server.create_initialization_options",
+            _advertising_list_changed,
+        )
 
     async def _handle_list_resources(self, ctx: Any, params: Any) -> Any:
         """The resources; the session listing them is told when they change."""
         self.notices.listening(ctx.session)
         return await super()._handle_list_resources(ctx, params)
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
         """Run the tool in one of its caller's turns (CallLimits); a validation failure names each offending
         argument."""
         try:
@@ -80,16 +88,26 @@ class GraphRagServer(MCPServer[Any]):
                 f"{'.'.join(str(part) for part in problem['loc']) or 'arguments'}: {problem['msg']}"
                 for problem in error.__cause__.errors()
             )
-            raise MCPError(code=INVALID_PARAMS, message=f"invalid arguments for {name}: {problems}") from error
+            raise MCPError(
+                code=INVALID_PARAMS, message=f"invalid arguments for {name}: {problems}"
+            ) from error
 
     async def list_tools(self) -> list[MCPTool]:
         """The tools, their schemas compact (about a fifth of the SDK's: a client puts the listing in its model's
         context): input schemas without pydantic's titles, output schemas as their top-level fields and types."""
-        return [tool.model_copy(update={"input_schema": _untitled(tool.input_schema),
-                                        "output_schema": _outline(tool.output_schema)})
-                for tool in await super().list_tools()]
+        return [
+            tool.model_copy(
+                update={
+                    "input_schema": _untitled(tool.input_schema),
+                    "output_schema": _outline(tool.output_schema),
+                }
+            )
+            for tool in await super().list_tools()
+        ]
 
-    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> Any:
         """Render the prompt; missing or invalid arguments are JSON-RPC invalid params."""
         try:
             return await super().get_prompt(name, arguments, context)
@@ -102,7 +120,7 @@ class GraphRagServer(MCPServer[Any]):
 
 def _caller(context: Context[Any, Any] | None) -> str:
     """Who sent the tool call: its HTTP request's verified identity; on stdio the one client there is."""
-    inside_request = context is not None and context._request_context is not None  # noqa: SLF001 - its property raises
+    inside_request = context is not None and context._request_context is not None
     scope = getattr(context.request_context.request, "scope", None) if inside_request else None  # type: ignore[union-attr]
     return identity_of(scope) if isinstance(scope, dict) else STDIO
 
@@ -110,8 +128,11 @@ def _caller(context: Context[Any, Any] | None) -> str:
 def _untitled(schema: Any) -> Any:
     """A JSON schema without pydantic's `title` keywords (a property's title only repeats its name)."""
     if isinstance(schema, dict):
-        return {key: _untitled(value) for key, value in schema.items()
-                if not (key == "title" and isinstance(value, str))}
+        return {
+            key: _untitled(value)
+            for key, value in schema.items()
+            if not (key == "title" and isinstance(value, str))
+        }
     return [_untitled(item) for item in schema] if isinstance(schema, list) else schema
 
 
@@ -134,13 +155,19 @@ def _outline(schema: dict[str, Any] | None) -> dict[str, Any] | None:
         found = sorted(types(node))
         return {} if not found else {"type": found[0] if len(found) == 1 else found}
 
-    outline: dict[str, Any] = {"type": "object",
-                               "properties": {name: field(node) for name, node in schema.get("properties", {}).items()}}
+    outline: dict[str, Any] = {
+        "type": "object",
+        "properties": {name: field(node) for name, node in schema.get("properties", {}).items()},
+    }
     return {**outline, "required": schema["required"]} if schema.get("required") else outline
 
 
-def create_server(root: Path, settings: ServerSettings | None = None, watch: Path | None = None,
-                  transport: Transport = "stdio") -> GraphRagServer:
+def create_server(
+    root: Path,
+    settings: ServerSettings | None = None,
+    watch: Path | None = None,
+    transport: Transport = "stdio",
+) -> GraphRagServer:
     """A server over the index at `root`; graphrag loads in the background once it starts.
 
     With `watch`, the index is updated from that folder after each burst of changes. build_index may
@@ -151,8 +178,11 @@ def create_server(root: Path, settings: ServerSettings | None = None, watch: Pat
     if watch is not None and watch.resolve() not in roots:
         roots.append(watch.resolve())
     shared = ServerContext(
-        root=root.resolve(), settings=settings, state=IndexState(root.resolve(), settings.storage),
-        watch=watch.resolve() if watch else None, data_roots=roots,
+        root=root.resolve(),
+        settings=settings,
+        state=IndexState(root.resolve(), settings.storage),
+        watch=watch.resolve() if watch else None,
+        data_roots=roots,
     )
 
     @asynccontextmanager
@@ -166,7 +196,8 @@ def create_server(root: Path, settings: ServerSettings | None = None, watch: Pat
     shared.state.on_new_version = shared.notices.index_changed
     plain_logs(settings.log_level)  # before the SDK would log through rich
     server = GraphRagServer(
-        shared.notices, CallLimits(settings.max_calls_per_client, settings.max_queued_calls_per_client),
+        shared.notices,
+        CallLimits(settings.max_calls_per_client, settings.max_queued_calls_per_client),
         name="graphrag-mcp",
         title="GraphRAG knowledge of your documents",
         version=__version__,
@@ -183,5 +214,3 @@ def create_server(root: Path, settings: ServerSettings | None = None, watch: Pat
     register_prompts(server, settings.max_query_chars)
     register_completions(server, shared)
     return server
-
-

@@ -33,10 +33,16 @@ class CallLimits:
             yield
             return
         if self.holding[client] >= self.running + self.queued:
-            logger.warning("refused a tool call: the client has %d running and %d waiting "
-                           "(GRAPHRAG_MCP_MAX_CALLS_PER_CLIENT)", self.running, self.queued)
-            message = (f"too many tool calls at once from this client ({self.running} running, {self.queued} "
-                       "waiting): wait for an answer before sending more")
+            logger.warning(
+                "refused a tool call: the client has %d running and %d waiting "
+                "(GRAPHRAG_MCP_MAX_CALLS_PER_CLIENT)",
+                self.running,
+                self.queued,
+            )
+            message = (
+                f"too many tool calls at once from this client ({self.running} running, {self.queued} "
+                "waiting): wait for an answer before sending more"
+            )
             raise MCPError(code=-32000, message=message)
         self.holding[client] += 1
         turns = self.turns.setdefault(client, asyncio.Semaphore(self.running))

@@ -5,7 +5,13 @@ import asyncio
 from collections.abc import Callable
 
 from mcp.server.mcpserver import MCPServer
-from mcp_types import Completion, CompletionArgument, CompletionContext, PromptReference, ResourceTemplateReference
+from mcp_types import (
+    Completion,
+    CompletionArgument,
+    CompletionContext,
+    PromptReference,
+    ResourceTemplateReference,
+)
 
 from graphrag_mcp_server.errors import GraphRagMcpError
 from graphrag_mcp_server.handlers.explore import views
@@ -27,8 +33,11 @@ def register_completions(server: MCPServer, shared: ServerContext) -> None:
     """Complete the arguments CANDIDATES names; any other argument, or no index yet, gets no suggestion."""
 
     @server.completion()
-    async def complete(ref: PromptReference | ResourceTemplateReference, argument: CompletionArgument,
-                       context: CompletionContext | None) -> Completion | None:
+    async def complete(
+        ref: PromptReference | ResourceTemplateReference,
+        argument: CompletionArgument,
+        context: CompletionContext | None,
+    ) -> Completion | None:
         where = ref.uri if isinstance(ref, ResourceTemplateReference) else ref.name
         candidates = CANDIDATES.get((where, argument.name))
         if candidates is None:
@@ -37,5 +46,7 @@ def register_completions(server: MCPServer, shared: ServerContext) -> None:
             tables = (await shared.state.snapshot()).tables
         except GraphRagMcpError:
             return None
-        values, total = await asyncio.to_thread(lambda: views.completed(candidates(tables), argument.value))
+        values, total = await asyncio.to_thread(
+            lambda: views.completed(candidates(tables), argument.value)
+        )
         return Completion(values=values, total=total, has_more=total > len(values))

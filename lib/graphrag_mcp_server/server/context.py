@@ -67,8 +67,14 @@ class ServerContext:
         """With blob storage: keep the local copy on the container's current version, load each new version as
         soon as it is down, and tell the clients (once per process)."""
         if self.settings.storage is not None and self.follower is None:
-            self.follower = asyncio.create_task(follow(
-                BlobLocation.parse(self.settings.storage), self.root, self.settings.storage_poll_seconds, self._load))
+            self.follower = asyncio.create_task(
+                follow(
+                    BlobLocation.parse(self.settings.storage),
+                    self.root,
+                    self.settings.storage_poll_seconds,
+                    self._load,
+                )
+            )
 
     async def _load(self, version: str) -> None:
         try:
@@ -86,14 +92,23 @@ async def _watch(shared: ServerContext, folder: Path) -> None:
             await asyncio.sleep(0.5)
         job = await start_build(shared, folder, "incremental")
         job = await shared.jobs.wait(job.job_id, float("inf"), _ignore)
-        logger.warning("index update after changes in %s: %s%s", folder, job.state.value,
-                       f" ({job.error})" if job.error else "")
+        logger.warning(
+            "index update after changes in %s: %s%s",
+            folder,
+            job.state.value,
+            f" ({job.error})" if job.error else "",
+        )
         return job.state is JobState.SUCCEEDED
 
     shared.jobs.keep_warm()
     try:
-        await watch_folder(folder, shared.root, shared.settings.watch_settle_seconds, update,
-                           shared.settings.watch_retry_seconds)
+        await watch_folder(
+            folder,
+            shared.root,
+            shared.settings.watch_settle_seconds,
+            update,
+            shared.settings.watch_retry_seconds,
+        )
     finally:
         await shared.jobs.stop_warm()
 
@@ -115,16 +130,22 @@ async def server_statistics(shared: ServerContext) -> ServerStatistics:
         loaded_at=snapshot.loaded_at,
         last_job=shared.jobs.latest,
         costs=shared.costs.totals,
-        replica=await asyncio.to_thread(read_status, shared.root) if shared.settings.storage else None,
+        replica=await asyncio.to_thread(read_status, shared.root)
+        if shared.settings.storage
+        else None,
     )
 
 
-async def start_build(shared: ServerContext, folder: Path, mode: str, limits: Limits | None = None) -> IndexJob:
+async def start_build(
+    shared: ServerContext, folder: Path, mode: str, limits: Limits | None = None
+) -> IndexJob:
     """Start an index job over `folder`; the new version is loaded as soon as it succeeds.
 
     With `limits`, a folder over them is refused here, before a job starts.
     """
-    config = await asyncio.to_thread(index_config, shared.root, folder)  # a bad folder or config fails the call
+    config = await asyncio.to_thread(
+        index_config, shared.root, folder
+    )  # a bad folder or config fails the call
     pattern = config.input.file_pattern or INPUT_FILE_PATTERN
     await asyncio.to_thread(select_documents, folder, shared.root, pattern, limits)
 
@@ -139,6 +160,7 @@ async def start_build(shared: ServerContext, folder: Path, mode: str, limits: Li
 
 def start_tuning(shared: ServerContext, folder: Path, options: TuneOptions) -> IndexJob:
     """Start a prompt tuning from the documents of `folder` as a job (index_status and cancel_index_job see it)."""
+
     def finished(job: IndexJob) -> None:
         if job.tuned is not None:
             shared.costs.add("tune_prompts", job.tuned)

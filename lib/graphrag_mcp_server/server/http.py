@@ -40,27 +40,50 @@ def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
     """The server's ASGI app for `transport`, bounded by the settings: Host/Origin checks in front of everything,
     session and stream counts (and SSE message checks) behind the SDK's authentication."""
     security = transport_security(settings)
-    limits = {"total": settings.max_sessions, "per_client": settings.max_sessions_per_client,
-              "retry_after": settings.session_idle_seconds}
+    limits = {
+        "total": settings.max_sessions,
+        "per_client": settings.max_sessions_per_client,
+        "retry_after": settings.session_idle_seconds,
+    }
     stateless = settings.workers > 1 or settings.stateless
     if transport == "streamable-http":
         app = server.streamable_http_app(
-            stateless_http=stateless, max_request_body_size=settings.max_request_bytes,
-            session_idle_timeout=settings.session_idle_seconds, max_sessions=settings.max_sessions,
-            transport_security=security, host=settings.host,
+            stateless_http=stateless,
+            max_request_body_size=settings.max_request_bytes,
+            session_idle_timeout=settings.session_idle_seconds,
+            max_sessions=settings.max_sessions,
+            transport_security=security,
+            host=settings.host,
         )
         if stateless:  # stateless servers keep no sessions, and no streams
             app = NoStreamWhenStateless(app, "/mcp")
         else:
-            instances = private(server.session_manager, "mcp.server.streamable_http_manager."
-                                "StreamableHTTPSessionManager._server_instances")
-            inside_auth(app, "/mcp", lambda endpoint: SessionLimits(endpoint, _opens_a_session, instances.keys, **limits))
+            instances = private(
+                server.session_manager,
+                "mcp.server.streamable_http_manager.StreamableHTTPSessionManager._server_instances",
+            )
+            inside_auth(
+                app,
+                "/mcp",
+                lambda endpoint: SessionLimits(
+                    endpoint, _opens_a_session, instances.keys, **limits
+                ),
+            )
         paths: tuple[str, ...] = ("/mcp",)
     else:
-        app = server.sse_app(max_request_body_size=settings.max_request_bytes, transport_security=security,
-                             host=settings.host)
-        inside_auth(app, "/sse", lambda endpoint: SessionLimits(endpoint, _opens_a_stream, None, **limits))
-        inside_auth(app, "/messages", lambda endpoint: SseMessageChecks(endpoint, settings.max_request_bytes))
+        app = server.sse_app(
+            max_request_body_size=settings.max_request_bytes,
+            transport_security=security,
+            host=settings.host,
+        )
+        inside_auth(
+            app, "/sse", lambda endpoint: SessionLimits(endpoint, _opens_a_stream, None, **limits)
+        )
+        inside_auth(
+            app,
+            "/messages",
+            lambda endpoint: SseMessageChecks(endpoint, settings.max_request_bytes),
+        )
         paths = ("/sse", "/messages/")
     return TokenInQueryRefusal(HostOriginChecks(app, security, paths))
 
@@ -78,8 +101,11 @@ def inside_auth(app: Starlette, path: str, wrap: Callable[[ASGIApp], ASGIApp]) -
 
 def _opens_a_session(scope: Scope) -> bool:
     """A streamable HTTP request without a session id (an initialize, when the SDK accepts it)."""
-    return scope["method"] == "POST" and scope["path"] == "/mcp" and not any(
-        name == SESSION_HEADER.encode() for name, _ in scope["headers"])
+    return (
+        scope["method"] == "POST"
+        and scope["path"] == "/mcp"
+        and not any(name == SESSION_HEADER.encode() for name, _ in scope["headers"])
+    )
 
 
 def _opens_a_stream(scope: Scope) -> bool:
@@ -127,16 +153,30 @@ def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> N
     from uvicorn.supervisors import Multiprocess
 
     check_bind(settings)
-    storage = settings.storage  # with blob storage this process alone follows it; the workers read the local copy
-    worker_settings = settings.model_copy(update={"index_path": root, "read_only": True, "storage": None})
-    http_app(create_server(root, worker_settings, transport="streamable-http"), "streamable-http", worker_settings)
+    storage = (
+        settings.storage
+    )  # with blob storage this process alone follows it; the workers read the local copy
+    worker_settings = settings.model_copy(
+        update={"index_path": root, "read_only": True, "storage": None}
+    )
+    http_app(
+        create_server(root, worker_settings, transport="streamable-http"),
+        "streamable-http",
+        worker_settings,
+    )
     # ^ every check a worker makes at start, made once here: a refused setting stops the command, not each worker
     sock = _listen(root, "streamable-http", settings)
     settings = worker_settings.model_copy(update={"port": sock.getsockname()[1]})
-    os.environ.update(settings_environment(settings))  # what each spawned worker's ServerSettings() reads
+    os.environ.update(
+        settings_environment(settings)
+    )  # what each spawned worker's ServerSettings() reads
     os.environ[SUPERVISOR] = str(os.getpid())
-    config = _uvicorn_config("graphrag_mcp_server.server.http:worker_app", settings, factory=True,
-                             workers=settings.workers)
+    config = _uvicorn_config(
+        "graphrag_mcp_server.server.http:worker_app",
+        settings,
+        factory=True,
+        workers=settings.workers,
+    )
     with _watcher(root, watch):
         if storage is not None:
             _follow_in_thread(root, settings.model_copy(update={"storage": storage}))
@@ -155,12 +195,16 @@ def worker_app() -> ASGIApp:
     HeaderTimeout.seconds = settings.header_timeout_seconds
     redact_access_log()
     plain_logs(settings.log_level)
-    return http_app(create_server(settings.index_path, settings, transport="streamable-http"), "streamable-http",
-                    settings)
+    return http_app(
+        create_server(settings.index_path, settings, transport="streamable-http"),
+        "streamable-http",
+        settings,
+    )
 
 
 def settings_environment(settings: ServerSettings) -> dict[str, str]:
     """`settings` as the GRAPHRAG_MCP_ environment variables that read back to the same values."""
+
     def text(value: Any) -> str:
         if isinstance(value, list):
             return ",".join(text(item) for item in value)
@@ -170,7 +214,9 @@ def settings_environment(settings: ServerSettings) -> dict[str, str]:
             return str(value.value)
         return str(value).lower() if isinstance(value, bool) else str(value)
 
-    return {f"GRAPHRAG_MCP_{name.upper()}": text(value) for name, value in settings if value is not None}
+    return {
+        f"GRAPHRAG_MCP_{name.upper()}": text(value) for name, value in settings if value is not None
+    }
 
 
 @contextmanager
@@ -179,9 +225,19 @@ def _watcher(root: Path, watch: Path | None) -> Iterator[None]:
     if watch is None:
         yield
         return
-    command = [sys.executable, "-m", "graphrag_mcp_server.cli.main", "index", str(watch), "--index-path", str(root),
-               "--watch"]
-    process = subprocess.Popen(command, stdout=sys.stderr, stdin=subprocess.DEVNULL, preexec_fn=_terminated_with_parent)
+    command = [
+        sys.executable,
+        "-m",
+        "graphrag_mcp_server.cli.main",
+        "index",
+        str(watch),
+        "--index-path",
+        str(root),
+        "--watch",
+    ]
+    process = subprocess.Popen(
+        command, stdout=sys.stderr, stdin=subprocess.DEVNULL, preexec_fn=_terminated_with_parent
+    )
     try:
         yield
     finally:
@@ -199,18 +255,27 @@ def _follow_in_thread(root: Path, settings: ServerSettings) -> None:
     from graphrag_mcp_server.handlers.indexing.blob.follower import follow
 
     location = BlobLocation.parse(settings.storage or "")
-    threading.Thread(target=asyncio.run, args=(follow(location, root, settings.storage_poll_seconds),),
-                     name="blob-follower", daemon=True).start()
+    threading.Thread(
+        target=asyncio.run,
+        args=(follow(location, root, settings.storage_poll_seconds),),
+        name="blob-follower",
+        daemon=True,
+    ).start()
 
 
 def _listen(root: Path, transport: str, settings: ServerSettings) -> socket.socket:
     """The bound socket, announced in one line on stderr."""
     sock = bind(settings.host, settings.port)
-    local = endpoint_url(settings.model_copy(update={"port": sock.getsockname()[1], "public_url": None}), transport)
+    local = endpoint_url(
+        settings.model_copy(update={"port": sock.getsockname()[1], "public_url": None}), transport
+    )
     public = f" (public URL {settings.public_url})" if settings.public_url else ""
     workers = f", {settings.workers} workers" if settings.workers > 1 else ""
-    print(f"graphrag-mcp: serving {local}{public} over {transport}{workers}; index {root}; auth: {auth_mode(settings)}",
-          file=sys.stderr, flush=True)
+    print(
+        f"graphrag-mcp: serving {local}{public} over {transport}{workers}; index {root}; auth: {auth_mode(settings)}",
+        file=sys.stderr,
+        flush=True,
+    )
     return sock
 
 
@@ -221,9 +286,16 @@ def _uvicorn_config(app: ASGIApp | str, settings: ServerSettings, **options: Any
 
     HeaderTimeout.seconds = settings.header_timeout_seconds
     trusted = settings.trusted_proxies
-    config = uvicorn.Config(app, log_level=settings.log_level.lower(), timeout_graceful_shutdown=5, http=HeaderTimeout,
-                            proxy_headers=bool(trusted), forwarded_allow_ips=trusted or [],
-                            limit_concurrency=settings.max_connections, **options)
+    config = uvicorn.Config(
+        app,
+        log_level=settings.log_level.lower(),
+        timeout_graceful_shutdown=5,
+        http=HeaderTimeout,
+        proxy_headers=bool(trusted),
+        forwarded_allow_ips=trusted or [],
+        limit_concurrency=settings.max_connections,
+        **options,
+    )
     redact_access_log()  # after uvicorn configured its loggers
     plain_logs(settings.log_level)
     return config
@@ -236,17 +308,17 @@ class HeaderTimeout(H11Protocol):
 
     seconds = 10.0
 
-    def connection_made(self, transport: Any) -> None:  # noqa: D102 - uvicorn's
+    def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self._deadline = self.loop.call_later(self.seconds, self._late, self.cycle)
 
-    def on_response_complete(self) -> None:  # noqa: D102 - uvicorn's
+    def on_response_complete(self) -> None:
         finished = self.cycle  # uvicorn may start a pipelined request's cycle below
         super().on_response_complete()
         self._deadline.cancel()
         self._deadline = self.loop.call_later(self.seconds, self._late, finished)
 
-    def connection_lost(self, exc: Exception | None) -> None:  # noqa: D102 - uvicorn's
+    def connection_lost(self, exc: Exception | None) -> None:
         self._deadline.cancel()
         super().connection_lost(exc)
 
@@ -262,6 +334,7 @@ def exit_with_parent(parent: int) -> None:
     if sys.platform == "linux":
         _terminated_with_parent()
     else:
+
         def watch() -> None:
             while os.getppid() == parent:
                 time.sleep(1)

@@ -45,10 +45,21 @@ class SessionLimits:
     from its admission, then by the id the SDK answers with while `live()` holds it (the SDK closes idle ones);
     SSE (`live` None): a stream counts while its request lasts. A client is its verified identity."""
 
-    def __init__(self, app: ASGIApp, opens: Callable[[Scope], bool], live: Callable[[], Collection[str]] | None,
-                 total: int, per_client: int, retry_after: float) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        opens: Callable[[Scope], bool],
+        live: Callable[[], Collection[str]] | None,
+        total: int,
+        per_client: int,
+        retry_after: float,
+    ) -> None:
         self.app, self.opens, self.live = app, opens, live
-        self.total, self.per_client, self.retry_after = total, per_client, str(max(1, math.ceil(retry_after)))
+        self.total, self.per_client, self.retry_after = (
+            total,
+            per_client,
+            str(max(1, math.ceil(retry_after))),
+        )
         self.held: defaultdict[str, set[object]] = defaultdict(set)
         """Per client: its admitted requests still running (SSE streams, openings not yet answered) and the ids
         of its sessions."""
@@ -58,14 +69,20 @@ class SessionLimits:
         if scope["type"] != "http" or not self.opens(scope):
             await self.app(scope, receive, send)
             return
-        client = identity_of(scope)  # behind the SDK's authentication (http.inside_auth): callers are verified
+        client = identity_of(
+            scope
+        )  # behind the SDK's authentication (http.inside_auth): callers are verified
         if (refusal := self._refusal(client)) is not None:
             await refusal(scope, receive, send)
             return
         admitted = object()
-        self.held[client].add(admitted)  # counted before the first await: a burst cannot overtake the limit
+        self.held[client].add(
+            admitted
+        )  # counted before the first await: a burst cannot overtake the limit
         try:
-            await self.app(scope, receive, send if self.live is None else self._recording(client, send))
+            await self.app(
+                scope, receive, send if self.live is None else self._recording(client, send)
+            )
         finally:
             self.held[client].discard(admitted)
             if not self.held[client]:
@@ -76,17 +93,26 @@ class SessionLimits:
         if self.live is not None:  # forget the sessions the SDK has closed
             live = set(self.live())
             for holder, held in list(self.held.items()):
-                held.difference_update({item for item in held if isinstance(item, str) and item not in live})
+                held.difference_update(
+                    {item for item in held if isinstance(item, str) and item not in live}
+                )
                 if not held:
                     del self.held[holder]
         if len(self.held.get(client, ())) >= self.per_client:
-            logger.warning("refused a session: the client holds %d (GRAPHRAG_MCP_MAX_SESSIONS_PER_CLIENT)",
-                           self.per_client)
-            return self._response(429, f"Too many open sessions from this client ({self.per_client}): close one "
-                                       f"(DELETE the session) or retry after {self.retry_after} s")
+            logger.warning(
+                "refused a session: the client holds %d (GRAPHRAG_MCP_MAX_SESSIONS_PER_CLIENT)",
+                self.per_client,
+            )
+            return self._response(
+                429,
+                f"Too many open sessions from this client ({self.per_client}): close one "
+                f"(DELETE the session) or retry after {self.retry_after} s",
+            )
         if sum(len(held) for held in self.held.values()) >= self.total:
             logger.warning("refused a session: %d are open (GRAPHRAG_MCP_MAX_SESSIONS)", self.total)
-            return self._response(503, f"Too many open sessions ({self.total}): retry after {self.retry_after} s")
+            return self._response(
+                503, f"Too many open sessions ({self.total}): retry after {self.retry_after} s"
+            )
         return None
 
     def _response(self, status: int, message: str) -> Response:
@@ -94,6 +120,7 @@ class SessionLimits:
 
     def _recording(self, client: str, send: Send) -> Send:
         """`send` that keeps the id of the session the SDK opens for `client` (that of a successful answer)."""
+
         async def recording_send(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 for name, value in message.get("headers", []):
@@ -114,15 +141,22 @@ class TokenInQueryRefusal:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Refuse a request with an access_token query parameter; pass everything else through."""
         query = scope.get("query_string", b"").decode("latin-1") if scope["type"] == "http" else ""
-        if not any(name.lower() == "access_token" for name, _ in parse_qsl(query, keep_blank_values=True)):
+        if not any(
+            name.lower() == "access_token" for name, _ in parse_qsl(query, keep_blank_values=True)
+        ):
             await self.app(scope, receive, send)
             return
         logger.warning("refused a request with a token in its URL")
-        description = ("tokens in the URL are refused (URLs are logged): send it in the Authorization header, "
-                       "as `Authorization: Bearer <token>`")
-        headers = {"WWW-Authenticate": f'Bearer error="invalid_request", error_description="{description}"'}
-        await JSONResponse({"error": "invalid_request", "error_description": description}, 401,
-                           headers)(scope, receive, send)
+        description = (
+            "tokens in the URL are refused (URLs are logged): send it in the Authorization header, "
+            "as `Authorization: Bearer <token>`"
+        )
+        headers = {
+            "WWW-Authenticate": f'Bearer error="invalid_request", error_description="{description}"'
+        }
+        await JSONResponse(
+            {"error": "invalid_request", "error_description": description}, 401, headers
+        )(scope, receive, send)
 
 
 class HostOriginChecks:
@@ -131,7 +165,9 @@ class HostOriginChecks:
     value through rich, about a second of CPU for a long one, and its SSE transport raised after answering). A
     `name:*` entry allows only a port of digits after `name:` (the SDK's allowed `localhost:80@evil.example`)."""
 
-    def __init__(self, app: ASGIApp, security: TransportSecuritySettings, paths: tuple[str, ...]) -> None:
+    def __init__(
+        self, app: ASGIApp, security: TransportSecuritySettings, paths: tuple[str, ...]
+    ) -> None:
         self.app, self.paths = app, paths
         self.hosts = _matcher(security.allowed_hosts)
         self.origins = _matcher(security.allowed_origins)
@@ -142,12 +178,17 @@ class HostOriginChecks:
             headers = Headers(scope=scope)
             host, origin = headers.get("host"), headers.get("origin")
             if host is None or not self.hosts(host):
-                logger.warning("refused a request: Host %s is not allowed (GRAPHRAG_MCP_ALLOWED_HOSTS)", quoted(host))
+                logger.warning(
+                    "refused a request: Host %s is not allowed (GRAPHRAG_MCP_ALLOWED_HOSTS)",
+                    quoted(host),
+                )
                 await Response("Invalid Host header", status_code=421)(scope, receive, send)
                 return
             if origin and not self.origins(origin):
-                logger.warning("refused a request: Origin %s is not allowed (GRAPHRAG_MCP_ALLOWED_ORIGINS)",
-                               quoted(origin))
+                logger.warning(
+                    "refused a request: Origin %s is not allowed (GRAPHRAG_MCP_ALLOWED_ORIGINS)",
+                    quoted(origin),
+                )
                 await Response("Invalid Origin header", status_code=403)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -158,7 +199,9 @@ def _matcher(allowed: list[str]) -> Callable[[str], bool]:
     exact = set(allowed)
     wildcards = [re.escape(entry[:-1]) + r"[0-9]{1,5}" for entry in allowed if entry.endswith(":*")]
     pattern = re.compile("|".join(wildcards)) if wildcards else None
-    return lambda value: value in exact or (pattern is not None and pattern.fullmatch(value) is not None)
+    return lambda value: (
+        value in exact or (pattern is not None and pattern.fullmatch(value) is not None)
+    )
 
 
 class SseMessageChecks:
@@ -227,8 +270,10 @@ class NoStreamWhenStateless:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a GET on `path` at once; pass everything else through."""
         if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == self.path:
-            message = ("this server runs several stateless workers and opens no event stream: send MCP requests as "
-                       "JSON-RPC with POST (an MCP client does)")
+            message = (
+                "this server runs several stateless workers and opens no event stream: send MCP requests as "
+                "JSON-RPC with POST (an MCP client does)"
+            )
             await jsonrpc_error(405, message, {"Allow": "POST, DELETE"})(scope, receive, send)
             return
         await self.app(scope, receive, send)

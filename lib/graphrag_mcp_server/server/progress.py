@@ -58,7 +58,9 @@ async def search_progress(ctx: Context | None) -> AsyncIterator[SearchProgress]:
         """Turns graphrag's map/reduce callbacks into progress notifications."""
 
         def on_map_response_start(self, map_response_contexts: list[Any]) -> None:
-            report(f"asking the model about {len(map_response_contexts)} batches of community reports")
+            report(
+                f"asking the model about {len(map_response_contexts)} batches of community reports"
+            )
 
         def on_map_response_end(self, map_response_outputs: list[Any]) -> None:
             report(f"{len(map_response_outputs)} partial answers received")
@@ -73,7 +75,9 @@ async def search_progress(ctx: Context | None) -> AsyncIterator[SearchProgress]:
 
     async def on_text(piece: str) -> None:
         nonlocal step
-        if not beating.done():  # the first piece: stages and heartbeats end, in order, before the text
+        if (
+            not beating.done()
+        ):  # the first piece: stages and heartbeats end, in order, before the text
             beating.cancel()
             await asyncio.gather(*pending)
             step += 1

@@ -32,59 +32,102 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
             raise ResourceError(str(error)) from error
         return render(result)
 
-    @server.resource("graphrag://statistics", name="statistics", mime_type=JSON,
-                     description="Index and server statistics (the same as the get_statistics tool)")
+    @server.resource(
+        "graphrag://statistics",
+        name="statistics",
+        mime_type=JSON,
+        description="Index and server statistics (the same as the get_statistics tool)",
+    )
     async def statistics() -> str:
         try:
             return (await server_statistics(shared)).model_dump_json(indent=2)
         except GraphRagMcpError as error:
             raise ResourceError(str(error)) from error
 
-    @server.resource("graphrag://graph", name="graph", mime_type="application/graphml+xml",
-                     description="The whole entity graph as GraphML (entities with type, description, degree, "
-                     "community and documents; relationships with weight and description), for Gephi or networkx")
+    @server.resource(
+        "graphrag://graph",
+        name="graph",
+        mime_type="application/graphml+xml",
+        description="The whole entity graph as GraphML (entities with type, description, degree, "
+        "community and documents; relationships with weight and description), for Gephi or networkx",
+    )
     async def graph() -> str:
-        from graphrag_mcp_server.handlers.explore.graph import GraphFormat, entity_graph, write_graph
+        from graphrag_mcp_server.handlers.explore.graph import (
+            GraphFormat,
+            entity_graph,
+            write_graph,
+        )
 
-        return await view(lambda tables: write_graph(entity_graph(tables), GraphFormat.GRAPHML), bytes.decode)
+        return await view(
+            lambda tables: write_graph(entity_graph(tables), GraphFormat.GRAPHML), bytes.decode
+        )
 
-    @server.resource("graphrag://entities", name="entities", mime_type=JSON,
-                     description="The 50 most connected entities: name, type, degree, short description")
+    @server.resource(
+        "graphrag://entities",
+        name="entities",
+        mime_type=JSON,
+        description="The 50 most connected entities: name, type, degree, short description",
+    )
     async def entities() -> str:
         return await view(views.top_entities)
 
     def listing(name: str, what: str, page_view: Callable[..., BaseModel]) -> None:
         """graphrag://NAME (its first page) and the template graphrag://NAME/page/{page}."""
 
-        @server.resource(f"graphrag://{name}", name=name, mime_type=JSON,
-                         description=f"{what}, {views.PAGE_SIZE} a page; `next` names the next page")
+        @server.resource(
+            f"graphrag://{name}",
+            name=name,
+            mime_type=JSON,
+            description=f"{what}, {views.PAGE_SIZE} a page; `next` names the next page",
+        )
         async def first_page() -> str:
             return await view(page_view)
 
-        @server.resource(f"graphrag://{name}/page/{{page}}", name=f"{name}_page", mime_type=JSON,
-                         description=f"A page of graphrag://{name} (from 1)")
+        @server.resource(
+            f"graphrag://{name}/page/{{page}}",
+            name=f"{name}_page",
+            mime_type=JSON,
+            description=f"A page of graphrag://{name} (from 1)",
+        )
         async def numbered_page(page: str) -> str:
             return await view(lambda tables: page_view(tables, _page_number(page)))
 
     listing("documents", "The documents (title, id, text units)", views.document_page)
-    listing("communities", "The communities, broadest first (id, level, report title, size, parent)",
-            views.community_page)
+    listing(
+        "communities",
+        "The communities, broadest first (id, level, report title, size, parent)",
+        views.community_page,
+    )
 
-    @server.resource("graphrag://entities/{name}", name="entity", mime_type=JSON,
-                     description="One entity by name: type, description, degree, relationships, communities, "
-                     "source documents")
+    @server.resource(
+        "graphrag://entities/{name}",
+        name="entity",
+        mime_type=JSON,
+        description="One entity by name: type, description, degree, relationships, communities, "
+        "source documents",
+    )
     async def entity(name: str) -> str:
         return await view(lambda tables: views.entity_detail(tables, name))
 
-    @server.resource("graphrag://communities/{community_id}", name="community", mime_type=JSON,
-                     description="One community by number: report title, summary, findings, rating, level, members")
+    @server.resource(
+        "graphrag://communities/{community_id}",
+        name="community",
+        mime_type=JSON,
+        description="One community by number: report title, summary, findings, rating, level, members",
+    )
     async def community(community_id: str) -> str:
         if not re.fullmatch(r"[0-9]{1,9}", community_id):
-            raise ResourceNotFoundError(f"community ids are numbers (0, 1, 2...), not {community_id[:100]!r}")
+            raise ResourceNotFoundError(
+                f"community ids are numbers (0, 1, 2...), not {community_id[:100]!r}"
+            )
         return await view(lambda tables: views.community_detail(tables, int(community_id)))
 
-    @server.resource("graphrag://text_units/{text_unit_id}", name="text_unit", mime_type=JSON,
-                     description="One text unit (chunk) by id: its text, its document, the entities found in it")
+    @server.resource(
+        "graphrag://text_units/{text_unit_id}",
+        name="text_unit",
+        mime_type=JSON,
+        description="One text unit (chunk) by id: its text, its document, the entities found in it",
+    )
     async def text_unit(text_unit_id: str) -> str:
         return await view(lambda tables: views.text_unit_detail(tables, text_unit_id))
 

@@ -10,7 +10,9 @@ from graphrag_mcp_server.errors import ConfigError
 from graphrag_mcp_server.server.app import Transport, create_server
 
 
-def check_sessionless(transport: Transport, settings: ServerSettings, option: str, instead: str) -> None:
+def check_sessionless(
+    transport: Transport, settings: ServerSettings, option: str, instead: str
+) -> None:
     """Serving without sessions (`option`: several workers, or --stateless) is streamable HTTP with nothing that
     needs a session or one process; `instead` says how to serve sampling."""
     if transport != "streamable-http":
@@ -25,6 +27,7 @@ def _exit_on_interrupt() -> None:
     """Ctrl-C ends a stdio server at once, with code 130 and one line (the SDK's stdin reader thread, blocked in
     a read, kept the interpreter from ever raising KeyboardInterrupt). An index job already running goes on in its
     own process; the index then holds the version before it or the whole new one (versions switch in one step)."""
+
     def interrupted(signum: int, frame: object) -> None:
         os.write(2, b"graphrag-mcp: interrupted\n")
         os._exit(130)
@@ -38,25 +41,35 @@ def first_version(root: Path, settings: ServerSettings, watch: Path | None) -> S
     import asyncio
 
     from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation
-    from graphrag_mcp_server.handlers.indexing.blob.versions import ContainerMissingError
     from graphrag_mcp_server.handlers.indexing.blob.follower import follow
+    from graphrag_mcp_server.handlers.indexing.blob.versions import ContainerMissingError
 
     if watch is not None:
-        msg = ("--watch builds into the local index; with GRAPHRAG_MCP_STORAGE the indexer is a command of its own: "
-               "graphrag-mcp index DATA_PATH --watch, with the same storage setting")
+        msg = (
+            "--watch builds into the local index; with GRAPHRAG_MCP_STORAGE the indexer is a command of its own: "
+            "graphrag-mcp index DATA_PATH --watch, with the same storage setting"
+        )
         raise ConfigError(msg)
     location = BlobLocation.parse(settings.storage or "")
     try:
         version = asyncio.run(follow(location, root, settings.storage_poll_seconds, once=True))
         where = f"version {version}" if version else "no version yet (waiting for an indexer)"
     except ContainerMissingError:  # an indexer starting beside this replica creates it
-        where = (f"its container does not exist yet (waiting for an indexer: graphrag-mcp index DATA_PATH "
-                 f"--storage {location})")
-    print(f"graphrag-mcp: following {location}: {where}; local copy {root}", file=sys.stderr, flush=True)
+        where = (
+            f"its container does not exist yet (waiting for an indexer: graphrag-mcp index DATA_PATH "
+            f"--storage {location})"
+        )
+    print(
+        f"graphrag-mcp: following {location}: {where}; local copy {root}",
+        file=sys.stderr,
+        flush=True,
+    )
     return settings.model_copy(update={"read_only": True})
 
 
-def serve(root: Path, transport: Transport, settings: ServerSettings, watch: Path | None = None) -> None:
+def serve(
+    root: Path, transport: Transport, settings: ServerSettings, watch: Path | None = None
+) -> None:
     """Run the server until the client disconnects (stdio) or the process is stopped (HTTP)."""
     if settings.stateless:
         check_sessionless(transport, settings, "--stateless", "without --stateless")
@@ -65,8 +78,12 @@ def serve(root: Path, transport: Transport, settings: ServerSettings, watch: Pat
     if settings.workers > 1:
         from graphrag_mcp_server.server.http import serve_workers
 
-        check_sessionless(transport, settings, f"--workers {settings.workers}",
-                          f"with --workers 1 (not {settings.workers})")
+        check_sessionless(
+            transport,
+            settings,
+            f"--workers {settings.workers}",
+            f"with --workers 1 (not {settings.workers})",
+        )
         serve_workers(root, settings, watch)
         return
     if transport == "stdio":

@@ -11,7 +11,11 @@ from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.config.index_root import SETTINGS_FILE
 from graphrag_mcp_server.errors import GraphRagMcpError, IndexNotFoundError
-from graphrag_mcp_server.handlers.indexing.blob.follower import no_version_yet, pin_prompts, version_root_files
+from graphrag_mcp_server.handlers.indexing.blob.follower import (
+    no_version_yet,
+    pin_prompts,
+    version_root_files,
+)
 from graphrag_mcp_server.handlers.indexing.blob.project_tables import blob_tables_signature
 from graphrag_mcp_server.handlers.indexing.versions import OUTPUT, current_version, hold_version
 from graphrag_mcp_server.handlers.prepared import prepared
@@ -66,8 +70,14 @@ def _pinned_config(root: Path) -> tuple["GraphRagConfig", Path | None]:
     for _ in range(PIN_TRIES):
         output = current_version(root)
         config = load_index_config(root, without_credentials=True)
-        linked = (root / OUTPUT).is_symlink() and config.output_storage.type == "file"  # load_index_config pins it
-        if not linked or output is None or Path(config.output_storage.base_dir or OUTPUT).resolve() == output:
+        linked = (
+            root / OUTPUT
+        ).is_symlink() and config.output_storage.type == "file"  # load_index_config pins it
+        if (
+            not linked
+            or output is None
+            or Path(config.output_storage.base_dir or OUTPUT).resolve() == output
+        ):
             return pin_prompts(config, root, output), output
     msg = f"the index at {root} switched versions {PIN_TRIES} times while loading; the next request loads it"
     raise GraphRagMcpError(msg)
@@ -77,23 +87,42 @@ def _import_search_path() -> None:
     """Import what the first search of a process needs beyond the tables: graphrag's engine factory and the
     vector store (LanceDB alone is ~1.3 s), so that a server's first search after it starts, or after an update
     it was watching for, answers as fast as the next."""
-    import graphrag.query.factory  # noqa: F401
+    import graphrag.query.factory
     import graphrag.utils.api  # noqa: F401
     import graphrag_vectors.lancedb  # noqa: F401
 
 
-def disk_version(root: Path, config: "GraphRagConfig | None" = None, output: Path | None = None) -> str:
+def disk_version(
+    root: Path, config: "GraphRagConfig | None" = None, output: Path | None = None
+) -> str:
     """A short digest of settings.yaml, the current version's directory (relative to the root), its table files and
     its vector store folder (which changes when a LanceDB table is removed or restored): the same on every host
     holding the same version of a blob container (follower.take_version). `output`: the version folder pinned
     (else `output` resolved now). With `config` (the one loaded) whose output is a blob container, the tables'
     ETags there too."""
     output = output or current_version(root)
-    label = output.relative_to(root.resolve()) if output and output.is_relative_to(root.resolve()) else output
-    tables = [output / f"{name}.parquet" for name in REQUIRED_TABLES] + [output / "lancedb"] if output else []
+    label = (
+        output.relative_to(root.resolve())
+        if output and output.is_relative_to(root.resolve())
+        else output
+    )
+    tables = (
+        [output / f"{name}.parquet" for name in REQUIRED_TABLES] + [output / "lancedb"]
+        if output
+        else []
+    )
     files = [version_root_files(root, output) / SETTINGS_FILE, *tables]
-    signature = [str(label), *((path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in files if path.exists())]
-    if config is not None and config.output_storage.type == "blob":  # a graphrag project's own blob output
+    signature = [
+        str(label),
+        *(
+            (path.name, path.stat().st_mtime_ns, path.stat().st_size)
+            for path in files
+            if path.exists()
+        ),
+    ]
+    if (
+        config is not None and config.output_storage.type == "blob"
+    ):  # a graphrag project's own blob output
         signature.append(blob_tables_signature(config.output_storage))
     return hashlib.sha256(repr(signature).encode()).hexdigest()[:12]
 
@@ -144,7 +173,9 @@ class IndexState:
     async def _current_on_disk(self) -> Snapshot:
         loaded = self._current.config if self._current is not None else None
         on_disk = await asyncio.to_thread(disk_version, self.root, loaded)
-        if self._failed is not None and self._failed[0] == on_disk:  # not re-read until its files change
+        if (
+            self._failed is not None and self._failed[0] == on_disk
+        ):  # not re-read until its files change
             if self._current is None:
                 raise self._failed[1]
             return self._current
@@ -170,7 +201,11 @@ class IndexState:
             self._failed = (on_disk, error)
             if self._current is None:
                 raise
-            logger.warning("index changed on disk but did not load (%s); still serving %s", error, self._current.version)
+            logger.warning(
+                "index changed on disk but did not load (%s); still serving %s",
+                error,
+                self._current.version,
+            )
 
     @property
     def current(self) -> Snapshot | None:

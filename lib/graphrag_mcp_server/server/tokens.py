@@ -15,11 +15,10 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from starlette.types import Scope
-
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
+from starlette.types import Scope
 
 from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.errors import ConfigError
@@ -27,8 +26,18 @@ from graphrag_mcp_server.server.access import endpoint_url, is_loopback
 
 logger = logging.getLogger(__name__)
 
-ASYMMETRIC_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384",
-                         "ES512", "EdDSA"]
+ASYMMETRIC_ALGORITHMS = [
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+]
 """JWT signature algorithms accepted: public-key ones only (never `none`, never a shared HMAC
 secret)."""
 
@@ -81,7 +90,9 @@ class JwtTokenVerifier(TokenVerifier):
         try:
             claims = await self._decode(token)
         except (jwt.PyJWTError, OSError, ValueError, KeyError) as error:
-            logger.info("access token refused: %s: %.200s", type(error).__name__, error)  # PyJWT never quotes it
+            logger.info(
+                "access token refused: %s: %.200s", type(error).__name__, error
+            )  # PyJWT never quotes it
             return None
         except Exception as error:  # noqa: BLE001 - whatever a malformed token breaks, it is refused (401), never a 500
             logger.warning("access token refused: %s while verifying it", type(error).__name__)
@@ -91,7 +102,8 @@ class JwtTokenVerifier(TokenVerifier):
             token=token,
             client_id=str(claims.get("client_id") or claims.get("azp") or claims.get("sub", "")),
             scopes=scopes.split() if isinstance(scopes, str) else [str(scope) for scope in scopes],
-            expires_at=int(claims["exp"]) + LEEWAY_SECONDS,  # the SDK refuses past expires_at, without leeway
+            expires_at=int(claims["exp"])
+            + LEEWAY_SECONDS,  # the SDK refuses past expires_at, without leeway
             resource=self._audience,
             subject=claims.get("sub") if isinstance(claims.get("sub"), str) else None,
             claims={"iss": claims["iss"]},
@@ -103,14 +115,21 @@ class JwtTokenVerifier(TokenVerifier):
         header = jwt.get_unverified_header(token)
         key = await self._keys.key(header.get("kid"))
         if key is None:
-            raise jwt.InvalidKeyError(f"no signing key of the issuer has kid {str(header.get('kid'))[:64]!r}")
+            raise jwt.InvalidKeyError(
+                f"no signing key of the issuer has kid {str(header.get('kid'))[:64]!r}"
+            )
         algorithm = header.get("alg")
         if not _fits(algorithm, key):
             msg = f"the token's algorithm {algorithm} does not fit its key (kid {key.key_id}, type {key.key_type})"
             raise jwt.InvalidAlgorithmError(msg)
         return jwt.decode(
-            token, key.key, algorithms=ASYMMETRIC_ALGORITHMS, audience=self._audience, issuer=self._issuer,
-            options={"require": ["exp", "iss", "aud"]}, leeway=LEEWAY_SECONDS,
+            token,
+            key.key,
+            algorithms=ASYMMETRIC_ALGORITHMS,
+            audience=self._audience,
+            issuer=self._issuer,
+            options={"require": ["exp", "iss", "aud"]},
+            leeway=LEEWAY_SECONDS,
         )
 
 
@@ -139,7 +158,9 @@ class IssuerKeys:
             self._start_fetch()
         if kid in self._keys:
             return self._keys[kid]
-        if not self._keys and self._fetch is not None:  # the first keys: every request waits for them
+        if (
+            not self._keys and self._fetch is not None
+        ):  # the first keys: every request waits for them
             await asyncio.shield(self._fetch)
         elif self._may_retry(kid, now) and self._waiting < self.FETCH_WAITERS:
             self._start_fetch()
@@ -156,8 +177,10 @@ class IssuerKeys:
 
     def _may_retry(self, kid: str | None, now: float) -> bool:
         """Whether an unknown key id may make the keys be fetched again now (and note that it did)."""
-        if now - self._fetched_at < self.REFETCH_SECONDS or now - self._tried.get(kid, -float("inf")) < \
-                self.KID_RETRY_SECONDS:
+        if (
+            now - self._fetched_at < self.REFETCH_SECONDS
+            or now - self._tried.get(kid, -float("inf")) < self.KID_RETRY_SECONDS
+        ):
             return False
         if len(self._tried) > 4096:  # forged ids never fill the memory
             self._tried.clear()
@@ -169,7 +192,9 @@ class IssuerKeys:
             keys = await asyncio.to_thread(self._load)
             self._keys = {**keys, None: next(iter(keys.values()))} if len(keys) == 1 else keys
         except Exception as error:  # noqa: BLE001 - a failed fetch leaves the keys as they were; tokens are refused
-            logger.warning("cannot fetch the issuer's keys: %s: %.200s", type(error).__name__, error)
+            logger.warning(
+                "cannot fetch the issuer's keys: %s: %.200s", type(error).__name__, error
+            )
         finally:
             self._fetched_at, self._fetch = time.monotonic(), None
 
@@ -201,9 +226,11 @@ def _discover_jwks_url(issuer: str) -> str:
 
     parts = urlsplit(issuer.rstrip("/"))
     base = f"{parts.scheme}://{parts.netloc}"
-    candidates = [f"{base}/.well-known/oauth-authorization-server{parts.path}",
-                  f"{base}/.well-known/openid-configuration{parts.path}",
-                  f"{issuer.rstrip('/')}/.well-known/openid-configuration"]
+    candidates = [
+        f"{base}/.well-known/oauth-authorization-server{parts.path}",
+        f"{base}/.well-known/openid-configuration{parts.path}",
+        f"{issuer.rstrip('/')}/.well-known/openid-configuration",
+    ]
     for url in candidates:
         try:
             response = httpx.get(url, timeout=10)
@@ -215,33 +242,53 @@ def _discover_jwks_url(issuer: str) -> str:
     raise OSError(msg)
 
 
-def authentication(settings: ServerSettings, transport: str) -> tuple[AuthSettings | None, TokenVerifier | None]:
+def authentication(
+    settings: ServerSettings, transport: str
+) -> tuple[AuthSettings | None, TokenVerifier | None]:
     """The SDK's auth settings and token verifier for these settings; (None, None) when auth is off."""
     token, issuer = settings.auth_token, settings.auth_issuer
     if token is not None and issuer is not None:
-        raise ConfigError("set either GRAPHRAG_MCP_AUTH_TOKEN or GRAPHRAG_MCP_AUTH_ISSUER, not both")
+        raise ConfigError(
+            "set either GRAPHRAG_MCP_AUTH_TOKEN or GRAPHRAG_MCP_AUTH_ISSUER, not both"
+        )
     if token is not None:
         if token.get_secret_value() != token.get_secret_value().strip():
-            raise ConfigError("GRAPHRAG_MCP_AUTH_TOKEN starts or ends with whitespace (or is only whitespace): set it "
-                              "to the token alone, e.g. the output of python -c 'import secrets; "
-                              "print(secrets.token_urlsafe(32))'")
+            raise ConfigError(
+                "GRAPHRAG_MCP_AUTH_TOKEN starts or ends with whitespace (or is only whitespace): set it "
+                "to the token alone, e.g. the output of python -c 'import secrets; "
+                "print(secrets.token_urlsafe(32))'"
+            )
         if any(character.isspace() for character in token.get_secret_value()):
-            raise ConfigError("GRAPHRAG_MCP_AUTH_TOKEN contains whitespace (a space or a line break inside it): no "
-                              "request could carry it; set it to the token alone, e.g. the output of python -c "
-                              "'import secrets; print(secrets.token_urlsafe(32))'")
+            raise ConfigError(
+                "GRAPHRAG_MCP_AUTH_TOKEN contains whitespace (a space or a line break inside it): no "
+                "request could carry it; set it to the token alone, e.g. the output of python -c "
+                "'import secrets; print(secrets.token_urlsafe(32))'"
+            )
         if len(token.get_secret_value()) < 16:
-            raise ConfigError("GRAPHRAG_MCP_AUTH_TOKEN is too short: use at least 16 random characters "
-                              "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')")
-        auth = AuthSettings.model_validate({"issuer_url": endpoint_url(settings, transport), "resource_server_url": None})
+            raise ConfigError(
+                "GRAPHRAG_MCP_AUTH_TOKEN is too short: use at least 16 random characters "
+                "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+            )
+        auth = AuthSettings.model_validate(
+            {"issuer_url": endpoint_url(settings, transport), "resource_server_url": None}
+        )
         return auth, StaticTokenVerifier(token.get_secret_value())
     if issuer is None:
         return None, None
     if settings.public_url is None and not is_loopback(settings.host):
-        raise ConfigError("OAuth needs the URL clients use for this server: set GRAPHRAG_MCP_PUBLIC_URL "
-                          "(e.g. https://mcp.example.com/mcp)")
+        raise ConfigError(
+            "OAuth needs the URL clients use for this server: set GRAPHRAG_MCP_PUBLIC_URL "
+            "(e.g. https://mcp.example.com/mcp)"
+        )
     resource = endpoint_url(settings, transport)
-    auth = AuthSettings.model_validate({
-        "issuer_url": issuer, "resource_server_url": resource,
-        "required_scopes": settings.auth_required_scopes or None, "validate_token_resource": False,
-    })
-    return auth, JwtTokenVerifier(issuer, settings.auth_audience or resource, settings.auth_jwks_url)
+    auth = AuthSettings.model_validate(
+        {
+            "issuer_url": issuer,
+            "resource_server_url": resource,
+            "required_scopes": settings.auth_required_scopes or None,
+            "validate_token_resource": False,
+        }
+    )
+    return auth, JwtTokenVerifier(
+        issuer, settings.auth_audience or resource, settings.auth_jwks_url
+    )

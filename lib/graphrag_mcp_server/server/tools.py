@@ -21,7 +21,12 @@ from graphrag_mcp_server.handlers.search.context import DEFAULT_CONTEXT_TOKENS
 from graphrag_mcp_server.handlers.search.run import SearchType, in_search_thread, tuned_config
 from graphrag_mcp_server.providers.faults import Operation, provider_failure
 from graphrag_mcp_server.server.access import confined_data_path
-from graphrag_mcp_server.server.context import ServerContext, server_statistics, start_build, start_tuning
+from graphrag_mcp_server.server.context import (
+    ServerContext,
+    server_statistics,
+    start_build,
+    start_tuning,
+)
 from graphrag_mcp_server.server.progress import search_progress
 
 if TYPE_CHECKING:
@@ -34,8 +39,12 @@ logger = logging.getLogger(__name__)
 
 DataPath = Annotated[
     str,
-    Field(min_length=1, max_length=4096, pattern=r"^[^\x00]*$",
-          description="Folder of documents under the server's data roots (a relative path: under the first)"),
+    Field(
+        min_length=1,
+        max_length=4096,
+        pattern=r"^[^\x00]*$",
+        description="Folder of documents under the server's data roots (a relative path: under the first)",
+    ),
 ]
 CommunityLevel = Annotated[
     int, Field(ge=0, le=10, description="Community level: 0 = broadest, higher = finer")
@@ -45,14 +54,19 @@ ResponseType = Annotated[
 ]
 ContextOnly = Annotated[
     bool,
-    Field(description="Return the ranked context (with its documents) instead of an answer: no model call"),
+    Field(
+        description="Return the ranked context (with its documents) instead of an answer: no model call"
+    ),
 ]
 TimeoutSeconds = Annotated[
     float | None,
     Field(gt=0, le=3600, description="Seconds to wait for the model (default: the server's, 45)"),
 ]
 MaxContextTokens = Annotated[
-    int, Field(ge=500, le=200_000, description="context_only's token budget (the rest: context.omitted)")
+    int,
+    Field(
+        ge=500, le=200_000, description="context_only's token budget (the rest: context.omitted)"
+    ),
 ]
 
 
@@ -66,26 +80,38 @@ async def _guarded(shared: ServerContext, work: Awaitable[T]) -> T:
         mapped = tool_error(error, shared.root)
         if mapped is None:
             logger.exception("unexpected failure")
-            mapped = ToolError(f"internal error: {type(error).__name__}: {error} (details in the server's log); "
-                               "the server keeps serving")
+            mapped = ToolError(
+                f"internal error: {type(error).__name__}: {error} (details in the server's log); "
+                "the server keeps serving"
+            )
         raise mapped from error
 
 
 def tool_error(error: Exception, root: Path) -> ToolError | None:
     """A ToolError for a failure the caller can act on; None for an unexpected one."""
     if isinstance(error, IndexNotFoundError):
-        return ToolError(f"{error}; or call the build_index tool with the folder of documents as data_path")
+        return ToolError(
+            f"{error}; or call the build_index tool with the folder of documents as data_path"
+        )
     if isinstance(error, GraphRagMcpError):
         return ToolError(str(error))
-    if (failure := provider_failure(error, Operation.SEARCH, str(root / "settings.yaml"))) is not None:
+    if (
+        failure := provider_failure(error, Operation.SEARCH, str(root / "settings.yaml"))
+    ) is not None:
         return ToolError(f"{failure}. The server keeps serving")
     return None
 
 
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+READ = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 """Searches, statistics, job status: read the index (a search also asks the configured model); change nothing."""
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-TUNE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+TUNE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
 """tune_prompts: rewrites the project's prompts (the previous ones kept aside)."""
 """build_index and cancel_index_job: change the served index, never the documents; the version before stays until
 the next one, and the same call twice changes nothing more."""
@@ -93,59 +119,86 @@ the next one, and the same call twice changes nothing more."""
 
 def register_tools(server: MCPServer, shared: ServerContext) -> None:
     """Add the search and statistics tools, and unless the server is read-only the index tools."""
-    Query = Annotated[  # noqa: N806 - a type, bounded by this server's settings
-        str, Field(min_length=1, max_length=shared.settings.max_query_chars,
-                   description="The question, in natural language")
+    Query = Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=shared.settings.max_query_chars,
+            description="The question, in natural language",
+        ),
     ]
 
-    async def search(search_type: SearchType, query: str, ctx: Context | None, options: dict[str, Any]) -> SearchResult:
+    async def search(
+        search_type: SearchType, query: str, ctx: Context | None, options: dict[str, Any]
+    ) -> SearchResult:
         async def answer() -> SearchResult:
             snapshot = await shared.state.snapshot()
-            tuning = {key: options.pop(key) for key in ("top_k", "follow_up_depth") if key in options}
+            tuning = {
+                key: options.pop(key) for key in ("top_k", "follow_up_depth") if key in options
+            }
             config = tuned_config(snapshot.config, search_type, **tuning)
-            result = await _answer(shared, config, snapshot.tables, search_type, query, ctx, options)
+            result = await _answer(
+                shared, config, snapshot.tables, search_type, query, ctx, options
+            )
             return result.model_copy(update={"index_version": snapshot.version})
 
         result = await _guarded(shared, answer())
-        shared.costs.add(f"{search_type.value}_search" + (" (context_only)" if result.context else ""), result)
+        shared.costs.add(
+            f"{search_type.value}_search" + (" (context_only)" if result.context else ""), result
+        )
         return result
 
     @server.tool(
-        title="Global search", annotations=READ,
+        title="Global search",
+        annotations=READ,
         description="Answer a question about the corpus as a whole (themes, trends, 'what are the main...') "
         "from GraphRAG's community reports, map-reduce style. Cost: one model call per batch of reports at the "
         "chosen level plus one to combine, so several calls; prefer local_search for questions about specific "
-        "entities."
+        "entities.",
     )
     async def global_search(
         query: Query,
         community_level: CommunityLevel = 2,
         response_type: ResponseType = "Multiple Paragraphs",
         dynamic_community_selection: Annotated[
-            bool, Field(description="Let the model pick relevant communities across levels instead of one level")
+            bool,
+            Field(
+                description="Let the model pick relevant communities across levels instead of one level"
+            ),
         ] = False,
         context_only: ContextOnly = False,
         max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
         timeout_seconds: TimeoutSeconds = None,
         ctx: Context | None = None,
     ) -> SearchResult:
-        return await search(SearchType.GLOBAL, query, ctx, {
-            "community_level": community_level, "response_type": response_type,
-            "dynamic_community_selection": dynamic_community_selection,
-            "context_only": context_only, "max_context_tokens": max_context_tokens, "timeout": timeout_seconds,
-        })
+        return await search(
+            SearchType.GLOBAL,
+            query,
+            ctx,
+            {
+                "community_level": community_level,
+                "response_type": response_type,
+                "dynamic_community_selection": dynamic_community_selection,
+                "context_only": context_only,
+                "max_context_tokens": max_context_tokens,
+                "timeout": timeout_seconds,
+            },
+        )
 
     @server.tool(
-        title="Local search", annotations=READ,
+        title="Local search",
+        annotations=READ,
         description="Answer a question about specific people, places, organisations or things from the entities "
         "closest to it, their relationships, community reports and source text. Cost: one model call. The best "
-        "first choice for 'who/what is X', 'how are X and Y related'."
+        "first choice for 'who/what is X', 'how are X and Y related'.",
     )
     async def local_search(
         query: Query,
         entity_types: Annotated[
             list[str],
-            Field(description="Only use entities of these types (e.g. ['PERSON', 'ORGANIZATION']); empty = all"),
+            Field(
+                description="Only use entities of these types (e.g. ['PERSON', 'ORGANIZATION']); empty = all"
+            ),
         ] = [],  # noqa: B006 - pydantic copies defaults
         community_level: CommunityLevel = 2,
         response_type: ResponseType = "Multiple Paragraphs",
@@ -154,20 +207,32 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         timeout_seconds: TimeoutSeconds = None,
         ctx: Context | None = None,
     ) -> SearchResult:
-        return await search(SearchType.LOCAL, query, ctx, {
-            "entity_types": entity_types, "community_level": community_level, "response_type": response_type,
-            "context_only": context_only, "max_context_tokens": max_context_tokens, "timeout": timeout_seconds,
-        })
+        return await search(
+            SearchType.LOCAL,
+            query,
+            ctx,
+            {
+                "entity_types": entity_types,
+                "community_level": community_level,
+                "response_type": response_type,
+                "context_only": context_only,
+                "max_context_tokens": max_context_tokens,
+                "timeout": timeout_seconds,
+            },
+        )
 
     @server.tool(
-        title="DRIFT search", annotations=READ,
+        title="DRIFT search",
+        annotations=READ,
         description="DRIFT search: starts from the community reports that fit the question, then asks and answers "
         "follow-up questions locally. The most thorough answer to specific questions that need wider context, and "
-        "the most expensive: tens of model calls. Use when local_search is too narrow."
+        "the most expensive: tens of model calls. Use when local_search is too narrow.",
     )
     async def drift_search(
         query: Query,
-        follow_up_depth: Annotated[int, Field(ge=0, le=5, description="Rounds of follow-up questions")] = 2,
+        follow_up_depth: Annotated[
+            int, Field(ge=0, le=5, description="Rounds of follow-up questions")
+        ] = 2,
         community_level: CommunityLevel = 2,
         response_type: ResponseType = "Multiple Paragraphs",
         context_only: ContextOnly = False,
@@ -175,44 +240,68 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         timeout_seconds: TimeoutSeconds = None,
         ctx: Context | None = None,
     ) -> SearchResult:
-        return await search(SearchType.DRIFT, query, ctx, {
-            "follow_up_depth": follow_up_depth, "community_level": community_level, "response_type": response_type,
-            "context_only": context_only, "max_context_tokens": max_context_tokens, "timeout": timeout_seconds,
-        })
+        return await search(
+            SearchType.DRIFT,
+            query,
+            ctx,
+            {
+                "follow_up_depth": follow_up_depth,
+                "community_level": community_level,
+                "response_type": response_type,
+                "context_only": context_only,
+                "max_context_tokens": max_context_tokens,
+                "timeout": timeout_seconds,
+            },
+        )
 
     @server.tool(
-        title="Basic search", annotations=READ,
+        title="Basic search",
+        annotations=READ,
         description="Plain retrieval-augmented answer from the text chunks most similar to the question (vector "
-        "search, no graph). Cost: one model call. Use to find passages, or when the graph adds nothing."
+        "search, no graph). Cost: one model call. Use to find passages, or when the graph adds nothing.",
     )
     async def basic_search(
         query: Query,
-        top_k: Annotated[int, Field(ge=1, le=100, description="Number of text chunks to retrieve")] = 10,
+        top_k: Annotated[
+            int, Field(ge=1, le=100, description="Number of text chunks to retrieve")
+        ] = 10,
         response_type: ResponseType = "Multiple Paragraphs",
         context_only: ContextOnly = False,
         max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
         timeout_seconds: TimeoutSeconds = None,
         ctx: Context | None = None,
     ) -> SearchResult:
-        return await search(SearchType.BASIC, query, ctx, {
-            "top_k": top_k, "response_type": response_type,
-            "context_only": context_only, "max_context_tokens": max_context_tokens, "timeout": timeout_seconds,
-        })
+        return await search(
+            SearchType.BASIC,
+            query,
+            ctx,
+            {
+                "top_k": top_k,
+                "response_type": response_type,
+                "context_only": context_only,
+                "max_context_tokens": max_context_tokens,
+                "timeout": timeout_seconds,
+            },
+        )
 
     if not shared.settings.read_only:
         _register_index_tools(server, shared)
 
-    @server.tool(title="Index job status", annotations=READ,
-                 description="State, progress, counts and error of an index job (the latest when no id is given).")
+    @server.tool(
+        title="Index job status",
+        annotations=READ,
+        description="State, progress, counts and error of an index job (the latest when no id is given).",
+    )
     async def index_status(
         job_id: Annotated[str | None, Field(description="Job id returned by build_index")] = None,
     ) -> IndexJob:
         return await _guarded(shared, _index_status(shared, job_id))
 
     @server.tool(
-        title="Index statistics", annotations=READ,
+        title="Index statistics",
+        annotations=READ,
         description="What the index holds (documents, entities, relationships, communities, reports, levels, models, "
-        "vectors), the server's uptime, index version and last job."
+        "vectors), the server's uptime, index version and last job.",
     )
     async def get_statistics() -> ServerStatistics:
         return await _guarded(shared, server_statistics(shared))
@@ -222,60 +311,94 @@ def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
     """build_index, tune_prompts and cancel_index_job: absent on a read-only server."""
 
     @server.tool(
-        title="Build or update the index", annotations=WRITE,
+        title="Build or update the index",
+        annotations=WRITE,
         description="Build or update the index from a folder of documents (text, Markdown, PDF, Office, HTML, CSV, "
         "JSON) under the server's data roots. In the background: returns the job, finished if it ends within a "
-        "short wait; index_status follows it. One job at a time. Cost: model calls for each new or changed chunk."
+        "short wait; index_status follows it. One job at a time. Cost: model calls for each new or changed chunk.",
     )
     async def build_index(
         data_path: DataPath,
         mode: Annotated[
-            Literal["incremental", "full"], Field(description="incremental updates the index; full rebuilds it")
+            Literal["incremental", "full"],
+            Field(description="incremental updates the index; full rebuilds it"),
         ] = "incremental",
         ctx: Context | None = None,
     ) -> IndexJob:
         return await _guarded(shared, _build_index(shared, data_path, mode, ctx))
 
     @server.tool(
-        title="Tune the prompts to the corpus", annotations=TUNE,
+        title="Tune the prompts to the corpus",
+        annotations=TUNE,
         description="Adapt the extraction, summary and report prompts to a folder's documents (graphrag's prompt "
         "tuning; the old ones are kept); the next build_index redoes what they affect. A background job like "
-        "build_index. Cost: about a dozen model calls."
+        "build_index. Cost: about a dozen model calls.",
     )
     async def tune_prompts(
         data_path: DataPath,
-        domain: Annotated[str | None, Field(max_length=200, description="Default: the model names it")] = None,
+        domain: Annotated[
+            str | None, Field(max_length=200, description="Default: the model names it")
+        ] = None,
         ctx: Context | None = None,
     ) -> IndexJob:
-        return await _guarded(shared, _tune_prompts(shared, data_path, TuneOptions(domain=domain), ctx))
+        return await _guarded(
+            shared, _tune_prompts(shared, data_path, TuneOptions(domain=domain), ctx)
+        )
 
-    @server.tool(title="Cancel an index job", annotations=WRITE,
-                 description="Stop a running index job (the running one when no id is given); the index stays as "
-                 "it was before the job.")
+    @server.tool(
+        title="Cancel an index job",
+        annotations=WRITE,
+        description="Stop a running index job (the running one when no id is given); the index stays as "
+        "it was before the job.",
+    )
     async def cancel_index_job(
-        job_id: Annotated[str | None, Field(max_length=64, description="Job id returned by build_index")] = None,
+        job_id: Annotated[
+            str | None, Field(max_length=64, description="Job id returned by build_index")
+        ] = None,
     ) -> IndexJob:
         return await _guarded(shared, shared.jobs.cancel(job_id))
 
 
-async def _answer(shared: ServerContext, config: "GraphRagConfig", tables: "IndexTables", search_type: SearchType,
-                  query: str, ctx: Context | None, options: dict[str, Any]) -> SearchResult:
+async def _answer(
+    shared: ServerContext,
+    config: "GraphRagConfig",
+    tables: "IndexTables",
+    search_type: SearchType,
+    query: str,
+    ctx: Context | None,
+    options: dict[str, Any],
+) -> SearchResult:
     """The search's answer from the index's model or the client's (sampling), or with context_only its context."""
     from graphrag_mcp_server.handlers.search.context import search_context
 
     context_only, max_tokens = options.pop("context_only"), options.pop("max_context_tokens")
     if context_only:
         scope = {key: options[key] for key in ("community_level", "entity_types") if key in options}
-        return await in_search_thread(search_context, config, tables, search_type, query, max_tokens=max_tokens, **scope)
+        return await in_search_thread(
+            search_context, config, tables, search_type, query, max_tokens=max_tokens, **scope
+        )
     options["timeout"] = options["timeout"] or shared.settings.search_timeout_seconds
     async with search_progress(ctx) as progress:
-        return await _answer_with_model(shared, config, tables, search_type, query, ctx,
-                                        {**options, "callbacks": progress.callbacks, "on_text": progress.on_text})
+        return await _answer_with_model(
+            shared,
+            config,
+            tables,
+            search_type,
+            query,
+            ctx,
+            {**options, "callbacks": progress.callbacks, "on_text": progress.on_text},
+        )
 
 
-async def _answer_with_model(shared: ServerContext, config: "GraphRagConfig", tables: "IndexTables",
-                             search_type: SearchType, query: str, ctx: Context | None,
-                             options: dict[str, Any]) -> SearchResult:
+async def _answer_with_model(
+    shared: ServerContext,
+    config: "GraphRagConfig",
+    tables: "IndexTables",
+    search_type: SearchType,
+    query: str,
+    ctx: Context | None,
+    options: dict[str, Any],
+) -> SearchResult:
     """The answer from the index's model, or with `serve --llm sampling` from the client's."""
     from graphrag_mcp_server.handlers.search.run import run_search
 
@@ -283,7 +406,9 @@ async def _answer_with_model(shared: ServerContext, config: "GraphRagConfig", ta
         return await run_search(config, tables, search_type, query, **options)
     from graphrag_mcp_server.providers.sampling import sampling_client, sampling_config
 
-    if ctx is None or not ctx.session.check_client_capability(ClientCapabilities(sampling=SamplingCapability())):
+    if ctx is None or not ctx.session.check_client_capability(
+        ClientCapabilities(sampling=SamplingCapability())
+    ):
         msg = (
             "this server writes answers with your client's own model (MCP sampling, serve --llm sampling), and this "
             "client does not offer sampling; call again with context_only=true and answer from the context, or run "
@@ -293,7 +418,10 @@ async def _answer_with_model(shared: ServerContext, config: "GraphRagConfig", ta
     try:
         with sampling_client(ctx.session, ctx.request_context.request_id):
             return await run_search(sampling_config(config), tables, search_type, query, **options)
-    except (MCPError, ModelCallsFailedError) as error:  # the client refused or failed its sampling request
+    except (
+        MCPError,
+        ModelCallsFailedError,
+    ) as error:  # the client refused or failed its sampling request
         msg = f"your client's model did not answer ({error}); call again with context_only=true and answer from the context"
         raise ToolError(msg) from error
 
@@ -306,21 +434,32 @@ async def _index_status(shared: ServerContext, job_id: str | None) -> IndexJob:
     return shared.jobs.latest
 
 
-async def _build_index(shared: ServerContext, data_path: str, mode: str, ctx: Context | None) -> IndexJob:
+async def _build_index(
+    shared: ServerContext, data_path: str, mode: str, ctx: Context | None
+) -> IndexJob:
     settings = shared.settings
     folder = confined_data_path(data_path, shared.data_roots)
-    job = await start_build(shared, folder, mode, Limits(settings.max_job_documents, settings.max_job_bytes))
+    job = await start_build(
+        shared, folder, mode, Limits(settings.max_job_documents, settings.max_job_bytes)
+    )
     return await _waited(shared, job, ctx, "workflow")
 
 
-async def _tune_prompts(shared: ServerContext, data_path: str, options: TuneOptions, ctx: Context | None) -> IndexJob:
+async def _tune_prompts(
+    shared: ServerContext, data_path: str, options: TuneOptions, ctx: Context | None
+) -> IndexJob:
     folder = confined_data_path(data_path, shared.data_roots)
-    await asyncio.to_thread(tuning_config, shared.root, folder)  # a root without settings.yaml fails the call
+    await asyncio.to_thread(
+        tuning_config, shared.root, folder
+    )  # a root without settings.yaml fails the call
     return await _waited(shared, start_tuning(shared, folder, options), ctx, "stage")
 
 
-async def _waited(shared: ServerContext, job: IndexJob, ctx: Context | None, step_name: str) -> IndexJob:
+async def _waited(
+    shared: ServerContext, job: IndexJob, ctx: Context | None, step_name: str
+) -> IndexJob:
     """The job once it ends within the server's build wait, else still running; progress sent meanwhile."""
+
     async def report(running: IndexJob) -> None:
         if ctx is not None:
             step = f"{step_name} {running.workflow}" if running.workflow else "starting"
@@ -328,5 +467,7 @@ async def _waited(shared: ServerContext, job: IndexJob, ctx: Context | None, ste
 
     job = await shared.jobs.wait(job.job_id, shared.settings.build_wait_seconds, report)
     if job.state is JobState.FAILED:
-        raise ToolError(f"{'tuning' if job.mode == 'tune' else 'index'} job {job.job_id} failed: {job.error}")
+        raise ToolError(
+            f"{'tuning' if job.mode == 'tune' else 'index'} job {job.job_id} failed: {job.error}"
+        )
     return job

@@ -35,7 +35,10 @@ def entity_graph(tables: IndexTables) -> "nx.MultiDiGraph":
     import networkx as nx
 
     lookup = prepared(tables).lookup()
-    community, finest = _community_of_entities(tables, "broadest"), _community_of_entities(tables, "finest")
+    community, finest = (
+        _community_of_entities(tables, "broadest"),
+        _community_of_entities(tables, "finest"),
+    )
     graph = nx.MultiDiGraph(communities=json.dumps(community_titles(tables)))
     for entity in tables.entities.itertuples():
         graph.add_node(
@@ -49,12 +52,19 @@ def entity_graph(tables: IndexTables) -> "nx.MultiDiGraph":
         )
     for edge in tables.relationships.itertuples():
         if edge.source in graph and edge.target in graph:
-            graph.add_edge(str(edge.source), str(edge.target), key=str(edge.id), weight=float(edge.weight),
-                           description=str(edge.description or ""))
+            graph.add_edge(
+                str(edge.source),
+                str(edge.target),
+                key=str(edge.id),
+                weight=float(edge.weight),
+                description=str(edge.description or ""),
+            )
     return graph
 
 
-def _community_of_entities(tables: IndexTables, which: Literal["broadest", "finest"]) -> dict[str, int]:
+def _community_of_entities(
+    tables: IndexTables, which: Literal["broadest", "finest"]
+) -> dict[str, int]:
     """entity id -> the number of the broadest (lowest level) or finest (highest level) community holding it."""
     held: dict[str, int] = {}
     for row in tables.communities.sort_values("level", ascending=which == "finest").itertuples():
@@ -81,13 +91,28 @@ def graph_page(graph: "nx.MultiDiGraph") -> str:
     """One self-contained HTML page (no network) drawing the graph: coloured by community, searchable,
     an entity's description and documents on click."""
     positions = layout(graph)
-    nodes = [{"id": name, "x": round(positions[name][0], 2), "y": round(positions[name][1], 2), **data}
-             for name, data in graph.nodes(data=True)]
-    edges = [{"source": source, "target": target, "weight": data["weight"], "description": data["description"]}
-             for source, target, data in graph.edges(data=True)]
+    nodes = [
+        {"id": name, "x": round(positions[name][0], 2), "y": round(positions[name][1], 2), **data}
+        for name, data in graph.nodes(data=True)
+    ]
+    edges = [
+        {
+            "source": source,
+            "target": target,
+            "weight": data["weight"],
+            "description": data["description"],
+        }
+        for source, target, data in graph.edges(data=True)
+    ]
     titles = json.loads(graph.graph.get("communities", "{}"))
-    data = json.dumps({"nodes": nodes, "edges": edges, "communities": titles}).replace("<", "\\u003c")  # no text can end the script
-    template = resources.files("graphrag_mcp_server.handlers.explore").joinpath("graph_view.html").read_text()
+    data = json.dumps({"nodes": nodes, "edges": edges, "communities": titles}).replace(
+        "<", "\\u003c"
+    )  # no text can end the script
+    template = (
+        resources.files("graphrag_mcp_server.handlers.explore")
+        .joinpath("graph_view.html")
+        .read_text()
+    )
     return template.replace("/*GRAPH_DATA*/null", data)
 
 

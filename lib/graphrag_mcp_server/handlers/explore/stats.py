@@ -20,7 +20,12 @@ from graphrag_mcp_server.handlers.results import (
     VectorStoreInfo,
     VersionStatistics,
 )
-from graphrag_mcp_server.handlers.tables import IndexTables, output_dir, recorded_vector_rows, recorded_vector_widths
+from graphrag_mcp_server.handlers.tables import (
+    IndexTables,
+    output_dir,
+    recorded_vector_rows,
+    recorded_vector_widths,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,7 +49,7 @@ def vector_tables(config: "GraphRagConfig") -> dict[str, int]:
     for name in names:
         try:
             counts[name] = db.open_table(name).count_rows()
-        except Exception:  # noqa: BLE001, S112 - reported by index_issues
+        except Exception:  # noqa: BLE001 - reported by index_issues
             continue
     return counts
 
@@ -67,7 +72,9 @@ def statistics(config: "GraphRagConfig", tables: IndexTables) -> IndexStatistics
         covariates=0 if tables.covariates is None else len(tables.covariates),
         index_updated_at=_updated_at(config),
         models=_models_built_with(config),
-        vector_store=VectorStoreInfo(type=str(config.vector_store.type), tables=vector_tables(config)),
+        vector_store=VectorStoreInfo(
+            type=str(config.vector_store.type), tables=vector_tables(config)
+        ),
         issues=index_issues(config, tables),
     )
 
@@ -95,7 +102,9 @@ def _models_built_with(config: "GraphRagConfig") -> ModelNames:
             completion=[f"{m.model_provider}/{m.model}" for m in config.completion_models.values()],
             embedding=[f"{m.model_provider}/{m.model}" for m in config.embedding_models.values()],
         )
-    return ModelNames(completion=sorted(set(recorded.completion.values())), embedding=[recorded.embedding])
+    return ModelNames(
+        completion=sorted(set(recorded.completion.values())), embedding=[recorded.embedding]
+    )
 
 
 REPAIR = "run graphrag-mcp index DATA_PATH: the next run computes only what is missing"
@@ -105,35 +114,68 @@ def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIss
     """Damaged vector tables, gaps (communities without a report, documents without text units, records without
     their vector row and the reverse, vectors of another width than settings.yaml's) and settings.yaml changed
     since the build (errors); entities no community holds, and empty or duplicate community reports (warnings)."""
-    issues = [IndexIssue(severity="error", message=problem) for problem in dict.fromkeys(tables.vector_problems.values())]
-    issues += [IndexIssue(severity="error", message=f"{gap}; {REPAIR}") for gap in _gaps(config, tables)]
+    issues = [
+        IndexIssue(severity="error", message=problem)
+        for problem in dict.fromkeys(tables.vector_problems.values())
+    ]
+    issues += [
+        IndexIssue(severity="error", message=f"{gap}; {REPAIR}") for gap in _gaps(config, tables)
+    ]
     if found := width_gap(config, _vector_widths(config)):
-        issues.append(IndexIssue(severity="error", message=(
-            f"{found}: searches cannot embed a query for these tables; rebuild with: graphrag-mcp index DATA_PATH "
-            "(it embeds everything again), or set vector_size in settings.yaml to the model's width")))
+        issues.append(
+            IndexIssue(
+                severity="error",
+                message=(
+                    f"{found}: searches cannot embed a query for these tables; rebuild with: graphrag-mcp index DATA_PATH "
+                    "(it embeds everything again), or set vector_size in settings.yaml to the model's width"
+                ),
+            )
+        )
     if (before := built_with.recorded(output_dir(config))) is not None:
-        issues += [IndexIssue(severity="warning", message=(
-            f"settings.yaml differs from what the served version was built with: {change}; run graphrag-mcp index "
-            "DATA_PATH to apply it")) for change in built_with.changes(before, built_with.built_with(config))]
+        issues += [
+            IndexIssue(
+                severity="warning",
+                message=(
+                    f"settings.yaml differs from what the served version was built with: {change}; run graphrag-mcp index "
+                    "DATA_PATH to apply it"
+                ),
+            )
+            for change in built_with.changes(before, built_with.built_with(config))
+        ]
     in_communities = {entity for ids in tables.communities["entity_ids"] for entity in ids}
     if orphans := int((~tables.entities["id"].isin(in_communities)).sum()):
-        fix = ("set cluster_graph.use_lcc: false in settings.yaml (it clusters only the largest connected "
-               "component) and rebuild" if config.cluster_graph.use_lcc else "rebuild")
-        issues.append(IndexIssue(severity="warning", message=(
-            f"{orphans} of {len(tables.entities)} entities belong to no community, so local, global and drift search "
-            f"never see them; {fix} with: graphrag-mcp index DATA_PATH --full (every entity gets a community)")))
+        fix = (
+            "set cluster_graph.use_lcc: false in settings.yaml (it clusters only the largest connected "
+            "component) and rebuild"
+            if config.cluster_graph.use_lcc
+            else "rebuild"
+        )
+        issues.append(
+            IndexIssue(
+                severity="warning",
+                message=(
+                    f"{orphans} of {len(tables.entities)} entities belong to no community, so local, global and drift search "
+                    f"never see them; {fix} with: graphrag-mcp index DATA_PATH --full (every entity gets a community)"
+                ),
+            )
+        )
     return issues + _report_issues(tables)
 
 
 def _gaps(config: "GraphRagConfig", tables: IndexTables) -> list[Gap]:
     """What the served version lacks: reports, text units, and vector rows (read from LanceDB unless the version
     passed the same check at build time and its tables are unchanged since)."""
-    gaps = table_gaps(tables.documents, tables.text_units, tables.communities, tables.community_reports)
+    gaps = table_gaps(
+        tables.documents, tables.text_units, tables.communities, tables.community_reports
+    )
     if tables.vector_problems or not _is_lancedb(config) or _trusted_vectors(config):
         return gaps
     ids, _ = lancedb_ids_and_widths(config.vector_store.db_uri)
-    records = {"text_units": tables.text_units["id"], "entities": tables.entities["id"],
-               "community_reports": tables.community_reports["id"]}
+    records = {
+        "text_units": tables.text_units["id"],
+        "entities": tables.entities["id"],
+        "community_reports": tables.community_reports["id"],
+    }
     return gaps + vector_gaps(config, records, ids)
 
 
@@ -164,18 +206,32 @@ def _report_issues(tables: IndexTables) -> list[IndexIssue]:
     issues = []
     empty = reports[[findings is None or len(findings) == 0 for findings in reports["findings"]]]
     if len(empty):
-        issues.append(IndexIssue(severity="warning", message=(
-            f"{len(empty)} community reports have no findings (communities {_listed(empty['community'])}): "
-            "they were written from an empty context; rebuild them with: graphrag-mcp index DATA_PATH --full")))
+        issues.append(
+            IndexIssue(
+                severity="warning",
+                message=(
+                    f"{len(empty)} community reports have no findings (communities {_listed(empty['community'])}): "
+                    "they were written from an empty context; rebuild them with: graphrag-mcp index DATA_PATH --full"
+                ),
+            )
+        )
     repeated = reports[reports.duplicated("full_content", keep=False)]
     if len(repeated):
-        issues.append(IndexIssue(severity="warning", message=(
-            f"{len(repeated)} community reports repeat another's text word for word (communities "
-            f"{_listed(repeated['community'])}): a report says nothing of its own community; rebuild them with: "
-            "graphrag-mcp index DATA_PATH --full")))
+        issues.append(
+            IndexIssue(
+                severity="warning",
+                message=(
+                    f"{len(repeated)} community reports repeat another's text word for word (communities "
+                    f"{_listed(repeated['community'])}): a report says nothing of its own community; rebuild them with: "
+                    "graphrag-mcp index DATA_PATH --full"
+                ),
+            )
+        )
     return issues
 
 
 def _listed(communities: "pd.Series", shown: int = 10) -> str:
     numbers = [str(number) for number in communities.head(shown)]
-    return ", ".join(numbers) + (f" and {len(communities) - shown} more" if len(communities) > shown else "")
+    return ", ".join(numbers) + (
+        f" and {len(communities) - shown} more" if len(communities) > shown else ""
+    )

@@ -48,7 +48,9 @@ class CommunityRef(BaseModel):
 class EntityDetail(EntitySummary):
     """An entity with its neighbourhood and provenance."""
 
-    relationships: list[Relationship] = Field(description=f"Strongest first, at most {MAX_RELATIONSHIPS}")
+    relationships: list[Relationship] = Field(
+        description=f"Strongest first, at most {MAX_RELATIONSHIPS}"
+    )
     communities: list[CommunityRef]
     documents: list[str] = Field(description="Titles of the documents that mention it")
 
@@ -85,14 +87,23 @@ class TextUnitDetail(BaseModel):
 
 def _short(text: Any) -> str:
     text = str(text or "")
-    return text if len(text) <= DESCRIPTION_CHARS else text[:DESCRIPTION_CHARS].rsplit(" ", 1)[0] + " …"
+    return (
+        text
+        if len(text) <= DESCRIPTION_CHARS
+        else text[:DESCRIPTION_CHARS].rsplit(" ", 1)[0] + " …"
+    )
 
 
 def top_entities(tables: IndexTables, limit: int = 50) -> list[EntitySummary]:
     """The most connected entities."""
     top = tables.entities.sort_values(["degree", "title"], ascending=[False, True]).head(limit)
     return [
-        EntitySummary(name=row.title, type=str(row.type), degree=int(row.degree), description=_short(row.description))
+        EntitySummary(
+            name=row.title,
+            type=str(row.type),
+            degree=int(row.degree),
+            description=_short(row.description),
+        )
         for row in top.itertuples()
     ]
 
@@ -128,11 +139,20 @@ def entity_detail(tables: IndexTables, name: str) -> EntityDetail:
         degree=int(entity.degree),
         description=str(entity.description or ""),
         relationships=[
-            Relationship(source=r.source, target=r.target, description=str(r.description), weight=float(r.weight))
+            Relationship(
+                source=r.source,
+                target=r.target,
+                description=str(r.description),
+                weight=float(r.weight),
+            )
             for r in touching.itertuples()
         ],
         communities=[
-            CommunityRef(id=int(c.community), level=int(c.level), title=_report_title(tables, int(c.community), c.title))
+            CommunityRef(
+                id=int(c.community),
+                level=int(c.level),
+                title=_report_title(tables, int(c.community), c.title),
+            )
             for c in member_of.sort_values("level").itertuples()
         ],
         documents=_documents_of(tables, entity.text_unit_ids),
@@ -163,7 +183,9 @@ def community_detail(tables: IndexTables, community_id: int) -> CommunityDetail:
         title=str(report.title if report is not None else community.title),
         summary=str(report.summary) if report is not None else "",
         rating=float(report["rank"]) if report is not None else None,
-        findings=[Finding(summary=f["summary"], explanation=f["explanation"]) for f in report.findings]
+        findings=[
+            Finding(summary=f["summary"], explanation=f["explanation"]) for f in report.findings
+        ]
         if report is not None
         else [],
         members=sorted(members["title"]),
@@ -179,7 +201,9 @@ def text_unit_detail(tables: IndexTables, text_unit_id: str) -> TextUnitDetail:
     entity_ids = [] if unit.entity_ids is None else list(unit.entity_ids)
     names = tables.entities.loc[tables.entities["id"].isin(entity_ids), "title"]
     document = prepared(tables).lookup().document_of.get(unit.id, "")
-    return TextUnitDetail(id=unit.id, document=document, text=str(unit.text), entities=sorted(names))
+    return TextUnitDetail(
+        id=unit.id, document=document, text=str(unit.text), entities=sorted(names)
+    )
 
 
 COMPLETIONS = 100
@@ -191,14 +215,21 @@ def completed(candidates: list[str], partial: str) -> tuple[list[str], int]:
     at most COMPLETIONS of them, and how many matched in all."""
     wanted = partial.casefold()
     starting = [value for value in candidates if value.casefold().startswith(wanted)]
-    containing = [value for value in candidates if wanted in value.casefold() and not value.casefold().startswith(wanted)]
+    containing = [
+        value
+        for value in candidates
+        if wanted in value.casefold() and not value.casefold().startswith(wanted)
+    ]
     matched = starting + containing
     return matched[:COMPLETIONS], len(matched)
 
 
 def entity_names(tables: IndexTables) -> list[str]:
     """Every entity's name, the most connected first."""
-    return [str(title) for title in tables.entities.sort_values("degree", ascending=False, kind="stable")["title"]]
+    return [
+        str(title)
+        for title in tables.entities.sort_values("degree", ascending=False, kind="stable")["title"]
+    ]
 
 
 def community_ids(tables: IndexTables) -> list[str]:
@@ -209,13 +240,17 @@ def community_ids(tables: IndexTables) -> list[str]:
 def _broadest_first(tables: IndexTables) -> "pd.DataFrame":
     """The communities with their `size` (member entities), by level, then the largest, then by number."""
     frame = tables.communities.assign(size=tables.communities["entity_ids"].map(len))
-    return frame.sort_values(["level", "size", "community"], ascending=[True, False, True], kind="stable")
+    return frame.sort_values(
+        ["level", "size", "community"], ascending=[True, False, True], kind="stable"
+    )
 
 
 def community_titles(tables: IndexTables) -> dict[int, str]:
     """community number -> its report's title (the community's own title where it has no report)."""
     titles = {int(row.community): str(row.title) for row in tables.communities.itertuples()}
-    titles.update({int(row.community): str(row.title) for row in tables.community_reports.itertuples()})
+    titles.update(
+        {int(row.community): str(row.title) for row in tables.community_reports.itertuples()}
+    )
     return titles
 
 
@@ -261,22 +296,36 @@ def _page(items: list[Item], page: int, uri: str) -> Page[Item]:
     pages = max(1, -(-len(items) // PAGE_SIZE))
     if not 1 <= page <= pages:
         raise RecordNotFoundError(f"no page {page}: {uri}/page/N runs from 1 to {pages}")
-    return Page[Item](page=page, pages=pages, total=len(items), next=f"{uri}/page/{page + 1}" if page < pages else None,
-                   items=items[(page - 1) * PAGE_SIZE:page * PAGE_SIZE])
+    return Page[Item](
+        page=page,
+        pages=pages,
+        total=len(items),
+        next=f"{uri}/page/{page + 1}" if page < pages else None,
+        items=items[(page - 1) * PAGE_SIZE : page * PAGE_SIZE],
+    )
 
 
 def document_page(tables: IndexTables, page: int = 1) -> Page[DocumentSummary]:
     """The documents by title, PAGE_SIZE a page."""
     rows = tables.documents.sort_values("title", kind="stable").itertuples()
-    documents = [DocumentSummary(title=str(row.title), id=str(row.id), text_units=len(row.text_unit_ids))
-                 for row in rows]
+    documents = [
+        DocumentSummary(title=str(row.title), id=str(row.id), text_units=len(row.text_unit_ids))
+        for row in rows
+    ]
     return _page(documents, page, "graphrag://documents")
 
 
 def community_page(tables: IndexTables, page: int = 1) -> Page[CommunitySummary]:
     """The communities, broadest first (by level, then size), PAGE_SIZE a page."""
     titles = community_titles(tables)
-    communities = [CommunitySummary(id=int(row.community), level=int(row.level), title=titles[int(row.community)],
-                                    size=int(row.size), parent=None if int(row.parent) < 0 else int(row.parent))
-                   for row in _broadest_first(tables).itertuples()]
+    communities = [
+        CommunitySummary(
+            id=int(row.community),
+            level=int(row.level),
+            title=titles[int(row.community)],
+            size=int(row.size),
+            parent=None if int(row.parent) < 0 else int(row.parent),
+        )
+        for row in _broadest_first(tables).itertuples()
+    ]
     return _page(communities, page, "graphrag://communities")

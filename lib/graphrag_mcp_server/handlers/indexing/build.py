@@ -22,14 +22,29 @@ from graphrag_mcp_server.config.index_root import (
 )
 from graphrag_mcp_server.config.providers import Provider
 from graphrag_mcp_server.config.settings import ServerSettings
-from graphrag_mcp_server.errors import ConfigError, IndexBuildError, IndexIncompleteError, InputDataError, ProviderError
+from graphrag_mcp_server.errors import (
+    ConfigError,
+    IndexBuildError,
+    IndexIncompleteError,
+    InputDataError,
+    ProviderError,
+)
 from graphrag_mcp_server.handlers import built_with
 from graphrag_mcp_server.handlers.indexing import versions
-from graphrag_mcp_server.handlers.indexing.documents import Limits, Selection, SkipReason, select_documents
+from graphrag_mcp_server.handlers.indexing.documents import (
+    Limits,
+    Selection,
+    SkipReason,
+    select_documents,
+)
 from graphrag_mcp_server.handlers.indexing.model_caches import caches_follow_models
 from graphrag_mcp_server.handlers.indexing.readers import CorpusReader
 from graphrag_mcp_server.handlers.indexing.swallowed import SwallowedFailures, failures_recorded
-from graphrag_mcp_server.handlers.indexing.tuning import changed_prompts, prompt_digests, prompt_notice
+from graphrag_mcp_server.handlers.indexing.tuning import (
+    changed_prompts,
+    prompt_digests,
+    prompt_notice,
+)
 from graphrag_mcp_server.handlers.integrity import Gap, passed_check, record_check, version_gaps
 from graphrag_mcp_server.handlers.results import IndexSummary
 from graphrag_mcp_server.handlers.tables import (
@@ -73,7 +88,9 @@ def _check_data_path(data_path: Path) -> None:
     if not data_path.exists():
         raise InputDataError(f"data path {data_path} does not exist")
     if not data_path.is_dir():
-        raise InputDataError(f"data path {data_path} is not a directory; give the folder that holds your documents")
+        raise InputDataError(
+            f"data path {data_path} is not a directory; give the folder that holds your documents"
+        )
 
 
 def index_config(root: Path, data_path: Path, offline: bool = False) -> "GraphRagConfig":
@@ -87,8 +104,11 @@ def index_config(root: Path, data_path: Path, offline: bool = False) -> "GraphRa
     if not (root / SETTINGS_FILE).exists():
         use_offline = offline or not os.environ.get("GRAPHRAG_API_KEY")
         write_index_root(root, Provider.OFFLINE if use_offline else Provider.OPENAI)
-    config = load_index_config(root, {"input_storage": {"type": "file", "base_dir": str(data_path.resolve())}},
-                               with_models=False)
+    config = load_index_config(
+        root,
+        {"input_storage": {"type": "file", "base_dir": str(data_path.resolve())}},
+        with_models=False,
+    )
     if offline and not is_offline(config):
         msg = (
             f"{root / SETTINGS_FILE} configures other models than the offline one; drop --offline, "
@@ -122,8 +142,9 @@ def _remove_initialised(root: Path, remove_root: bool) -> None:
             folder.rmdir()
 
 
-async def read_documents(config: "GraphRagConfig", root: Path, limits: Limits | None = None
-                         ) -> "tuple[pd.DataFrame, Selection]":
+async def read_documents(
+    config: "GraphRagConfig", root: Path, limits: Limits | None = None
+) -> "tuple[pd.DataFrame, Selection]":
     """The input documents as graphrag's documents table, each selected file read by the graphrag reader
     that fits its format (readers.py), and that selection (what was skipped, and why)."""
     import pandas as pd
@@ -133,7 +154,9 @@ async def read_documents(config: "GraphRagConfig", root: Path, limits: Limits | 
     data_path = Path(config.input_storage.base_dir)
     pattern = config.input.file_pattern or INPUT_FILE_PATTERN
     selection = select_documents(data_path, root, pattern, limits)
-    reader = CorpusReader(config, LocalFileStorage(base_dir=str(data_path), encoding=config.input.encoding))
+    reader = CorpusReader(
+        config, LocalFileStorage(base_dir=str(data_path), encoding=config.input.encoding)
+    )
     rows = await reader.read(selection.files)
     selection.unreadable.update(reader.unreadable)
     if reader.unreadable:
@@ -178,26 +201,39 @@ async def build(
         log_no_item_progress,
         time_workflows_without_tracemalloc,
     )
-    from graphrag_mcp_server.handlers.indexing.lone_entities import with_every_entity_clustered
     from graphrag_mcp_server.handlers.indexing.local_files import use_local_file_storage
+    from graphrag_mcp_server.handlers.indexing.lone_entities import with_every_entity_clustered
     from graphrag_mcp_server.handlers.indexing.record_tables import read_parquet_tables_by_records
-    from graphrag_mcp_server.providers.probe import extraction_probe_key, probe_models, sample_passage
+    from graphrag_mcp_server.providers.probe import (
+        extraction_probe_key,
+        probe_models,
+        sample_passage,
+    )
 
     started = time.perf_counter()
     with versions.index_lock(root), fewer_garbage_collections():
         documents, selection = await read_documents(config, root, limits)
         versions.crash_point("documents-read")
-        manifest = dict(zip(documents["title"].astype(str), documents["id"].astype(str), strict=True))
+        manifest = dict(
+            zip(documents["title"].astype(str), documents["id"].astype(str), strict=True)
+        )
         current = versions.current_version(root)
         previous = versions.read_manifest(current)
         changes = versions.diff(previous, manifest)
         incremental = previous is not None and mode is not IndexMode.FULL
         prompts = prompt_digests(config, root)
-        prompts_changed = (changed_prompts(config, root, read_prompt_digests(current), current / versions.MANIFEST, prompts)
-                           if incremental and current is not None else [])
+        prompts_changed = (
+            changed_prompts(
+                config, root, read_prompt_digests(current), current / versions.MANIFEST, prompts
+            )
+            if incremental and current is not None
+            else []
+        )
         stale = _stale(config, current) if incremental and current is not None else []
         if incremental and not changes.any and not prompts_changed and not stale:
-            return _summary(await count_rows(config), changes, selection, Usage(), started, incremental)
+            return _summary(
+                await count_rows(config), changes, selection, Usage(), started, incremental
+            )
         for told in ([prompt_notice(prompts_changed)] if prompts_changed else []) + stale:
             if notice is not None:
                 notice(told)
@@ -207,7 +243,9 @@ async def build(
         use_models(config)
         import graphrag.api  # noqa: F401 - its import is not the run's time
 
-        started += time.perf_counter() - importing  # `seconds` is the run's, as when these were imported first
+        started += (
+            time.perf_counter() - importing
+        )  # `seconds` is the run's, as when these were imported first
         settings = ServerSettings()
         time_workflows_without_tracemalloc()
         log_no_item_progress()
@@ -215,20 +253,34 @@ async def build(
         use_local_file_storage()
         with track_usage() as usage:  # the model checks are paid for too
             probe_key = extraction_probe_key(config) if method is IndexMethod.STANDARD else None
-            sample = (sample_passage(documents["text"].astype(str))
-                      if probe_key is not None and probe_key != _passed_probe(current) else None)
+            sample = (
+                sample_passage(documents["text"].astype(str))
+                if probe_key is not None and probe_key != _passed_probe(current)
+                else None
+            )
             dimensions = await probe_models(config, settings.provider_probe_seconds, sample)
             if (told := _embedding_width_changed(config, root, dimensions)) and notice is not None:
                 notice(told)
             version = versions.new_version(root)
             versions.crash_point("version-made")
             try:
-                target = with_every_entity_clustered(pin_output(sized_vectors(config, dimensions), version),
-                                                     method.value)
-                kept, counts = await _built(target, documents, method, callbacks, current, incremental, version,
-                                            settings.provider_failure_limit, usage)
-                (version / PROMPT_DIGESTS).write_text(json.dumps(prompts, indent=1, sort_keys=True),
-                                                      encoding="utf-8")
+                target = with_every_entity_clustered(
+                    pin_output(sized_vectors(config, dimensions), version), method.value
+                )
+                kept, counts = await _built(
+                    target,
+                    documents,
+                    method,
+                    callbacks,
+                    current,
+                    incremental,
+                    version,
+                    settings.provider_failure_limit,
+                    usage,
+                )
+                (version / PROMPT_DIGESTS).write_text(
+                    json.dumps(prompts, indent=1, sort_keys=True), encoding="utf-8"
+                )
                 built_with.record(version, config)
                 if probe_key is not None:
                     (version / PASSED_PROBE).write_text(probe_key, encoding="utf-8")
@@ -266,20 +318,35 @@ def sized_vectors(config: "GraphRagConfig", dimensions: dict[str, int]) -> "Grap
     row); a warning names the setting to change."""
     model = config.embed_text.embedding_model_id
     found, store = dimensions.get(model), config.vector_store
-    sizes = {store.vector_size, *(schema.vector_size for schema in (store.index_schema or {}).values())}
+    sizes = {
+        store.vector_size,
+        *(schema.vector_size for schema in (store.index_schema or {}).values()),
+    }
     if found is None or sizes == {found}:
         return config
-    logger.warning("embedding model %s returns vectors of %d numbers, settings.yaml's vector_store.vector_size "
-                   "says %s: indexing with %d (set vector_size: %d in settings.yaml to say so)", model, found,
-                   store.vector_size, found, found)
-    schemas = {name: schema.model_copy(update={"vector_size": found})
-               for name, schema in (store.index_schema or {}).items()}
-    return config.model_copy(update={"vector_store": store.model_copy(update={"vector_size": found,
-                                                                            "index_schema": schemas})})
+    logger.warning(
+        "embedding model %s returns vectors of %d numbers, settings.yaml's vector_store.vector_size "
+        "says %s: indexing with %d (set vector_size: %d in settings.yaml to say so)",
+        model,
+        found,
+        store.vector_size,
+        found,
+        found,
+    )
+    schemas = {
+        name: schema.model_copy(update={"vector_size": found})
+        for name, schema in (store.index_schema or {}).items()
+    }
+    return config.model_copy(
+        update={
+            "vector_store": store.model_copy(update={"vector_size": found, "index_schema": schemas})
+        }
+    )
 
 
-def _raise_first_failure(config: "GraphRagConfig", outputs: list, provider_failure: str | None,
-                         last_error: str | None) -> None:
+def _raise_first_failure(
+    config: "GraphRagConfig", outputs: list, provider_failure: str | None, last_error: str | None
+) -> None:
     """The first failed workflow as an error; the provider's reason when it stopped answering."""
     failed = [output for output in outputs if output.error is not None]
     if failed and provider_failure is not None:
@@ -293,9 +360,17 @@ def _raise_first_failure(config: "GraphRagConfig", outputs: list, provider_failu
         raise IndexBuildError(msg)
 
 
-async def _built(target: "GraphRagConfig", documents: "pd.DataFrame", method: IndexMethod,
-                 callbacks: "list[WorkflowCallbacks] | None", current: Path | None, incremental: bool,
-                 version: Path, failure_limit: int, usage: Usage) -> "tuple[Kept, dict[str, int]]":
+async def _built(
+    target: "GraphRagConfig",
+    documents: "pd.DataFrame",
+    method: IndexMethod,
+    callbacks: "list[WorkflowCallbacks] | None",
+    current: Path | None,
+    incremental: bool,
+    version: Path,
+    failure_limit: int,
+    usage: Usage,
+) -> "tuple[Kept, dict[str, int]]":
     """graphrag's pipeline over `documents` into `version` (`target` pinned to it), keeping what the served version
     `current` allows when `incremental`; the version checked whole (refused with what it lacks otherwise) and its
     records written. What it kept, and the rows of each table."""
@@ -304,23 +379,41 @@ async def _built(target: "GraphRagConfig", documents: "pd.DataFrame", method: In
     from graphrag_mcp_server.handlers.indexing.kept import kept_from, with_kept_workflows
 
     target = with_kept_workflows(target, method.value)
-    with (provider_breaker(failure_limit) as breaker, failures_recorded() as failures,
-          kept_from(current if incremental else None, target, version) as kept):
-        outputs = await build_index(target, method=method.value, callbacks=_with_crash_points(callbacks),
-                                    additional_context=kept.workflow_state, input_documents=documents)
+    with (
+        provider_breaker(failure_limit) as breaker,
+        failures_recorded() as failures,
+        kept_from(current if incremental else None, target, version) as kept,
+    ):
+        outputs = await build_index(
+            target,
+            method=method.value,
+            callbacks=_with_crash_points(callbacks),
+            additional_context=kept.workflow_state,
+            input_documents=documents,
+        )
     kept.workflows = [output.workflow for output in outputs]
     stopped = next((output for output in outputs if output.error is not None), None)
-    if failures.count() and stopped is not None and not breaker.tripped:  # a tripped breaker names the provider
-        _refuse_incomplete([], failures, usage, current, f"{stopped.workflow} stopped: {stopped.error}")
-    _raise_first_failure(target, outputs, breaker.reason if breaker.tripped else None, usage.last_error)
-    _refuse_incomplete(version_gaps(target, version, set(failures.extractions)), failures, usage, current)
+    if (
+        failures.count() and stopped is not None and not breaker.tripped
+    ):  # a tripped breaker names the provider
+        _refuse_incomplete(
+            [], failures, usage, current, f"{stopped.workflow} stopped: {stopped.error}"
+        )
+    _raise_first_failure(
+        target, outputs, breaker.reason if breaker.tripped else None, usage.last_error
+    )
+    _refuse_incomplete(
+        version_gaps(target, version, set(failures.extractions)), failures, usage, current
+    )
     versions.crash_point("checked")
     record_check(version)
     record_vector_tables(target)
     return kept, await count_rows(target)
 
 
-def _with_crash_points(callbacks: "list[WorkflowCallbacks] | None") -> "list[WorkflowCallbacks] | None":
+def _with_crash_points(
+    callbacks: "list[WorkflowCallbacks] | None",
+) -> "list[WorkflowCallbacks] | None":
     """The callbacks, plus one that makes each workflow's end a crash point while the test hook is set."""
     if not os.environ.get(versions.CRASH_AT):
         return callbacks
@@ -337,53 +430,90 @@ def _stale(config: "GraphRagConfig", current: Path) -> list[str]:
     """Why the served version must be built again although no document changed: settings.yaml differs from
     what it was built with, or it lacks reports, extractions or vectors (each what it makes the run redo)."""
     before = built_with.recorded(current)
-    told = [f"settings.yaml changed since the served version was built: {change}"
-            for change in (built_with.changes(before, built_with.built_with(config)) if before else [])]
+    told = [
+        f"settings.yaml changed since the served version was built: {change}"
+        for change in (built_with.changes(before, built_with.built_with(config)) if before else [])
+    ]
     if not passed_check(current) or recorded_vector_rows(config) is None:
         gaps = version_gaps(config, current)
-        told += [f"the served version is incomplete ({'; '.join(map(str, gaps))}): this run computes only what "
-                 "is missing"] if gaps else []
+        told += (
+            [
+                f"the served version is incomplete ({'; '.join(map(str, gaps))}): this run computes only what "
+                "is missing"
+            ]
+            if gaps
+            else []
+        )
     return told
 
 
-def _embedding_width_changed(config: "GraphRagConfig", root: Path, dimensions: dict[str, int]) -> str | None:
+def _embedding_width_changed(
+    config: "GraphRagConfig", root: Path, dimensions: dict[str, int]
+) -> str | None:
     """When the embedding model now returns vectors of another width than the served tables hold (it changed
     behind its name): its cached vectors are dropped, since graphrag's cache answers by the request alone and would
     replay the old model's, and what to tell is returned (every vector is computed again: the width is part of the
     embeddings' fingerprint)."""
-    found, held = dimensions.get(config.embed_text.embedding_model_id), recorded_vector_widths(config)
+    found, held = (
+        dimensions.get(config.embed_text.embedding_model_id),
+        recorded_vector_widths(config),
+    )
     if found is None or not held or set(held.values()) == {found}:
         return None
-    told = (f"the embedding model now returns vectors of {found} numbers, the served version holds "
-            f"{', '.join(map(str, sorted(set(held.values()))))}: every vector is computed again")
+    told = (
+        f"the embedding model now returns vectors of {found} numbers, the served version holds "
+        f"{', '.join(map(str, sorted(set(held.values()))))}: every vector is computed again"
+    )
     if config.cache.storage.type == "file":
-        cache = root / (config.cache.storage.base_dir or "cache") / config.embed_text.model_instance_name
+        cache = (
+            root
+            / (config.cache.storage.base_dir or "cache")
+            / config.embed_text.model_instance_name
+        )
         if cache.is_dir():
             shutil.rmtree(cache)
             told += f", and the old model's cached vectors in {cache} are dropped"
     return told
 
 
-def _refuse_incomplete(gaps: list[Gap], failures: SwallowedFailures, usage: Usage, current: Path | None,
-                       stopped: str | None = None) -> None:
+def _refuse_incomplete(
+    gaps: list[Gap],
+    failures: SwallowedFailures,
+    usage: Usage,
+    current: Path | None,
+    stopped: str | None = None,
+) -> None:
     """Refuse to publish a version with gaps (or whose model calls failed until a workflow `stopped`), naming
     what it lacks, the provider's last error and what to do."""
     if not gaps and not failures.count():
         return
     reason = failures.last_reason() or usage.last_error
     why = f"; the model's last error: {reason.rstrip('.')}" if reason else ""
-    served = "the version served before stays current" if current is not None else "no version is served yet"
+    served = (
+        "the version served before stays current"
+        if current is not None
+        else "no version is served yet"
+    )
     missing = "; ".join(map(str, gaps)) or f"model calls failed: {failures.summary()}"
     if stopped:
         missing += f" ({stopped})"
-    msg = (f"indexing did not publish the new version, it is incomplete: {missing}{why}. {served.capitalize()}; "
-           "run the same index command again once the model provider answers: only the missing work is sent "
-           "to the model (what succeeded is in graphrag's cache)")
+    msg = (
+        f"indexing did not publish the new version, it is incomplete: {missing}{why}. {served.capitalize()}; "
+        "run the same index command again once the model provider answers: only the missing work is sent "
+        "to the model (what succeeded is in graphrag's cache)"
+    )
     raise IndexIncompleteError(msg)
 
 
-def _summary(counts: dict[str, int], changes: "versions.DocumentChanges", selection: Selection, usage: Usage,
-             started: float, incremental: bool, kept: "Kept | None" = None) -> IndexSummary:
+def _summary(
+    counts: dict[str, int],
+    changes: "versions.DocumentChanges",
+    selection: Selection,
+    usage: Usage,
+    started: float,
+    incremental: bool,
+    kept: "Kept | None" = None,
+) -> IndexSummary:
     return IndexSummary(
         **counts,
         skipped=dict(sorted(selection.skipped.items())),
@@ -398,7 +528,9 @@ def _summary(counts: dict[str, int], changes: "versions.DocumentChanges", select
         embedding_calls=usage.embedding_calls,
         seconds=round(time.perf_counter() - started, 3),
         mode=IndexMode.INCREMENTAL.value if incremental else IndexMode.FULL.value,
-        carried_over={step.value: memo.reused for step, memo in kept.carried.items()} if kept else {},
+        carried_over={step.value: memo.reused for step, memo in kept.carried.items()}
+        if kept
+        else {},
         computed={step.value: memo.computed for step, memo in kept.carried.items()} if kept else {},
         clustering=kept.clustering if kept else None,
         vectors_written=kept.vectors.written if kept else {},

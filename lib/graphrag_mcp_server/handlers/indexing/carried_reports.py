@@ -25,8 +25,12 @@ ORIGINALS: dict[str, Any] = {}
 """graphrag's own report extractor, set by carry_over's install."""
 
 
-def sort_context_batch(community_df: "pd.DataFrame", tokenizer: "Tokenizer", max_context_tokens: int,
-                        parallel: bool = False) -> "pd.DataFrame":
+def sort_context_batch(
+    community_df: "pd.DataFrame",
+    tokenizer: "Tokenizer",
+    max_context_tokens: int,
+    parallel: bool = False,
+) -> "pd.DataFrame":
     """graphrag's `parallel_sort_context_batch` with `community_context` (members without an edge included),
     taking unchanged contexts from the previous version."""
     import graphrag.data_model.schemas as schemas
@@ -40,14 +44,20 @@ def sort_context_batch(community_df: "pd.DataFrame", tokenizer: "Tokenizer", max
         ranked, ids = ranked_records(records)
         key = memos.input_hash(CONTEXT_FORM, max_context_tokens, ranked)
         stored = carried[memos.Step.REPORT_CONTEXT].take(key)
-        context = None if stored is None else renumbered_context(stored, ids, tokenizer, max_context_tokens)
+        context = (
+            None
+            if stored is None
+            else renumbered_context(stored, ids, tokenizer, max_context_tokens)
+        )
         if context is None:
             context = community_context(records, tokenizer, max_context_tokens)
             carried[memos.Step.REPORT_CONTEXT].put(key, [*context, ids])
         found.append(context)
     community_df[schemas.CONTEXT_STRING] = [text for text, _ in found]
     community_df[schemas.CONTEXT_SIZE] = [size for _, size in found]
-    community_df[schemas.CONTEXT_EXCEED_FLAG] = community_df[schemas.CONTEXT_SIZE] > max_context_tokens
+    community_df[schemas.CONTEXT_EXCEED_FLAG] = (
+        community_df[schemas.CONTEXT_SIZE] > max_context_tokens
+    )
     return community_df
 
 
@@ -58,29 +68,64 @@ def ranked_records(records: list[dict]) -> tuple[list[dict], dict[str, list[int]
 
     short_id = schemas.SHORT_ID
     nodes = [record[schemas.NODE_DETAILS] for record in records]
-    edges = [edge for record in records for edge in record.get(schemas.EDGE_DETAILS, []) if isinstance(edge, dict)]
-    claims = [claim for record in records if isinstance(record.get(schemas.CLAIM_DETAILS), list)
-              for claim in record[schemas.CLAIM_DETAILS] if isinstance(claim, dict) and claim.get(short_id) is not None]
-    ids = {title: sorted({int(detail[short_id]) for detail in details})
-           for title, details in (("Entities", nodes), ("Relationships", edges), ("Claims", claims)) if details}
-    rank = {title: {number: position for position, number in enumerate(numbers)} for title, numbers in ids.items()}
+    edges = [
+        edge
+        for record in records
+        for edge in record.get(schemas.EDGE_DETAILS, [])
+        if isinstance(edge, dict)
+    ]
+    claims = [
+        claim
+        for record in records
+        if isinstance(record.get(schemas.CLAIM_DETAILS), list)
+        for claim in record[schemas.CLAIM_DETAILS]
+        if isinstance(claim, dict) and claim.get(short_id) is not None
+    ]
+    ids = {
+        title: sorted({int(detail[short_id]) for detail in details})
+        for title, details in (("Entities", nodes), ("Relationships", edges), ("Claims", claims))
+        if details
+    }
+    rank = {
+        title: {number: position for position, number in enumerate(numbers)}
+        for title, numbers in ids.items()
+    }
 
     def ranked(detail: Any, title: str) -> Any:
         if not isinstance(detail, dict) or detail.get(short_id) is None:
             return detail
         return {**detail, short_id: rank[title][int(detail[short_id])]}
 
-    return [{**record,
-             schemas.NODE_DETAILS: ranked(record[schemas.NODE_DETAILS], "Entities"),
-             **({schemas.EDGE_DETAILS: [ranked(edge, "Relationships") for edge in record[schemas.EDGE_DETAILS]]}
-                if isinstance(record.get(schemas.EDGE_DETAILS), list) else {}),
-             **({schemas.CLAIM_DETAILS: [ranked(claim, "Claims") for claim in record[schemas.CLAIM_DETAILS]]}
-                if isinstance(record.get(schemas.CLAIM_DETAILS), list) else {})}
-            for record in records], ids
+    return [
+        {
+            **record,
+            schemas.NODE_DETAILS: ranked(record[schemas.NODE_DETAILS], "Entities"),
+            **(
+                {
+                    schemas.EDGE_DETAILS: [
+                        ranked(edge, "Relationships") for edge in record[schemas.EDGE_DETAILS]
+                    ]
+                }
+                if isinstance(record.get(schemas.EDGE_DETAILS), list)
+                else {}
+            ),
+            **(
+                {
+                    schemas.CLAIM_DETAILS: [
+                        ranked(claim, "Claims") for claim in record[schemas.CLAIM_DETAILS]
+                    ]
+                }
+                if isinstance(record.get(schemas.CLAIM_DETAILS), list)
+                else {}
+            ),
+        }
+        for record in records
+    ], ids
 
 
-def renumbered_context(stored: list, ids: dict[str, list[int]], tokenizer: "Tokenizer",
-                        max_context_tokens: int | None) -> tuple[str, int] | None:
+def renumbered_context(
+    stored: list, ids: dict[str, list[int]], tokenizer: "Tokenizer", max_context_tokens: int | None
+) -> tuple[str, int] | None:
     """A stored context (text, tokens, its records' numbers) with its records' numbers changed to `ids`
     (those of the same rank); None where that could change what the budget lets in (a cut context)."""
     if len(stored) != 3:
@@ -97,7 +142,9 @@ def renumbered_context(stored: list, ids: dict[str, list[int]], tokenizer: "Toke
             parts[position] = _renumbered_rows(parts[position], numbers[parts[position - 1]])
     except KeyError:  # a table or row number the records do not hold: write the context anew
         return None
-    renumbered = "".join(f"-----{part}-----\n" if position % 2 else part for position, part in enumerate(parts))
+    renumbered = "".join(
+        f"-----{part}-----\n" if position % 2 else part for position, part in enumerate(parts)
+    )
     size = tokenizer.num_tokens(renumbered)
     return None if max_context_tokens and size > max_context_tokens else (renumbered, size)
 
@@ -109,7 +156,7 @@ def _renumbered_rows(table: str, numbers: dict[int, int]) -> str:
     quoted = False
     for position, line in enumerate(lines):
         if position and not quoted and (match := _ROW_NUMBER.match(line)) is not None:
-            lines[position] = f"{numbers[int(match.group(1))]}{line[match.end(1):]}"
+            lines[position] = f"{numbers[int(match.group(1))]}{line[match.end(1) :]}"
         quoted ^= line.count('"') % 2 == 1
     return "\n".join(lines)
 
@@ -118,7 +165,9 @@ CONTEXT_FORM = "members-without-edges"
 """Part of a stored context's key: contexts stored before members without an edge were written are not reused."""
 
 
-def community_context(records: list[dict], tokenizer: "Tokenizer", max_context_tokens: int | None) -> tuple[str, int]:
+def community_context(
+    records: list[dict], tokenizer: "Tokenizer", max_context_tokens: int | None
+) -> tuple[str, int]:
     """graphrag's `sort_context` of a community's records, and its tokens, with the members that have no edge in
     the community after those that do.
 
@@ -129,7 +178,9 @@ def community_context(records: list[dict], tokenizer: "Tokenizer", max_context_t
     with the whole context, so it is written once here; otherwise graphrag's own `sort_context` cuts it
     (members without an edge are then left out, as graphrag leaves them).
     """
-    from graphrag.index.operations.summarize_communities.graph_context.sort_context import sort_context
+    from graphrag.index.operations.summarize_communities.graph_context.sort_context import (
+        sort_context,
+    )
 
     whole = _whole_context(records)
     tokens = tokenizer.num_tokens(whole)
@@ -146,14 +197,28 @@ def _whole_context(records: list[dict]) -> str:
     import pandas as pd
 
     short_id = schemas.SHORT_ID
-    edges = [{**edge, short_id: int(edge[short_id])} for record in records
-             for edge in record.get(schemas.EDGE_DETAILS, []) if isinstance(edge, dict)]
-    nodes = {record[schemas.TITLE]: {**record[schemas.NODE_DETAILS],
-                                     short_id: int(record[schemas.NODE_DETAILS][short_id])} for record in records}
-    claims = {record[schemas.TITLE]: [{**claim, short_id: int(claim[short_id])}
-                                      for claim in record.get(schemas.CLAIM_DETAILS, [])
-                                      if isinstance(claim, dict) and claim.get(short_id) is not None]
-              for record in records if isinstance(record.get(schemas.CLAIM_DETAILS), list)}
+    edges = [
+        {**edge, short_id: int(edge[short_id])}
+        for record in records
+        for edge in record.get(schemas.EDGE_DETAILS, [])
+        if isinstance(edge, dict)
+    ]
+    nodes = {
+        record[schemas.TITLE]: {
+            **record[schemas.NODE_DETAILS],
+            short_id: int(record[schemas.NODE_DETAILS][short_id]),
+        }
+        for record in records
+    }
+    claims = {
+        record[schemas.TITLE]: [
+            {**claim, short_id: int(claim[short_id])}
+            for claim in record.get(schemas.CLAIM_DETAILS, [])
+            if isinstance(claim, dict) and claim.get(short_id) is not None
+        ]
+        for record in records
+        if isinstance(record.get(schemas.CLAIM_DETAILS), list)
+    }
     edges.sort(key=lambda edge: (-edge.get(schemas.EDGE_DEGREE, 0), edge.get(short_id, "")))
     tables: dict[str, dict] = {"Entities": {}, "Claims": {}, "Relationships": {}}
     for edge in edges:
@@ -163,18 +228,28 @@ def _whole_context(records: list[dict]) -> str:
             for claim in claims.get(title) or []:
                 tables["Claims"].setdefault(claim[short_id], claim)
         tables["Relationships"].setdefault(edge[short_id], edge)
-    for title, node in sorted(nodes.items(), key=lambda item: (-item[1].get(schemas.NODE_DEGREE, 0),
-                                                                  item[1][short_id])):
+    for title, node in sorted(
+        nodes.items(), key=lambda item: (-item[1].get(schemas.NODE_DEGREE, 0), item[1][short_id])
+    ):
         if node[short_id] not in tables["Entities"]:
             tables["Entities"][node[short_id]] = node
             for claim in claims.get(title) or []:
                 tables["Claims"].setdefault(claim[short_id], claim)
-    return "\n\n".join(f"-----{label}-----\n{pd.DataFrame(list(rows.values())).to_csv(index=False, sep=',')}"
-                        for label, rows in tables.items() if rows)
+    return "\n\n".join(
+        f"-----{label}-----\n{pd.DataFrame(list(rows.values())).to_csv(index=False, sep=',')}"
+        for label, rows in tables.items()
+        if rows
+    )
 
 
-async def run_report_extractor(community: str | int, input: str, level: int, model: Any,  # noqa: A002
-                                extraction_prompt: str, max_report_length: int) -> Any:
+async def run_report_extractor(
+    community: str | int,
+    input: str,
+    level: int,
+    model: Any,
+    extraction_prompt: str,
+    max_report_length: int,
+) -> Any:
     """graphrag's report of one community, taking the previous version's report written from the same rows
     (`report_rows`), its citations moved to those rows' numbers in this context; a lone entity's report is
     written from its row (`lone_entities.lone_entity_report`)."""
@@ -183,16 +258,26 @@ async def run_report_extractor(community: str | int, input: str, level: int, mod
     run_extractor = ORIGINALS["report"]
     carried = memos.current.get()
     if carried is None:
-        return await run_extractor(community, input, level, model, extraction_prompt, max_report_length)
+        return await run_extractor(
+            community, input, level, model, extraction_prompt, max_report_length
+        )
     tables, rows = report_rows(input)
     key = memos.input_hash(tables, memos.text_digest(extraction_prompt), max_report_length)
     stored = carried[memos.Step.REPORT].take(key)
-    report = None if stored is None or "rows" not in stored else renumbered(stored["report"], stored["rows"], rows)
+    report = (
+        None
+        if stored is None or "rows" not in stored
+        else renumbered(stored["report"], stored["rows"], rows)
+    )
     if report is None:
-        fresh = await run_extractor(community, input, level, model, extraction_prompt, max_report_length)
+        fresh = await run_extractor(
+            community, input, level, model, extraction_prompt, max_report_length
+        )
         if fresh is None:
             return None
-        report = {name: value for name, value in fresh.items() if name not in ("community", "level")}
+        report = {
+            name: value for name, value in fresh.items() if name not in ("community", "level")
+        }
         carried[memos.Step.REPORT].put(key, {"report": report, "rows": rows})
     return {"community": community, "level": level, **report}
 
@@ -222,15 +307,18 @@ def report_rows(context: str) -> tuple[list, dict[str, dict[str, str]]]:
             tables.append([title, body])
             continue
         kept = [column for column, name in enumerate(header) if column and name not in DEGREES]
-        contents = {record[0]: json.dumps([record[column] for column in kept if column < len(record)])
-                    for record in records}
+        contents = {
+            record[0]: json.dumps([record[column] for column in kept if column < len(record)])
+            for record in records
+        }
         rows[title] = {number: memos.input_hash(content) for number, content in contents.items()}
         tables.append([title, [header[column] for column in kept], sorted(contents.values())])
     return tables, rows
 
 
-def renumbered(report: dict[str, Any], cited: dict[str, dict[str, str]], current: dict[str, dict[str, str]]
-               ) -> dict[str, Any] | None:
+def renumbered(
+    report: dict[str, Any], cited: dict[str, dict[str, str]], current: dict[str, dict[str, str]]
+) -> dict[str, Any] | None:
     """`report` with the record numbers it cites (`[Data: Entities (3, 7); Relationships (12)]`) changed from
     those of the context it was written for (`cited`: number -> row digest) to those of the same rows in this
     context; None when it cites a number that context did not hold."""
@@ -238,8 +326,10 @@ def renumbered(report: dict[str, Any], cited: dict[str, dict[str, str]], current
     for title, was in cited.items():
         now = {row: int(number) for number, row in current.get(title, {}).items()}
         numbers[title] = {int(number): now[row] for number, row in was.items() if row in now}
-    if all(len(numbers[title]) == len(was) and all(old == new for old, new in numbers[title].items())
-           for title, was in cited.items()):
+    if all(
+        len(numbers[title]) == len(was) and all(old == new for old, new in numbers[title].items())
+        for title, was in cited.items()
+    ):
         return report  # every row kept its number (stable ids: most reports of an update)
 
     def table(match: re.Match) -> str:
@@ -247,8 +337,10 @@ def renumbered(report: dict[str, Any], cited: dict[str, dict[str, str]], current
         if title not in numbers:
             return match.group(0)
         start, end = match.span(2)
-        listed = _NUMBER.sub(lambda number: str(numbers[title][int(number.group(0))]), match.group(2))
-        return match.string[match.start(0):start] + listed + match.string[end:match.end(0)]
+        listed = _NUMBER.sub(
+            lambda number: str(numbers[title][int(number.group(0))]), match.group(2)
+        )
+        return match.string[match.start(0) : start] + listed + match.string[end : match.end(0)]
 
     def text(value: Any) -> Any:
         if isinstance(value, str):

@@ -50,9 +50,12 @@ def _install() -> None:
     operations = "graphrag.index.operations"
     carried_reports.ORIGINALS["report"] = replace(
         f"{operations}.summarize_communities.summarize_communities.run_extractor",
-        carried_reports.run_report_extractor)
-    replace(f"{operations}.summarize_communities.graph_context.context_builder.parallel_sort_context_batch",
-            carried_reports.sort_context_batch)
+        carried_reports.run_report_extractor,
+    )
+    replace(
+        f"{operations}.summarize_communities.graph_context.context_builder.parallel_sort_context_batch",
+        carried_reports.sort_context_batch,
+    )
 
 
 CONNECTION_ARGS = {"max_retries", "timeout"}
@@ -62,27 +65,40 @@ CONNECTION_ARGS = {"max_retries", "timeout"}
 def _answering(model: Any) -> dict[str, Any]:
     """What decides a model's answers: its kind, provider, name, server and call arguments (not its key, retry
     policy, rate limits, metrics or timeouts, which change how a request is sent)."""
-    return {"type": model.type, "provider": model.model_provider, "model": model.model, "api_base": model.api_base,
-            "deployment": model.azure_deployment_name,
-            "call_args": {name: value for name, value in model.call_args.items() if name not in CONNECTION_ARGS}}
+    return {
+        "type": model.type,
+        "provider": model.model_provider,
+        "model": model.model,
+        "api_base": model.api_base,
+        "deployment": model.azure_deployment_name,
+        "call_args": {
+            name: value for name, value in model.call_args.items() if name not in CONNECTION_ARGS
+        },
+    }
 
 
 def fingerprints(config: "GraphRagConfig") -> dict[Step, str]:
     """A hash per step of what its stored results depend on besides their input: the model that step calls
     (and the vector size, for embeddings). A changed model redoes exactly the steps that call it."""
+
     def completion(model_id: str) -> str:
         return input_hash(_answering(config.get_completion_model_config(model_id)))
 
     reports = completion(config.community_reports.completion_model_id)
     embedding = config.get_embedding_model_config(config.embed_text.embedding_model_id)
-    return {Step.EXTRACTION: completion(config.extract_graph.completion_model_id),
-            Step.SUMMARY: completion(config.summarize_descriptions.completion_model_id),
-            Step.REPORT_CONTEXT: reports, Step.REPORT: reports,  # a context is cut to the report model's budget
-            Step.EMBEDDING: input_hash(_answering(embedding), config.vector_store.vector_size)}
+    return {
+        Step.EXTRACTION: completion(config.extract_graph.completion_model_id),
+        Step.SUMMARY: completion(config.summarize_descriptions.completion_model_id),
+        Step.REPORT_CONTEXT: reports,
+        Step.REPORT: reports,  # a context is cut to the report model's budget
+        Step.EMBEDDING: input_hash(_answering(embedding), config.vector_store.vector_size),
+    }
 
 
 @contextmanager
-def work_carried_over(previous: Path | None, version: Path, models: dict[Step, str]) -> Iterator[CarriedOver]:
+def work_carried_over(
+    previous: Path | None, version: Path, models: dict[Step, str]
+) -> Iterator[CarriedOver]:
     """Within the block, results whose input is unchanged come from `previous` (each step's when it was made
     under the same `models` fingerprint); when the block completes, `version` stores those this run used."""
     _install()
@@ -113,11 +129,28 @@ def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
         for key, result in memo.used.items():
             stored = memo.stored_form.get(key)
             if step is Step.EMBEDDING:
-                rows.append((step.value, key, None, stored if stored is not None else np.asarray(result, np.float32),
-                             models[step]))
+                rows.append(
+                    (
+                        step.value,
+                        key,
+                        None,
+                        stored if stored is not None else np.asarray(result, np.float32),
+                        models[step],
+                    )
+                )
             else:
-                rows.append((step.value, key, stored if stored is not None else json.dumps(result), None, models[step]))
-    pd.DataFrame(rows, columns=["step", "key", "result", "vector", "models"]).to_parquet(table, index=False)
+                rows.append(
+                    (
+                        step.value,
+                        key,
+                        stored if stored is not None else json.dumps(result),
+                        None,
+                        models[step],
+                    )
+                )
+    pd.DataFrame(rows, columns=["step", "key", "result", "vector", "models"]).to_parquet(
+        table, index=False
+    )
 
 
 def _read(version: Path | None, models: dict[Step, str]) -> dict[Step, dict[str, Any]]:
@@ -130,16 +163,22 @@ def _read(version: Path | None, models: dict[Step, str]) -> dict[Step, dict[str,
     if version is None:
         return {}
     try:
-        table = pq.read_table(version / TABLE, columns=["step", "key", "result", "vector", "models"])
+        table = pq.read_table(
+            version / TABLE, columns=["step", "key", "result", "vector", "models"]
+        )
     except (OSError, ValueError, KeyError, pa.ArrowException):
         return {}
     same = table.filter(pc.is_in(table["models"], pa.array(sorted(set(models.values())))))
     stored: dict[Step, dict[str, Any]] = {step: {} for step in Step}
     models_of = {step.value: made_with for step, made_with in models.items()}
-    for step, key, result, vector, made_with in zip(same["step"].to_pylist(), same["key"].to_pylist(),
-                                                    same["result"].to_pylist(),
-                                                    same["vector"].to_numpy(zero_copy_only=False),
-                                                    same["models"].to_pylist(), strict=True):
+    for step, key, result, vector, made_with in zip(
+        same["step"].to_pylist(),
+        same["key"].to_pylist(),
+        same["result"].to_pylist(),
+        same["vector"].to_numpy(zero_copy_only=False),
+        same["models"].to_pylist(),
+        strict=True,
+    ):
         if models_of.get(step) == made_with:
             stored[Step(step)][key] = vector if step == Step.EMBEDDING else result
     return stored

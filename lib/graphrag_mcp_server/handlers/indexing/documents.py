@@ -60,10 +60,14 @@ def skip_reason(path: Path, data_path: Path, index_root: Path) -> str | None:
     return None
 
 
-def select_documents(data_path: Path, index_root: Path, file_pattern: str, limits: Limits | None = None) -> Selection:
+def select_documents(
+    data_path: Path, index_root: Path, file_pattern: str, limits: Limits | None = None
+) -> Selection:
     """The files of `data_path` to index, in graphrag's order; refuse a folder over `limits`."""
     data_path, index_root = data_path.resolve(), index_root.resolve()
-    if data_path == index_root or any(data_path.is_relative_to(index_root / name) for name in INDEX_FOLDERS):
+    if data_path == index_root or any(
+        data_path.is_relative_to(index_root / name) for name in INDEX_FOLDERS
+    ):
         msg = f"data path {data_path} is the index root or inside its own files; give the folder of your documents"
         raise InputDataError(msg)
     pattern, selection = re.compile(file_pattern), Selection()
@@ -91,12 +95,21 @@ def in_graphrag_order(data_path: Path, files: list[str]) -> list[str]:
     order), the rest by path. Entities and relationships are numbered in document order and those
     numbers are in the report prompts: in graphrag's order, an index of a folder equals the one
     `graphrag index` builds from it, and reuses every cached call of a `graphrag index` project."""
-    listed = {path.relative_to(data_path).as_posix(): position for position, path in enumerate(data_path.rglob("**/*"))}
+    listed = {
+        path.relative_to(data_path).as_posix(): position
+        for position, path in enumerate(data_path.rglob("**/*"))
+    }
     return sorted(files, key=lambda file: (listed.get(file, len(listed)), file))
 
 
-def _consider(path: Path, data_path: Path, index_root: Path, pattern: re.Pattern[str], selection: Selection,
-              folders: list[Path]) -> None:
+def _consider(
+    path: Path,
+    data_path: Path,
+    index_root: Path,
+    pattern: re.Pattern[str],
+    selection: Selection,
+    folders: list[Path],
+) -> None:
     if (reason := skip_reason(path, data_path, index_root)) is not None:
         selection.skipped[reason] += 1
     elif path.is_dir():
@@ -113,10 +126,14 @@ def _consider(path: Path, data_path: Path, index_root: Path, pattern: re.Pattern
 
 def _check(selection: Selection, data_path: Path, limits: Limits) -> None:
     if len(selection.files) > limits.max_documents:
-        msg = (f"{data_path} holds more than {limits.max_documents:,} documents, the limit of one index job "
-               f"({limits.setting}); index a smaller folder")
+        msg = (
+            f"{data_path} holds more than {limits.max_documents:,} documents, the limit of one index job "
+            f"({limits.setting}); index a smaller folder"
+        )
         raise InputDataError(msg)
     if selection.bytes > limits.max_bytes:
-        msg = (f"{data_path} holds more than {limits.max_bytes:,} bytes of documents ({len(selection.files):,} "
-               f"documents so far), the limit of one index job ({limits.setting}); index a smaller folder")
+        msg = (
+            f"{data_path} holds more than {limits.max_bytes:,} bytes of documents ({len(selection.files):,} "
+            f"documents so far), the limit of one index job ({limits.setting}); index a smaller folder"
+        )
         raise InputDataError(msg)

@@ -24,7 +24,9 @@ class IndexJobs:
 
     def __init__(self) -> None:
         self._jobs: dict[str, IndexJob] = {}
-        self._tasks: dict[str, asyncio.Task[None]] = {}  # strong references: asyncio keeps only weak ones
+        self._tasks: dict[
+            str, asyncio.Task[None]
+        ] = {}  # strong references: asyncio keeps only weak ones
         self._changed: dict[str, asyncio.Event] = {}
         self._workers: dict[str, asyncio.subprocess.Process] = {}
         self._keep_warm = False
@@ -72,17 +74,31 @@ class IndexJobs:
             raise GraphRagMcpError(f"no index job {job_id!r} (known jobs: {known})")
         return self._jobs[job_id]
 
-    def start(self, root: Path, data_path: Path, mode: str, on_end: Callable[[IndexJob], None],
-              limits: Limits | None = None, tune: TuneOptions | None = None) -> IndexJob:
+    def start(
+        self,
+        root: Path,
+        data_path: Path,
+        mode: str,
+        on_end: Callable[[IndexJob], None],
+        limits: Limits | None = None,
+        tune: TuneOptions | None = None,
+    ) -> IndexJob:
         """Start a build of `data_path` into `root` (with `tune`: a prompt tuning from its documents, mode `tune`)
         in a worker process; refuse while another job runs."""
         if (running := self.running) is not None:
             msg = f"index job {running.job_id} is still running ({running.workflow or 'starting'}); check it with index_status"
             raise JobBusyError(msg)
-        job = IndexJob(job_id=uuid.uuid4().hex[:12], data_path=str(data_path), mode=mode, started_at=datetime.now(UTC))
+        job = IndexJob(
+            job_id=uuid.uuid4().hex[:12],
+            data_path=str(data_path),
+            mode=mode,
+            started_at=datetime.now(UTC),
+        )
         changed = asyncio.Event()
         self._jobs[job.job_id], self._changed[job.job_id] = job, changed
-        self._tasks[job.job_id] = asyncio.create_task(self._run(job, root, changed, on_end, limits, tune))
+        self._tasks[job.job_id] = asyncio.create_task(
+            self._run(job, root, changed, on_end, limits, tune)
+        )
         return job
 
     async def cancel(self, job_id: str | None) -> IndexJob:
@@ -99,15 +115,27 @@ class IndexJobs:
         await asyncio.shield(self._tasks[job.job_id])
         return job
 
-    async def _run(self, job: IndexJob, root: Path, changed: asyncio.Event, on_end: Callable[[IndexJob], None],
-                   limits: Limits | None, tune: TuneOptions | None) -> None:
+    async def _run(
+        self,
+        job: IndexJob,
+        root: Path,
+        changed: asyncio.Event,
+        on_end: Callable[[IndexJob], None],
+        limits: Limits | None,
+        tune: TuneOptions | None,
+    ) -> None:
         try:
             worker = self._workers[job.job_id] = await self._take_worker()
             if job.state is JobState.CANCELLED:
                 await _stop(worker)
             assert worker.stdin is not None and worker.stdout is not None
-            order = {"root": str(root), "data_path": job.data_path, "mode": job.mode,
-                     "limits": asdict(limits) if limits else None, "tune": tune.model_dump() if tune else None}
+            order = {
+                "root": str(root),
+                "data_path": job.data_path,
+                "mode": job.mode,
+                "limits": asdict(limits) if limits else None,
+                "tune": tune.model_dump() if tune else None,
+            }
             worker.stdin.write(json.dumps(order).encode() + b"\n")
             await worker.stdin.drain()
             worker.stdin.close()
@@ -118,7 +146,9 @@ class IndexJobs:
             if job.state is JobState.CANCELLED:
                 job.error = "cancelled with cancel_index_job; the index is unchanged"
             elif job.summary is None and job.tuned is None and job.error is None:
-                job.error = f"the index worker ended with exit code {worker.returncode} and no result"
+                job.error = (
+                    f"the index worker ended with exit code {worker.returncode} and no result"
+                )
             if job.state is JobState.RUNNING:
                 job.state = JobState.SUCCEEDED if job.error is None else JobState.FAILED
         except Exception as error:  # noqa: BLE001 - a failed build is reported on the job, not raised
@@ -131,7 +161,9 @@ class IndexJobs:
             changed.set()
             self._start_spare()  # after the build, not beside it: on 2 cores its imports slowed the build by ~0.5 s
 
-    async def wait(self, job_id: str, timeout: float, on_change: Callable[[IndexJob], Awaitable[None]]) -> IndexJob:
+    async def wait(
+        self, job_id: str, timeout: float, on_change: Callable[[IndexJob], Awaitable[None]]
+    ) -> IndexJob:
         """Wait up to `timeout` seconds for the job to end, calling `on_change` at each step."""
         job, changed = self.get(job_id), self._changed[job_id]
         deadline = asyncio.get_running_loop().time() + timeout
@@ -153,8 +185,11 @@ class IndexJobs:
 async def _spawn_worker() -> asyncio.subprocess.Process:
     """A build worker process, importing graphrag until it is handed a job on stdin."""
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "graphrag_mcp_server.handlers.indexing.worker",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "graphrag_mcp_server.handlers.indexing.worker",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
     )
 
 

@@ -323,4 +323,4 @@ def _merged(
 
 def _missing(value: Any) -> bool:
     """A group key pandas leaves out: None or NaN."""
-    return value is None or value != value  # noqa: PLR0124 - NaN is the one value unequal to itself
+    return value is None or value != value

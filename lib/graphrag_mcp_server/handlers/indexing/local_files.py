@@ -25,11 +25,17 @@ class LocalFileStorage(FileStorage):
     def _path(self, key: str) -> Path:
         return self._base_dir / key
 
-    async def get(self, key: str, as_bytes: bool | None = False, encoding: str | None = None) -> Any:
+    async def get(
+        self, key: str, as_bytes: bool | None = False, encoding: str | None = None
+    ) -> Any:
         """The file's bytes or text; None when there is no such file."""
         path = self._path(key)
         try:
-            return path.read_bytes() if as_bytes else path.read_text(encoding=encoding or self._encoding)
+            return (
+                path.read_bytes()
+                if as_bytes
+                else path.read_text(encoding=encoding or self._encoding)
+            )
         except FileNotFoundError:
             return None
 
@@ -52,7 +58,11 @@ class LocalFileStorage(FileStorage):
 
     def child(self, name: str | None) -> Storage:
         """The storage of a subfolder, reading the same way."""
-        return self if name is None else LocalFileStorage(base_dir=str(self._base_dir / name), encoding=self._encoding)
+        return (
+            self
+            if name is None
+            else LocalFileStorage(base_dir=str(self._base_dir / name), encoding=self._encoding)
+        )
 
 
 def use_local_file_storage() -> None:

@@ -25,7 +25,9 @@ WORKFLOW = "cluster_unclustered_entities"
 AFTER = "create_communities"
 
 
-async def run_workflow(config: "GraphRagConfig", context: "PipelineRunContext") -> "WorkflowFunctionOutput":
+async def run_workflow(
+    config: "GraphRagConfig", context: "PipelineRunContext"
+) -> "WorkflowFunctionOutput":
     """Append a singleton community for each entity that has no relationship and so no community."""
     import pandas as pd
     from graphrag.data_model.schemas import COMMUNITIES_FINAL_COLUMNS
@@ -40,20 +42,22 @@ async def run_workflow(config: "GraphRagConfig", context: "PipelineRunContext") 
         return WorkflowFunctionOutput(result=[])
     first = int(communities["community"].max()) + 1 if len(communities) else 0
     numbers = range(first, first + len(alone))
-    added = pd.DataFrame({
-        "id": [str(uuid.uuid4()) for _ in numbers],
-        "human_readable_id": list(numbers),
-        "community": list(numbers),
-        "level": 0,
-        "parent": -1,
-        "children": [[] for _ in numbers],
-        "title": [f"Community {number}" for number in numbers],
-        "entity_ids": [[entity] for entity in alone["id"]],
-        "relationship_ids": [[] for _ in numbers],
-        "text_unit_ids": [sorted(units) for units in alone["text_unit_ids"]],
-        "period": datetime.now(UTC).date().isoformat(),
-        "size": 1,
-    })
+    added = pd.DataFrame(
+        {
+            "id": [str(uuid.uuid4()) for _ in numbers],
+            "human_readable_id": list(numbers),
+            "community": list(numbers),
+            "level": 0,
+            "parent": -1,
+            "children": [[] for _ in numbers],
+            "title": [f"Community {number}" for number in numbers],
+            "entity_ids": [[entity] for entity in alone["id"]],
+            "relationship_ids": [[] for _ in numbers],
+            "text_unit_ids": [sorted(units) for units in alone["text_unit_ids"]],
+            "period": datetime.now(UTC).date().isoformat(),
+            "size": 1,
+        }
+    )
     combined = pd.concat([communities, added], ignore_index=True).loc[:, COMMUNITIES_FINAL_COLUMNS]
     await tables.write_dataframe("communities", combined)
     return WorkflowFunctionOutput(result=added.to_dict("records")[:5])
@@ -92,14 +96,26 @@ def lone_entity_report(context: str) -> dict[str, Any] | None:
         return None
     title, description = rows[0]["title"], rows[0]["description"].strip() or rows[0]["title"]
     report = CommunityReportResponse(
-        title=title, summary=description, rating=LONE_ENTITY_RANK,
+        title=title,
+        summary=description,
+        rating=LONE_ENTITY_RANK,
         rating_explanation=f"{title} is one entity that no relationship in the corpus links to another.",
-        findings=[FindingModel(summary=title, explanation=f"{description} [Data: Entities "
-                               f"({rows[0]['human_readable_id']})]")],
+        findings=[
+            FindingModel(
+                summary=title,
+                explanation=f"{description} [Data: Entities ({rows[0]['human_readable_id']})]",
+            )
+        ],
     )
-    sections = "\n\n".join(f"## {finding.summary}\n\n{finding.explanation}" for finding in report.findings)
-    return {"title": report.title, "summary": report.summary, "rank": report.rating,
-            "rating_explanation": report.rating_explanation,
-            "findings": [finding.model_dump() for finding in report.findings],
-            "full_content": f"# {report.title}\n\n{report.summary}\n\n{sections}",
-            "full_content_json": report.model_dump_json(indent=4)}
+    sections = "\n\n".join(
+        f"## {finding.summary}\n\n{finding.explanation}" for finding in report.findings
+    )
+    return {
+        "title": report.title,
+        "summary": report.summary,
+        "rank": report.rating,
+        "rating_explanation": report.rating_explanation,
+        "findings": [finding.model_dump() for finding in report.findings],
+        "full_content": f"# {report.title}\n\n{report.summary}\n\n{sections}",
+        "full_content_json": report.model_dump_json(indent=4),
+    }

@@ -3,10 +3,10 @@
 import hashlib
 import json
 from collections.abc import Callable
-from functools import cache
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:

@@ -19,23 +19,32 @@ if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
 
-def caches_follow_models(config: "GraphRagConfig", root: Path, before: BuiltWith, now: BuiltWith) -> list[str]:
+def caches_follow_models(
+    config: "GraphRagConfig", root: Path, before: BuiltWith, now: BuiltWith
+) -> list[str]:
     """Swap in each changed step's cache folder for its new model; the folders swapped, as `old -> new` lines."""
     if config.cache.storage.type != "file":
         return []
     base = root / (config.cache.storage.base_dir or "cache")
-    folders = {"extract_graph": config.extract_graph.model_instance_name,
-               "summarize_descriptions": config.summarize_descriptions.model_instance_name,
-               "community_reports": config.community_reports.model_instance_name}
-    changed = [(folders[step], before.completion.get(step), model) for step, model in now.completion.items()
-               if step in folders and before.completion.get(step) != model]
+    folders = {
+        "extract_graph": config.extract_graph.model_instance_name,
+        "summarize_descriptions": config.summarize_descriptions.model_instance_name,
+        "community_reports": config.community_reports.model_instance_name,
+    }
+    changed = [
+        (folders[step], before.completion.get(step), model)
+        for step, model in now.completion.items()
+        if step in folders and before.completion.get(step) != model
+    ]
     if before.embedding != now.embedding:
         changed.append((config.embed_text.model_instance_name, before.embedding, now.embedding))
     swapped = []
     for folder, old, new in changed:
         current = base / folder
         if current.is_dir() and old is not None:
-            shutil.rmtree(_kept(base, folder, old), ignore_errors=True)  # older answers of the same model
+            shutil.rmtree(
+                _kept(base, folder, old), ignore_errors=True
+            )  # older answers of the same model
             current.rename(_kept(base, folder, old))
         if (kept := _kept(base, folder, new)).is_dir() and not current.exists():
             kept.rename(current)

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from graphrag_storage import Storage
 
 
-
 class CorpusReader:
     """Reads the selected files of one data folder into graphrag documents."""
 
@@ -49,11 +48,17 @@ class CorpusReader:
     async def _read_file(self, path: str) -> list[Any]:
         suffix = Path(path).suffix.lower()
         if suffix in STRUCTURED and self._config.input.type not in ("text", "markitdown"):
-            return await self._reader(self._config.input.type).read_file(path)  # configured as structured input
+            return await self._reader(self._config.input.type).read_file(
+                path
+            )  # configured as structured input
         if suffix in STRUCTURED:
             try:
                 return await self._reader(STRUCTURED[suffix]).read_file(path)
-            except (KeyError, ValueError, TypeError):  # rows without the text column: the whole file is the text
+            except (
+                KeyError,
+                ValueError,
+                TypeError,
+            ):  # rows without the text column: the whole file is the text
                 pass
         if suffix in MARKITDOWN or suffix in STRUCTURED:
             self._check_container(path, suffix)
@@ -69,7 +74,8 @@ class CorpusReader:
 
         if input_type not in self._readers:
             self._readers[input_type] = create_input_reader(
-                self._config.input.model_copy(update={"type": input_type}), self._storage)
+                self._config.input.model_copy(update={"type": input_type}), self._storage
+            )
         return self._readers[input_type]
 
     def _check_container(self, path: str, suffix: str) -> None:

@@ -19,7 +19,9 @@ from graphrag_storage.tables.table import RowTransformer, Table
 from graphrag_storage.tables.table_provider_factory import register_table_provider
 from graphrag_storage.tables.table_type import TableType
 
-ROWS_PER_BATCH = 1024  # rows turned into dicts at a time, so a large table is never all dicts at once
+ROWS_PER_BATCH = (
+    1024  # rows turned into dicts at a time, so a large table is never all dicts at once
+)
 
 
 class RecordParquetTable(ParquetTable):
@@ -31,18 +33,22 @@ class RecordParquetTable(ParquetTable):
             data = await self._storage.get(self._file_key, as_bytes=True) if stored else None
             self._df = pd.read_parquet(BytesIO(data)) if stored else pd.DataFrame()
         for start in range(0, len(self._df), ROWS_PER_BATCH):
-            for row in self._df.iloc[start:start + ROWS_PER_BATCH].to_dict("records"):
+            for row in self._df.iloc[start : start + ROWS_PER_BATCH].to_dict("records"):
                 yield _apply_transformer(self._transformer, row)
 
 
 class RecordParquetTableProvider(ParquetTableProvider):
     """graphrag's ParquetTableProvider opening RecordParquetTables."""
 
-    def open(self, table_name: str, transformer: RowTransformer | None = None, truncate: bool = True) -> Table:
+    def open(
+        self, table_name: str, transformer: RowTransformer | None = None, truncate: bool = True
+    ) -> Table:
         return RecordParquetTable(self._storage, table_name, transformer, truncate=truncate)
 
     def child(self, name: str | None) -> ParquetTableProvider:
-        return self if name is None else RecordParquetTableProvider(storage=self._storage.child(name))
+        return (
+            self if name is None else RecordParquetTableProvider(storage=self._storage.child(name))
+        )
 
 
 def read_parquet_tables_by_records() -> None:

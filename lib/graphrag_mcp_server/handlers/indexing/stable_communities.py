@@ -98,17 +98,23 @@ def read_partition(version: Path) -> Partition | None:
     import pandas as pd
 
     try:
-        communities = pd.read_parquet(version / "communities.parquet", columns=["community", "level", "parent",
-                                                                               "entity_ids"])
-        titles = pd.read_parquet(version / "entities.parquet", columns=["id", "title"]).set_index("id")["title"]
-        relationships = pd.read_parquet(version / "relationships.parquet", columns=["source", "target", "weight"])
+        communities = pd.read_parquet(
+            version / "communities.parquet", columns=["community", "level", "parent", "entity_ids"]
+        )
+        titles = pd.read_parquet(version / "entities.parquet", columns=["id", "title"]).set_index(
+            "id"
+        )["title"]
+        relationships = pd.read_parquet(
+            version / "relationships.parquet", columns=["source", "target", "weight"]
+        )
     except (OSError, ValueError, KeyError) as error:
         logger.info("no previous communities to keep (%s): clustering afresh", error)
         return None
     levels: list[dict[str, int]] = []
     parents: dict[int, int] = {}
-    for level, community, parent, entity_ids in communities[["level", "community", "parent", "entity_ids"]].itertuples(
-            index=False):
+    for level, community, parent, entity_ids in communities[
+        ["level", "community", "parent", "entity_ids"]
+    ].itertuples(index=False):
         while len(levels) <= int(level):
             levels.append({})
         parents[int(community)] = int(parent)
@@ -122,22 +128,29 @@ def _normalised_edges(relationships: Any) -> dict[Edge, float]:
     """Relationships as graphrag's cluster_graph reads them: undirected, the last of a pair kept."""
     edges: dict[Edge, float] = {}
     weights = relationships["weight"] if "weight" in relationships else itertools.repeat(1.0)
-    for source, target, weight in zip(relationships["source"], relationships["target"], weights, strict=False):
+    for source, target, weight in zip(
+        relationships["source"], relationships["target"], weights, strict=False
+    ):
         source, target = str(source), str(target)
         edges[(min(source, target), max(source, target))] = float(weight)
     return edges
 
 
-def graphrag_leiden(edges: list[tuple[str, str, float]], max_cluster_size: int, random_seed: int | None
-                    ) -> list[Any]:
+def graphrag_leiden(
+    edges: list[tuple[str, str, float]], max_cluster_size: int, random_seed: int | None
+) -> list[Any]:
     """graphrag's own hierarchical Leiden (a fresh clustering)."""
     from graphrag.graphs.hierarchical_leiden import hierarchical_leiden
 
     return hierarchical_leiden(edges, max_cluster_size=max_cluster_size, random_seed=random_seed)
 
 
-def kept_hierarchical_leiden(run: "KeptCommunities", edges: list[tuple[str, str, float]],
-                             max_cluster_size: int = 10, random_seed: int | None = 0xDEADBEEF) -> list[Any]:
+def kept_hierarchical_leiden(
+    run: "KeptCommunities",
+    edges: list[tuple[str, str, float]],
+    max_cluster_size: int = 10,
+    random_seed: int | None = 0xDEADBEEF,
+) -> list[Any]:
     """graphrag's hierarchical Leiden of `edges` (as graphrag's cluster_graph hands them), keeping the
     previous version's communities."""
     if not edges:
@@ -148,8 +161,11 @@ def kept_hierarchical_leiden(run: "KeptCommunities", edges: list[tuple[str, str,
     run.seed, run.max_cluster_size = random_seed, max_cluster_size
     run.ids = itertools.count(max([-1, *run.previous.parents]) + 1)
     run.frontier = _frontier(run.previous.edges, current, graph)
-    seed = {node: community for node, community in run.previous.levels[0].items() if node in graph} \
-        if run.previous.levels else {}
+    seed = (
+        {node: community for node, community in run.previous.levels[0].items() if node in graph}
+        if run.previous.levels
+        else {}
+    )
     top, modularity, fresh = _kept_partition(graph, seed, run)
     run.clustering.modularity, run.clustering.fresh_modularity = modularity, fresh
     if top is None:
@@ -173,18 +189,25 @@ def _graph(edges: "list[tuple[str, str, float]]") -> Graph:
 
 def _frontier(previous: dict[Edge, float], current: dict[Edge, float], graph: Graph) -> set[str]:
     """The nodes whose relationships changed (added, removed, re-weighted) and the new ones."""
-    changed = {edge for edge in previous.keys() | current.keys() if previous.get(edge) != current.get(edge)}
+    changed = {
+        edge for edge in previous.keys() | current.keys() if previous.get(edge) != current.get(edge)
+    }
     old_nodes = {node for edge in previous for node in edge}
     return {node for edge in changed for node in edge if node in graph} | (graph.keys() - old_nodes)
 
 
 def _edge_list(graph: Graph) -> list[tuple[str, str, float]]:
-    return sorted((source, target, weight) for source, neighbours in graph.items()
-                  for target, weight in neighbours.items() if source <= target)
+    return sorted(
+        (source, target, weight)
+        for source, neighbours in graph.items()
+        for target, weight in neighbours.items()
+        if source <= target
+    )
 
 
-def _kept_partition(graph: Graph, seed: dict[str, int], run: KeptCommunities
-                    ) -> tuple[dict[str, int] | None, float, float]:
+def _kept_partition(
+    graph: Graph, seed: dict[str, int], run: KeptCommunities
+) -> tuple[dict[str, int] | None, float, float]:
     """The seeded partition of `graph`, its modularity and a fresh Leiden run's; None for the partition when
     there is nothing to keep or it scores below MODULARITY_FLOOR of the fresh one."""
     import graspologic_native as gn
@@ -196,12 +219,16 @@ def _kept_partition(graph: Graph, seed: dict[str, int], run: KeptCommunities
     partition = _maintained(graph, seed, run.frontier & graph.keys(), run.ids)
     modularity = gn.modularity(edges, partition)
     if modularity < fresh - (1 - MODULARITY_FLOOR) * abs(fresh):
-        logger.info("kept communities score %.4f against %.4f fresh: clustering afresh", modularity, fresh)
+        logger.info(
+            "kept communities score %.4f against %.4f fresh: clustering afresh", modularity, fresh
+        )
         return None, modularity, fresh
     return partition, modularity, fresh
 
 
-def _maintained(graph: Graph, seed: dict[str, int], frontier: set[str], ids: Iterator[int]) -> dict[str, int]:
+def _maintained(
+    graph: Graph, seed: dict[str, int], frontier: set[str], ids: Iterator[int]
+) -> dict[str, int]:
     """`seed` extended to every node of `graph`, with the frontier's nodes moved and broken communities split."""
     membership = dict(seed)
     pending = sorted(graph.keys() - membership.keys())
@@ -216,7 +243,9 @@ def _maintained(graph: Graph, seed: dict[str, int], frontier: set[str], ids: Ite
                 membership[node] = min(votes, key=lambda community: (-votes[community], community))
             else:
                 unplaced.append(node)
-        if len(unplaced) == len(pending):  # new nodes linked only to each other: the first starts a community
+        if len(unplaced) == len(
+            pending
+        ):  # new nodes linked only to each other: the first starts a community
             membership[unplaced.pop(0)] = next(ids)
         pending = unplaced
     _move_frontier(graph, membership, frontier | (graph.keys() - seed.keys()), ids)
@@ -224,7 +253,9 @@ def _maintained(graph: Graph, seed: dict[str, int], frontier: set[str], ids: Ite
     return membership
 
 
-def _move_frontier(graph: Graph, membership: dict[str, int], frontier: set[str], ids: Iterator[int]) -> None:
+def _move_frontier(
+    graph: Graph, membership: dict[str, int], frontier: set[str], ids: Iterator[int]
+) -> None:
     """Leiden's local moving, started from the frontier: each visited node goes to the neighbouring community
     (or a community of its own) of the best modularity gain; a node that moves queues its neighbours."""
     degree = {node: sum(neighbours.values()) for node, neighbours in graph.items()}
@@ -288,24 +319,38 @@ def _split_disconnected(graph: Graph, membership: dict[str, int], ids: Iterator[
                 membership[node] = fresh
 
 
-def _place(graph: Graph, partition: dict[str, int], level: int, parent: int | None, run: KeptCommunities,
-           clusters: list[Cluster]) -> None:
+def _place(
+    graph: Graph,
+    partition: dict[str, int],
+    level: int,
+    parent: int | None,
+    run: KeptCommunities,
+    clusters: list[Cluster],
+) -> None:
     """Emit `partition` at `level` and split each community over max_cluster_size below it."""
     grouped: dict[int, list[str]] = {}
     for node, community in partition.items():
         grouped.setdefault(community, []).append(node)
     for community, nodes in sorted(grouped.items()):
         split = len(nodes) >= run.max_cluster_size  # graspologic splits at the size itself
-        clusters.extend(Cluster(node, community, level, parent, not split) for node in sorted(nodes))
+        clusters.extend(
+            Cluster(node, community, level, parent, not split) for node in sorted(nodes)
+        )
         if split:
             _split(_subgraph(graph, set(nodes)), community, level + 1, run, clusters)
 
 
-def _split(graph: Graph, community: int, level: int, run: KeptCommunities, clusters: list[Cluster]) -> None:
+def _split(
+    graph: Graph, community: int, level: int, run: KeptCommunities, clusters: list[Cluster]
+) -> None:
     """A community's sub-communities: its previous ones kept where they still score, else a fresh split."""
     previous = run.previous.levels[level] if level < len(run.previous.levels) else {}
-    seed = {node: child for node in graph if (child := previous.get(node)) is not None
-            and run.previous.parents.get(child) == community}
+    seed = {
+        node: child
+        for node in graph
+        if (child := previous.get(node)) is not None
+        and run.previous.parents.get(child) == community
+    }
     children, _, _ = _kept_partition(graph, seed, run)
     if children is None:
         run.clustering.fresh_splits += 1
@@ -313,25 +358,39 @@ def _split(graph: Graph, community: int, level: int, run: KeptCommunities, clust
     elif len(set(children.values())) > 1:
         _place(graph, children, level, community, run, clusters)
     else:  # one community: nothing to split (the clusters above stay final)
-        clusters[:] = [Cluster(c.node, c.cluster, c.level, c.parent_cluster, True) if c.cluster == community else c
-                       for c in clusters]
+        clusters[:] = [
+            Cluster(c.node, c.cluster, c.level, c.parent_cluster, True)
+            if c.cluster == community
+            else c
+            for c in clusters
+        ]
 
 
-def _fresh_split(graph: Graph, community: int, level: int, run: KeptCommunities, clusters: list[Cluster]) -> None:
+def _fresh_split(
+    graph: Graph, community: int, level: int, run: KeptCommunities, clusters: list[Cluster]
+) -> None:
     """graphrag's hierarchical Leiden of a community's subgraph, its levels and ids placed below `community`."""
     fresh = graphrag_leiden(_edge_list(graph), run.max_cluster_size, run.seed)
     renumbered: dict[int, int] = {}
     for found in fresh:
         renumbered.setdefault(found.cluster, next(run.ids))
     clusters.extend(
-        Cluster(found.node, renumbered[found.cluster], level + found.level,
-                community if found.parent_cluster is None else renumbered[found.parent_cluster],
-                found.is_final_cluster)
-        for found in fresh)
+        Cluster(
+            found.node,
+            renumbered[found.cluster],
+            level + found.level,
+            community if found.parent_cluster is None else renumbered[found.parent_cluster],
+            found.is_final_cluster,
+        )
+        for found in fresh
+    )
 
 
 def _subgraph(graph: Graph, nodes: set[str]) -> Graph:
-    return {node: {other: weight for other, weight in graph[node].items() if other in nodes} for node in nodes}
+    return {
+        node: {other: weight for other, weight in graph[node].items() if other in nodes}
+        for node in nodes
+    }
 
 
 def _count_kept(run: KeptCommunities, clusters: list[Any]) -> None:
@@ -340,4 +399,6 @@ def _count_kept(run: KeptCommunities, clusters: list[Any]) -> None:
         members.setdefault(found.cluster, set()).add(found.node)
     before = run.previous.members()
     run.clustering.communities = len(members)
-    run.clustering.kept = sum(1 for community, nodes in members.items() if before.get(community) == nodes)
+    run.clustering.kept = sum(
+        1 for community, nodes in members.items() if before.get(community) == nodes
+    )

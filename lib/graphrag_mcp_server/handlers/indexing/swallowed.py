@@ -35,8 +35,11 @@ class SwallowedFailures:
 
     def summary(self) -> str:
         """How many failed of each kind, in words."""
-        kinds = [(len(self.extractions), "text unit extractions"), (len(self.reports), "community reports"),
-                 (len(self.claims), "claim extractions")]
+        kinds = [
+            (len(self.extractions), "text unit extractions"),
+            (len(self.reports), "community reports"),
+            (len(self.claims), "claim extractions"),
+        ]
         return ", ".join(f"{count} {kind}" for count, kind in kinds if count)
 
     def last_reason(self) -> str | None:

@@ -37,12 +37,22 @@ class DocSelectionType(StrEnum):
 class TuneOptions(BaseModel):
     """graphrag's prompt-tuning options (its `graphrag prompt-tune` command's)."""
 
-    domain: str | None = Field(default=None, description="The corpus's domain (default: asked of the model)")
-    language: str | None = Field(default=None, description="Language of the prompts (default: detected)")
+    domain: str | None = Field(
+        default=None, description="The corpus's domain (default: asked of the model)"
+    )
+    language: str | None = Field(
+        default=None, description="Language of the prompts (default: detected)"
+    )
     selection_method: DocSelectionType = DocSelectionType.RANDOM
-    limit: int = Field(default=15, ge=1, le=1000, description="Chunks to tune from (random and top selection)")
-    max_tokens: int = Field(default=2000, ge=200, le=100_000, description="Most tokens of the extraction prompt")
-    discover_entity_types: bool = Field(default=True, description="Let the model name the entity types")
+    limit: int = Field(
+        default=15, ge=1, le=1000, description="Chunks to tune from (random and top selection)"
+    )
+    max_tokens: int = Field(
+        default=2000, ge=200, le=100_000, description="Most tokens of the extraction prompt"
+    )
+    discover_entity_types: bool = Field(
+        default=True, description="Let the model name the entity types"
+    )
 
 
 def tuning_config(root: Path, data_path: Path | None) -> "GraphRagConfig":
@@ -50,24 +60,36 @@ def tuning_config(root: Path, data_path: Path | None) -> "GraphRagConfig":
     graphrag project's `input/`); neither is an InputDataError saying what to give."""
     folder = data_path or root / "input"
     if not folder.is_dir():
-        msg = (f"no documents to tune from: {folder} is not a folder; give the folder you index with --data-path "
-               "(or the data_path argument)")
+        msg = (
+            f"no documents to tune from: {folder} is not a folder; give the folder you index with --data-path "
+            "(or the data_path argument)"
+        )
         raise InputDataError(msg)
-    return load_index_config(root, {"input_storage": {"type": "file", "base_dir": str(folder.resolve())}},
-                             with_models=False)
+    return load_index_config(
+        root,
+        {"input_storage": {"type": "file", "base_dir": str(folder.resolve())}},
+        with_models=False,
+    )
 
 
 def index_prompts(config: "GraphRagConfig", root: Path) -> dict[str, Path]:
     """The prompt files an index build uses, by the work that depends on them."""
+
     def where(setting: str | None, default: str) -> Path:
         path = Path(setting or default)
         return path if path.is_absolute() else root / path
 
     return {
         "extract_graph": where(config.extract_graph.prompt, "prompts/extract_graph.txt"),
-        "summarize_descriptions": where(config.summarize_descriptions.prompt, "prompts/summarize_descriptions.txt"),
-        "community_report_graph": where(config.community_reports.graph_prompt, "prompts/community_report_graph.txt"),
-        "community_report_text": where(config.community_reports.text_prompt, "prompts/community_report_text.txt"),
+        "summarize_descriptions": where(
+            config.summarize_descriptions.prompt, "prompts/summarize_descriptions.txt"
+        ),
+        "community_report_graph": where(
+            config.community_reports.graph_prompt, "prompts/community_report_graph.txt"
+        ),
+        "community_report_text": where(
+            config.community_reports.text_prompt, "prompts/community_report_text.txt"
+        ),
         "extract_claims": where(config.extract_claims.prompt, "prompts/extract_claims.txt"),
     }
 
@@ -86,29 +108,47 @@ TUNED = ("extract_graph", "summarize_descriptions", "community_report_graph")
 
 def prompt_digests(config: "GraphRagConfig", root: Path) -> dict[str, str]:
     """sha256 of each prompt an index build uses (recorded with each version: a changed prompt is a change)."""
-    return {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in index_prompts(config, root).items()
-            if path.is_file()}
+    return {
+        name: hashlib.sha256(path.read_bytes()).hexdigest()
+        for name, path in index_prompts(config, root).items()
+        if path.is_file()
+    }
 
 
-def changed_prompts(config: "GraphRagConfig", root: Path, previous: dict[str, str] | None, built: Path,
-                    current: dict[str, str]) -> list[str]:
+def changed_prompts(
+    config: "GraphRagConfig",
+    root: Path,
+    previous: dict[str, str] | None,
+    built: Path,
+    current: dict[str, str],
+) -> list[str]:
     """The prompts whose text differs from the previous version's; for a version that recorded none (built before
     versions did), those written after it was (`built`: a file of that version)."""
     if previous is not None:
         return [name for name, digest in current.items() if previous.get(name) != digest]
     since = built.stat().st_mtime if built.exists() else float("inf")
-    return [name for name, path in index_prompts(config, root).items() if path.is_file() and path.stat().st_mtime > since]
+    return [
+        name
+        for name, path in index_prompts(config, root).items()
+        if path.is_file() and path.stat().st_mtime > since
+    ]
 
 
 def prompt_notice(changed: list[str]) -> str:
     """What an index run says before it spends calls on changed prompts."""
     work = list(dict.fromkeys(PROMPT_WORK[name] for name in changed))
-    return (f"prompts changed since the last version ({', '.join(changed)}): this run computes again "
-            f"{'; '.join(work)}; the rest is carried over as for any update")
+    return (
+        f"prompts changed since the last version ({', '.join(changed)}): this run computes again "
+        f"{'; '.join(work)}; the rest is carried over as for any update"
+    )
 
 
-async def tune_prompts(config: "GraphRagConfig", root: Path, options: TuneOptions,
-                       on_stage: Callable[[str], None] | None = None) -> tuple[TunedPrompts, dict[Path, str]]:
+async def tune_prompts(
+    config: "GraphRagConfig",
+    root: Path,
+    options: TuneOptions,
+    on_stage: Callable[[str], None] | None = None,
+) -> tuple[TunedPrompts, dict[Path, str]]:
     """Run graphrag's prompt tuning over the config's documents: what would change, and the tuned texts by file
     (nothing is written). `on_stage` hears each stage graphrag logs."""
     use_models(config)
@@ -116,22 +156,41 @@ async def tune_prompts(config: "GraphRagConfig", root: Path, options: TuneOption
 
     started = time.perf_counter()
     with track_usage() as usage, _stages(on_stage):
-        tuning = {"domain": options.domain, "language": options.language, "max_tokens": options.max_tokens,
-                  "discover_entity_types": options.discover_entity_types, "limit": options.limit}
+        tuning = {
+            "domain": options.domain,
+            "language": options.language,
+            "max_tokens": options.max_tokens,
+            "discover_entity_types": options.discover_entity_types,
+            "limit": options.limit,
+        }
         try:
-            prompts = await generate_indexing_prompts(config, selection_method=options.selection_method.value, **tuning)
-        except ValueError as error:  # graphrag's random selection of more chunks than there are (before any call)
+            prompts = await generate_indexing_prompts(
+                config, selection_method=options.selection_method.value, **tuning
+            )
+        except (
+            ValueError
+        ) as error:  # graphrag's random selection of more chunks than there are (before any call)
             if "larger sample than population" not in str(error):
                 raise
-            prompts = await generate_indexing_prompts(config, selection_method=DocSelectionType.ALL.value, **tuning)
+            prompts = await generate_indexing_prompts(
+                config, selection_method=DocSelectionType.ALL.value, **tuning
+            )
     files = index_prompts(config, root)
     tuned = dict(zip((files[name] for name in TUNED), prompts, strict=True))
-    changed = [path for path, text in tuned.items() if not path.exists() or path.read_text(encoding="utf-8") != text]
+    changed = [
+        path
+        for path, text in tuned.items()
+        if not path.exists() or path.read_text(encoding="utf-8") != text
+    ]
     result = TunedPrompts(
         changed=[str(path.relative_to(root)) for path in changed],
         unchanged=[str(path.relative_to(root)) for path in tuned if path not in changed],
-        llm_calls=usage.llm_calls, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-        embedding_calls=usage.embedding_calls, seconds=round(time.perf_counter() - started, 3))
+        llm_calls=usage.llm_calls,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        embedding_calls=usage.embedding_calls,
+        seconds=round(time.perf_counter() - started, 3),
+    )
     return result, tuned
 
 
@@ -146,8 +205,12 @@ def write_prompts(root: Path, tuned: dict[Path, str], result: TunedPrompts) -> T
     for path, text in tuned.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    return result.model_copy(update={"written": True,
-                                     "backup": str(backup.relative_to(root)) if backup.exists() else None})
+    return result.model_copy(
+        update={
+            "written": True,
+            "backup": str(backup.relative_to(root)) if backup.exists() else None,
+        }
+    )
 
 
 @contextmanager

@@ -138,7 +138,9 @@ def switch_to(root: Path, version: Path, manifest: dict[str, str]) -> None:
     """Make `version` current in one atomic step, then keep only it and the one before. Killed at any point, the
     root still serves a whole version: the previous one until the link is replaced, this one after (a graphrag
     output folder moved aside is read where it lies until `output` links a version)."""
-    (version / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+    (version / MANIFEST).write_text(
+        json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8"
+    )
     crash_point("switch:manifest-written")
     output = root / OUTPUT
     previous = current_version(root)
@@ -186,7 +188,9 @@ def hold_version(root: Path, version: Path | None) -> VersionHold | None:
     try:
         return VersionHold(root, version)
     except OSError as error:
-        logger.warning("version %s read without a hold (not protected from pruning): %s", version.name, error)
+        logger.warning(
+            "version %s read without a hold (not protected from pruning): %s", version.name, error
+        )
         return None
 
 
@@ -242,4 +246,6 @@ def _set_write(path: Path, allowed: bool) -> None:
     if path.is_symlink():
         return
     mode = stat.S_IMODE(path.lstat().st_mode)
-    path.chmod(mode | stat.S_IWUSR if allowed else mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    path.chmod(
+        mode | stat.S_IWUSR if allowed else mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+    )

@@ -34,16 +34,27 @@ def is_document_change(path: Path, data_path: Path, index_root: Path) -> bool:
 class _Changes(FileSystemEventHandler):
     """Sets an asyncio event (from watchdog's thread) for each change to a document."""
 
-    def __init__(self, data_path: Path, index_root: Path, loop: asyncio.AbstractEventLoop, changed: asyncio.Event):
+    def __init__(
+        self,
+        data_path: Path,
+        index_root: Path,
+        loop: asyncio.AbstractEventLoop,
+        changed: asyncio.Event,
+    ):
         self._data_path, self._index_root = data_path, index_root
         self._loop, self._changed = loop, changed
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         """Report a created, modified, moved or deleted document."""
-        if event.event_type in IGNORED_EVENTS or (event.is_directory and event.event_type == "modified"):
+        if event.event_type in IGNORED_EVENTS or (
+            event.is_directory and event.event_type == "modified"
+        ):
             return
         paths = [event.src_path, getattr(event, "dest_path", "")]
-        if any(path and is_document_change(Path(str(path)), self._data_path, self._index_root) for path in paths):
+        if any(
+            path and is_document_change(Path(str(path)), self._data_path, self._index_root)
+            for path in paths
+        ):
             self._loop.call_soon_threadsafe(self._changed.set)
 
 
@@ -52,7 +63,10 @@ RETRY_LIMIT_SECONDS = 600.0
 
 
 async def watch_folder(
-    data_path: Path, index_root: Path, settle_seconds: float, on_change: Callable[[], Awaitable[bool]],
+    data_path: Path,
+    index_root: Path,
+    settle_seconds: float,
+    on_change: Callable[[], Awaitable[bool]],
     retry_seconds: float = 30.0,
 ) -> None:
     """Call `on_change` after each burst of document changes, once `settle_seconds` pass without one.
@@ -64,7 +78,9 @@ async def watch_folder(
     """
     changed = asyncio.Event()
     observer = Observer()
-    handler = _Changes(data_path.resolve(), index_root.resolve(), asyncio.get_running_loop(), changed)
+    handler = _Changes(
+        data_path.resolve(), index_root.resolve(), asyncio.get_running_loop(), changed
+    )
     observer.schedule(handler, str(data_path.resolve()), recursive=True)
     observer.start()
     retry_in: float | None = None
@@ -73,7 +89,9 @@ async def watch_folder(
             try:
                 await asyncio.wait_for(changed.wait(), retry_in)
             except TimeoutError:
-                logger.warning("retrying the index update that failed (%.0f s ago) for %s", retry_in, data_path)
+                logger.warning(
+                    "retrying the index update that failed (%.0f s ago) for %s", retry_in, data_path
+                )
             while changed.is_set():  # settle: wait for a quiet spell
                 changed.clear()
                 try:
@@ -83,12 +101,19 @@ async def watch_folder(
             if await _updated(on_change, data_path):
                 retry_in = None
             else:
-                retry_in = min(RETRY_LIMIT_SECONDS, retry_seconds if retry_in is None else 2 * retry_in)
-                logger.warning("index update of %s failed; retrying in %.0f s (or at the next change)",
-                               data_path, retry_in)
+                retry_in = min(
+                    RETRY_LIMIT_SECONDS, retry_seconds if retry_in is None else 2 * retry_in
+                )
+                logger.warning(
+                    "index update of %s failed; retrying in %.0f s (or at the next change)",
+                    data_path,
+                    retry_in,
+                )
     finally:
         observer.stop()
-        observer.join(timeout=10)  # watchdog's threads are daemons: a stuck one must not keep Ctrl-C from exiting
+        observer.join(
+            timeout=10
+        )  # watchdog's threads are daemons: a stuck one must not keep Ctrl-C from exiting
 
 
 async def _updated(on_change: Callable[[], Awaitable[bool]], data_path: Path) -> bool:

@@ -32,7 +32,9 @@ class LineProgress:
 
     def pipeline_start(self, names: list[str]) -> None:
         """Announce the workflows that will run (graphrag lists the input loader that build() skips)."""
-        _emit("pipeline_start", total=len([name for name in names if name != "load_input_documents"]))
+        _emit(
+            "pipeline_start", total=len([name for name in names if name != "load_input_documents"])
+        )
 
     def workflow_start(self, name: str, instance: object) -> None:
         """A workflow began."""
@@ -54,21 +56,38 @@ class LineProgress:
 
 
 async def _build(root: Path, data_path: Path, mode: str, limits: Limits | None) -> None:
-    from graphrag_mcp_server.handlers.indexing.build import IndexMode, build, index_config, undone_unless_published
+    from graphrag_mcp_server.handlers.indexing.build import (
+        IndexMode,
+        build,
+        index_config,
+        undone_unless_published,
+    )
 
     with undone_unless_published(root):
         config = index_config(root, data_path)
-        summary = await build(config, root, IndexMode(mode), callbacks=[LineProgress()], limits=limits,
-                              notice=lambda message: print(f"graphrag-mcp: {message}", file=sys.stderr, flush=True))
+        summary = await build(
+            config,
+            root,
+            IndexMode(mode),
+            callbacks=[LineProgress()],
+            limits=limits,
+            notice=lambda message: print(f"graphrag-mcp: {message}", file=sys.stderr, flush=True),
+        )
     _emit("summary", summary=summary.model_dump(mode="json"))
 
 
 async def _tune(root: Path, data_path: Path, options: dict[str, Any]) -> None:
-    from graphrag_mcp_server.handlers.indexing.tuning import TuneOptions, tune_prompts, tuning_config, write_prompts
+    from graphrag_mcp_server.handlers.indexing.tuning import (
+        TuneOptions,
+        tune_prompts,
+        tuning_config,
+        write_prompts,
+    )
 
     config = tuning_config(root, data_path)
-    result, tuned = await tune_prompts(config, root, TuneOptions(**options),
-                                       on_stage=lambda stage: _emit("stage", name=stage))
+    result, tuned = await tune_prompts(
+        config, root, TuneOptions(**options), on_stage=lambda stage: _emit("stage", name=stage)
+    )
     _emit("tuned", tuned=write_prompts(root, tuned, result).model_dump(mode="json"))
 
 

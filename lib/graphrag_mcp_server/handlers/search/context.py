@@ -69,13 +69,18 @@ class _Part:
             both = pd.concat([records[kind], frame]) if kind in records else frame
             records[kind] = both.drop_duplicates(subset="id").reset_index(drop=True)
         kinds = {*self.candidates, *other.candidates}
-        candidates = {kind: self.candidates.get(kind, set()) | other.candidates.get(kind, set()) for kind in kinds}
+        candidates = {
+            kind: self.candidates.get(kind, set()) | other.candidates.get(kind, set())
+            for kind in kinds
+        }
         return _Part(records, self.tokens + other.tokens, candidates)
 
     @property
     def omitted(self) -> dict[str, int]:
         """Relevant records of each kind that are not in the context."""
-        counts = {kind: len(ids - _ids(self.records.get(kind))) for kind, ids in self.candidates.items()}
+        counts = {
+            kind: len(ids - _ids(self.records.get(kind))) for kind, ids in self.candidates.items()
+        }
         return {kind: count for kind, count in counts.items() if count}
 
 
@@ -97,10 +102,14 @@ def search_context(
         match search_type:
             case SearchType.BASIC:
                 with basic_engine(config, tables) as engine:
-                    part = _within_budget(_remembering(engine), query, max_tokens, _basic_candidates)
+                    part = _within_budget(
+                        _remembering(engine), query, max_tokens, _basic_candidates
+                    )
             case SearchType.LOCAL:
                 with local_engine(config, tables, community_level, entity_types) as engine:
-                    part = _within_budget(_remembering(engine), query, max_tokens, _local_candidates)
+                    part = _within_budget(
+                        _remembering(engine), query, max_tokens, _local_candidates
+                    )
                 part = _mentioning_first(part, tables)
             case SearchType.GLOBAL:
                 embedder = _report_embedder(config) if _report_vectors_readable(tables) else None
@@ -109,9 +118,17 @@ def search_context(
             case SearchType.DRIFT:
                 with local_engine(config, tables, community_level) as engine:
                     builder = _remembering(engine).context_builder
-                    primer = _reports(config, list(builder.community_reports.values()), query, max_tokens // 2,
-                                      builder.text_embedder, limit=config.drift_search.drift_k_followups)
-                    part = primer.add(_within_budget(engine, query, max_tokens - primer.tokens, _local_candidates))
+                    primer = _reports(
+                        config,
+                        list(builder.community_reports.values()),
+                        query,
+                        max_tokens // 2,
+                        builder.text_embedder,
+                        limit=config.drift_search.drift_k_followups,
+                    )
+                    part = primer.add(
+                        _within_budget(engine, query, max_tokens - primer.tokens, _local_candidates)
+                    )
                 part = _mentioning_first(part, tables)
     frames = [(kind, frame) for kind, frame in part.records.items() if not frame.empty]
     return SearchResult(
@@ -141,7 +158,9 @@ def _mentioning_first(part: _Part, tables: IndexTables) -> _Part:
             weight[unit] = weight.get(unit, 0.0) + 1.0 / rank
     scores = [weight.get(lookup.unit_ids.get(str(short_id), ""), 0.0) for short_id in sources["id"]]
     order = sorted(range(len(scores)), key=lambda position: -scores[position])
-    return replace(part, records={**part.records, "sources": sources.iloc[order].reset_index(drop=True)})
+    return replace(
+        part, records={**part.records, "sources": sources.iloc[order].reset_index(drop=True)}
+    )
 
 
 class _RememberedEmbedder:
@@ -150,7 +169,7 @@ class _RememberedEmbedder:
     def __init__(self, model: Any) -> None:
         self._model, self._answers = model, {}
 
-    def embedding(self, *, input: list[str], **kwargs: Any) -> Any:  # noqa: A002 - graphrag-llm's argument name
+    def embedding(self, *, input: list[str], **kwargs: Any) -> Any:
         """The model's embedding response for `input`, asked for once."""
         key = tuple(input)
         if key not in self._answers:
@@ -164,15 +183,28 @@ def _remembering(engine: Any) -> Any:
     return engine
 
 
-def _within_budget(engine: Any, query: str, max_tokens: int, ranked: Callable[..., dict[str, set[str]]]) -> _Part:
+def _within_budget(
+    engine: Any, query: str, max_tokens: int, ranked: Callable[..., dict[str, set[str]]]
+) -> _Part:
     """The engine's context within the budget, with the ids of every record its builder `ranked` for the query."""
-    builder, params = engine.context_builder, {**engine.context_builder_params, "max_context_tokens": max_tokens}
+    builder, params = (
+        engine.context_builder,
+        {**engine.context_builder_params, "max_context_tokens": max_tokens},
+    )
     kept = builder.build_context(query=query, **params)
-    chunks = kept.context_chunks if isinstance(kept.context_chunks, str) else "\n".join(kept.context_chunks)
-    return _Part(_records(kept), engine.tokenizer.num_tokens(chunks), ranked(builder, query, params))
+    chunks = (
+        kept.context_chunks
+        if isinstance(kept.context_chunks, str)
+        else "\n".join(kept.context_chunks)
+    )
+    return _Part(
+        _records(kept), engine.tokenizer.num_tokens(chunks), ranked(builder, query, params)
+    )
 
 
-def _local_candidates(builder: "LocalSearchMixedContext", query: str, params: dict[str, Any]) -> dict[str, set[str]]:
+def _local_candidates(
+    builder: "LocalSearchMixedContext", query: str, params: dict[str, Any]
+) -> dict[str, set[str]]:
     """Ids of the records graphrag's local builder ranks for `query` (all of them fit an unbounded budget): the
     entities it maps the query to and, where their share of the budget is not zero, their reports, text units,
     claims and the relationships graphrag picks for them."""
@@ -180,37 +212,61 @@ def _local_candidates(builder: "LocalSearchMixedContext", query: str, params: di
     from graphrag.query.context_builder.local_context import build_relationship_context
 
     selected = map_query_to_entities(
-        query=query, text_embedding_vectorstore=builder.entity_text_embeddings, text_embedder=builder.text_embedder,
-        all_entities_dict=builder.entities, embedding_vectorstore_key=builder.embedding_vectorstore_key,
-        k=params["top_k_mapped_entities"], oversample_scaler=2,
+        query=query,
+        text_embedding_vectorstore=builder.entity_text_embeddings,
+        text_embedder=builder.text_embedder,
+        all_entities_dict=builder.entities,
+        embedding_vectorstore_key=builder.embedding_vectorstore_key,
+        k=params["top_k_mapped_entities"],
+        oversample_scaler=2,
     )
     community_share, unit_share = params["community_prop"], params["text_unit_prop"]
     candidates: dict[str, set[str]] = {}
     if community_share > 0:
-        reports = (builder.community_reports.get(community)
-                   for entity in selected for community in entity.community_ids or [])
-        candidates["reports"] = {str(report.short_id) for report in reports if report is not None and
-                                 report.rank is not None and report.rank >= params.get("min_community_rank", 0)}
+        reports = (
+            builder.community_reports.get(community)
+            for entity in selected
+            for community in entity.community_ids or []
+        )
+        candidates["reports"] = {
+            str(report.short_id)
+            for report in reports
+            if report is not None
+            and report.rank is not None
+            and report.rank >= params.get("min_community_rank", 0)
+        }
     if unit_share > 0:
-        candidates["sources"] = {str(builder.text_units[unit].short_id) for entity in selected
-                                 for unit in entity.text_unit_ids or [] if unit in builder.text_units}
+        candidates["sources"] = {
+            str(builder.text_units[unit].short_id)
+            for entity in selected
+            for unit in entity.text_unit_ids or []
+            if unit in builder.text_units
+        }
     if 1 - community_share - unit_share > 0:
         titles = {entity.title for entity in selected}
         candidates["entities"] = {str(entity.short_id) for entity in selected}
         _, relationships = build_relationship_context(
-            selected, list(builder.relationships.values()), builder.tokenizer, max_context_tokens=UNBOUNDED_TOKENS,
+            selected,
+            list(builder.relationships.values()),
+            builder.tokenizer,
+            max_context_tokens=UNBOUNDED_TOKENS,
             top_k_relationships=params["top_k_relationships"],
         )
         candidates["relationships"] = _ids(relationships)
         for kind, covariates in builder.covariates.items():
-            candidates[kind.lower()] = {str(claim.short_id) for claim in covariates if claim.subject_id in titles}
+            candidates[kind.lower()] = {
+                str(claim.short_id) for claim in covariates if claim.subject_id in titles
+            }
     return candidates
 
 
-def _basic_candidates(builder: "BasicSearchContext", query: str, params: dict[str, Any]) -> dict[str, set[str]]:
+def _basic_candidates(
+    builder: "BasicSearchContext", query: str, params: dict[str, Any]
+) -> dict[str, set[str]]:
     """Short ids of the `k` text units closest to the query, as graphrag's basic builder finds them."""
     found = builder.text_unit_embeddings.similarity_search_by_text(
-        text=query, text_embedder=lambda text: builder.text_embedder.embedding(input=[text]).first_embedding,
+        text=query,
+        text_embedder=lambda text: builder.text_embedder.embedding(input=[text]).first_embedding,
         k=params["k"],
     )
     ids = {result.document.id for result in found}
@@ -218,7 +274,11 @@ def _basic_candidates(builder: "BasicSearchContext", query: str, params: dict[st
 
 
 def _records(result: "ContextBuilderResult") -> dict[str, "pd.DataFrame"]:
-    return {kind: frame for kind, frame in context_frames(result.context_records) if "id" in frame.columns}
+    return {
+        kind: frame
+        for kind, frame in context_frames(result.context_records)
+        if "id" in frame.columns
+    }
 
 
 def _ids(frame: "pd.DataFrame | None") -> set[str]:
@@ -229,7 +289,9 @@ def _report_embedder(config: "GraphRagConfig") -> _RememberedEmbedder:
     """The embedding model that ranks reports against the query (DRIFT's, as graphrag's primer uses)."""
     from graphrag_llm.embedding import create_embedding
 
-    return _RememberedEmbedder(create_embedding(config.get_embedding_model_config(config.drift_search.embedding_model_id)))
+    return _RememberedEmbedder(
+        create_embedding(config.get_embedding_model_config(config.drift_search.embedding_model_id))
+    )
 
 
 def _report_vectors_readable(tables: IndexTables) -> bool:
@@ -243,19 +305,33 @@ def _report_vectors_readable(tables: IndexTables) -> bool:
     return problem is None
 
 
-def _reports(config: "GraphRagConfig", reports: list["CommunityReport"], query: str, max_tokens: int,
-             embedder: Any | None, limit: int | None = None) -> _Part:
+def _reports(
+    config: "GraphRagConfig",
+    reports: list["CommunityReport"],
+    query: str,
+    max_tokens: int,
+    embedder: Any | None,
+    limit: int | None = None,
+) -> _Part:
     """The level's community reports, most similar to the query first (then highest rated), within the budget;
     without `embedder` by the question's words only (the reports' vector table is damaged)."""
     import pandas as pd
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
     similarity = {} if embedder is None else _report_similarity(config, query, embedder)
-    words = _word_scores(query, {report.id: f"{report.title}\n{report.full_content}" for report in reports})
+    words = _word_scores(
+        query, {report.id: f"{report.title}\n{report.full_content}" for report in reports}
+    )
     relevance = _fused((words, WORDS_WEIGHT), (similarity, 1.0))
-    ranked = sorted(reports, key=lambda report: (relevance.get(report.id, 0.0), report.rank or 0.0), reverse=True)
+    ranked = sorted(
+        reports,
+        key=lambda report: (relevance.get(report.id, 0.0), report.rank or 0.0),
+        reverse=True,
+    )
     candidates = ranked[:limit] if limit is not None else ranked
-    tokenizer = get_tokenizer(config.get_completion_model_config(config.global_search.completion_model_id))
+    tokenizer = get_tokenizer(
+        config.get_completion_model_config(config.global_search.completion_model_id)
+    )
     kept, tokens = [], 0
     for report in candidates:
         cost = tokenizer.num_tokens(f"{report.title}\n{report.full_content}")
@@ -264,11 +340,21 @@ def _reports(config: "GraphRagConfig", reports: list["CommunityReport"], query: 
         kept.append(report)
         tokens += cost
     frame = pd.DataFrame(
-        [{"id": report.short_id, "title": report.title, "content": report.full_content, "rating": report.rank,
-          "similarity": similarity.get(report.id)} for report in kept],
+        [
+            {
+                "id": report.short_id,
+                "title": report.title,
+                "content": report.full_content,
+                "rating": report.rank,
+                "similarity": similarity.get(report.id),
+            }
+            for report in kept
+        ],
         columns=["id", "title", "content", "rating", "similarity"],
     )
-    return _Part({"reports": frame}, tokens, {"reports": {str(report.short_id) for report in candidates}})
+    return _Part(
+        {"reports": frame}, tokens, {"reports": {str(report.short_id) for report in candidates}}
+    )
 
 
 FUSION_RANK_OFFSET = 5
@@ -289,7 +375,9 @@ def _fused(*weighted: tuple[dict[str, float], float]) -> dict[str, float]:
     return fused
 
 
-def _word_scores(query: str, texts: dict[str, str], k1: float = 1.2, b: float = 0.75) -> dict[str, float]:
+def _word_scores(
+    query: str, texts: dict[str, str], k1: float = 1.2, b: float = 0.75
+) -> dict[str, float]:
     """BM25 of the query's words in each text (id -> score; texts sharing none of its words left out): words
     rare among the texts weigh most, as an embedding of a whole report does not weigh them."""
     import math
@@ -305,14 +393,18 @@ def _word_scores(query: str, texts: dict[str, str], k1: float = 1.2, b: float = 
         for key in holding:
             count = counted[key][word]
             scores[key] = scores.get(key, 0.0) + weight * count * (k1 + 1) / (
-                count + k1 * (1 - b + b * lengths[key] / average))
+                count + k1 * (1 - b + b * lengths[key] / average)
+            )
     return scores
 
 
 def _words(text: str) -> list[str]:
     """Lower-case words of three letters or more, a plural's s dropped."""
-    return [word[:-1] if len(word) > 4 and word.endswith("s") else word
-            for word in _WORD.findall(text.lower()) if len(word) > 2]
+    return [
+        word[:-1] if len(word) > 4 and word.endswith("s") else word
+        for word in _WORD.findall(text.lower())
+        if len(word) > 2
+    ]
 
 
 _WORD = re.compile(r"[^\W\d_]+")
@@ -325,9 +417,13 @@ def _report_similarity(config: "GraphRagConfig", query: str, embedder: Any) -> d
 
     if community_full_content_embedding not in (config.embed_text.names or []):
         return {}
-    store = get_embedding_store(config=config.vector_store, embedding_name=community_full_content_embedding)
+    store = get_embedding_store(
+        config=config.vector_store, embedding_name=community_full_content_embedding
+    )
     found = store.similarity_search_by_text(
-        query, lambda text: embedder.embedding(input=[text]).first_embedding, k=max(store.count(), 1),
+        query,
+        lambda text: embedder.embedding(input=[text]).first_embedding,
+        k=max(store.count(), 1),
         include_vectors=False,
     )
     return {str(result.document.id): float(result.score) for result in found}
@@ -341,7 +437,11 @@ def _described(part: _Part, tables: IndexTables, max_tokens: int) -> SearchConte
         entities=[_entity(row, lookup) for row in _rows(records.get("entities"))],
         relationships=[_relationship(row, lookup) for row in _rows(records.get("relationships"))],
         reports=[_report(row, lookup) for row in _rows(records.get("reports"))],
-        text_units=[unit for row in _rows(records.get("sources")) if (unit := _text_unit(row, lookup)) is not None],
+        text_units=[
+            unit
+            for row in _rows(records.get("sources"))
+            if (unit := _text_unit(row, lookup)) is not None
+        ],
         max_tokens=max_tokens,
         tokens=part.tokens,
         omitted=part.omitted,
@@ -357,7 +457,9 @@ def _entity(row: dict[str, Any], lookup: "Lookup") -> ContextEntity:
     short_id = str(row["id"])
     title, kind = lookup.entities.get(short_id, ("", None))
     return ContextEntity(
-        id=short_id, name=str(row.get("entity", title)), type=str(kind or ""),
+        id=short_id,
+        name=str(row.get("entity", title)),
+        type=str(kind or ""),
         description=str(row.get("description") or ""),
         documents=lookup.documents(lookup.text_units_of["entities"].get(short_id)),
     )
@@ -367,8 +469,11 @@ def _relationship(row: dict[str, Any], lookup: "Lookup") -> ContextRelationship:
     """A relationships record (id, source, target, description, weight)."""
     short_id = str(row["id"])
     return ContextRelationship(
-        id=short_id, source=str(row["source"]), target=str(row["target"]),
-        description=str(row.get("description") or ""), weight=float(row.get("weight") or 0),
+        id=short_id,
+        source=str(row["source"]),
+        target=str(row["target"]),
+        description=str(row.get("description") or ""),
+        weight=float(row.get("weight") or 0),
         documents=lookup.documents(lookup.text_units_of["relationships"].get(short_id)),
     )
 
@@ -378,8 +483,11 @@ def _report(row: dict[str, Any], lookup: "Lookup") -> ContextReport:
     community = str(row["id"])
     rating = row.get("rating", lookup.ratings.get(community))
     return ContextReport(
-        community=community, title=str(row.get("title") or ""), content=str(row.get("content") or ""),
-        rating=None if rating is None else float(rating), similarity=row.get("similarity"),
+        community=community,
+        title=str(row.get("title") or ""),
+        content=str(row.get("content") or ""),
+        rating=None if rating is None else float(rating),
+        similarity=row.get("similarity"),
         documents=lookup.documents(lookup.text_units_of["reports"].get(community)),
     )
 
@@ -389,4 +497,6 @@ def _text_unit(row: dict[str, Any], lookup: "Lookup") -> ContextTextUnit | None:
     unit_id = lookup.unit_ids.get(str(row["id"]))
     if unit_id is None:
         return None
-    return ContextTextUnit(id=unit_id, document=lookup.document_of.get(unit_id, ""), text=str(row["text"]))
+    return ContextTextUnit(
+        id=unit_id, document=lookup.document_of.get(unit_id, ""), text=str(row["text"])
+    )

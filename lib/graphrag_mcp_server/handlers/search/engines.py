@@ -22,8 +22,14 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def local_engine(config: "GraphRagConfig", tables: IndexTables, level: int, entity_types: list[str] | None = None,
-                 response_type: str = "", callbacks: "list[QueryCallbacks] | None" = None) -> Iterator["LocalSearch"]:
+def local_engine(
+    config: "GraphRagConfig",
+    tables: IndexTables,
+    level: int,
+    entity_types: list[str] | None = None,
+    response_type: str = "",
+    callbacks: "list[QueryCallbacks] | None" = None,
+) -> Iterator["LocalSearch"]:
     """graphrag's local search engine as graphrag.api.local_search makes it, over the version's prepared
     objects (`entity_types`: only entities of these types). Blocking on first use of a level."""
     from graphrag.config.embeddings import entity_description_embedding
@@ -39,8 +45,9 @@ def local_engine(config: "GraphRagConfig", tables: IndexTables, level: int, enti
             entities=objects.entities(level, entity_types),
             relationships=relationships,
             covariates={"claims": objects.covariates()},
-            description_embedding_store=get_embedding_store(config=config.vector_store,
-                                                            embedding_name=entity_description_embedding),
+            description_embedding_store=get_embedding_store(
+                config=config.vector_store, embedding_name=entity_description_embedding
+            ),
             response_type=response_type,
             system_prompt=load_search_prompt(config.local_search.prompt),
             callbacks=callbacks,
@@ -48,8 +55,12 @@ def local_engine(config: "GraphRagConfig", tables: IndexTables, level: int, enti
 
 
 @contextmanager
-def basic_engine(config: "GraphRagConfig", tables: IndexTables, response_type: str = "",
-                 callbacks: "list[QueryCallbacks] | None" = None) -> Iterator["BasicSearch"]:
+def basic_engine(
+    config: "GraphRagConfig",
+    tables: IndexTables,
+    response_type: str = "",
+    callbacks: "list[QueryCallbacks] | None" = None,
+) -> Iterator["BasicSearch"]:
     """graphrag's basic search engine as graphrag.api.basic_search makes it, over the prepared text units."""
     from graphrag.config.embeddings import text_unit_text_embedding
     from graphrag.query.factory import get_basic_search_engine
@@ -58,7 +69,9 @@ def basic_engine(config: "GraphRagConfig", tables: IndexTables, response_type: s
     yield get_basic_search_engine(
         config=config,
         text_units=prepared(tables).text_units(),
-        text_unit_embeddings=get_embedding_store(config=config.vector_store, embedding_name=text_unit_text_embedding),
+        text_unit_embeddings=get_embedding_store(
+            config=config.vector_store, embedding_name=text_unit_text_embedding
+        ),
         response_type=response_type,
         system_prompt=load_search_prompt(config.basic_search.prompt),
         callbacks=callbacks,
@@ -66,8 +79,14 @@ def basic_engine(config: "GraphRagConfig", tables: IndexTables, response_type: s
 
 
 @contextmanager
-def global_engine(config: "GraphRagConfig", tables: IndexTables, level: int, dynamic: bool, response_type: str,
-                  callbacks: "list[QueryCallbacks]") -> Iterator["GlobalSearch"]:
+def global_engine(
+    config: "GraphRagConfig",
+    tables: IndexTables,
+    level: int,
+    dynamic: bool,
+    response_type: str,
+    callbacks: "list[QueryCallbacks]",
+) -> Iterator["GlobalSearch"]:
     """graphrag's global search engine as graphrag.api.global_search makes it, over the prepared objects."""
     from graphrag.query.factory import get_global_search_engine
     from graphrag.utils.api import load_search_prompt
@@ -89,23 +108,38 @@ def global_engine(config: "GraphRagConfig", tables: IndexTables, level: int, dyn
 
 
 @contextmanager
-def drift_engine(config: "GraphRagConfig", tables: IndexTables, level: int, response_type: str,
-                 callbacks: "list[QueryCallbacks]") -> Iterator["DRIFTSearch"]:
+def drift_engine(
+    config: "GraphRagConfig",
+    tables: IndexTables,
+    level: int,
+    response_type: str,
+    callbacks: "list[QueryCallbacks]",
+) -> Iterator["DRIFTSearch"]:
     """graphrag's DRIFT search engine as graphrag.api.drift_search makes it, over the prepared objects."""
-    from graphrag.config.embeddings import community_full_content_embedding, entity_description_embedding
+    from graphrag.config.embeddings import (
+        community_full_content_embedding,
+        entity_description_embedding,
+    )
     from graphrag.query.factory import get_drift_search_engine
     from graphrag.utils.api import get_embedding_store, load_search_prompt
 
     objects, stores = prepared(tables), config.vector_store
-    report_embeddings = get_embedding_store(config=stores, embedding_name=community_full_content_embedding)
-    with objects.reports(level, embeddings=report_embeddings) as reports, objects.relationships() as relationships:
+    report_embeddings = get_embedding_store(
+        config=stores, embedding_name=community_full_content_embedding
+    )
+    with (
+        objects.reports(level, embeddings=report_embeddings) as reports,
+        objects.relationships() as relationships,
+    ):
         yield get_drift_search_engine(
             config=config,
             reports=reports,
             text_units=objects.text_units(),
             entities=objects.entities(level),
             relationships=relationships,
-            description_embedding_store=get_embedding_store(config=stores, embedding_name=entity_description_embedding),
+            description_embedding_store=get_embedding_store(
+                config=stores, embedding_name=entity_description_embedding
+            ),
             local_system_prompt=load_search_prompt(config.drift_search.prompt),
             reduce_system_prompt=load_search_prompt(config.drift_search.reduce_prompt),
             response_type=response_type,

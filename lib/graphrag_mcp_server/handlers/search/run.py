@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from graphrag.callbacks.query_callbacks import QueryCallbacks
     from graphrag.config.models.graph_rag_config import GraphRagConfig
-    from graphrag_llm.config import ModelConfig
     from graphrag.query.context_builder.builders import ContextBuilderResult
+    from graphrag_llm.config import ModelConfig
 
     from graphrag_mcp_server.handlers.prepared import Lookup
 
@@ -54,8 +54,12 @@ async def in_search_thread(function: Callable[..., T], *args: Any, **kwargs: Any
     only interleave, each slower: 16 sessions of local searches on 1000 documents got 17.5-18.4
     searches/s from 2 workers with this thread, 12.4-15.4 with asyncio's thread pool (alternating runs).
     """
-    in_context = functools.partial(contextvars.copy_context().run, function, *args, **kwargs)  # the usage tracked
-    return await asyncio.get_running_loop().run_in_executor(_SEARCH_THREAD, in_context)  # counts the query's embedding
+    in_context = functools.partial(
+        contextvars.copy_context().run, function, *args, **kwargs
+    )  # the usage tracked
+    return await asyncio.get_running_loop().run_in_executor(
+        _SEARCH_THREAD, in_context
+    )  # counts the query's embedding
 
 
 class SearchType(StrEnum):
@@ -68,7 +72,11 @@ class SearchType(StrEnum):
 
 
 def tuned_config(
-    config: "GraphRagConfig", search_type: SearchType, *, top_k: int | None = None, follow_up_depth: int | None = None
+    config: "GraphRagConfig",
+    search_type: SearchType,
+    *,
+    top_k: int | None = None,
+    follow_up_depth: int | None = None,
 ) -> "GraphRagConfig":
     """A copy of the config retrieving `top_k` records (text units for basic, entities for local
     and drift) and, for drift, following up `follow_up_depth` rounds."""
@@ -82,7 +90,9 @@ def tuned_config(
         updates.setdefault(section, {})[field] = top_k
     if follow_up_depth is not None and search_type is SearchType.DRIFT:
         updates.setdefault("drift_search", {})["n_depth"] = follow_up_depth
-    sections = {name: getattr(config, name).model_copy(update=fields) for name, fields in updates.items()}
+    sections = {
+        name: getattr(config, name).model_copy(update=fields) for name, fields in updates.items()
+    }
     return config.model_copy(update=sections) if sections else config
 
 
@@ -95,17 +105,25 @@ VECTORS_NEEDED = {
 """The embeddings (LanceDB tables) each search reads."""
 
 
-def check_ready(config: "GraphRagConfig", tables: IndexTables, search_type: SearchType, *, answer: bool) -> None:
+def check_ready(
+    config: "GraphRagConfig", tables: IndexTables, search_type: SearchType, *, answer: bool
+) -> None:
     """Refuse a search whose vector tables are damaged, or whose models lack credentials, saying what to fix."""
     from graphrag_mcp_server.config.index_root import require_credentials
 
-    damaged = [tables.vector_problems[name] for name in VECTORS_NEEDED[search_type] if name in tables.vector_problems]
+    damaged = [
+        tables.vector_problems[name]
+        for name in VECTORS_NEEDED[search_type]
+        if name in tables.vector_problems
+    ]
     if damaged:
         raise IndexDamagedError(f"{search_type.value} search cannot run: {damaged[0]}")
     section = getattr(config, f"{search_type.value}_search")
     needed = [section.embedding_model_id] if hasattr(section, "embedding_model_id") else []
     if search_type is SearchType.GLOBAL and not answer:
-        needed = [config.drift_search.embedding_model_id]  # context-only global ranks reports by embedding
+        needed = [
+            config.drift_search.embedding_model_id
+        ]  # context-only global ranks reports by embedding
     require_credentials(config, [*needed, *([section.completion_model_id] if answer else [])])
 
 
@@ -123,10 +141,12 @@ def embedding_width_checked() -> Iterator[None]:
         if (widths := QUERY_WIDTH.search(str(error))) is None:
             raise
         query, held = widths.groups()
-        msg = (f"the embedding model returns query vectors of {query} numbers, but the index's vector tables hold "
-               f"vectors of {held}: the model changed since the index was built. Embed everything again with: "
-               "graphrag-mcp index DATA_PATH --full, or point settings.yaml back at the model the index was "
-               "built with")
+        msg = (
+            f"the embedding model returns query vectors of {query} numbers, but the index's vector tables hold "
+            f"vectors of {held}: the model changed since the index was built. Embed everything again with: "
+            "graphrag-mcp index DATA_PATH --full, or point settings.yaml back at the model the index was "
+            "built with"
+        )
         raise EmbeddingMismatchError(msg) from None
 
 
@@ -153,19 +173,37 @@ async def run_search(
     each piece of the answer as the model streams it (graphrag's `*_search_streaming`): the same answer either way.
     """
     check_ready(config, tables, search_type, answer=True)
-    scope = {"level": community_level, "entity_types": entity_types, "dynamic": dynamic_community_selection}
+    scope = {
+        "level": community_level,
+        "entity_types": entity_types,
+        "dynamic": dynamic_community_selection,
+    }
     started = time.perf_counter()
     with track_usage() as usage, answer_by(timeout), embedding_width_checked():
         try:
             answer, context = await asyncio.wait_for(
-                _answered(config, tables, search_type, query, response_type, callbacks or [], on_text, **scope), timeout
+                _answered(
+                    config,
+                    tables,
+                    search_type,
+                    query,
+                    response_type,
+                    callbacks or [],
+                    on_text,
+                    **scope,
+                ),
+                timeout,
             )
         except TimeoutError:
-            raise SearchTimeoutError(_timeout_message(config, search_type, timeout, usage.last_error)) from None
+            raise SearchTimeoutError(
+                _timeout_message(config, search_type, timeout, usage.last_error)
+            ) from None
     if usage.failed_calls and not usage.answered_calls:
         logs = Path(config.reporting.base_dir or "logs").resolve() / "query.log"
         reason = usage.last_error or f"the provider's errors are in {logs}"
-        advised = advice(kind_of(reason), Operation.SEARCH, reason=reason) if usage.last_error else ""
+        advised = (
+            advice(kind_of(reason), Operation.SEARCH, reason=reason) if usage.last_error else ""
+        )
         msg = f"the model provider failed: all {usage.failed_calls} model calls failed; last error: {reason.rstrip('.')}"
         raise ModelCallsFailedError(f"{msg}. {advised}" if advised else msg)
     model = _answer_model(config, search_type)
@@ -186,9 +224,19 @@ async def run_search(
     )
 
 
-async def _answered(config: "GraphRagConfig", tables: IndexTables, search_type: SearchType, query: str,
-                    response_type: str, callbacks: "list[QueryCallbacks]", on_text: AnswerText | None, *, level: int,
-                    entity_types: list[str] | None, dynamic: bool) -> tuple[str, Any]:
+async def _answered(
+    config: "GraphRagConfig",
+    tables: IndexTables,
+    search_type: SearchType,
+    query: str,
+    response_type: str,
+    callbacks: "list[QueryCallbacks]",
+    on_text: AnswerText | None,
+    *,
+    level: int,
+    entity_types: list[str] | None,
+    dynamic: bool,
+) -> tuple[str, Any]:
     """The engine's streamed answer and the context it answered from, collected as graphrag.api's
     `*_search` collects them. The engine is made in the search thread, and its context built there where
     that calls no model (local, basic, global without dynamic selection); drift's steps, dynamic
@@ -196,7 +244,12 @@ async def _answered(config: "GraphRagConfig", tables: IndexTables, search_type: 
     session lives on this loop)."""
     from graphrag.callbacks.noop_query_callbacks import NoopQueryCallbacks
 
-    from graphrag_mcp_server.handlers.search.engines import basic_engine, drift_engine, global_engine, local_engine
+    from graphrag_mcp_server.handlers.search.engines import (
+        basic_engine,
+        drift_engine,
+        global_engine,
+        local_engine,
+    )
 
     log_to_query_log(config)
     context: Any = {}
@@ -217,7 +270,9 @@ async def _answered(config: "GraphRagConfig", tables: IndexTables, search_type: 
             engine = global_engine(config, tables, level, dynamic, **common)
         case SearchType.DRIFT:
             engine = drift_engine(config, tables, level, **common)
-    build_now = search_type is not SearchType.DRIFT and not (search_type is SearchType.GLOBAL and dynamic)
+    build_now = search_type is not SearchType.DRIFT and not (
+        search_type is SearchType.GLOBAL and dynamic
+    )
     searcher, lent = await in_search_thread(_entered, engine, query, build_now=build_now)
     pieces: list[str] = []
     with lent:
@@ -237,7 +292,9 @@ def log_to_query_log(config: "GraphRagConfig") -> None:
     init_loggers(config=config, verbose=False, filename="query.log")
 
 
-def _entered(engine: "AbstractContextManager[Any]", query: str, *, build_now: bool) -> tuple[Any, ExitStack]:
+def _entered(
+    engine: "AbstractContextManager[Any]", query: str, *, build_now: bool
+) -> tuple[Any, ExitStack]:
     """The engine, entered (blocking: run in a worker thread), and what gives back the objects it borrowed.
     With `build_now` its context is built here (global's builder is a coroutine that awaits nothing
     without dynamic selection) and the borrowed objects are given back at once."""
@@ -245,7 +302,9 @@ def _entered(engine: "AbstractContextManager[Any]", query: str, *, build_now: bo
     searcher = lent.enter_context(engine)
     if build_now:
         with lent:
-            built = searcher.context_builder.build_context(query=query, **searcher.context_builder_params)
+            built = searcher.context_builder.build_context(
+                query=query, **searcher.context_builder_params
+            )
             awaited = inspect.isawaitable(built)
             searcher.context_builder = _Built(asyncio.run(built) if awaited else built, awaited)
     return searcher, lent
@@ -268,33 +327,51 @@ async def _ready(result: "ContextBuilderResult") -> "ContextBuilderResult":
     return result
 
 
-def _timeout_message(config: "GraphRagConfig", search_type: SearchType, timeout: float | None,
-                     last_error: str | None) -> str:
+def _timeout_message(
+    config: "GraphRagConfig", search_type: SearchType, timeout: float | None, last_error: str | None
+) -> str:
     waited = f"{search_type.value} search gave no answer within {timeout:g} s"
     model = _answer_model(config, search_type)
-    where = f"{model.model_provider}/{model.model}{f' at {model.api_base}' if model.api_base else ''}"
-    cause = (f"the model provider's last error: {last_error}" if last_error
-             else f"the model provider ({where}) did not answer in time (slow, overloaded or unreachable)")
-    return (f"{waited}; {cause}. Try context_only=true (no model call: answer from the context yourself), a cheaper "
-            "search (local_search or basic_search: one model call), or a larger timeout_seconds")
+    where = (
+        f"{model.model_provider}/{model.model}{f' at {model.api_base}' if model.api_base else ''}"
+    )
+    cause = (
+        f"the model provider's last error: {last_error}"
+        if last_error
+        else f"the model provider ({where}) did not answer in time (slow, overloaded or unreachable)"
+    )
+    return (
+        f"{waited}; {cause}. Try context_only=true (no model call: answer from the context yourself), a cheaper "
+        "search (local_search or basic_search: one model call), or a larger timeout_seconds"
+    )
 
 
-def _no_answer_message(model: "ModelConfig", search_type: SearchType, last_error: str | None) -> str:
+def _no_answer_message(
+    model: "ModelConfig", search_type: SearchType, last_error: str | None
+) -> str:
     """An answer without text: the provider's body was not the stream of chunks asked for (cut short, or JSON where
     a stream was asked) or held nothing; graphrag would have returned it as an empty answer."""
     if model.type == "mcp_sampling":
-        return (f"{search_type.value} search got no answer: the MCP client's model (sampling) answered no text; "
-                "ask again, or use context_only=true and answer from the context")
-    where = f"{model.model_provider}/{model.model}{f' at {model.api_base}' if model.api_base else ''}"
+        return (
+            f"{search_type.value} search got no answer: the MCP client's model (sampling) answered no text; "
+            "ask again, or use context_only=true and answer from the context"
+        )
+    where = (
+        f"{model.model_provider}/{model.model}{f' at {model.api_base}' if model.api_base else ''}"
+    )
     error = f"; the model provider's last error: {last_error}" if last_error else ""
-    return (f"the model provider failed: the answer of {where} to the {search_type.value} search could not be read: "
-            f"it held no text (a body that is not the stream of answer chunks asked for, or an empty one){error}. "
-            f"{advice(FaultKind.UNREADABLE, Operation.SEARCH)}")
+    return (
+        f"the model provider failed: the answer of {where} to the {search_type.value} search could not be read: "
+        f"it held no text (a body that is not the stream of answer chunks asked for, or an empty one){error}. "
+        f"{advice(FaultKind.UNREADABLE, Operation.SEARCH)}"
+    )
 
 
 def _answer_model(config: "GraphRagConfig", search_type: SearchType) -> "ModelConfig":
     """The completion model that writes (streams) the search's answer."""
-    return config.get_completion_model_config(getattr(config, f"{search_type.value}_search").completion_model_id)
+    return config.get_completion_model_config(
+        getattr(config, f"{search_type.value}_search").completion_model_id
+    )
 
 
 def context_frames(context: Any, kind: str = "") -> Iterator[tuple[str, "pd.DataFrame"]]:
@@ -355,13 +432,18 @@ def _evidence(answer: str, frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str
     return {"sources": in_context["sources"]} if in_context.get("sources") else in_context
 
 
-def find_sources(answer: str, frames: list[tuple[str, "pd.DataFrame"]], tables: IndexTables) -> list[Source]:
+def find_sources(
+    answer: str, frames: list[tuple[str, "pd.DataFrame"]], tables: IndexTables
+) -> list[Source]:
     """Text units behind the answer, with their documents, most direct evidence first."""
     records = _evidence(answer, frames)
     lookup = prepared(tables).lookup()
     unit_ids: list[str] = []
     for kind in ("sources", "entities", "relationships", "reports"):
         unit_ids.extend(_text_units_of(kind, records.get(kind, []), lookup))
-    sources = [Source(document=lookup.document_of[unit_id], text_unit_id=unit_id)
-               for unit_id in dict.fromkeys(unit_ids) if unit_id in lookup.document_of]
+    sources = [
+        Source(document=lookup.document_of[unit_id], text_unit_id=unit_id)
+        for unit_id in dict.fromkeys(unit_ids)
+        if unit_id in lookup.document_of
+    ]
     return sources[:MAX_SOURCES]

@@ -167,7 +167,9 @@ def _base_completions(
     ) -> llm_types.LLMCompletionResponse | AsyncIterator[llm_types.LLMCompletionChunk]:
         result = _complete(**kwargs)
         return (
-            result if isinstance(result, llm_types.LLMCompletionResponse) else async_items(list(result))
+            result
+            if isinstance(result, llm_types.LLMCompletionResponse)
+            else async_items(list(result))
         )
 
     return _complete, _complete_async  # type: ignore[return-value]

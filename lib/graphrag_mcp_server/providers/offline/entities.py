@@ -6,86 +6,71 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from graphrag_mcp_server.providers.offline.text import JOINERS, SHORT_LINE_WORDS, STOPWORDS, WORD, split_sentences
+from graphrag_mcp_server.providers.offline.text import (
+    JOINERS,
+    SHORT_LINE_WORDS,
+    STOPWORDS,
+    WORD,
+    split_sentences,
+)
 
 _CALENDAR = frozenset(
-    """
-    january february march april may june july august september october
-    november december monday tuesday wednesday thursday friday saturday sunday
-    """.split()
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 )
 _TITLES = frozenset(
-    """
-    dr mr mrs ms miss mx prof professor sir dame lord lady captain capt mayor
-    councillor inspector sergeant judge agent agents doctor officer detective
-    lieutenant colonel commander chief president senator minister reverend
-    major cllr rev revd canon
-    """.split()
+    ["dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame", "lord", "lady", "captain", "capt", "mayor", "councillor", "inspector", "sergeant", "judge", "agent", "agents", "doctor", "officer", "detective", "lieutenant", "colonel", "commander", "chief", "president", "senator", "minister", "reverend", "major", "cllr", "rev", "revd", "canon"]
 )
 _ROLES = frozenset(
-    """
-    chair chairman chairwoman chairperson vice deputy secretary treasurer clerk registrar convener convenor
-    director directors manager managers coordinator co-ordinator officer officers engineer lecturer nurse
-    trustee trustees member members governor governors volunteer volunteers resident residents principal
-    curator editor warden steward assistant administrator accountant archivist librarian surveyor
-    headteacher head senior junior area operations grants finance services
-    """.split()
+    ["chair", "chairman", "chairwoman", "chairperson", "vice", "deputy", "secretary", "treasurer", "clerk", "registrar", "convener", "convenor", "director", "directors", "manager", "managers", "coordinator", "co-ordinator", "officer", "officers", "engineer", "lecturer", "nurse", "trustee", "trustees", "member", "members", "governor", "governors", "volunteer", "volunteers", "resident", "residents", "principal", "curator", "editor", "warden", "steward", "assistant", "administrator", "accountant", "archivist", "librarian", "surveyor", "headteacher", "head", "senior", "junior", "area", "operations", "grants", "finance", "services"]
 )
 """Words of role titles ("Chair of Trustees", "Volunteer Services Manager"): a name is not made of them."""
 _NOT_NAMES = frozenset(
-    """
-    dear hello hi dearest greetings yours regards kind best warm warmest many thanks sincerely faithfully
-    cheers minutes notice agenda apologies present subject re item action actions date update summary report
-    letter memo email e-mail cc attendance conclusion introduction background recommendation recommendations
-    public annual general meeting accounts object any other business funding budget correspondence
-    membership welcome note notes attached enclosure proposal proposals findings results discussion overview
-    appendix contents references method methods conclusions recommendations summary abstract key outcome
-    outcomes next steps timeline dates cost costs risks issues decisions decision purpose scope aims
-    objectives progress status history context contacts contact location venue schedule events news
-    """.split()
+    ["dear", "hello", "hi", "dearest", "greetings", "yours", "regards", "kind", "best", "warm", "warmest", "many", "thanks", "sincerely", "faithfully", "cheers", "minutes", "notice", "agenda", "apologies", "present", "subject", "re", "item", "action", "actions", "date", "update", "summary", "report", "letter", "memo", "email", "e-mail", "cc", "attendance", "conclusion", "introduction", "background", "recommendation", "recommendations", "public", "annual", "general", "meeting", "accounts", "object", "any", "other", "business", "funding", "budget", "correspondence", "membership", "welcome", "note", "notes", "attached", "enclosure", "proposal", "proposals", "findings", "results", "discussion", "overview", "appendix", "contents", "references", "method", "methods", "conclusions", "recommendations", "summary", "abstract", "key", "outcome", "outcomes", "next", "steps", "timeline", "dates", "cost", "costs", "risks", "issues", "decisions", "decision", "purpose", "scope", "aims", "objectives", "progress", "status", "history", "context", "contacts", "contact", "location", "venue", "schedule", "events", "news"]
 )
 """Greetings, sign-offs and document-structure words: left off the start of a name ("Dear Ms Qureshi",
 "Minutes of the Board"), never a name of their own."""
-_PLACE_PREPOSITIONS = frozenset({"in", "at", "near", "from", "to", "around", "outside", "across", "beyond",
-                                 "towards", "toward", "via"})
-_COMMON_SUFFIXES = ("ing", "ly", "tion", "sion", "ment", "ness", "ity", "ance", "ence", "ship", "ies", "ed")
+_PLACE_PREPOSITIONS = frozenset(
+    {
+        "in",
+        "at",
+        "near",
+        "from",
+        "to",
+        "around",
+        "outside",
+        "across",
+        "beyond",
+        "towards",
+        "toward",
+        "via",
+    }
+)
+_COMMON_SUFFIXES = (
+    "ing",
+    "ly",
+    "tion",
+    "sion",
+    "ment",
+    "ness",
+    "ity",
+    "ance",
+    "ence",
+    "ship",
+    "ies",
+    "ed",
+)
 _TYPE_CUES = {
     "organization": frozenset(
-        """
-        cooperative co-operative board works council company co ltd limited inc
-        corp corporation institute university college agency committee trust
-        engineering foundation association society group bank authority
-        ministry department commission union guild partners holdings laboratory
-        labs services school hospital party club press gazette network alliance
-        federation office bureau fund industries systems technologies inspectorate
-        squad team unit division corps force army navy police command agency
-        museum gallery library infirmary clinic surgery centre center hotel inn
-        architects solicitors nurseries charity partnership practice
-        railway railways airline airways estate friends association creamery laboratories players
-        knights academy inns construction cheesemakers brewery brewers orchestra choir band ensemble
-        rovers athletic united wanderers oarsmen rowers riders plc llp theatre
-        """.split()
+        ["cooperative", "co-operative", "board", "works", "council", "company", "co", "ltd", "limited", "inc", "corp", "corporation", "institute", "university", "college", "agency", "committee", "trust", "engineering", "foundation", "association", "society", "group", "bank", "authority", "ministry", "department", "commission", "union", "guild", "partners", "holdings", "laboratory", "labs", "services", "school", "hospital", "party", "club", "press", "gazette", "network", "alliance", "federation", "office", "bureau", "fund", "industries", "systems", "technologies", "inspectorate", "squad", "team", "unit", "division", "corps", "force", "army", "navy", "police", "command", "agency", "museum", "gallery", "library", "infirmary", "clinic", "surgery", "centre", "center", "hotel", "inn", "architects", "solicitors", "nurseries", "charity", "partnership", "practice", "railway", "railways", "airline", "airways", "estate", "friends", "association", "creamery", "laboratories", "players", "knights", "academy", "inns", "construction", "cheesemakers", "brewery", "brewers", "orchestra", "choir", "band", "ensemble", "rovers", "athletic", "united", "wanderers", "oarsmen", "rowers", "riders", "plc", "llp", "theatre"]
     ),
     "geo": frozenset(
-        """
-        port point estuary bay river street road lane harbour harbor island
-        isle lake mount mountain valley sea ocean county city town village quay
-        bridge coast sound strait creek marsh hill square avenue province region
-        district cape fort peninsula channel rock sands beach head headland shore
-        wharf pier dock moor forest farm meadow abbey green common park field
-        fields wood woods crossing weir reach vale row close parade basin crescent terrace gardens
-        grove mews walk yard wyke end gate court hall
-        """.split()
+        ["port", "point", "estuary", "bay", "river", "street", "road", "lane", "harbour", "harbor", "island", "isle", "lake", "mount", "mountain", "valley", "sea", "ocean", "county", "city", "town", "village", "quay", "bridge", "coast", "sound", "strait", "creek", "marsh", "hill", "square", "avenue", "province", "region", "district", "cape", "fort", "peninsula", "channel", "rock", "sands", "beach", "head", "headland", "shore", "wharf", "pier", "dock", "moor", "forest", "farm", "meadow", "abbey", "green", "common", "park", "field", "fields", "wood", "woods", "crossing", "weir", "reach", "vale", "row", "close", "parade", "basin", "crescent", "terrace", "gardens", "grove", "mews", "walk", "yard", "wyke", "end", "gate", "court", "hall"]
     ),
     "event": frozenset(
-        """
-        festival storm conference inquiry summit war battle election flood fair
-        regatta hearing trial crisis strike ceremony championship games expo
-        symposium
-        """.split()
+        ["festival", "storm", "conference", "inquiry", "summit", "war", "battle", "election", "flood", "fair", "regatta", "hearing", "trial", "crisis", "strike", "ceremony", "championship", "games", "expo", "symposium"]
     ),
 }
-_GEO_PREFIXES = frozenset("port point mount lake cape fort isle".split())
+_GEO_PREFIXES = frozenset(["port", "point", "mount", "lake", "cape", "fort", "isle"])
 
 _TOKEN = re.compile(r"\w+(?:['’&-]\w+)*|\S")
 _YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
@@ -152,8 +137,10 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     while words and (not _is_name_start(words[0]) or words[0].lower() in JOINERS):
         titled = titled or words[0].lower() in _TITLES
         words = words[1:]
-    while words and (words[-1].lower() in _ROLES - _TYPE_CUES["geo"] - _TYPE_CUES["organization"]
-                     or words[-1].lower() in JOINERS):
+    while words and (
+        words[-1].lower() in _ROLES - _TYPE_CUES["geo"] - _TYPE_CUES["organization"]
+        or words[-1].lower() in JOINERS
+    ):
         words = words[:-1]
     if _core_count(words) == 1:
         word = words[0]
@@ -169,9 +156,14 @@ def _is_single_name(word: str) -> bool:
     """A capitalised word left by `_run_names` (no title, role or structure word) that can be a name by itself
     (a place: 'Hartsmere')."""
     lower = word.lower()
-    return (lower not in STOPWORDS and not lower.endswith(_COMMON_SUFFIXES)
-            and lower not in _CALENDAR and lower.removesuffix("s") not in _CALENDAR and word.isalpha()
-            and len(word) > 2)
+    return (
+        lower not in STOPWORDS
+        and not lower.endswith(_COMMON_SUFFIXES)
+        and lower not in _CALENDAR
+        and lower.removesuffix("s") not in _CALENDAR
+        and word.isalpha()
+        and len(word) > 2
+    )
 
 
 def _sentence_names(sentence: str) -> list[tuple[str, bool]]:
@@ -183,8 +175,12 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool]]:
     run: list[str] = []
     start = 0
     words = [token for token in tokens if token[0].isalnum()]
-    heading = (bool(words) and len(words) <= SHORT_LINE_WORDS and not tokens[0][0].isdigit()
-               and not sentence.rstrip().endswith((".", "!", "?")))
+    heading = (
+        bool(words)
+        and len(words) <= SHORT_LINE_WORDS
+        and not tokens[0][0].isdigit()
+        and not sentence.rstrip().endswith((".", "!", "?"))
+    )
 
     def flush() -> None:
         if run:
@@ -248,16 +244,29 @@ def find_entities(text: str) -> Mentions:
             if is_place:
                 places.add(found[name.upper()])
     lowercase = {word for word in WORD.findall(text) if word.islower()}
-    name_words = {word.upper() for name in found.values() if " " in name
-                  and canonical_type(name, quoted=False, place=False) == "person" for word in name.split()}
+    name_words = {
+        word.upper()
+        for name in found.values()
+        if " " in name and canonical_type(name, quoted=False, place=False) == "person"
+        for word in name.split()
+    }
     for key, name in list(found.items()):
-        if " " not in name and (key in name_words or name.lower() in lowercase
-                                or name.lower().removesuffix("s") in lowercase):
-            places.discard(found.pop(key))  # 'Dear Eleanor' or 'Ms Qureshi' of a person; 'Funding' of prose
+        if " " not in name and (
+            key in name_words
+            or name.lower() in lowercase
+            or name.lower().removesuffix("s") in lowercase
+        ):
+            places.discard(
+                found.pop(key)
+            )  # 'Dear Eleanor' or 'Ms Qureshi' of a person; 'Funding' of prose
         elif " " in name and _generic(name, lowercase):
-            del found[key]  # 'Community Orchard Planting Day', 'Public Meeting': words of the text, capitalised
+            del found[
+                key
+            ]  # 'Community Orchard Planting Day', 'Public Meeting': words of the text, capitalised
     before = {name: _words_before(text, name) for name in found.values() if " " in name}
-    places |= {name for name, words in before.items() if words & _PLACE_PREPOSITIONS - {"to", "from"}}  # 'in Nether Ashcombe'
+    places |= {
+        name for name, words in before.items() if words & _PLACE_PREPOSITIONS - {"to", "from"}
+    }  # 'in Nether Ashcombe'
     institutions = {name for name, words in before.items() if "the" in words}
     quoted = {found.setdefault(q.upper(), q) for q in _quoted_names(text)}
     tails = _tail_names(list(found.values()))
@@ -274,7 +283,9 @@ def _words_before(text: str, name: str) -> set[str]:
     words, start = set(), text.find(name)
     while start >= 0:
         end = start + len(name)
-        if (end == len(text) or not text[end].isalnum()) and (match := _LAST_WORD.search(text[max(0, start - 30):start])):
+        if (end == len(text) or not text[end].isalnum()) and (
+            match := _LAST_WORD.search(text[max(0, start - 30) : start])
+        ):
             words.add(match.group(1).lower())
         start = text.find(name, end)
     return words
@@ -331,8 +342,12 @@ def canonical_type(name: str, *, quoted: bool, place: bool, institution: bool = 
         if any(w in cues[kind] for w in words):
             return kind
     particles = set(words[1:-1]) & JOINERS  # 'Pieter van Damme'
-    plain = (all(w.replace("-", "").replace("'", "").isalpha() for w in words)  # 'Moreno-Hale', "O'Brien"
-             and not (set(words) & JOINERS - particles))
+    plain = (
+        all(
+            w.replace("-", "").replace("'", "").isalpha() for w in words
+        )  # 'Moreno-Hale', "O'Brien"
+        and not (set(words) & JOINERS - particles)
+    )
     if not quoted and not institution and 2 <= len(words) <= 3 + len(particles) and plain:
         return "person"
     return "organization"

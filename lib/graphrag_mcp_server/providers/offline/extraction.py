@@ -35,8 +35,10 @@ def extract_graph(request: Request) -> str:
 
 def graph_records(prompt: str) -> str:
     """The records answering an extraction prompt: its `-Real Data-` section's text, with its entity types."""
-    real = prompt[prompt.rfind("-Real Data-"):]
-    types_line = text_between(real.replace("entity_types:", "Entity_types:"), "Entity_types:", "\n").strip("[]")
+    real = prompt[prompt.rfind("-Real Data-") :]
+    types_line = text_between(
+        real.replace("entity_types:", "Entity_types:"), "Entity_types:", "\n"
+    ).strip("[]")
     entity_types = [t.strip().strip("'\"") for t in types_line.split(",") if t.strip()]
     real = real.replace("\ntext:", "\nText:").replace("\noutput:", "\nOutput:")
     text = text_between(real, "Text:", "######################\nOutput:", "\nOutput:")
@@ -51,8 +53,12 @@ def graph_records(prompt: str) -> str:
 
 def _entity_record(name: str, found: Mentions, entity_types: list[str]) -> str:
     """One '("entity"<|>NAME<|>TYPE<|>description)' record."""
-    canonical = canonical_type(name, quoted=name in found.quoted, place=name in found.places,
-                               institution=name in found.institutions)
+    canonical = canonical_type(
+        name,
+        quoted=name in found.quoted,
+        place=name in found.places,
+        institution=name in found.institutions,
+    )
     description = join_sentences(found.sentences[name], MAX_DESCRIPTION_WORDS)
     fields = [
         '"entity"',

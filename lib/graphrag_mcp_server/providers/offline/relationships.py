@@ -26,9 +26,11 @@ letter's writer and addressee."""
 _REFERS_BACK = re.compile(r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Hh]is|[Hh]er|[Tt]heir|[Hh]im|[Tt]hem)\b")
 """A third-person pronoun: the sentence speaks of someone the sentence before named (its first name, as
 "Priya Nair chairs the committee. Last spring she hired Otto Brandt." reads)."""
-_SIGN_OFF = re.compile(r"^(?:yours\s+(?:sincerely|faithfully|truly)|(?:with\s+)?(?:kind|best|warm|warmest|all\s+good)"
-                       r"\s+(?:regards|wishes)|regards|many thanks|with thanks|thanks|best|all the best)\b[,.!]?\s*",
-                       re.IGNORECASE)
+_SIGN_OFF = re.compile(
+    r"^(?:yours\s+(?:sincerely|faithfully|truly)|(?:with\s+)?(?:kind|best|warm|warmest|all\s+good)"
+    r"\s+(?:regards|wishes)|regards|many thanks|with thanks|thanks|best|all the best)\b[,.!]?\s*",
+    re.IGNORECASE,
+)
 _WRITER_HEADERS = ("from:", "author:", "by:", "by ", "prepared by", "written by")
 _ADDRESSEE_HEADERS = ("to:", "dear ")
 _GENERIC_BODY = re.compile(r"\bthe\s+([a-z]+)\b(?!\s+[A-Z])")
@@ -61,18 +63,22 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
 
     all_sentences: list[str] = []
     all_present: list[list[str]] = []
-    for paragraph in PARAGRAPH_BREAK.split(text):  # split_sentences(text) is these paragraphs' sentences in turn
+    for paragraph in PARAGRAPH_BREAK.split(
+        text
+    ):  # split_sentences(text) is these paragraphs' sentences in turn
         sentences = split_sentences(paragraph)
         present = [_in_order(found, sentence) for sentence in sentences]
         for position, (sentence, names) in enumerate(zip(sentences, present, strict=True)):
             for first, name in enumerate(names):
-                for other in names[first + 1:]:
+                for other in names[first + 1 :]:
                     link(name, other, SAME_SENTENCE, sentence)
             before = present[position - 1] if position else []
             if before and _REFERS_BACK.search(sentence):
                 for name in names:
                     link(before[0], name, NEARBY, f"{sentences[position - 1]} {sentence}")
-            for name in (short for short in names if short not in sentence):  # 'Danescombe considers ...'
+            for name in (
+                short for short in names if short not in sentence
+            ):  # 'Danescombe considers ...'
                 for other in before:
                     link(name, other, NEARBY, f"{sentences[position - 1]} {sentence}")
             for body in _bodies_meant(found, sentence):
@@ -93,8 +99,13 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
 def _in_order(found: Mentions, sentence: str) -> list[str]:
     """The names a sentence mentions, in the order it first mentions them (a name's surface forms counted)."""
     names = [name for name in found.names if sentence in found.sentences[name]]
-    return sorted(names, key=lambda name: min((at for form in (name, name.split()[-1])
-                                               if (at := sentence.find(form)) >= 0), default=len(sentence)))
+    return sorted(
+        names,
+        key=lambda name: min(
+            (at for form in (name, name.split()[-1]) if (at := sentence.find(form)) >= 0),
+            default=len(sentence),
+        ),
+    )
 
 
 def _bodies_meant(found: Mentions, sentence: str) -> list[str]:
@@ -107,8 +118,12 @@ def _bodies_meant(found: Mentions, sentence: str) -> list[str]:
     return meant
 
 
-def _letter_links(sentences: list[str], present: list[list[str]], order: dict[str, int],
-                  link: Callable[[str, str, float, str], None]) -> None:
+def _letter_links(
+    sentences: list[str],
+    present: list[list[str]],
+    order: dict[str, int],
+    link: Callable[[str, str, float, str], None],
+) -> None:
     """A letter's or e-mail's writer (the name on or after its sign-off line, its From:/Author: line, or a closing
     signature) linked to its addressee (its To: line or salutation) and to the names of its first-person sentences
     (`present`: each sentence's names in the order it names them; `order`: the extraction's order of names)."""
@@ -120,14 +135,20 @@ def _letter_links(sentences: list[str], present: list[list[str]], order: dict[st
         elif sentence.lower().startswith(_ADDRESSEE_HEADERS):
             addressees += names
         elif _SIGN_OFF.match(sentence):
-            signed = names + [name for following in extracted[position + 1:position + 2] for name in following]
+            signed = names + [
+                name for following in extracted[position + 1 : position + 2] for name in following
+            ]
             writers += [name for name in signed if name not in writers][:1]
-    if not writers and sentences and len(sentences[-1].split()) <= SHORT_LINE_WORDS:  # a signature, no sign-off
+    if (
+        not writers and sentences and len(sentences[-1].split()) <= SHORT_LINE_WORDS
+    ):  # a signature, no sign-off
         writers = [name for names in present[-2:] for name in names][:1]
     for writer in dict.fromkeys(writers):
         for addressee in dict.fromkeys(addressees):
             link(writer, addressee, LETTER, f"{writer} wrote to {addressee}.")
         for sentence, names in zip(sentences, extracted, strict=True):
-            if _FIRST_PERSON.search(sentence) and not sentence.lower().startswith(_WRITER_HEADERS + _ADDRESSEE_HEADERS):
+            if _FIRST_PERSON.search(sentence) and not sentence.lower().startswith(
+                _WRITER_HEADERS + _ADDRESSEE_HEADERS
+            ):
                 for name in names:
                     link(writer, name, NEARBY, f"{writer} wrote: {sentence}")

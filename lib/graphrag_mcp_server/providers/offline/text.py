@@ -16,23 +16,10 @@ T = TypeVar("T")
 MAX_DESCRIPTION_WORDS = 80
 
 STOPWORDS = frozenset(
-    """
-    a about above after again against all also although am among an and any
-    are as at be because been before being below between both but by can could
-    did do does doing down during each either else even ever every few for from
-    further had has have having he her here hers him his how however i if in
-    into is it its itself just least less many may me meanwhile might more most
-    much must my neither no nor not now of off on once one only or other our
-    ours out over own per please rather same she should since so some such than
-    that the their theirs them then there these they this those though through
-    thus to too under until up upon us very was we were what whatever when where
-    whether which while who whom whose why will with within without would yet
-    you your yours yesterday today tomorrow last next according despite tell
-    know known say says said explain describe give list role main
-    """.split()
+    ["a", "about", "above", "after", "again", "against", "all", "also", "although", "am", "among", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "either", "else", "even", "ever", "every", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "however", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "least", "less", "many", "may", "me", "meanwhile", "might", "more", "most", "much", "must", "my", "neither", "no", "nor", "not", "now", "of", "off", "on", "once", "one", "only", "or", "other", "our", "ours", "out", "over", "own", "per", "please", "rather", "same", "she", "should", "since", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "though", "through", "thus", "to", "too", "under", "until", "up", "upon", "us", "very", "was", "we", "were", "what", "whatever", "when", "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "within", "without", "would", "yet", "you", "your", "yours", "yesterday", "today", "tomorrow", "last", "next", "according", "despite", "tell", "know", "known", "say", "says", "said", "explain", "describe", "give", "list", "role", "main"]
 )
-JOINERS = frozenset("of the de du da del della van von der den la le &".split())
-_ABBREVIATIONS = frozenset("dr mr mrs ms mx prof st vs etc e.g i.e capt sgt jr sr".split())
+JOINERS = frozenset(["of", "the", "de", "du", "da", "del", "della", "van", "von", "der", "den", "la", "le", "&"])
+_ABBREVIATIONS = frozenset(["dr", "mr", "mrs", "ms", "mx", "prof", "st", "vs", "etc", "e.g", "i.e", "capt", "sgt", "jr", "sr"])
 
 WORD = re.compile(r"\w+")
 CITATION = re.compile(r"\s*\[Data:[^\]]*\]")
@@ -70,7 +57,9 @@ def split_sentences(text: str) -> list[str]:
             merged: list[str] = []
             for piece in _SENTENCE_BREAK.split(" ".join(block.split())):
                 last = merged[-1].rsplit(" ", 1)[-1].rstrip(".").lower() if merged else ""
-                if last in _ABBREVIATIONS or (last.isdigit() and " " not in merged[-1]):  # '4. Bees': an item
+                if last in _ABBREVIATIONS or (
+                    last.isdigit() and " " not in merged[-1]
+                ):  # '4. Bees': an item
                     merged[-1] = f"{merged[-1]} {piece}"
                 elif piece:
                     merged.append(piece)

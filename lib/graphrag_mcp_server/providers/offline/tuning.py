@@ -12,12 +12,12 @@ from graphrag_mcp_server.providers.offline.request import Request
 from graphrag_mcp_server.providers.offline.text import STOPWORDS, WORD, text_between
 
 FUNCTION_WORDS = {
-    "English": "the and of to in is was that for with on as by at from".split(),
-    "Spanish": "el la los las de que y en un una por con para es del".split(),
-    "French": "le la les des de et en un une est que pour dans du au".split(),
-    "German": "der die das und ist nicht ein eine mit von zu den im auf".split(),
-    "Portuguese": "o a os as de que e em um uma para com do da não".split(),
-    "Italian": "il lo la gli le di che e un una per con del della non".split(),
+    "English": ["the", "and", "of", "to", "in", "is", "was", "that", "for", "with", "on", "as", "by", "at", "from"],
+    "Spanish": ["el", "la", "los", "las", "de", "que", "y", "en", "un", "una", "por", "con", "para", "es", "del"],
+    "French": ["le", "la", "les", "des", "de", "et", "en", "un", "une", "est", "que", "pour", "dans", "du", "au"],
+    "German": ["der", "die", "das", "und", "ist", "nicht", "ein", "eine", "mit", "von", "zu", "den", "im", "auf"],
+    "Portuguese": ["o", "a", "os", "as", "de", "que", "e", "em", "um", "uma", "para", "com", "do", "da", "não"],
+    "Italian": ["il", "lo", "la", "gli", "le", "di", "che", "e", "un", "una", "per", "con", "del", "della", "non"],
 }
 TYPE_NAMES = {"person": "person", "organization": "organization", "geo": "place", "event": "event"}
 _DOMAIN_IN_TASK = re.compile(r"within the (.+?) domain", re.S)
@@ -27,12 +27,14 @@ _PERSONA_TOPIC = re.compile(r"expert analyst of (.+?)\. ")
 def _sample(request: Request, *ends: str) -> str:
     """The documents a tuning prompt quotes (after its last `Text:`)."""
     query = request.query
-    return text_between(query[query.rfind("Text:"):], "Text:", *ends)
+    return text_between(query[query.rfind("Text:") :], "Text:", *ends)
 
 
 def _terms(text: str, count: int) -> list[str]:
     """The most frequent common words of `text` (written in lower case: not names), most frequent first."""
-    words = [word for word in WORD.findall(text) if word.isalpha() and word.islower() and len(word) > 3]
+    words = [
+        word for word in WORD.findall(text) if word.isalpha() and word.islower() and len(word) > 3
+    ]
     return [word for word, _ in Counter(w for w in words if w not in STOPWORDS).most_common(count)]
 
 
@@ -57,26 +59,41 @@ def _task_domain(text: str) -> str:
 def persona(request: Request) -> str:
     """An expert of the task's domain, in the form the prompt asks for."""
     topic = _task_domain(request.query)
-    return (f"You are an expert analyst of {topic}. You are skilled at reading records of {topic} and mapping the "
-            "people, organisations, places and events in them, and how they connect. You are adept at helping people "
-            f"identify the relations and structure of the community of interest within {topic}.")
+    return (
+        f"You are an expert analyst of {topic}. You are skilled at reading records of {topic} and mapping the "
+        "people, organisations, places and events in them, and how they connect. You are adept at helping people "
+        f"identify the relations and structure of the community of interest within {topic}."
+    )
 
 
 def report_rating(request: Request) -> str:
     """How a report's importance is rated, for the domain the persona names."""
     found = _PERSONA_TOPIC.search(request.query)
     topic = found.group(1) if found else "the documents"
-    return (f"A float score between 0-10 that represents how relevant the text is to {topic}, with 1 being trivial "
-            f"or unrelated to {topic} and 10 being central to understanding it.")
+    return (
+        f"A float score between 0-10 that represents how relevant the text is to {topic}, with 1 being trivial "
+        f"or unrelated to {topic} and 10 being central to understanding it."
+    )
 
 
 def entity_types(request: Request) -> str:
     """{"entity_types": [...]}: the offline extractor's types of the sample's names, most frequent first."""
     text = _sample(request, "\nJSON response format:")
     found = find_entities(text)
-    kinds = Counter(TYPE_NAMES[canonical_type(name, quoted=name in found.quoted, place=name in found.places,
-                                              institution=name in found.institutions)] for name in found.names)
-    return json.dumps({"entity_types": [kind for kind, _ in kinds.most_common()] or ["person", "organization"]})
+    kinds = Counter(
+        TYPE_NAMES[
+            canonical_type(
+                name,
+                quoted=name in found.quoted,
+                place=name in found.places,
+                institution=name in found.institutions,
+            )
+        ]
+        for name in found.names
+    )
+    return json.dumps(
+        {"entity_types": [kind for kind, _ in kinds.most_common()] or ["person", "organization"]}
+    )
 
 
 def examples(request: Request) -> str:
@@ -89,10 +106,12 @@ def reporter_role(request: Request) -> str:
     topic = text_between(request.query, "Domain:", "\n")
     names = find_entities(_sample(request, "\nRole:")).names[:3]
     about = f"records naming {', '.join(names)}" if names else "its records"
-    return (f"analyst of {topic} who is reviewing {about}, given a list of entities that belong to the "
-            "community as well as their relationships and optional associated claims. The report will be used to "
-            "inform decision-makers about significant developments associated with the community and their "
-            "potential impact.")
+    return (
+        f"analyst of {topic} who is reviewing {about}, given a list of entities that belong to the "
+        "community as well as their relationships and optional associated claims. The report will be used to "
+        "inform decision-makers about significant developments associated with the community and their "
+        "potential impact."
+    )
 
 
 TUNING_HANDLERS = (

@@ -27,13 +27,19 @@ class BlobLocation(BaseModel, frozen=True):
         the form."""
         scheme, _, rest = url.partition("://")
         container, _, prefix = rest.partition("/")
-        valid = (len(container) in range(3, 64) and container[0].isalnum()
-                 and container[-1].isalnum() and "--" not in container
-                 and all(c.islower() or c.isdigit() or c == "-" for c in container))
+        valid = (
+            len(container) in range(3, 64)
+            and container[0].isalnum()
+            and container[-1].isalnum()
+            and "--" not in container
+            and all(c.islower() or c.isdigit() or c == "-" for c in container)
+        )
         if scheme not in {"az", "abfs"} or not valid:
-            msg = (f"GRAPHRAG_MCP_STORAGE={url!r} is not a blob location: write "
-                   "az://CONTAINER/PREFIX, the container 3-63 lowercase letters, digits and "
-                   "single hyphens")
+            msg = (
+                f"GRAPHRAG_MCP_STORAGE={url!r} is not a blob location: write "
+                "az://CONTAINER/PREFIX, the container 3-63 lowercase letters, digits and "
+                "single hyphens"
+            )
             raise ConfigError(msg)
         return cls(container=container, prefix=prefix.strip("/"))
 
@@ -55,17 +61,28 @@ def container_client(location: BlobLocation) -> "ContainerClient":
         return container_of(location.container, connection_string=connection)
     if account := os.environ.get("AZURE_STORAGE_ACCOUNT_NAME"):
         key = os.environ.get("AZURE_STORAGE_ACCOUNT_KEY")
-        endpoint = (os.environ.get("AZURE_STORAGE_ENDPOINT")
-                    or f"https://{account}.blob.core.windows.net")
-        return container_of(location.container, endpoint=endpoint,
-                            key={"account_name": account, "account_key": key} if key else None)
-    msg = (f"{location} needs storage credentials: set AZURE_STORAGE_CONNECTION_STRING, or "
-           "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY (or a managed identity)")
+        endpoint = (
+            os.environ.get("AZURE_STORAGE_ENDPOINT") or f"https://{account}.blob.core.windows.net"
+        )
+        return container_of(
+            location.container,
+            endpoint=endpoint,
+            key={"account_name": account, "account_key": key} if key else None,
+        )
+    msg = (
+        f"{location} needs storage credentials: set AZURE_STORAGE_CONNECTION_STRING, or "
+        "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY (or a managed identity)"
+    )
     raise ConfigError(msg)
 
 
-def container_of(name: str, *, connection_string: str | None = None, endpoint: str | None = None,
-                 key: dict[str, str] | None = None) -> "ContainerClient":
+def container_of(
+    name: str,
+    *,
+    connection_string: str | None = None,
+    endpoint: str | None = None,
+    key: dict[str, str] | None = None,
+) -> "ContainerClient":
     """A container client from a connection string, or from an endpoint with an account key (else
     the identity azure-identity finds), its failed calls retried within bounds."""
     from azure.storage.blob import BlobServiceClient
@@ -89,8 +106,9 @@ def _bounded_retries() -> dict[str, object]:
     minutes); a failed run is run again."""
     from azure.storage.blob import ExponentialRetry
 
-    retry = ExponentialRetry(initial_backoff=0.5, increment_base=1, retry_total=2,
-                             random_jitter_range=0.5)
+    retry = ExponentialRetry(
+        initial_backoff=0.5, increment_base=1, retry_total=2, random_jitter_range=0.5
+    )
     return {"retry_policy": retry, "connection_timeout": 10}
 
 
@@ -103,17 +121,24 @@ def storage_errors(action: str, location: BlobLocation) -> Iterator[None]:
     try:
         yield
     except HttpResponseError as error:
-        reason = (getattr(error.error_code, "value", error.error_code) or error.reason
-                  or str(error).splitlines()[0])
+        reason = (
+            getattr(error.error_code, "value", error.error_code)
+            or error.reason
+            or str(error).splitlines()[0]
+        )
         if error.status_code in (401, 403):
-            msg = (f"{location}: the storage account refused the credentials while {action} "
-                   f"({reason}); check the AZURE_STORAGE_* settings, and the identity's access "
-                   "to the container")
+            msg = (
+                f"{location}: the storage account refused the credentials while {action} "
+                f"({reason}); check the AZURE_STORAGE_* settings, and the identity's access "
+                "to the container"
+            )
             raise ConfigError(msg) from None
         raise GraphRagMcpError(f"{location}: storage failed while {action}: {reason}") from None
     except ServiceRequestError as error:
-        msg = (f"{location}: the storage account is unreachable while {action} ({error}); "
-               "check AZURE_STORAGE_CONNECTION_STRING or AZURE_STORAGE_ENDPOINT")
+        msg = (
+            f"{location}: the storage account is unreachable while {action} ({error}); "
+            "check AZURE_STORAGE_CONNECTION_STRING or AZURE_STORAGE_ENDPOINT"
+        )
         raise ConfigError(msg) from None
     except AzureError as error:
         reason = str(error).splitlines()[0]

@@ -106,7 +106,7 @@ def take_version(root: Path, staging: Path, location: BlobLocation, version: str
         os.utime(staging / "output", (stamp, stamp))
         (staging / "output").rename(target)
         shutil.rmtree(staging)
-        local._seal(target)  # noqa: SLF001 - sealed as the indexer's versions are
+        local._seal(target)
     previous = local.current_version(root)
     _link(root / local.OUTPUT, target.relative_to(root))
     for name in ROOT_FILES:

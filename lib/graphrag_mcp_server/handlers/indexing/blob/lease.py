@@ -24,8 +24,9 @@ class IndexerBusyError(GraphRagMcpError):
 
 
 @contextmanager
-def indexer_lease(location: BlobLocation, container: "ContainerClient", seconds: int = 15,
-                  wait_seconds: float = 0) -> Iterator["BlobLeaseClient"]:
+def indexer_lease(
+    location: BlobLocation, container: "ContainerClient", seconds: int = 15, wait_seconds: float = 0
+) -> Iterator["BlobLeaseClient"]:
     """Hold the location's indexer lease for the block, renewed every third of its term; another
     indexer's lease is waited for up to `wait_seconds`, then IndexerBusyError. A killed indexer's
     lease lapses after `seconds`."""
@@ -43,9 +44,11 @@ def indexer_lease(location: BlobLocation, container: "ContainerClient", seconds:
             break
         except ResourceExistsError:  # 409: leased by another indexer
             if time.monotonic() >= deadline:
-                msg = (f"another indexer is updating {location} (it holds the indexer lease); "
-                       "wait for it to finish, or pass --wait SECONDS. A stopped indexer's lease "
-                       f"lapses within {seconds} s")
+                msg = (
+                    f"another indexer is updating {location} (it holds the indexer lease); "
+                    "wait for it to finish, or pass --wait SECONDS. A stopped indexer's lease "
+                    f"lapses within {seconds} s"
+                )
                 raise IndexerBusyError(msg) from None
             time.sleep(1)
     stop = threading.Event()

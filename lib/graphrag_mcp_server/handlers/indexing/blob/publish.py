@@ -17,9 +17,13 @@ logger = logging.getLogger(__name__)
 Result = TypeVar("Result")
 
 
-async def published_build(location: BlobLocation, root: Path,
-                          run: Callable[[], Awaitable[Result]], grace_seconds: float,
-                          wait_seconds: float = 0) -> Result:
+async def published_build(
+    location: BlobLocation,
+    root: Path,
+    run: Callable[[], Awaitable[Result]],
+    grace_seconds: float,
+    wait_seconds: float = 0,
+) -> Result:
     """Run an index build over the local copy `root` as the one indexer of `location`: take the
     lease, bring the current version and the cache down where the local copy lacks them, `run`
     the build, upload the version it wrote and the new cache entries, switch current.json to it,
@@ -40,6 +44,7 @@ async def published_build(location: BlobLocation, root: Path,
                 await asyncio.to_thread(index.upload_cache, root)
                 pointer = await asyncio.to_thread(index.switch, built.name, pointer, etag)
                 logger.info("%s: version %s is current", location, built.name)
-            await asyncio.to_thread(index.collect_garbage, kept_versions(pointer, built, before),
-                                    grace_seconds)
+            await asyncio.to_thread(
+                index.collect_garbage, kept_versions(pointer, built, before), grace_seconds
+            )
     return result

@@ -76,18 +76,22 @@ class BlobIndex:
             download = self.container.download_blob(self.location.blob(POINTER))
         except ResourceNotFoundError as error:
             if error.error_code == "ContainerNotFound":
-                msg = (f"{self.location}: the container {self.location.container} does not exist "
-                       "(deleted, or not created yet); the indexer creates it and publishes a "
-                       f"version: run graphrag-mcp index DATA_PATH --storage {self.location} on "
-                       "the indexer host")
+                msg = (
+                    f"{self.location}: the container {self.location.container} does not exist "
+                    "(deleted, or not created yet); the indexer creates it and publishes a "
+                    f"version: run graphrag-mcp index DATA_PATH --storage {self.location} on "
+                    "the indexer host"
+                )
                 raise ContainerMissingError(msg) from None
             return None, None
         try:
             return Pointer.model_validate_json(download.readall()), download.properties.etag
         except ValidationError as error:
-            msg = (f"{self.location}: {POINTER} is malformed ({error.errors()[0]['msg']}); the "
-                   "indexer writes a whole one at its next publish: run graphrag-mcp index "
-                   f"DATA_PATH --storage {self.location}")
+            msg = (
+                f"{self.location}: {POINTER} is malformed ({error.errors()[0]['msg']}); the "
+                "indexer writes a whole one at its next publish: run graphrag-mcp index "
+                f"DATA_PATH --storage {self.location}"
+            )
             raise GraphRagMcpError(msg) from None
 
     def switch(self, version: str, previous: Pointer | None, etag: str | None) -> Pointer:
@@ -97,25 +101,39 @@ class BlobIndex:
         from azure.core import MatchConditions
         from azure.core.exceptions import ResourceExistsError, ResourceModifiedError
 
-        pointer = Pointer(version=version, previous=previous.version if previous else None,
-                          switched_at=datetime.now(UTC))
-        condition = ({"etag": etag, "match_condition": MatchConditions.IfNotModified} if etag
-                     else {"match_condition": MatchConditions.IfMissing})
+        pointer = Pointer(
+            version=version,
+            previous=previous.version if previous else None,
+            switched_at=datetime.now(UTC),
+        )
+        condition = (
+            {"etag": etag, "match_condition": MatchConditions.IfNotModified}
+            if etag
+            else {"match_condition": MatchConditions.IfMissing}
+        )
         try:
-            self.container.upload_blob(self.location.blob(POINTER), pointer.model_dump_json(),
-                                       overwrite=True, content_settings=_json_content(),
-                                       **condition)
+            self.container.upload_blob(
+                self.location.blob(POINTER),
+                pointer.model_dump_json(),
+                overwrite=True,
+                content_settings=_json_content(),
+                **condition,
+            )
         except (ResourceModifiedError, ResourceExistsError):
-            msg = (f"{self.location}: the current version changed while this indexer ran (its "
-                   "lease had lapsed); nothing was switched: run the index command again")
+            msg = (
+                f"{self.location}: the current version changed while this indexer ran (its "
+                "lease had lapsed); nothing was switched: run the index command again"
+            )
             raise VersionConflictError(msg) from None
         return pointer
 
     def upload_version(self, root: Path, version: Path) -> int:
         """Upload a built version's files and the root files it goes with; the number of files."""
+
         def blob(part: str, path: Path, under: Path) -> str:
-            return self.location.blob(local.VERSIONS, version.name, part,
-                                      path.relative_to(under).as_posix())
+            return self.location.blob(
+                local.VERSIONS, version.name, part, path.relative_to(under).as_posix()
+            )
 
         files = [(path, blob("output", path, version)) for path in _files(version)]
         for name in ROOT_FILES:
@@ -127,17 +145,22 @@ class BlobIndex:
         """Upload the local cache entries the container does not hold; their number."""
         prefix = self.location.blob("cache") + "/"
         present = {blob.name for blob in self.container.list_blobs(name_starts_with=prefix)}
-        files = [(path, blob) for path in _files(root / "cache")
-                 if (blob := self.location.blob("cache", path.relative_to(root / "cache")
-                                                .as_posix())) not in present]
+        files = [
+            (path, blob)
+            for path in _files(root / "cache")
+            if (blob := self.location.blob("cache", path.relative_to(root / "cache").as_posix()))
+            not in present
+        ]
         self._upload(files)
         return len(files)
 
     def download_cache(self, root: Path) -> int:
         """Download the cache entries the local copy lacks; their number."""
         prefix = self.location.blob("cache") + "/"
-        wanted = [(blob.name, root / "cache" / blob.name[len(prefix):])
-                  for blob in self.container.list_blobs(name_starts_with=prefix)]
+        wanted = [
+            (blob.name, root / "cache" / blob.name[len(prefix) :])
+            for blob in self.container.list_blobs(name_starts_with=prefix)
+        ]
         missing = [(name, path) for name, path in wanted if not path.exists()]
         self._download(missing)
         return len(missing)
@@ -153,7 +176,7 @@ class BlobIndex:
             raise GraphRagMcpError(msg)
         staging = root / local.VERSIONS / f"{STAGING}{version}-{uuid.uuid4().hex[:6]}"
         try:
-            self._download([(blob.name, staging / blob.name[len(prefix):]) for blob in blobs])
+            self._download([(blob.name, staging / blob.name[len(prefix) :]) for blob in blobs])
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -185,14 +208,14 @@ class BlobIndex:
         newest: dict[str, datetime] = {}
         names: dict[str, list[str]] = {}
         for blob in self.container.list_blobs(name_starts_with=prefix):
-            version = blob.name[len(prefix):].split("/", 1)[0]
+            version = blob.name[len(prefix) :].split("/", 1)[0]
             names.setdefault(version, []).append(blob.name)
             newest[version] = max(newest.get(version, blob.last_modified), blob.last_modified)
         cutoff = datetime.now(UTC) - timedelta(seconds=grace_seconds)
         old = [version for version in names if version not in keep and newest[version] < cutoff]
         for version in old:
             for start in range(0, len(names[version]), 256):
-                self.container.delete_blobs(*names[version][start:start + 256])
+                self.container.delete_blobs(*names[version][start : start + 256])
         return old
 
     def _upload(self, files: list[tuple[Path, str]]) -> None:
@@ -228,7 +251,8 @@ def kept_versions(pointer: Pointer | None, *kept_locally: Path | None) -> set[st
     ones."""
     named = {pointer.version, pointer.previous} if pointer is not None else set()
     return {version for version in named if version} | {
-        path.name for path in kept_locally if path is not None}
+        path.name for path in kept_locally if path is not None
+    }
 
 
 def read_manifest(output: Path, location: BlobLocation, version: str) -> dict[str, str]:
@@ -239,9 +263,11 @@ def read_manifest(output: Path, location: BlobLocation, version: str) -> dict[st
     except (ValueError, UnicodeDecodeError) as error:
         manifest = error
     if not isinstance(manifest, dict) or not all(isinstance(v, str) for v in manifest.values()):
-        msg = (f"{location}: version {version}'s {local.MANIFEST} is malformed; publish a new "
-               f"version: run graphrag-mcp index DATA_PATH --storage {location} --full on the "
-               "indexer host")
+        msg = (
+            f"{location}: version {version}'s {local.MANIFEST} is malformed; publish a new "
+            f"version: run graphrag-mcp index DATA_PATH --storage {location} --full on the "
+            "indexer host"
+        )
         raise GraphRagMcpError(msg)
     return manifest
 
