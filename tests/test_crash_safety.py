@@ -16,7 +16,7 @@ UPDATE_BOUNDARIES = [
     "version-made",
     "workflow:extract_graph_kept",
     "workflow:create_communities_kept",
-    "workflow:create_community_reports",
+    "workflow:create_community_reports_kept",
     "workflow:generate_text_embeddings_kept",
     "checked",
     "switch:manifest-written",

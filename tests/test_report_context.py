@@ -40,6 +40,32 @@ def community_records(built_index: tuple[Path, dict]) -> list[list[dict]]:
     return captured
 
 
+def test_community_records_are_graphrags(
+    built_index: tuple[Path, dict], community_records: list[list[dict]]
+) -> None:
+    """create_community_reports_kept hands the same records as graphrag's workflow, community by
+    community and level by level."""
+    from graphrag_mcp_server.handlers.indexing.kept_reports import (
+        community_edges,
+        community_nodes,
+        level_records,
+    )
+
+    output = built_index[0] / "output"
+    nodes = community_nodes(
+        pd.read_parquet(output / "communities.parquet"),
+        pd.read_parquet(output / "entities.parquet"),
+    )
+    edges = community_edges(pd.read_parquet(output / "relationships.parquet"))
+    ours = [
+        records
+        for level in sorted(nodes["level"].unique())
+        for records in level_records(nodes, edges, None, level)["all_context"]
+    ]
+    assert len(ours) >= 5
+    assert ours == community_records
+
+
 @pytest.mark.parametrize("budget", [None, 16_000, 400, 120])
 def test_community_context_is_graphrags(
     community_records: list[list[dict]], budget: int | None

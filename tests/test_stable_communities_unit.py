@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from graphrag_mcp_server.handlers.indexing import stable_communities
+from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
 
 Edges = list[tuple[str, str, float]]
 
@@ -24,14 +25,18 @@ def previous_version(
     edges: Edges,
     parents: dict[int, int] | None = None,
     levels: dict[int, int] | None = None,
-) -> Path:
+) -> PreviousVersion:
     """The three tables read_partition reads: communities (id -> member letters), entities and
     relationships."""
     folder.mkdir()
     titles = sorted({node for members in communities.values() for node in members})
-    pd.DataFrame({"id": [f"e-{title}" for title in titles], "title": titles}).to_parquet(
-        folder / "entities.parquet"
-    )
+    pd.DataFrame(
+        {
+            "id": [f"e-{title}" for title in titles],
+            "human_readable_id": range(len(titles)),
+            "title": titles,
+        }
+    ).to_parquet(folder / "entities.parquet")
     pd.DataFrame(
         {
             "community": list(communities),
@@ -40,14 +45,15 @@ def previous_version(
             "entity_ids": [[f"e-{node}" for node in members] for members in communities.values()],
         }
     ).to_parquet(folder / "communities.parquet")
-    pd.DataFrame(edges, columns=["source", "target", "weight"]).to_parquet(
-        folder / "relationships.parquet"
-    )
-    return folder
+    relationships = pd.DataFrame(edges, columns=["source", "target", "weight"])
+    relationships.insert(0, "id", [f"r-{number}" for number in range(len(edges))])
+    relationships.insert(1, "human_readable_id", range(len(edges)))
+    relationships.to_parquet(folder / "relationships.parquet")
+    return PreviousVersion(folder)
 
 
 def clustered(
-    previous: Path, edges: Edges, max_cluster_size: int = 10
+    previous: PreviousVersion, edges: Edges, max_cluster_size: int = 10
 ) -> tuple[dict[str, int], object]:
     """Level 0 of graphrag's clustering of `edges` (as cluster_graph calls it) with `previous`'s
     communities kept, and the run's Clustering."""

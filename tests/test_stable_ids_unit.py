@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from graphrag_mcp_server.handlers.indexing import stable_ids
+from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
 
 
 class Rows:
@@ -24,18 +25,24 @@ class Rows:
         self.written.append(row)
 
 
-def previous_version(folder: Path) -> Path:
+def previous_version(folder: Path) -> PreviousVersion:
     folder.mkdir()
     pd.DataFrame(
         {"id": ["id-alpha", "id-beta"], "human_readable_id": [0, 5], "title": ["ALPHA", "BETA"]}
     ).to_parquet(folder / "entities.parquet")
     pd.DataFrame(
-        {"id": ["id-ab"], "human_readable_id": [3], "source": ["ALPHA"], "target": ["BETA"]}
+        {
+            "id": ["id-ab"],
+            "human_readable_id": [3],
+            "source": ["ALPHA"],
+            "target": ["BETA"],
+            "weight": [1.0],
+        }
     ).to_parquet(folder / "relationships.parquet")
-    return folder
+    return PreviousVersion(folder)
 
 
-def finalized(previous: Path | None, entities: Rows, relationships: Rows) -> None:
+def finalized(previous: PreviousVersion | None, entities: Rows, relationships: Rows) -> None:
     """graphrag's finalize_graph operation over the tables finalize_graph_kept hands it (graphrag's
     own tables when there is no previous version)."""
     from graphrag.index.workflows.finalize_graph import finalize_graph
@@ -100,4 +107,4 @@ def test_without_a_previous_version_graphrag_numbers_afresh(
 
 def test_unreadable_previous_version_numbers_afresh(tmp_path: Path) -> None:
     (tmp_path / "v1").mkdir()
-    assert stable_ids._read(tmp_path / "v1") is None
+    assert stable_ids._read(PreviousVersion(tmp_path / "v1")) is None

@@ -188,7 +188,7 @@ def test_a_cold_build_whose_reports_fail_publishes_nothing_and_the_next_run_comp
         failed,
         1,
         "did not publish",
-        "community reports (create_community_reports stopped",
+        "community reports (create_community_reports_kept stopped",
         "could not be parsed",
         "No version is served yet",
     )

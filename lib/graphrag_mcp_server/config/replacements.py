@@ -34,7 +34,6 @@ class Replacement:
 
 
 OPS = "graphrag.index.operations"
-REPORTS = f"{OPS}.summarize_communities"
 
 REPLACED = (
     Replacement(
@@ -49,18 +48,6 @@ REPLACED = (
         "graphrag.index.run.profiling.WorkflowProfiler",
         "workflow timings without tracemalloc, which made builds 3.5-4.5x slower "
         "(config/runtime.py)",
-    ),
-    Replacement(
-        "graphrag",
-        f"{REPORTS}.summarize_communities.run_extractor",
-        f"{REPORTS}.summarize_communities.run_extractor",
-        "reports carried over for unchanged contexts (carried_reports.py)",
-    ),
-    Replacement(
-        "graphrag",
-        f"{REPORTS}.graph_context.context_builder.parallel_sort_context_batch",
-        f"{REPORTS}.graph_context.sort_context.parallel_sort_context_batch",
-        "report contexts carried over, and a whole one written once (carried_reports.py)",
     ),
     Replacement(
         "mcp",

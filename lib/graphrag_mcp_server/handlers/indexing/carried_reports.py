@@ -21,21 +21,17 @@ if TYPE_CHECKING:
     import pandas as pd
     from graphrag_llm.tokenizer import Tokenizer
 
-ORIGINALS: dict[str, Any] = {}
-"""graphrag's own report extractor, set by carry_over's install."""
-
 
 def sort_context_batch(
     community_df: "pd.DataFrame",
     tokenizer: "Tokenizer",
     max_context_tokens: int,
-    parallel: bool = False,
+    carried: memos.CarriedOver | None,
 ) -> "pd.DataFrame":
-    """graphrag's `parallel_sort_context_batch` with `community_context` (members without an edge included),
-    taking unchanged contexts from the previous version."""
+    """graphrag's `parallel_sort_context_batch` with `community_context` (members without an edge
+    included), taking unchanged contexts from the previous version (`carried`)."""
     import graphrag.data_model.schemas as schemas
 
-    carried = memos.current.get()
     found = []
     for records in community_df[schemas.ALL_CONTEXT]:
         if carried is None:
@@ -242,27 +238,28 @@ def _whole_context(records: list[dict]) -> str:
     )
 
 
-async def run_report_extractor(
+async def report_of(
     community: str | int,
-    input: str,
+    context: str,
     level: int,
     model: Any,
-    extraction_prompt: str,
+    prompt: str,
     max_report_length: int,
+    carried: memos.CarriedOver | None,
 ) -> Any:
-    """graphrag's report of one community, taking the previous version's report written from the same rows
-    (`report_rows`), its citations moved to those rows' numbers in this context; a lone entity's report is
-    written from its row (`lone_entities.lone_entity_report`)."""
-    if (lone := lone_entities.lone_entity_report(input)) is not None:
+    """graphrag's report of one community (`run_extractor`), taking the previous version's report
+    written from the same rows (`report_rows`), its citations moved to those rows' numbers in this
+    context; a lone entity's report is written from its row (`lone_entities.lone_entity_report`)."""
+    from graphrag.index.operations.summarize_communities.summarize_communities import (
+        run_extractor,
+    )
+
+    if (lone := lone_entities.lone_entity_report(context)) is not None:
         return {"community": community, "level": level, **lone}
-    run_extractor = ORIGINALS["report"]
-    carried = memos.current.get()
     if carried is None:
-        return await run_extractor(
-            community, input, level, model, extraction_prompt, max_report_length
-        )
-    tables, rows = report_rows(input)
-    key = memos.input_hash(tables, memos.text_digest(extraction_prompt), max_report_length)
+        return await run_extractor(community, context, level, model, prompt, max_report_length)
+    tables, rows = report_rows(context)
+    key = memos.input_hash(tables, memos.text_digest(prompt), max_report_length)
     stored = carried[memos.Step.REPORT].take(key)
     report = (
         None
@@ -270,9 +267,7 @@ async def run_report_extractor(
         else renumbered(stored["report"], stored["rows"], rows)
     )
     if report is None:
-        fresh = await run_extractor(
-            community, input, level, model, extraction_prompt, max_report_length
-        )
+        fresh = await run_extractor(community, context, level, model, prompt, max_report_length)
         if fresh is None:
             return None
         report = {

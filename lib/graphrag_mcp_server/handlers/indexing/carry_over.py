@@ -13,9 +13,8 @@ each record costs although an edit touches a few:
 - the embedding of a text (text units, entity descriptions, reports).
 
 Extraction and summaries are carried over by the workflow extract_graph_kept (kept_extraction.py),
-embeddings by generate_text_embeddings_kept (vector_delta.py), report contexts and reports through
-graphrag names replaced once per process (carried_reports.py, config/replacements.py); this module
-holds the memos. Each version stores what these steps produced, by a hash of their whole input, in
+embeddings by generate_text_embeddings_kept (vector_delta.py), report contexts and reports by
+create_community_reports_kept (kept_reports.py, carried_reports.py); this module holds the memos. Each version stores what these steps produced, by a hash of their whole input, in
 `carried_over.parquet`; the next run takes from there every result whose input is unchanged and
 computes the others with graphrag's own functions. Report contexts and reports are matched up to
 the numbering of their records (carried_reports.py). Stored results are used only while the models
@@ -30,32 +29,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing import carried_reports
-from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step, current, input_hash
+from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step, input_hash
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
+    from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
+
 TABLE = "carried_over.parquet"
 logger = logging.getLogger(__name__)
-
-
-def _install() -> None:
-    """Route graphrag's report context sorting and community report through carried_reports.py
-    (config/replacements.py; without a run's memos they call graphrag's own). Extraction and
-    summaries: the workflow extract_graph_kept (kept_extraction.py); embeddings:
-    generate_text_embeddings_kept (vector_delta.py)."""
-    from graphrag_mcp_server.config.replacements import replace
-
-    operations = "graphrag.index.operations"
-    carried_reports.ORIGINALS["report"] = replace(
-        f"{operations}.summarize_communities.summarize_communities.run_extractor",
-        carried_reports.run_report_extractor,
-    )
-    replace(
-        f"{operations}.summarize_communities.graph_context.context_builder.parallel_sort_context_batch",
-        carried_reports.sort_context_batch,
-    )
 
 
 CONNECTION_ARGS = {"max_retries", "timeout"}
@@ -97,18 +79,13 @@ def fingerprints(config: "GraphRagConfig") -> dict[Step, str]:
 
 @contextmanager
 def work_carried_over(
-    previous: Path | None, version: Path, models: dict[Step, str]
+    previous: "PreviousVersion | None", version: Path, models: dict[Step, str]
 ) -> Iterator[CarriedOver]:
     """Within the block, results whose input is unchanged come from `previous` (each step's when it was made
     under the same `models` fingerprint); when the block completes, `version` stores those this run used."""
-    _install()
-    stored = _read(previous, models)
+    stored = _read(previous.path if previous is not None else None, models)
     carried = {step: Memo(previous=stored.get(step, {}), decode=_decoder(step)) for step in Step}
-    token = current.set(carried)
-    try:
-        yield carried
-    finally:
-        current.reset(token)
+    yield carried
     for step, memo in carried.items():
         logger.info("%s: %d computed, %d carried over", step, memo.computed, memo.reused)
     _write(carried, version / TABLE, models)

@@ -10,12 +10,15 @@ from typing import TYPE_CHECKING, Any
 from graphrag_mcp_server.handlers.indexing import (
     kept_communities,
     kept_extraction,
+    kept_reports,
+    kept_text_reports,
     stable_communities,
     stable_ids,
     vector_delta,
 )
 from graphrag_mcp_server.handlers.indexing.carry_over import fingerprints, work_carried_over
 from graphrag_mcp_server.handlers.indexing.memos import CARRIED, CarriedOver, Step
+from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
 from graphrag_mcp_server.handlers.indexing.vector_delta import VectorWrites
 from graphrag_mcp_server.handlers.results import Clustering
 
@@ -24,7 +27,14 @@ if TYPE_CHECKING:
 
 KEPT_WORKFLOWS = {
     module.REPLACES: (module.WORKFLOW, module.run_workflow)
-    for module in (kept_extraction, stable_ids, kept_communities, vector_delta)
+    for module in (
+        kept_extraction,
+        stable_ids,
+        kept_communities,
+        kept_reports,
+        kept_text_reports,
+        vector_delta,
+    )
 }
 """graphrag's workflow -> this project's, run in its place: (name, function)."""
 
@@ -51,16 +61,15 @@ def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) ->
     vector rows (vector_delta.py). None: a full build, which still records what the next update
     compares against."""
     models = fingerprints(config)
-    communities = stable_communities.communities_kept(previous)
-    vectors = vector_delta.vectors_by_delta(
-        previous, _previous_db(config, previous, version), models[Step.EMBEDDING]
-    )
+    kept_version = PreviousVersion.of(previous, config, version)
+    communities = stable_communities.communities_kept(kept_version)
+    vectors = vector_delta.vectors_by_delta(kept_version, models[Step.EMBEDDING])
     state = {
         stable_communities.STATE: communities,
-        stable_ids.STATE: stable_ids.identities_kept(previous),
+        stable_ids.STATE: stable_ids.identities_kept(kept_version),
         vector_delta.STATE: vectors,
     }
-    with work_carried_over(previous, version, models) as carried:
+    with work_carried_over(kept_version, version, models) as carried:
         state[CARRIED] = carried
         yield Kept(carried, communities.clustering if communities else None, vectors, state)
     vector_delta.record_rows(vectors, version, models[Step.EMBEDDING])
@@ -79,16 +88,3 @@ def with_kept_workflows(config: "GraphRagConfig", method: str) -> "GraphRagConfi
         for name in config.workflows or PipelineFactory.pipelines[method]
     ]
     return config.model_copy(update={"workflows": workflows})
-
-
-def _previous_db(config: "GraphRagConfig", previous: Path | None, version: Path) -> Path | None:
-    """The previous version's LanceDB folder, when the vector store lives in the versions (else it
-    is shared)."""
-    db_uri = (
-        Path(config.vector_store.db_uri)
-        if config.vector_store.type == "lancedb" and config.vector_store.db_uri
-        else None
-    )
-    if previous is None or db_uri is None or not db_uri.is_relative_to(version):
-        return None
-    return previous / db_uri.relative_to(version)

@@ -3,7 +3,6 @@
 import hashlib
 import json
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
@@ -56,8 +55,6 @@ class Step(StrEnum):
 CarriedOver = dict[Step, Memo]
 CARRIED = "carried_over"
 """The key of a run's memos in the state graphrag hands its workflows."""
-current: ContextVar[CarriedOver | None] = ContextVar("carried_over", default=None)
-"""The memos of the run in progress (None: graphrag's own steps run as they are)."""
 
 
 def input_hash(*parts: Any) -> str:

@@ -25,10 +25,12 @@ import logging
 from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.results import Clustering
+
+if TYPE_CHECKING:
+    from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
 
 logger = logging.getLogger(__name__)
 
@@ -86,27 +88,19 @@ STATE = "stable_communities"
 """The key of a run's KeptCommunities in the state graphrag hands its workflows (kept_communities.py)."""
 
 
-def communities_kept(previous: Path | None) -> KeptCommunities | None:
-    """The clustering state of a run keeping the communities of the version in `previous`; None (a fresh
-    clustering, as a rebuild) without a previous version or a readable partition."""
+def communities_kept(previous: "PreviousVersion | None") -> KeptCommunities | None:
+    """The clustering state of a run keeping the communities of the `previous` version; None (a
+    fresh clustering, as a rebuild) without a previous version or a readable partition."""
     partition = read_partition(previous) if previous is not None else None
     return None if partition is None else KeptCommunities(partition, Clustering(seeded=True))
 
 
-def read_partition(version: Path) -> Partition | None:
+def read_partition(version: "PreviousVersion") -> Partition | None:
     """The clustering stored in a version's tables; None when they cannot be read."""
-    import pandas as pd
-
     try:
-        communities = pd.read_parquet(
-            version / "communities.parquet", columns=["community", "level", "parent", "entity_ids"]
-        )
-        titles = pd.read_parquet(version / "entities.parquet", columns=["id", "title"]).set_index(
-            "id"
-        )["title"]
-        relationships = pd.read_parquet(
-            version / "relationships.parquet", columns=["source", "target", "weight"]
-        )
+        communities = version.table("communities")
+        titles = version.table("entities").set_index("id")["title"]
+        relationships = version.table("relationships")
     except (OSError, ValueError, KeyError) as error:
         logger.info("no previous communities to keep (%s): clustering afresh", error)
         return None

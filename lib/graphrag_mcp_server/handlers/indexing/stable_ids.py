@@ -13,7 +13,6 @@ import logging
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import run_state
@@ -22,6 +21,8 @@ if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag.index.typing.context import PipelineRunContext
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
+
+    from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
 
 logger = logging.getLogger(__name__)
 
@@ -118,23 +119,16 @@ async def run_workflow(
     return WorkflowFunctionOutput(result=result)
 
 
-def identities_kept(previous: Path | None) -> "Identities | None":
-    """The identities of the version in `previous` for this run's finalize step to keep (None: it
+def identities_kept(previous: "PreviousVersion | None") -> "Identities | None":
+    """The identities of the `previous` version for this run's finalize step to keep (None: it
     numbers afresh, as a rebuild)."""
     return _read(previous) if previous is not None else None
 
 
-def _read(version: Path) -> Identities | None:
-    import pandas as pd
-
+def _read(version: "PreviousVersion") -> Identities | None:
     try:
-        entities = pd.read_parquet(
-            version / "entities.parquet", columns=["id", "human_readable_id", "title"]
-        )
-        relationships = pd.read_parquet(
-            version / "relationships.parquet",
-            columns=["id", "human_readable_id", "source", "target"],
-        )
+        entities = version.table("entities")
+        relationships = version.table("relationships")
     except (OSError, ValueError, KeyError) as error:
         logger.info("no previous identities to keep (%s): numbering afresh", error)
         return None

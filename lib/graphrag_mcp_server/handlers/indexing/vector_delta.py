@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from graphrag.index.typing.context import PipelineRunContext
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
 
+    from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
+
 ROWS = "vector_rows.parquet"
 COMPACT_FRAGMENTS = 32
 logger = logging.getLogger(__name__)
@@ -325,11 +327,13 @@ def _compact(table: Any) -> None:
         table.optimize(cleanup_older_than=timedelta(0))
 
 
-def vectors_by_delta(previous: Path | None, previous_db: Path | None, models: str) -> VectorWrites:
-    """The vector rows of a run writing only rows that differ from those of the version in
-    `previous` (its LanceDB folder `previous_db`, made under the models `models`); `record_rows`
-    stores them once it ends."""
-    return VectorWrites(previous_db, _read(previous, models) if previous is not None else {})
+def vectors_by_delta(previous: "PreviousVersion | None", models: str) -> VectorWrites:
+    """The vector rows of a run writing only rows that differ from those of the `previous`
+    version's LanceDB tables (made under the models `models`); `record_rows` stores them once it
+    ends."""
+    if previous is None:
+        return VectorWrites(None, {})
+    return VectorWrites(previous.db, _read(previous.path, models))
 
 
 def record_rows(writes: VectorWrites, version: Path, models: str) -> None:

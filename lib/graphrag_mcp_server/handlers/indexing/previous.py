@@ -1,0 +1,59 @@
+"""The version an update starts from: where it lies, and its graph tables, each read once.
+
+An update's workflows each take something from the previous version: its partition
+(stable_communities.py), the ids of its entities and relationships (stable_ids.py), its vector
+rows and LanceDB folder (vector_delta.py) and its memos (carry_over.py). kept.py `kept_from` makes
+one `PreviousVersion` and hands it to each, so a table several of them read is read once, by the
+columns any of them needs, and only when one of them asks."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from graphrag.config.models.graph_rag_config import GraphRagConfig
+
+COLUMNS = {
+    "entities": ["id", "human_readable_id", "title"],
+    "relationships": ["id", "human_readable_id", "source", "target", "weight"],
+    "communities": ["community", "level", "parent", "entity_ids"],
+}
+"""The columns of each graph table that an update's steps read from the previous version."""
+
+
+@dataclass
+class PreviousVersion:
+    """A published version (`path`, a folder of graphrag's output tables) and its LanceDB folder
+    (`db`; None when the vector store is shared by every version, or not LanceDB)."""
+
+    path: Path
+    db: Path | None = None
+    _tables: dict[str, "pd.DataFrame"] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(
+        cls, path: Path | None, config: "GraphRagConfig", version: Path
+    ) -> "PreviousVersion | None":
+        """The version in `path` (None: a full build, with nothing to keep), its LanceDB folder
+        placed as `config`'s is in the new `version`."""
+        if path is None:
+            return None
+        db_uri = (
+            Path(config.vector_store.db_uri)
+            if config.vector_store.type == "lancedb" and config.vector_store.db_uri
+            else None
+        )
+        in_version = db_uri is not None and db_uri.is_relative_to(version)
+        return cls(path, path / db_uri.relative_to(version) if in_version and db_uri else None)
+
+    def table(self, name: str) -> "pd.DataFrame":
+        """Graph table `name` (entities, relationships or communities) by COLUMNS, read on first
+        use; raises OSError, ValueError or KeyError when the version cannot give it."""
+        import pandas as pd
+
+        if name not in self._tables:
+            self._tables[name] = pd.read_parquet(
+                self.path / f"{name}.parquet", columns=COLUMNS[name]
+            )
+        return self._tables[name]
