@@ -44,7 +44,8 @@ async def _run_stats(root: Path) -> Any:
 
 
 async def _read_index(root: Path) -> tuple[Any, Any]:
-    """The index's config (no model provider, no credentials: nothing here calls a model) and its tables."""
+    """The index's config (no model provider, no credentials: nothing here calls a model) and its
+    tables."""
     from graphrag_mcp_server.config.index_root import load_index_config
     from graphrag_mcp_server.handlers.tables import load_tables
 
@@ -83,5 +84,6 @@ def export(
     except OSError as error:
         fail(f"cannot write {target}: {error.strerror}; choose another file with --output")
     typer.echo(
-        f"Wrote {graph.number_of_nodes()} entities and {graph.number_of_edges()} relationships to {target}."
+        f"Wrote {graph.number_of_nodes()} entities and {graph.number_of_edges()} relationships to "
+        f"{target}."
     )

@@ -1,4 +1,5 @@
-"""`graphrag-mcp index`: build or update the index of a folder, publish it with --storage, keep it current with --watch."""
+"""`graphrag-mcp index`: build or update the index of a folder, publish it with --storage, keep it
+current with --watch."""
 
 import asyncio
 import signal
@@ -30,7 +31,8 @@ def index(
     data_path: Annotated[
         Path,
         typer.Argument(
-            help="Folder of documents (text, Markdown, PDF, Word, PowerPoint, Excel, HTML, CSV, JSON)."
+            help="Folder of documents (text, Markdown, PDF, Word, PowerPoint, Excel, HTML, CSV, "
+            "JSON)."
         ),
     ],
     index_path: IndexPath = None,
@@ -63,8 +65,8 @@ def index(
     ] = 0,
     output_format: FormatOption = OutputFormat.TEXT,
 ) -> None:
-    """Build or update the index of DATA_PATH (GraphRAG parquet tables + LanceDB vectors); with --storage, publish
-    each version to the blob container the servers follow."""
+    """Build or update the index of DATA_PATH (GraphRAG parquet tables + LanceDB vectors); with
+    --storage, publish each version to the blob container the servers follow."""
     publish = _publishing(storage, wait)
     if full and incremental:
         raise typer.BadParameter("choose one of --full and --incremental")
@@ -72,8 +74,10 @@ def index(
     data_path, root = data_path.resolve(), index_root(index_path)
     if (output := graphrag_output(root)) is not None:
         notice(
-            f"{output} is a folder written by `graphrag index`: this run moves it to {legacy_version(root)} "
-            f"(kept until the next run) and makes {output} a link to the version it writes, which graphrag's CLI "
+            f"{output} is a folder written by `graphrag index`: this run moves it to "
+            f"{legacy_version(root)} "
+            f"(kept until the next run) and makes {output} a link to the version it writes, which "
+            "graphrag's CLI "
             f"reads as before; graphrag's cache in {root / 'cache'} is reused."
         )
         if sys.stdin.isatty() and not yes:
@@ -128,7 +132,8 @@ def _watch(
             )
         except GraphRagMcpError as error:
             typer.echo(
-                f"error: {error} (still watching; retrying in {settings.watch_retry_seconds:.0f} s at the "
+                f"error: {error} (still watching; retrying in {settings.watch_retry_seconds:.0f} s "
+                "at the "
                 "latest)",
                 err=True,
             )

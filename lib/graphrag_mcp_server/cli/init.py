@@ -1,4 +1,5 @@
-"""`graphrag-mcp init`: graphrag's settings.yaml and prompts, written into the index root for a provider."""
+"""`graphrag-mcp init`: graphrag's settings.yaml and prompts, written into the index root for a
+provider."""
 
 from typing import Annotated
 
@@ -33,8 +34,9 @@ def init(
     ] = None,
     storage: StorageOption = None,
 ) -> None:
-    """Write graphrag's settings.yaml and prompts into the index root, configured for a provider; with --storage,
-    also create the blob container the index versions will be published to (checking the credentials now)."""
+    """Write graphrag's settings.yaml and prompts into the index root, configured for a provider;
+    with --storage, also create the blob container the index versions will be published to (checking
+    the credentials now)."""
     from graphrag_mcp_server.config.index_root import write_index_root
 
     root = index_root(index_path)
@@ -51,6 +53,7 @@ def init(
         )
     if storage is not None:
         typer.echo(
-            f"{location} is ready: publish to it with `graphrag-mcp index DATA_PATH --index-path {root} "
+            f"{location} is ready: publish to it with `graphrag-mcp index DATA_PATH --index-path "
+            f"{root} "
             f"--storage {location}`, or set GRAPHRAG_MCP_STORAGE={location} (environment or .env)."
         )

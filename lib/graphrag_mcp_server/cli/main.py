@@ -16,7 +16,8 @@ from graphrag_mcp_server.cli.tune import tune
 
 app = typer.Typer(
     name="graphrag-mcp",
-    help="GraphRAG knowledge of your own documents for AI assistants: index a folder, query it, serve it over MCP.",
+    help="GraphRAG knowledge of your own documents for AI assistants: index a folder, query it, "
+    "serve it over MCP.",
     pretty_exceptions_enable=False,
 )
 
@@ -50,7 +51,8 @@ app.command()(serve)
 
 
 def main() -> int:
-    """Console-script entry point: usage errors are one `error:` line (exit 2), like every other error."""
+    """Console-script entry point: usage errors are one `error:` line (exit 2), like every other
+    error."""
     try:
         return (
             app(args=sys.argv[1:] or ["--help"], prog_name="graphrag-mcp", standalone_mode=False)

@@ -15,12 +15,15 @@ PASSTHROUGH: dict[str, Any] = {
 
 
 def graphrag_cli(context: typer.Context) -> None:
-    """GraphRAG's own CLI (graphrag index|update|query|prompt-tune ...) with this project's model types
-    (offline, bounded_backoff retries) registered, so it reads and builds indexes made with them."""
+    """GraphRAG's own CLI (graphrag index|update|query|prompt-tune ...) with this project's model
+    types (offline, bounded_backoff retries) registered, so it reads and builds indexes made with
+    them."""
     if (root := _graphrag_mcp_root_written(context.args)) is not None:
         fail(
-            f"{root} is a graphrag-mcp index root, whose output is the version being served: update it with "
-            f"`graphrag-mcp index DATA_PATH --index-path {root}`, or give `graphrag {context.args[0]}` a root of its own"
+            f"{root} is a graphrag-mcp index root, whose output is the version being served: "
+            "update it with "
+            f"`graphrag-mcp index DATA_PATH --index-path {root}`, or give `graphrag "
+            f"{context.args[0]}` a root of its own"
         )
     from graphrag_mcp_server.config.runtime import prepare_models
     from graphrag_mcp_server.providers import register_providers
@@ -33,7 +36,8 @@ def graphrag_cli(context: typer.Context) -> None:
 
 
 def _graphrag_mcp_root_written(args: list[str]) -> Path | None:
-    """The root that `graphrag index|update ARGS` would write into when it is a graphrag-mcp root."""
+    """The root that `graphrag index|update ARGS` would write into when it is a graphrag-mcp
+    root."""
     if not args or args[0] not in ("index", "update"):
         return None
     root = Path(".")

@@ -1,4 +1,5 @@
-"""`graphrag-mcp query`: answer a question from the index, or print the context a model would get."""
+"""`graphrag-mcp query`: answer a question from the index, or print the context a model would
+get."""
 
 import asyncio
 import logging

@@ -52,7 +52,8 @@ def serve(
     llm: Annotated[
         AnswerModel | None,
         typer.Option(
-            help="Who writes search answers: index (settings.yaml's model) or sampling (each client's own "
+            help="Who writes search answers: index (settings.yaml's model) or sampling (each "
+            "client's own "
             "model, through MCP sampling). Env GRAPHRAG_MCP_LLM; default index."
         ),
     ] = None,
@@ -62,7 +63,8 @@ def serve(
             min=1,
             max=64,
             help="Processes serving streamable HTTP, searching in parallel (env "
-            "GRAPHRAG_MCP_WORKERS; default 1). Above 1: stateless sessions, no sampling, read-only.",
+            "GRAPHRAG_MCP_WORKERS; default 1). Above 1: stateless sessions, no sampling, "
+            "read-only.",
         ),
     ] = None,
     stateless: Annotated[
@@ -75,7 +77,8 @@ def serve(
     ] = False,
     storage: StorageOption = None,
 ) -> None:
-    """Serve the index to MCP clients (Claude, VS Code, Cursor...): search tools, resources, prompts."""
+    """Serve the index to MCP clients (Claude, VS Code, Cursor...): search tools, resources,
+    prompts."""
     from graphrag_mcp_server.server.run import serve as run_server
 
     settings = ServerSettings()
