@@ -2,6 +2,7 @@
 current with --watch."""
 
 import asyncio
+import contextlib
 import signal
 import sys
 from collections.abc import Callable
@@ -142,8 +143,8 @@ def _watch(
         return True
 
     async def watch_until_interrupted() -> None:
-        # graphrag's nest_asyncio2 replaces asyncio.run, whose Ctrl-C handling then sometimes lost the
-        # signal while the loop waited: the loop's own signal handler wakes it every time.
+        # graphrag's nest_asyncio2 replaces asyncio.run, whose Ctrl-C handling then sometimes lost
+        # the signal while the loop waited: the loop's own signal handler wakes it every time.
         loop, watching = asyncio.get_running_loop(), asyncio.current_task()
         loop.add_signal_handler(signal.SIGINT, watching.cancel)
         try:
@@ -156,10 +157,8 @@ def _watch(
             loop.remove_signal_handler(signal.SIGINT)
 
     notice(f"Watching {data_path} for changes (Ctrl-C to stop).")
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(watch_until_interrupted())
-    except KeyboardInterrupt:
-        pass
     notice("Stopped watching.")
 
 

@@ -35,8 +35,10 @@ INSTRUCTIONS = """\
 GraphRAG knowledge of the user's own documents: a graph of entities, relationships and
 community reports built from them. Pick the search by the question:
 - local_search: about specific people, places, organisations or things (cheap: one model call).
-- global_search: themes or summaries across the whole corpus (one call per batch of community reports).
-- drift_search: specific questions that need wider context (many calls: the most thorough, the slowest).
+- global_search: themes or summaries across the whole corpus (one call per batch of community \
+reports).
+- drift_search: specific questions that need wider context (many calls: the most thorough, the \
+slowest).
 - basic_search: plain passage lookup by similarity (one call).
 Every answer lists its sources (documents) and its cost. With context_only=true a search returns
 the ranked context (entities, relationships, reports, passages, with their documents) instead of

@@ -171,7 +171,8 @@ def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> N
         "streamable-http",
         worker_settings,
     )
-    # ^ every check a worker makes at start, made once here: a refused setting stops the command, not each worker
+    # ^ every check a worker makes at start, made once here: a refused setting stops the command,
+    # not each worker
     sock = _listen(root, "streamable-http", settings)
     settings = worker_settings.model_copy(update={"port": sock.getsockname()[1]})
     os.environ.update(
