@@ -14,8 +14,8 @@ from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.errors import GraphRagMcpError
 
 OFFLINE_NOTICE = (
-    "Using the offline model: no language model, answers are extracted from your documents "
-    "(for trying graphrag-mcp without a key, and for tests). Configure one with: graphrag-mcp init "
+    "Using the offline model: no language model, answers are extracted from your documents (for "
+    "trying graphrag-mcp without a key, and for tests). Configure one with: graphrag-mcp init "
     "--provider openai"
 )
 
@@ -34,8 +34,7 @@ StorageOption = Annotated[
         "--storage",
         metavar="az://CONTAINER/PREFIX",
         help="Blob location of the index versions; --index-path is then this host's local copy "
-        "(env "
-        "GRAPHRAG_MCP_STORAGE; credentials from AZURE_STORAGE_*; see docs/deployment.md).",
+        "(env GRAPHRAG_MCP_STORAGE; credentials from AZURE_STORAGE_*; see docs/deployment.md).",
     ),
 ]
 FormatOption = Annotated[

@@ -76,10 +76,9 @@ def index(
     if (output := graphrag_output(root)) is not None:
         notice(
             f"{output} is a folder written by `graphrag index`: this run moves it to "
-            f"{legacy_version(root)} "
-            f"(kept until the next run) and makes {output} a link to the version it writes, which "
-            "graphrag's CLI "
-            f"reads as before; graphrag's cache in {root / 'cache'} is reused."
+            f"{legacy_version(root)} (kept until the next run) and makes {output} a link to the "
+            "version it writes, which graphrag's CLI reads as before; graphrag's cache in "
+            f"{root / 'cache'} is reused."
         )
         if sys.stdin.isatty() and not yes:
             typer.confirm("Go on?", abort=True, err=True)
@@ -134,8 +133,7 @@ def _watch(
         except GraphRagMcpError as error:
             typer.echo(
                 f"error: {error} (still watching; retrying in {settings.watch_retry_seconds:.0f} s "
-                "at the "
-                "latest)",
+                "at the latest)",
                 err=True,
             )
             return False

@@ -54,6 +54,6 @@ def init(
     if storage is not None:
         typer.echo(
             f"{location} is ready: publish to it with `graphrag-mcp index DATA_PATH --index-path "
-            f"{root} "
-            f"--storage {location}`, or set GRAPHRAG_MCP_STORAGE={location} (environment or .env)."
+            f"{root} --storage {location}`, or set GRAPHRAG_MCP_STORAGE={location} (environment or "
+            ".env)."
         )

@@ -22,16 +22,13 @@ def print_summary(summary: Any, output_format: OutputFormat) -> None:
         return
     typer.echo(
         f"Indexed ({summary.mode}) {summary.documents} documents into {summary.text_units} text "
-        "units: "
-        f"{summary.entities} entities, {summary.relationships} relationships, "
-        f"{summary.communities} communities, "
-        f"{summary.community_reports} community reports.\n"
-        f"Documents added {summary.documents_added}, updated {summary.documents_updated}, "
-        f"deleted {summary.documents_deleted}, renamed {summary.documents_renamed}. "
-        f"{skipped_line(summary.skipped)}"
-        f"LLM calls {summary.llm_calls}, prompt tokens {summary.prompt_tokens}, completion tokens "
-        f"{summary.completion_tokens}, embedding calls {summary.embedding_calls}, "
-        f"{summary.seconds:.1f} s."
+        f"units: {summary.entities} entities, {summary.relationships} relationships, "
+        f"{summary.communities} communities, {summary.community_reports} community reports.\n"
+        f"Documents added {summary.documents_added}, updated {summary.documents_updated}, deleted "
+        f"{summary.documents_deleted}, renamed {summary.documents_renamed}. "
+        f"{skipped_line(summary.skipped)}LLM calls {summary.llm_calls}, prompt tokens "
+        f"{summary.prompt_tokens}, completion tokens {summary.completion_tokens}, embedding calls "
+        f"{summary.embedding_calls}, {summary.seconds:.1f} s."
     )
     if summary.workflows:
         typer.echo(f"Workflows: {', '.join(summary.workflows)}.")

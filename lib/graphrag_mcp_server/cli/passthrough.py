@@ -21,8 +21,7 @@ def graphrag_cli(context: typer.Context) -> None:
     if (root := _graphrag_mcp_root_written(context.args)) is not None:
         fail(
             f"{root} is a graphrag-mcp index root, whose output is the version being served: "
-            "update it with "
-            f"`graphrag-mcp index DATA_PATH --index-path {root}`, or give `graphrag "
+            f"update it with `graphrag-mcp index DATA_PATH --index-path {root}`, or give `graphrag "
             f"{context.args[0]}` a root of its own"
         )
     from graphrag_mcp_server.config.runtime import prepare_models

@@ -53,8 +53,7 @@ def serve(
         AnswerModel | None,
         typer.Option(
             help="Who writes search answers: index (settings.yaml's model) or sampling (each "
-            "client's own "
-            "model, through MCP sampling). Env GRAPHRAG_MCP_LLM; default index."
+            "client's own model, through MCP sampling). Env GRAPHRAG_MCP_LLM; default index."
         ),
     ] = None,
     workers: Annotated[

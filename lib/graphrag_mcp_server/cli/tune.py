@@ -109,8 +109,7 @@ def tune(
         if not yes and not sys.stdin.isatty():
             fail(
                 f"tuning changes {', '.join(result.changed)} in {root}; run again with --yes to "
-                "write them "
-                "(the current prompts are kept in prompts.bak-<time>/)"
+                "write them (the current prompts are kept in prompts.bak-<time>/)"
             )
         if not yes:
             typer.confirm(

@@ -46,8 +46,8 @@ def check_bind(settings: ServerSettings) -> None:
     ):
         msg = (
             f"refusing to serve HTTP on {settings.host} without authentication: set "
-            "GRAPHRAG_MCP_AUTH_TOKEN "
-            "(a long random secret) or GRAPHRAG_MCP_AUTH_ISSUER (OAuth), or bind --host 127.0.0.1"
+            "GRAPHRAG_MCP_AUTH_TOKEN (a long random secret) or GRAPHRAG_MCP_AUTH_ISSUER (OAuth), "
+            "or bind --host 127.0.0.1"
         )
         raise ConfigError(msg)
 
@@ -83,8 +83,8 @@ def confined_data_path(data_path: str, roots: list[Path]) -> Path:
     if not roots:
         msg = (
             "build_index is off on this server: it may index no folder. The operator allows "
-            "folders with "
-            "`graphrag-mcp serve --data-path DIR` (or --watch DIR) or GRAPHRAG_MCP_DATA_ROOTS"
+            "folders with `graphrag-mcp serve --data-path DIR` (or --watch DIR) or "
+            "GRAPHRAG_MCP_DATA_ROOTS"
         )
         raise AccessDeniedError(msg)
     path = Path(data_path)

@@ -44,8 +44,7 @@ class CallLimits:
             )
             message = (
                 f"too many tool calls at once from this client ({self.running} running, "
-                f"{self.queued} "
-                "waiting): wait for an answer before sending more"
+                f"{self.queued} waiting): wait for an answer before sending more"
             )
             raise MCPError(code=-32000, message=message)
         self.holding[client] += 1

@@ -278,8 +278,7 @@ class NoStreamWhenStateless:
         if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == self.path:
             message = (
                 "this server runs several stateless workers and opens no event stream: send MCP "
-                "requests as "
-                "JSON-RPC with POST (an MCP client does)"
+                "requests as JSON-RPC with POST (an MCP client does)"
             )
             await jsonrpc_error(405, message, {"Allow": "POST, DELETE"})(scope, receive, send)
             return

@@ -25,8 +25,8 @@ def register_prompts(server: MCPServer, max_chars: int) -> None:
             'What are the main themes?" to get the corpus-wide picture.\n'
             "2. For the two or three entities most central to those themes, call local_search to "
             "get specifics.\n"
-            "3. Write the analysis: themes, key entities and how they relate, open questions. "
-            "Cite the source documents each tool result lists."
+            "3. Write the analysis: themes, key entities and how they relate, open questions. Cite "
+            "the source documents each tool result lists."
         )
 
     @server.prompt(
@@ -38,8 +38,8 @@ def register_prompts(server: MCPServer, max_chars: int) -> None:
         return (
             f'Explore "{entity}" in my documents.\n'
             f"1. Read the resource graphrag://entities/{quote(entity)} for its description, "
-            "relationships and communities "
-            "(if it is not found, read graphrag://entities for the closest name).\n"
+            "relationships and communities (if it is not found, read graphrag://entities for the "
+            "closest name).\n"
             f'2. Call local_search with query "Who or what is {entity}, '
             'and how is it connected to the others?".\n'
             "3. For its strongest relationships, read the communities it belongs to "

@@ -51,8 +51,8 @@ def first_version(root: Path, settings: ServerSettings, watch: Path | None) -> S
     if watch is not None:
         msg = (
             "--watch builds into the local index; with GRAPHRAG_MCP_STORAGE the indexer is a "
-            "command of its own: "
-            "graphrag-mcp index DATA_PATH --watch, with the same storage setting"
+            "command of its own: graphrag-mcp index DATA_PATH --watch, with the same storage "
+            "setting"
         )
         raise ConfigError(msg)
     location = BlobLocation.parse(settings.storage or "")
@@ -62,8 +62,7 @@ def first_version(root: Path, settings: ServerSettings, watch: Path | None) -> S
     except ContainerMissingError:  # an indexer starting beside this replica creates it
         where = (
             "its container does not exist yet (waiting for an indexer: graphrag-mcp index "
-            "DATA_PATH "
-            f"--storage {location})"
+            f"DATA_PATH --storage {location})"
         )
     print(
         f"graphrag-mcp: following {location}: {where}; local copy {root}",

@@ -264,16 +264,14 @@ def authentication(
         if token.get_secret_value() != token.get_secret_value().strip():
             raise ConfigError(
                 "GRAPHRAG_MCP_AUTH_TOKEN starts or ends with whitespace (or is only whitespace): "
-                "set it "
-                "to the token alone, e.g. the output of python -c 'import secrets; "
+                "set it to the token alone, e.g. the output of python -c 'import secrets; "
                 "print(secrets.token_urlsafe(32))'"
             )
         if any(character.isspace() for character in token.get_secret_value()):
             raise ConfigError(
                 "GRAPHRAG_MCP_AUTH_TOKEN contains whitespace (a space or a line break inside it): "
-                "no "
-                "request could carry it; set it to the token alone, e.g. the output of python -c "
-                "'import secrets; print(secrets.token_urlsafe(32))'"
+                "no request could carry it; set it to the token alone, e.g. the output of python "
+                "-c 'import secrets; print(secrets.token_urlsafe(32))'"
             )
         if len(token.get_secret_value()) < 16:
             raise ConfigError(

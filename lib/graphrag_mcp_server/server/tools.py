@@ -157,12 +157,9 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         title="Global search",
         annotations=READ,
         description="Answer a question about the corpus as a whole (themes, trends, 'what are the "
-        "main...') "
-        "from GraphRAG's community reports, map-reduce style. Cost: one model call per batch of "
-        "reports at the "
-        "chosen level plus one to combine, so several calls; prefer local_search for questions "
-        "about specific "
-        "entities.",
+        "main...') from GraphRAG's community reports, map-reduce style. Cost: one model call per "
+        "batch of reports at the chosen level plus one to combine, so several calls; prefer "
+        "local_search for questions about specific entities.",
     )
     async def global_search(
         query: Query,
@@ -198,10 +195,8 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         title="Local search",
         annotations=READ,
         description="Answer a question about specific people, places, organisations or things from "
-        "the entities "
-        "closest to it, their relationships, community reports and source text. Cost: one model "
-        "call. The best "
-        "first choice for 'who/what is X', 'how are X and Y related'.",
+        "the entities closest to it, their relationships, community reports and source text. Cost: "
+        "one model call. The best first choice for 'who/what is X', 'how are X and Y related'.",
     )
     async def local_search(
         query: Query,
@@ -237,10 +232,9 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         title="DRIFT search",
         annotations=READ,
         description="DRIFT search: starts from the community reports that fit the question, then "
-        "asks and answers "
-        "follow-up questions locally. The most thorough answer to specific questions that need "
-        "wider context, and "
-        "the most expensive: tens of model calls. Use when local_search is too narrow.",
+        "asks and answers follow-up questions locally. The most thorough answer to specific "
+        "questions that need wider context, and the most expensive: tens of model calls. Use when "
+        "local_search is too narrow.",
     )
     async def drift_search(
         query: Query,
@@ -272,9 +266,8 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         title="Basic search",
         annotations=READ,
         description="Plain retrieval-augmented answer from the text chunks most similar to the "
-        "question (vector "
-        "search, no graph). Cost: one model call. Use to find passages, or when the graph adds "
-        "nothing.",
+        "question (vector search, no graph). Cost: one model call. Use to find passages, or when "
+        "the graph adds nothing.",
     )
     async def basic_search(
         query: Query,
@@ -318,8 +311,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         title="Index statistics",
         annotations=READ,
         description="What the index holds (documents, entities, relationships, communities, "
-        "reports, levels, models, "
-        "vectors), the server's uptime, index version and last job.",
+        "reports, levels, models, vectors), the server's uptime, index version and last job.",
     )
     async def get_statistics() -> ServerStatistics:
         return await _guarded(shared, server_statistics(shared))
@@ -332,11 +324,9 @@ def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
         title="Build or update the index",
         annotations=WRITE,
         description="Build or update the index from a folder of documents (text, Markdown, PDF, "
-        "Office, HTML, CSV, "
-        "JSON) under the server's data roots. In the background: returns the job, finished if it "
-        "ends within a "
-        "short wait; index_status follows it. One job at a time. Cost: model calls for each new or "
-        "changed chunk.",
+        "Office, HTML, CSV, JSON) under the server's data roots. In the background: returns the "
+        "job, finished if it ends within a short wait; index_status follows it. One job at a time. "
+        "Cost: model calls for each new or changed chunk.",
     )
     async def build_index(
         data_path: DataPath,
@@ -352,10 +342,8 @@ def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
         title="Tune the prompts to the corpus",
         annotations=TUNE,
         description="Adapt the extraction, summary and report prompts to a folder's documents "
-        "(graphrag's prompt "
-        "tuning; the old ones are kept); the next build_index redoes what they affect. A "
-        "background job like "
-        "build_index. Cost: about a dozen model calls.",
+        "(graphrag's prompt tuning; the old ones are kept); the next build_index redoes what they "
+        "affect. A background job like build_index. Cost: about a dozen model calls.",
     )
     async def tune_prompts(
         data_path: DataPath,
@@ -372,8 +360,7 @@ def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
         title="Cancel an index job",
         annotations=WRITE,
         description="Stop a running index job (the running one when no id is given); the index "
-        "stays as "
-        "it was before the job.",
+        "stays as it was before the job.",
     )
     async def cancel_index_job(
         job_id: Annotated[
@@ -436,10 +423,9 @@ async def _answer_with_model(
     ):
         msg = (
             "this server writes answers with your client's own model (MCP sampling, serve --llm "
-            "sampling), and this "
-            "client does not offer sampling; call again with context_only=true and answer from the "
-            "context, or run "
-            "the server with --llm index to use the model in settings.yaml"
+            "sampling), and this client does not offer sampling; call again with context_only=true "
+            "and answer from the context, or run the server with --llm index to use the model in "
+            "settings.yaml"
         )
         raise ToolError(msg)
     try:
