@@ -144,6 +144,7 @@ def _watch(
         # graphrag's nest_asyncio2 replaces asyncio.run, whose Ctrl-C handling then sometimes lost
         # the signal while the loop waited: the loop's own signal handler wakes it every time.
         loop, watching = asyncio.get_running_loop(), asyncio.current_task()
+        assert watching is not None  # a coroutine that asyncio.run runs is always its task
         loop.add_signal_handler(signal.SIGINT, watching.cancel)
         try:
             await watch_folder(

@@ -78,9 +78,8 @@ def query(
     ] = False,
 ) -> None:
     """Answer a question from the index (for debugging what the MCP tools return)."""
-    if (
-        verbose
-    ):  # graphrag's loggers propagate here; their own handler (init_loggers) writes logs/query.log
+    # graphrag's loggers propagate here; their own handler (init_loggers) writes logs/query.log
+    if verbose:
         logging.basicConfig(
             stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s"
         )

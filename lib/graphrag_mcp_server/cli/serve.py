@@ -81,7 +81,7 @@ def serve(
     from graphrag_mcp_server.server.run import serve as run_server
 
     settings = ServerSettings()
-    overrides = {
+    overrides: dict[str, object] = {
         key: value
         for key, value in {"host": host, "port": port, "llm": llm, "workers": workers}.items()
         if value is not None

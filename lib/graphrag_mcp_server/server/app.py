@@ -127,8 +127,12 @@ class GraphRagServer(MCPServer[Any]):
 def _caller(context: Context[Any, Any] | None) -> str:
     """Who sent the tool call: its HTTP request's verified identity; on stdio the one client there
     is."""
-    inside_request = context is not None and context._request_context is not None
-    scope = getattr(context.request_context.request, "scope", None) if inside_request else None  # type: ignore[union-attr]
+    request = (
+        context.request_context.request
+        if context is not None and context._request_context is not None
+        else None
+    )
+    scope = getattr(request, "scope", None)
     return identity_of(scope) if isinstance(scope, dict) else STDIO
 
 
@@ -211,7 +215,7 @@ def create_server(
         version=__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
-        log_level=settings.log_level.upper(),  # type: ignore[arg-type]
+        log_level=settings.log_level.upper(),
         auth=auth,
         token_verifier=verifier,
     )

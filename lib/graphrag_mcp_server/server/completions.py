@@ -33,7 +33,8 @@ def register_completions(server: MCPServer, shared: ServerContext) -> None:
     """Complete the arguments CANDIDATES names; any other argument, or no index yet, gets no
     suggestion."""
 
-    @server.completion()
+    # The SDK's MCPServer.completion() carries no annotations.
+    @server.completion()  # type: ignore[no-untyped-call, untyped-decorator]
     async def complete(
         ref: PromptReference | ResourceTemplateReference,
         argument: CompletionArgument,

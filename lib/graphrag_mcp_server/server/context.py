@@ -146,9 +146,8 @@ async def start_build(
 
     With `limits`, a folder over them is refused here, before a job starts.
     """
-    config = await asyncio.to_thread(
-        index_config, shared.root, folder
-    )  # a bad folder or config fails the call
+    # a bad folder or config fails the call
+    config = await asyncio.to_thread(index_config, shared.root, folder)
     pattern = config.input.file_pattern or INPUT_FILE_PATTERN
     await asyncio.to_thread(select_documents, folder, shared.root, pattern, limits)
 

@@ -11,12 +11,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
 from pydantic import SecretStr
 from starlette.applications import Starlette
+from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Scope
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -42,11 +44,12 @@ def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
     of everything, session and stream counts (and SSE message checks) behind the SDK's
     authentication."""
     security = transport_security(settings)
-    limits = {
-        "total": settings.max_sessions,
-        "per_client": settings.max_sessions_per_client,
-        "retry_after": settings.session_idle_seconds,
-    }
+    limits = partial(
+        SessionLimits,
+        total=settings.max_sessions,
+        per_client=settings.max_sessions_per_client,
+        retry_after=settings.session_idle_seconds,
+    )
     stateless = settings.workers > 1 or settings.stateless
     if transport == "streamable-http":
         app = server.streamable_http_app(
@@ -67,9 +70,7 @@ def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
             inside_auth(
                 app,
                 "/mcp",
-                lambda endpoint: SessionLimits(
-                    endpoint, _opens_a_session, instances.keys, **limits
-                ),
+                lambda endpoint: limits(endpoint, _opens_a_session, instances.keys),
             )
         paths: tuple[str, ...] = ("/mcp",)
     else:
@@ -78,9 +79,7 @@ def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
             transport_security=security,
             host=settings.host,
         )
-        inside_auth(
-            app, "/sse", lambda endpoint: SessionLimits(endpoint, _opens_a_stream, None, **limits)
-        )
+        inside_auth(app, "/sse", lambda endpoint: limits(endpoint, _opens_a_stream, None))
         inside_auth(
             app,
             "/messages",
@@ -94,12 +93,14 @@ def inside_auth(app: Starlette, path: str, wrap: Callable[[ASGIApp], ASGIApp]) -
     """Put `wrap` around the endpoint of `app`'s route at `path`, behind the SDK's authentication:
     what it adds sees only requests whose credential the SDK verified (scope["user"]), or every
     request without auth."""
-    route = next(route for route in app.routes if getattr(route, "path", None) == path)
-    guard = route.app  # type: ignore[attr-defined]
+    route = next(
+        route for route in app.routes if isinstance(route, Route | Mount) and route.path == path
+    )
+    guard = route.app
     if isinstance(guard, RequireAuthMiddleware):
         guard.app = wrap(guard.app)
     else:
-        route.app = wrap(guard)  # type: ignore[attr-defined]
+        route.app = wrap(guard)
 
 
 def _opens_a_session(scope: Scope) -> bool:
@@ -112,7 +113,7 @@ def _opens_a_session(scope: Scope) -> bool:
 
 
 def _opens_a_stream(scope: Scope) -> bool:
-    return scope["method"] == "GET" and scope["path"] == "/sse"
+    return (scope["method"], scope["path"]) == ("GET", "/sse")
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -160,9 +161,8 @@ def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> N
     from uvicorn.supervisors import Multiprocess
 
     check_bind(settings)
-    storage = (
-        settings.storage
-    )  # with blob storage this process alone follows it; the workers read the local copy
+    # with blob storage this process alone follows it; the workers read the local copy
+    storage = settings.storage
     worker_settings = settings.model_copy(
         update={"index_path": root, "read_only": True, "storage": None}
     )
@@ -175,9 +175,8 @@ def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> N
     # not each worker
     sock = _listen(root, "streamable-http", settings)
     settings = worker_settings.model_copy(update={"port": sock.getsockname()[1]})
-    os.environ.update(
-        settings_environment(settings)
-    )  # what each spawned worker's ServerSettings() reads
+    # what each spawned worker's ServerSettings() reads
+    os.environ.update(settings_environment(settings))
     os.environ[SUPERVISOR] = str(os.getpid())
     config = _uvicorn_config(
         "graphrag_mcp_server.server.http:worker_app",

@@ -71,16 +71,14 @@ class SessionLimits:
         if scope["type"] != "http" or not self.opens(scope):
             await self.app(scope, receive, send)
             return
-        client = identity_of(
-            scope
-        )  # behind the SDK's authentication (http.inside_auth): callers are verified
+        # behind the SDK's authentication (http.inside_auth): callers are verified
+        client = identity_of(scope)
         if (refusal := self._refusal(client)) is not None:
             await refusal(scope, receive, send)
             return
         admitted = object()
-        self.held[client].add(
-            admitted
-        )  # counted before the first await: a burst cannot overtake the limit
+        # counted before the first await: a burst cannot overtake the limit
+        self.held[client].add(admitted)
         try:
             await self.app(
                 scope, receive, send if self.live is None else self._recording(client, send)

@@ -76,9 +76,8 @@ async def search_progress(ctx: Context | None) -> AsyncIterator[SearchProgress]:
 
     async def on_text(piece: str) -> None:
         nonlocal step
-        if (
-            not beating.done()
-        ):  # the first piece: stages and heartbeats end, in order, before the text
+        # the first piece: stages and heartbeats end, in order, before the text
+        if not beating.done():
             beating.cancel()
             await asyncio.gather(*pending)
             step += 1

@@ -4,11 +4,11 @@ changes."""
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.config.index_root import SETTINGS_FILE
 from graphrag_mcp_server.errors import GraphRagMcpError, IndexNotFoundError
@@ -126,9 +126,8 @@ def disk_version(
             if path.exists()
         ),
     ]
-    if (
-        config is not None and config.output_storage.type == "blob"
-    ):  # a graphrag project's own blob output
+    # a graphrag project's own blob output
+    if config is not None and config.output_storage.type == "blob":
         signature.append(blob_tables_signature(config.output_storage))
     return hashlib.sha256(repr(signature).encode()).hexdigest()[:12]
 
@@ -145,7 +144,7 @@ class IndexState:
         self._failed: tuple[str, Exception] | None = None
         self._lock = asyncio.Lock()
         self._warm_up: asyncio.Task[Snapshot | None] | None = None
-        self.on_new_version: Callable[[], Awaitable[None]] | None = None
+        self.on_new_version: Callable[[], Coroutine[Any, Any, None]] | None = None
         """Called (in a task of its own) when a new version replaces the one served."""
         self._announcing: set[asyncio.Task[None]] = set()
 
@@ -181,9 +180,8 @@ class IndexState:
     async def _current_on_disk(self) -> Snapshot:
         loaded = self._current.config if self._current is not None else None
         on_disk = await asyncio.to_thread(disk_version, self.root, loaded)
-        if (
-            self._failed is not None and self._failed[0] == on_disk
-        ):  # not re-read until its files change
+        # not re-read until its files change
+        if self._failed is not None and self._failed[0] == on_disk:
             if self._current is None:
                 raise self._failed[1]
             return self._current

@@ -92,9 +92,8 @@ class JwtTokenVerifier(TokenVerifier):
         try:
             claims = await self._decode(token)
         except (jwt.PyJWTError, OSError, ValueError, KeyError) as error:
-            logger.info(
-                "access token refused: %s: %.200s", type(error).__name__, error
-            )  # PyJWT never quotes it
+            # PyJWT never quotes it
+            logger.info("access token refused: %s: %.200s", type(error).__name__, error)
             return None
         except Exception as error:  # noqa: BLE001 - whatever a malformed token breaks, it is refused (401), never a 500
             logger.warning("access token refused: %s while verifying it", type(error).__name__)
@@ -164,22 +163,23 @@ class IssuerKeys:
             self._start_fetch()
         if kid in self._keys:
             return self._keys[kid]
-        if (
-            not self._keys and self._fetch is not None
-        ):  # the first keys: every request waits for them
+        # the first keys: every request waits for them
+        if not self._keys and self._fetch is not None:
             await asyncio.shield(self._fetch)
         elif self._may_retry(kid, now) and self._waiting < self.FETCH_WAITERS:
-            self._start_fetch()
+            fetch = self._start_fetch()
             self._waiting += 1
             try:
-                await asyncio.shield(self._fetch)  # type: ignore[arg-type]
+                await asyncio.shield(fetch)
             finally:
                 self._waiting -= 1
         return self._keys.get(kid)
 
-    def _start_fetch(self) -> None:
+    def _start_fetch(self) -> "asyncio.Task[None]":
+        """The fetch of the keys under way, started if none is."""
         if self._fetch is None:
             self._fetch = asyncio.ensure_future(self._fetched())
+        return self._fetch
 
     def _may_retry(self, kid: str | None, now: float) -> bool:
         """Whether an unknown key id may make the keys be fetched again now (and note that it

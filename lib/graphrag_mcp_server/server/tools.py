@@ -465,9 +465,8 @@ async def _tune_prompts(
     shared: ServerContext, data_path: str, options: TuneOptions, ctx: Context | None
 ) -> IndexJob:
     folder = confined_data_path(data_path, shared.data_roots)
-    await asyncio.to_thread(
-        tuning_config, shared.root, folder
-    )  # a root without settings.yaml fails the call
+    # a root without settings.yaml fails the call
+    await asyncio.to_thread(tuning_config, shared.root, folder)
     return await _waited(shared, start_tuning(shared, folder, options), ctx, "stage")
 
 
