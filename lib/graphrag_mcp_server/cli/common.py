@@ -1,4 +1,5 @@
-"""What the commands share: their common options, one-line errors, notices, the index root and its local copy."""
+"""What the commands share: their common options, one-line errors, notices, the index root and its
+local copy."""
 
 import asyncio
 from collections.abc import Callable
@@ -13,8 +14,9 @@ from graphrag_mcp_server.config.settings import ServerSettings
 from graphrag_mcp_server.errors import GraphRagMcpError
 
 OFFLINE_NOTICE = (
-    "Using the offline model: no language model, answers are extracted from your documents "
-    "(for trying graphrag-mcp without a key, and for tests). Configure one with: graphrag-mcp init --provider openai"
+    "Using the offline model: no language model, answers are extracted from your documents (for "
+    "trying graphrag-mcp without a key, and for tests). Configure one with: graphrag-mcp init "
+    "--provider openai"
 )
 
 
@@ -31,8 +33,8 @@ StorageOption = Annotated[
     typer.Option(
         "--storage",
         metavar="az://CONTAINER/PREFIX",
-        help="Blob location of the index versions; --index-path is then this host's local copy (env "
-        "GRAPHRAG_MCP_STORAGE; credentials from AZURE_STORAGE_*; see docs/deployment.md).",
+        help="Blob location of the index versions; --index-path is then this host's local copy "
+        "(env GRAPHRAG_MCP_STORAGE; credentials from AZURE_STORAGE_*; see docs/deployment.md).",
     ),
 ]
 FormatOption = Annotated[
@@ -41,13 +43,14 @@ FormatOption = Annotated[
 
 
 def index_root(index_path: Path | None) -> Path:
-    """The index root a command works on: --index-path, else GRAPHRAG_MCP_INDEX_PATH, else ./graphrag_index."""
+    """The index root a command works on: --index-path, else GRAPHRAG_MCP_INDEX_PATH, else
+    ./graphrag_index."""
     return (index_path or ServerSettings().index_path).resolve()
 
 
 def local_copy(index_path: Path | None, storage: str | None) -> Path:
-    """The index root to read; with blob storage (--storage or GRAPHRAG_MCP_STORAGE), the local copy first brought
-    onto the container's current version."""
+    """The index root to read; with blob storage (--storage or GRAPHRAG_MCP_STORAGE), the local copy
+    first brought onto the container's current version."""
     root, url = index_root(index_path), storage or ServerSettings().storage
     if url is not None:
         from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation

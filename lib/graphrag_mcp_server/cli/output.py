@@ -15,20 +15,20 @@ class OutputFormat(StrEnum):
 
 
 def print_summary(summary: Any, output_format: OutputFormat) -> None:
-    """An index run's summary: one JSON object, or two lines, a third naming the workflows that ran (and a
-    line on stderr per unread file)."""
+    """An index run's summary: one JSON object, or two lines, a third naming the workflows that ran
+    (and a line on stderr per unread file)."""
     if output_format is OutputFormat.JSON:
         typer.echo(summary.model_dump_json())
         return
     typer.echo(
-        f"Indexed ({summary.mode}) {summary.documents} documents into {summary.text_units} text units: "
-        f"{summary.entities} entities, {summary.relationships} relationships, {summary.communities} communities, "
-        f"{summary.community_reports} community reports.\n"
-        f"Documents added {summary.documents_added}, updated {summary.documents_updated}, "
-        f"deleted {summary.documents_deleted}, renamed {summary.documents_renamed}. "
-        f"{skipped_line(summary.skipped)}"
-        f"LLM calls {summary.llm_calls}, prompt tokens {summary.prompt_tokens}, completion tokens "
-        f"{summary.completion_tokens}, embedding calls {summary.embedding_calls}, {summary.seconds:.1f} s."
+        f"Indexed ({summary.mode}) {summary.documents} documents into {summary.text_units} text "
+        f"units: {summary.entities} entities, {summary.relationships} relationships, "
+        f"{summary.communities} communities, {summary.community_reports} community reports.\n"
+        f"Documents added {summary.documents_added}, updated {summary.documents_updated}, deleted "
+        f"{summary.documents_deleted}, renamed {summary.documents_renamed}. "
+        f"{skipped_line(summary.skipped)}LLM calls {summary.llm_calls}, prompt tokens "
+        f"{summary.prompt_tokens}, completion tokens {summary.completion_tokens}, embedding calls "
+        f"{summary.embedding_calls}, {summary.seconds:.1f} s."
     )
     if summary.workflows:
         typer.echo(f"Workflows: {', '.join(summary.workflows)}.")
@@ -59,7 +59,8 @@ def skipped_line(skipped: dict[str, int]) -> str:
 
 
 def render_context(context: Any) -> str:
-    """A search context as readable text: reports, entities, relationships, passages, then what was left out."""
+    """A search context as readable text: reports, entities, relationships, passages, then what was
+    left out."""
     lines = [f"# Context ({context.tokens} of {context.max_tokens} tokens)"]
     for report in context.reports:
         lines += [
@@ -88,7 +89,8 @@ def render_context(context: Any) -> str:
 
 
 def plain(value: Any) -> str:
-    """A statistic as text: mappings as `key value, ...`, lists comma-separated, nothing as `none`."""
+    """A statistic as text: mappings as `key value, ...`, lists comma-separated, nothing as
+    `none`."""
     if isinstance(value, dict):
         return ", ".join(f"{key} {plain(item)}" for key, item in value.items()) or "none"
     if isinstance(value, list):

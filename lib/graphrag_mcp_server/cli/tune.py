@@ -1,4 +1,5 @@
-"""`graphrag-mcp tune`: graphrag's prompt tuning, written into the root's prompts/ once the user agrees."""
+"""`graphrag-mcp tune`: graphrag's prompt tuning, written into the root's prompts/ once the user
+agrees."""
 
 import asyncio
 import sys
@@ -66,8 +67,9 @@ def tune(
     ] = False,
     output_format: FormatOption = OutputFormat.TEXT,
 ) -> None:
-    """Tune the extraction, summary and report prompts to your corpus (graphrag's prompt tuning); the previous
-    prompts are kept in prompts.bak-<time>/, and the next `index` computes again what depends on them."""
+    """Tune the extraction, summary and report prompts to your corpus (graphrag's prompt tuning);
+    the previous prompts are kept in prompts.bak-<time>/, and the next `index` computes again what
+    depends on them."""
     from graphrag_mcp_server.config.index_root import is_offline
     from graphrag_mcp_server.handlers.indexing.tuning import (
         tune_prompts,
@@ -78,7 +80,8 @@ def tune(
     root = index_root(root or index_path)
     if not (root / "settings.yaml").is_file():
         fail(
-            f"no settings.yaml in {root}: create the index root first (graphrag-mcp init --index-path {root})"
+            f"no settings.yaml in {root}: create the index root first (graphrag-mcp init "
+            f"--index-path {root})"
         )
     config = tuning_config(root, data_path.resolve() if data_path else None)
     if is_offline(config):
@@ -99,13 +102,14 @@ def tune(
         for path, text in tuned.items():
             (output / path.name).write_text(text, encoding="utf-8")
         notice(
-            f"Wrote the tuned prompts to {output}; copy them into {root / 'prompts'} to index with them."
+            f"Wrote the tuned prompts to {output}; copy them into {root / 'prompts'} to index with "
+            "them."
         )
     elif result.changed:
         if not yes and not sys.stdin.isatty():
             fail(
-                f"tuning changes {', '.join(result.changed)} in {root}; run again with --yes to write them "
-                "(the current prompts are kept in prompts.bak-<time>/)"
+                f"tuning changes {', '.join(result.changed)} in {root}; run again with --yes to "
+                "write them (the current prompts are kept in prompts.bak-<time>/)"
             )
         if not yes:
             typer.confirm(
@@ -118,7 +122,8 @@ def tune(
         typer.echo(result.model_dump_json())
         return
     typer.echo(
-        f"Changed: {', '.join(result.changed) or 'none'}. Unchanged: {', '.join(result.unchanged) or 'none'}."
+        f"Changed: {', '.join(result.changed) or 'none'}. Unchanged: "
+        f"{', '.join(result.unchanged) or 'none'}."
     )
     if result.written:
         kept = f"; the previous prompts are in {root / result.backup}" if result.backup else ""
@@ -127,5 +132,6 @@ def tune(
         )
     typer.echo(
         f"LLM calls {result.llm_calls}, prompt tokens {result.prompt_tokens}, completion tokens "
-        f"{result.completion_tokens}, embedding calls {result.embedding_calls}, {result.seconds:.1f} s."
+        f"{result.completion_tokens}, embedding calls {result.embedding_calls}, "
+        f"{result.seconds:.1f} s."
     )

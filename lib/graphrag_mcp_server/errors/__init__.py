@@ -34,7 +34,8 @@ class ModelCallsFailedError(GraphRagMcpError):
 
 
 class SamplingUnavailableError(GraphRagMcpError):
-    """The sampling model was called where no client can answer it (outside a tool call, or synchronously)."""
+    """The sampling model was called where no client can answer it (outside a tool call, or
+    synchronously)."""
 
 
 class SearchTimeoutError(GraphRagMcpError):
@@ -46,7 +47,8 @@ class IndexDamagedError(GraphRagMcpError):
 
 
 class ProviderError(GraphRagMcpError):
-    """The model provider refused or failed the calls an operation needs; the message has its reason."""
+    """The model provider refused or failed the calls an operation needs; the message has its
+    reason."""
 
 
 class ModelFormatError(GraphRagMcpError):
@@ -54,7 +56,8 @@ class ModelFormatError(GraphRagMcpError):
 
 
 class IndexIncompleteError(IndexBuildError):
-    """The pipeline ran, but the new version lacks reports, extractions or vectors: it was not published."""
+    """The pipeline ran, but the new version lacks reports, extractions or vectors: it was not
+    published."""
 
 
 class EmbeddingMismatchError(GraphRagMcpError):

@@ -15,7 +15,8 @@ LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 
 
 class AccessDeniedError(GraphRagMcpError):
-    """A caller asked for something this server does not allow (a folder outside the data roots...)."""
+    """A caller asked for something this server does not allow (a folder outside the data
+    roots...)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -44,8 +45,9 @@ def check_bind(settings: ServerSettings) -> None:
         and settings.auth_issuer is None
     ):
         msg = (
-            f"refusing to serve HTTP on {settings.host} without authentication: set GRAPHRAG_MCP_AUTH_TOKEN "
-            "(a long random secret) or GRAPHRAG_MCP_AUTH_ISSUER (OAuth), or bind --host 127.0.0.1"
+            f"refusing to serve HTTP on {settings.host} without authentication: set "
+            "GRAPHRAG_MCP_AUTH_TOKEN (a long random secret) or GRAPHRAG_MCP_AUTH_ISSUER (OAuth), "
+            "or bind --host 127.0.0.1"
         )
         raise ConfigError(msg)
 
@@ -80,8 +82,9 @@ def confined_data_path(data_path: str, roots: list[Path]) -> Path:
     """
     if not roots:
         msg = (
-            "build_index is off on this server: it may index no folder. The operator allows folders with "
-            "`graphrag-mcp serve --data-path DIR` (or --watch DIR) or GRAPHRAG_MCP_DATA_ROOTS"
+            "build_index is off on this server: it may index no folder. The operator allows "
+            "folders with `graphrag-mcp serve --data-path DIR` (or --watch DIR) or "
+            "GRAPHRAG_MCP_DATA_ROOTS"
         )
         raise AccessDeniedError(msg)
     path = Path(data_path)

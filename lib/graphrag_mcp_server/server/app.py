@@ -1,4 +1,5 @@
-"""The MCP server: tools, resources and prompts over one index root, on stdio, SSE or streamable HTTP."""
+"""The MCP server: tools, resources and prompts over one index root, on stdio, SSE or streamable
+HTTP."""
 
 import logging
 from collections.abc import AsyncIterator
@@ -34,8 +35,10 @@ INSTRUCTIONS = """\
 GraphRAG knowledge of the user's own documents: a graph of entities, relationships and
 community reports built from them. Pick the search by the question:
 - local_search: about specific people, places, organisations or things (cheap: one model call).
-- global_search: themes or summaries across the whole corpus (one call per batch of community reports).
-- drift_search: specific questions that need wider context (many calls: the most thorough, the slowest).
+- global_search: themes or summaries across the whole corpus (one call per batch of community \
+reports).
+- drift_search: specific questions that need wider context (many calls: the most thorough, the \
+slowest).
 - basic_search: plain passage lookup by similarity (one call).
 Every answer lists its sources (documents) and its cost. With context_only=true a search returns
 the ranked context (entities, relationships, reports, passages, with their documents) instead of
@@ -45,7 +48,8 @@ what the searches have cost."""
 
 
 def _advertising_list_changed(advertise: Any) -> Any:
-    """The SDK's create_initialization_options, advertising resources.listChanged (told only there)."""
+    """The SDK's create_initialization_options, advertising resources.listChanged (told only
+    there)."""
 
     def options(notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
         return advertise(
@@ -56,8 +60,9 @@ def _advertising_list_changed(advertise: Any) -> Any:
 
 
 class GraphRagServer(MCPServer[Any]):
-    """MCPServer that answers tool arguments failing their schema with JSON-RPC invalid params, lists compact tool
-    schemas, and tells the sessions that list resources when the index changes (`notices`)."""
+    """MCPServer that answers tool arguments failing their schema with JSON-RPC invalid params,
+    lists compact tool schemas, and tells the sessions that list resources when the index changes
+    (`notices`)."""
 
     def __init__(self, notices: ChangeNotices, calls: CallLimits, **options: Any) -> None:
         super().__init__(subscriptions=notices.bus, **options)
@@ -76,8 +81,8 @@ class GraphRagServer(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
-        """Run the tool in one of its caller's turns (CallLimits); a validation failure names each offending
-        argument."""
+        """Run the tool in one of its caller's turns (CallLimits); a validation failure names each
+        offending argument."""
         try:
             async with self.calls.turn(_caller(context)):
                 return await super().call_tool(name, arguments, context)
@@ -93,8 +98,9 @@ class GraphRagServer(MCPServer[Any]):
             ) from error
 
     async def list_tools(self) -> list[MCPTool]:
-        """The tools, their schemas compact (about a fifth of the SDK's: a client puts the listing in its model's
-        context): input schemas without pydantic's titles, output schemas as their top-level fields and types."""
+        """The tools, their schemas compact (about a fifth of the SDK's: a client puts the listing
+        in its model's context): input schemas without pydantic's titles, output schemas as their
+        top-level fields and types."""
         return [
             tool.model_copy(
                 update={
@@ -119,14 +125,20 @@ class GraphRagServer(MCPServer[Any]):
 
 
 def _caller(context: Context[Any, Any] | None) -> str:
-    """Who sent the tool call: its HTTP request's verified identity; on stdio the one client there is."""
-    inside_request = context is not None and context._request_context is not None
-    scope = getattr(context.request_context.request, "scope", None) if inside_request else None  # type: ignore[union-attr]
+    """Who sent the tool call: its HTTP request's verified identity; on stdio the one client there
+    is."""
+    request = (
+        context.request_context.request
+        if context is not None and context._request_context is not None
+        else None
+    )
+    scope = getattr(request, "scope", None)
     return identity_of(scope) if isinstance(scope, dict) else STDIO
 
 
 def _untitled(schema: Any) -> Any:
-    """A JSON schema without pydantic's `title` keywords (a property's title only repeats its name)."""
+    """A JSON schema without pydantic's `title` keywords (a property's title only repeats its
+    name)."""
     if isinstance(schema, dict):
         return {
             key: _untitled(value)
@@ -137,8 +149,8 @@ def _untitled(schema: Any) -> Any:
 
 
 def _outline(schema: dict[str, Any] | None) -> dict[str, Any] | None:
-    """An output schema reduced to its top-level fields and their JSON types: what every result still conforms
-    to, without the nested models (the full models are in docs/tools.md)."""
+    """An output schema reduced to its top-level fields and their JSON types: what every result
+    still conforms to, without the nested models (the full models are in docs/tools.md)."""
     if schema is None:
         return None
     definitions = schema.get("$defs", {})
@@ -203,7 +215,7 @@ def create_server(
         version=__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
-        log_level=settings.log_level.upper(),  # type: ignore[arg-type]
+        log_level=settings.log_level.upper(),
         auth=auth,
         token_verifier=verifier,
     )

@@ -1,4 +1,5 @@
-"""How many tool calls of one caller run at once: the rest wait their turn, up to a bound, then are refused."""
+"""How many tool calls of one caller run at once: the rest wait their turn, up to a bound, then are
+refused."""
 
 import asyncio
 import logging
@@ -15,9 +16,10 @@ STDIO = "stdio"
 
 
 class CallLimits:
-    """At most `running` tool calls of one client run at once and `queued` more wait their turn (first come,
-    first served); one more is answered at once with a JSON-RPC error. A client is its identity (every session of
-    it), so one caller's searches cannot take every thread while another's wait."""
+    """At most `running` tool calls of one client run at once and `queued` more wait their turn
+    (first come, first served); one more is answered at once with a JSON-RPC error. A client is its
+    identity (every session of it), so one caller's searches cannot take every thread while
+    another's wait."""
 
     def __init__(self, running: int, queued: int) -> None:
         self.running, self.queued = running, queued
@@ -27,8 +29,9 @@ class CallLimits:
 
     @asynccontextmanager
     async def turn(self, client: str) -> AsyncIterator[None]:
-        """Hold one of `client`'s turns for the block; MCPError when its calls and queue are full. The one client
-        of a stdio server (STDIO) shares the server with nobody: its calls all run at once, as before the limit."""
+        """Hold one of `client`'s turns for the block; MCPError when its calls and queue are full.
+        The one client of a stdio server (STDIO) shares the server with nobody: its calls all run at
+        once, as before the limit."""
         if client == STDIO:
             yield
             return
@@ -40,8 +43,8 @@ class CallLimits:
                 self.queued,
             )
             message = (
-                f"too many tool calls at once from this client ({self.running} running, {self.queued} "
-                "waiting): wait for an answer before sending more"
+                f"too many tool calls at once from this client ({self.running} running, "
+                f"{self.queued} waiting): wait for an answer before sending more"
             )
             raise MCPError(code=-32000, message=message)
         self.holding[client] += 1

@@ -1,5 +1,5 @@
-"""Argument completion (`completion/complete`): entity names, community ids and levels for the resource templates
-and prompts that take them, from the loaded index."""
+"""Argument completion (`completion/complete`): entity names, community ids and levels for the
+resource templates and prompts that take them, from the loaded index."""
 
 import asyncio
 from collections.abc import Callable
@@ -30,9 +30,11 @@ CANDIDATES: dict[tuple[str, str], Callable[[IndexTables], list[str]]] = {
 
 
 def register_completions(server: MCPServer, shared: ServerContext) -> None:
-    """Complete the arguments CANDIDATES names; any other argument, or no index yet, gets no suggestion."""
+    """Complete the arguments CANDIDATES names; any other argument, or no index yet, gets no
+    suggestion."""
 
-    @server.completion()
+    # The SDK's MCPServer.completion() carries no annotations.
+    @server.completion()  # type: ignore[no-untyped-call, untyped-decorator]
     async def complete(
         ref: PromptReference | ResourceTemplateReference,
         argument: CompletionArgument,

@@ -1,4 +1,5 @@
-"""What the tools, resources and prompts of one server share, and what they start: index jobs, the watcher."""
+"""What the tools, resources and prompts of one server share, and what they start: index jobs, the
+watcher."""
 
 import asyncio
 import logging
@@ -56,16 +57,18 @@ class ServerContext:
     follower: "asyncio.Task[str | None] | None" = None
     notices: ChangeNotices = field(default_factory=ChangeNotices)
     data_roots: list[Path] = field(default_factory=list)
-    """Folders build_index may index (resolved when the server starts: graphrag's loader changes the cwd)."""
+    """Folders build_index may index (resolved when the server starts: graphrag's loader changes the
+    cwd)."""
 
     def start_watching(self) -> None:
-        """Keep the index current with the watched folder (once, though HTTP runs the lifespan per session)."""
+        """Keep the index current with the watched folder (once, though HTTP runs the lifespan per
+        session)."""
         if self.watch is not None and self.watcher is None:
             self.watcher = asyncio.create_task(_watch(self, self.watch))
 
     def start_following(self) -> None:
-        """With blob storage: keep the local copy on the container's current version, load each new version as
-        soon as it is down, and tell the clients (once per process)."""
+        """With blob storage: keep the local copy on the container's current version, load each new
+        version as soon as it is down, and tell the clients (once per process)."""
         if self.settings.storage is not None and self.follower is None:
             self.follower = asyncio.create_task(
                 follow(
@@ -143,9 +146,8 @@ async def start_build(
 
     With `limits`, a folder over them is refused here, before a job starts.
     """
-    config = await asyncio.to_thread(
-        index_config, shared.root, folder
-    )  # a bad folder or config fails the call
+    # a bad folder or config fails the call
+    config = await asyncio.to_thread(index_config, shared.root, folder)
     pattern = config.input.file_pattern or INPUT_FILE_PATTERN
     await asyncio.to_thread(select_documents, folder, shared.root, pattern, limits)
 
@@ -159,7 +161,8 @@ async def start_build(
 
 
 def start_tuning(shared: ServerContext, folder: Path, options: TuneOptions) -> IndexJob:
-    """Start a prompt tuning from the documents of `folder` as a job (index_status and cancel_index_job see it)."""
+    """Start a prompt tuning from the documents of `folder` as a job (index_status and
+    cancel_index_job see it)."""
 
     def finished(job: IndexJob) -> None:
         if job.tuned is not None:

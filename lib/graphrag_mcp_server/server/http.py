@@ -1,4 +1,5 @@
-"""Serving over HTTP: the SDK's Starlette app, with its auth, Host/Origin checks and bounds, on uvicorn."""
+"""Serving over HTTP: the SDK's Starlette app, with its auth, Host/Origin checks and bounds, on
+uvicorn."""
 
 import os
 import signal
@@ -10,12 +11,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
 from pydantic import SecretStr
 from starlette.applications import Starlette
+from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Scope
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -37,14 +40,16 @@ from graphrag_mcp_server.server.limits import (
 
 
 def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
-    """The server's ASGI app for `transport`, bounded by the settings: Host/Origin checks in front of everything,
-    session and stream counts (and SSE message checks) behind the SDK's authentication."""
+    """The server's ASGI app for `transport`, bounded by the settings: Host/Origin checks in front
+    of everything, session and stream counts (and SSE message checks) behind the SDK's
+    authentication."""
     security = transport_security(settings)
-    limits = {
-        "total": settings.max_sessions,
-        "per_client": settings.max_sessions_per_client,
-        "retry_after": settings.session_idle_seconds,
-    }
+    limits = partial(
+        SessionLimits,
+        total=settings.max_sessions,
+        per_client=settings.max_sessions_per_client,
+        retry_after=settings.session_idle_seconds,
+    )
     stateless = settings.workers > 1 or settings.stateless
     if transport == "streamable-http":
         app = server.streamable_http_app(
@@ -65,9 +70,7 @@ def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
             inside_auth(
                 app,
                 "/mcp",
-                lambda endpoint: SessionLimits(
-                    endpoint, _opens_a_session, instances.keys, **limits
-                ),
+                lambda endpoint: limits(endpoint, _opens_a_session, instances.keys),
             )
         paths: tuple[str, ...] = ("/mcp",)
     else:
@@ -76,9 +79,7 @@ def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
             transport_security=security,
             host=settings.host,
         )
-        inside_auth(
-            app, "/sse", lambda endpoint: SessionLimits(endpoint, _opens_a_stream, None, **limits)
-        )
+        inside_auth(app, "/sse", lambda endpoint: limits(endpoint, _opens_a_stream, None))
         inside_auth(
             app,
             "/messages",
@@ -89,14 +90,17 @@ def http_app(server: Any, transport: str, settings: ServerSettings) -> ASGIApp:
 
 
 def inside_auth(app: Starlette, path: str, wrap: Callable[[ASGIApp], ASGIApp]) -> None:
-    """Put `wrap` around the endpoint of `app`'s route at `path`, behind the SDK's authentication: what it adds
-    sees only requests whose credential the SDK verified (scope["user"]), or every request without auth."""
-    route = next(route for route in app.routes if getattr(route, "path", None) == path)
-    guard = route.app  # type: ignore[attr-defined]
+    """Put `wrap` around the endpoint of `app`'s route at `path`, behind the SDK's authentication:
+    what it adds sees only requests whose credential the SDK verified (scope["user"]), or every
+    request without auth."""
+    route = next(
+        route for route in app.routes if isinstance(route, Route | Mount) and route.path == path
+    )
+    guard = route.app
     if isinstance(guard, RequireAuthMiddleware):
         guard.app = wrap(guard.app)
     else:
-        route.app = wrap(guard)  # type: ignore[attr-defined]
+        route.app = wrap(guard)
 
 
 def _opens_a_session(scope: Scope) -> bool:
@@ -109,7 +113,7 @@ def _opens_a_session(scope: Scope) -> bool:
 
 
 def _opens_a_stream(scope: Scope) -> bool:
-    return scope["method"] == "GET" and scope["path"] == "/sse"
+    return (scope["method"], scope["path"]) == ("GET", "/sse")
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -121,7 +125,10 @@ def bind(host: str, port: int) -> socket.socket:
         sock.bind((host.strip("[]"), port))
     except OSError as error:
         sock.close()
-        msg = f"cannot listen on {host} port {port}: {error.strerror}; choose another port with --port"
+        msg = (
+            f"cannot listen on {host} port {port}: {error.strerror}; choose another port with "
+            "--port"
+        )
         raise ConfigError(msg) from error
     sock.listen(2048)
     sock.set_inheritable(True)
@@ -148,14 +155,14 @@ def serve_http(server: Any, root: Path, transport: str, settings: ServerSettings
 
 
 def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> None:
-    """Serve streamable HTTP from `settings.workers` processes sharing one socket, each with its own loaded
-    index (reloaded when the index changes on disk); with `watch`, one more process keeps the index current."""
+    """Serve streamable HTTP from `settings.workers` processes sharing one socket, each with its own
+    loaded index (reloaded when the index changes on disk); with `watch`, one more process keeps the
+    index current."""
     from uvicorn.supervisors import Multiprocess
 
     check_bind(settings)
-    storage = (
-        settings.storage
-    )  # with blob storage this process alone follows it; the workers read the local copy
+    # with blob storage this process alone follows it; the workers read the local copy
+    storage = settings.storage
     worker_settings = settings.model_copy(
         update={"index_path": root, "read_only": True, "storage": None}
     )
@@ -164,12 +171,12 @@ def serve_workers(root: Path, settings: ServerSettings, watch: Path | None) -> N
         "streamable-http",
         worker_settings,
     )
-    # ^ every check a worker makes at start, made once here: a refused setting stops the command, not each worker
+    # ^ every check a worker makes at start, made once here: a refused setting stops the command,
+    # not each worker
     sock = _listen(root, "streamable-http", settings)
     settings = worker_settings.model_copy(update={"port": sock.getsockname()[1]})
-    os.environ.update(
-        settings_environment(settings)
-    )  # what each spawned worker's ServerSettings() reads
+    # what each spawned worker's ServerSettings() reads
+    os.environ.update(settings_environment(settings))
     os.environ[SUPERVISOR] = str(os.getpid())
     config = _uvicorn_config(
         "graphrag_mcp_server.server.http:worker_app",
@@ -188,8 +195,8 @@ SUPERVISOR = "_GRAPHRAG_MCP_SUPERVISOR_PID"
 
 
 def worker_app() -> ASGIApp:
-    """One worker's app (serve --workers), from the settings its parent put in the environment; the worker ends
-    when its parent does."""
+    """One worker's app (serve --workers), from the settings its parent put in the environment; the
+    worker ends when its parent does."""
     exit_with_parent(int(os.environ.get(SUPERVISOR, os.getppid())))
     settings = ServerSettings()
     HeaderTimeout.seconds = settings.header_timeout_seconds
@@ -221,7 +228,8 @@ def settings_environment(settings: ServerSettings) -> dict[str, str]:
 
 @contextmanager
 def _watcher(root: Path, watch: Path | None) -> Iterator[None]:
-    """With `watch`, `graphrag-mcp index WATCH --watch` beside the workers (its output on stderr)."""
+    """With `watch`, `graphrag-mcp index WATCH --watch` beside the workers (its output on
+    stderr)."""
     if watch is None:
         yield
         return
@@ -246,8 +254,8 @@ def _watcher(root: Path, watch: Path | None) -> Iterator[None]:
 
 
 def _follow_in_thread(root: Path, settings: ServerSettings) -> None:
-    """Keep the local copy on the blob container's current version from a thread of this process (the workers
-    see each new version on disk, as they see the watcher's)."""
+    """Keep the local copy on the blob container's current version from a thread of this process
+    (the workers see each new version on disk, as they see the watcher's)."""
     import asyncio
     import threading
 
@@ -272,7 +280,8 @@ def _listen(root: Path, transport: str, settings: ServerSettings) -> socket.sock
     public = f" (public URL {settings.public_url})" if settings.public_url else ""
     workers = f", {settings.workers} workers" if settings.workers > 1 else ""
     print(
-        f"graphrag-mcp: serving {local}{public} over {transport}{workers}; index {root}; auth: {auth_mode(settings)}",
+        f"graphrag-mcp: serving {local}{public} over {transport}{workers}; index {root}; auth: "
+        f"{auth_mode(settings)}",
         file=sys.stderr,
         flush=True,
     )
@@ -280,8 +289,8 @@ def _listen(root: Path, transport: str, settings: ServerSettings) -> socket.sock
 
 
 def _uvicorn_config(app: ASGIApp | str, settings: ServerSettings, **options: Any) -> Any:
-    """uvicorn's settings: X-Forwarded-* believed only from the trusted proxies, at most max_connections, and a
-    deadline on each request's headers."""
+    """uvicorn's settings: X-Forwarded-* believed only from the trusted proxies, at most
+    max_connections, and a deadline on each request's headers."""
     import uvicorn
 
     HeaderTimeout.seconds = settings.header_timeout_seconds
@@ -302,9 +311,10 @@ def _uvicorn_config(app: ASGIApp | str, settings: ServerSettings, **options: Any
 
 
 class HeaderTimeout(H11Protocol):
-    """uvicorn's h11 protocol with a deadline on a request's headers: a connection that sends none (or only part
-    of them) within `seconds` of opening or of its last answer is closed (uvicorn's keep-alive timer stops at the
-    first byte, so a client sending one byte at a time held a connection for ever)."""
+    """uvicorn's h11 protocol with a deadline on a request's headers: a connection that sends none
+    (or only part of them) within `seconds` of opening or of its last answer is closed (uvicorn's
+    keep-alive timer stops at the first byte, so a client sending one byte at a time held a
+    connection for ever)."""
 
     seconds = 10.0
 
@@ -329,8 +339,9 @@ class HeaderTimeout(H11Protocol):
 
 
 def exit_with_parent(parent: int) -> None:
-    """End this process (SIGTERM) when process `parent` dies, even by SIGKILL: a worker left behind kept serving
-    the port with an old index and old settings. Linux: PR_SET_PDEATHSIG; elsewhere a thread watching the parent."""
+    """End this process (SIGTERM) when process `parent` dies, even by SIGKILL: a worker left behind
+    kept serving the port with an old index and old settings. Linux: PR_SET_PDEATHSIG; elsewhere a
+    thread watching the parent."""
     if sys.platform == "linux":
         _terminated_with_parent()
     else:
@@ -346,7 +357,8 @@ def exit_with_parent(parent: int) -> None:
 
 
 def _terminated_with_parent() -> None:
-    """Linux: SIGTERM to this process when its parent dies (prctl PR_SET_PDEATHSIG); nothing elsewhere."""
+    """Linux: SIGTERM to this process when its parent dies (prctl PR_SET_PDEATHSIG); nothing
+    elsewhere."""
     if sys.platform == "linux":
         import ctypes
 

@@ -1,7 +1,7 @@
-"""What the HTTP transports refuse before the SDK handles a request: a foreign Host or Origin (cheaply, before
-authentication), tokens in URLs, too many sessions or tool calls of one caller (after authentication: who a caller is
-comes from tokens.identity_of), SSE messages that are no JSON-RPC message; and uvicorn's access log without query
-strings."""
+"""What the HTTP transports refuse before the SDK handles a request: a foreign Host or Origin
+(cheaply, before authentication), tokens in URLs, too many sessions or tool calls of one caller
+(after authentication: who a caller is comes from tokens.identity_of), SSE messages that are no
+JSON-RPC message; and uvicorn's access log without query strings."""
 
 import logging
 import math
@@ -26,7 +26,8 @@ QUOTED_CHARS = 80
 
 
 def quoted(value: str | None) -> str:
-    """`value` for a log line: its first QUOTED_CHARS characters, quoted, with its length when cut."""
+    """`value` for a log line: its first QUOTED_CHARS characters, quoted, with its length when
+    cut."""
     if value is None:
         return "none"
     cut = f"... ({len(value)} characters)" if len(value) > QUOTED_CHARS else ""
@@ -40,10 +41,11 @@ def jsonrpc_error(status: int, message: str, headers: dict[str, str] | None = No
 
 
 class SessionLimits:
-    """At most `per_client` open sessions of one client and `total` of all clients; past them 429 or 503,
-    with Retry-After. `opens(scope)` says whether a request opens a session. Streamable HTTP: a session counts
-    from its admission, then by the id the SDK answers with while `live()` holds it (the SDK closes idle ones);
-    SSE (`live` None): a stream counts while its request lasts. A client is its verified identity."""
+    """At most `per_client` open sessions of one client and `total` of all clients; past them 429 or
+    503, with Retry-After. `opens(scope)` says whether a request opens a session. Streamable HTTP: a
+    session counts from its admission, then by the id the SDK answers with while `live()` holds it
+    (the SDK closes idle ones); SSE (`live` None): a stream counts while its request lasts. A client
+    is its verified identity."""
 
     def __init__(
         self,
@@ -61,24 +63,22 @@ class SessionLimits:
             str(max(1, math.ceil(retry_after))),
         )
         self.held: defaultdict[str, set[object]] = defaultdict(set)
-        """Per client: its admitted requests still running (SSE streams, openings not yet answered) and the ids
-        of its sessions."""
+        """Per client: its admitted requests still running (SSE streams, openings not yet answered)
+        and the ids of its sessions."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Admit or refuse a request that opens a session; pass everything else through."""
         if scope["type"] != "http" or not self.opens(scope):
             await self.app(scope, receive, send)
             return
-        client = identity_of(
-            scope
-        )  # behind the SDK's authentication (http.inside_auth): callers are verified
+        # behind the SDK's authentication (http.inside_auth): callers are verified
+        client = identity_of(scope)
         if (refusal := self._refusal(client)) is not None:
             await refusal(scope, receive, send)
             return
         admitted = object()
-        self.held[client].add(
-            admitted
-        )  # counted before the first await: a burst cannot overtake the limit
+        # counted before the first await: a burst cannot overtake the limit
+        self.held[client].add(admitted)
         try:
             await self.app(
                 scope, receive, send if self.live is None else self._recording(client, send)
@@ -119,7 +119,8 @@ class SessionLimits:
         return jsonrpc_error(status, message, {"Retry-After": self.retry_after})
 
     def _recording(self, client: str, send: Send) -> Send:
-        """`send` that keeps the id of the session the SDK opens for `client` (that of a successful answer)."""
+        """`send` that keeps the id of the session the SDK opens for `client` (that of a successful
+        answer)."""
 
         async def recording_send(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
@@ -132,8 +133,8 @@ class SessionLimits:
 
 
 class TokenInQueryRefusal:
-    """401 for a bearer token in the URL (`?access_token=`, RFC 6750 section 2.3): URLs end up in logs and
-    browser histories; the hint says to send it in the Authorization header."""
+    """401 for a bearer token in the URL (`?access_token=`, RFC 6750 section 2.3): URLs end up in
+    logs and browser histories; the hint says to send it in the Authorization header."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -160,10 +161,11 @@ class TokenInQueryRefusal:
 
 
 class HostOriginChecks:
-    """DNS-rebinding protection for every MCP endpoint, before authentication and before the SDK: a Host or Origin
-    header not allowed is answered 421 / 403 with the SDK's texts and one short log line (the SDK logged the whole
-    value through rich, about a second of CPU for a long one, and its SSE transport raised after answering). A
-    `name:*` entry allows only a port of digits after `name:` (the SDK's allowed `localhost:80@evil.example`)."""
+    """DNS-rebinding protection for every MCP endpoint, before authentication and before the SDK: a
+    Host or Origin header not allowed is answered 421 / 403 with the SDK's texts and one short log
+    line (the SDK logged the whole value through rich, about a second of CPU for a long one, and its
+    SSE transport raised after answering). A `name:*` entry allows only a port of digits after
+    `name:` (the SDK's allowed `localhost:80@evil.example`)."""
 
     def __init__(
         self, app: ASGIApp, security: TransportSecuritySettings, paths: tuple[str, ...]
@@ -195,7 +197,8 @@ class HostOriginChecks:
 
 
 def _matcher(allowed: list[str]) -> Callable[[str], bool]:
-    """Whether a header value is one of `allowed`: exactly, or `name:*` as `name:` and a port of digits."""
+    """Whether a header value is one of `allowed`: exactly, or `name:*` as `name:` and a port of
+    digits."""
     exact = set(allowed)
     wildcards = [re.escape(entry[:-1]) + r"[0-9]{1,5}" for entry in allowed if entry.endswith(":*")]
     pattern = re.compile("|".join(wildcards)) if wildcards else None
@@ -205,10 +208,10 @@ def _matcher(allowed: list[str]) -> Callable[[str], bool]:
 
 
 class SseMessageChecks:
-    """POSTs to an SSE session's message endpoint, behind authentication: a body that is no JSON-RPC message is
-    answered 400 here with one log line (the SDK logged a traceback for each and handed the error to the session),
-    and a message for a session that has just closed ends quietly (the SDK raised ClosedResourceError after
-    answering 202)."""
+    """POSTs to an SSE session's message endpoint, behind authentication: a body that is no JSON-RPC
+    message is answered 400 here with one log line (the SDK logged a traceback for each and handed
+    the error to the session), and a message for a session that has just closed ends quietly (the
+    SDK raised ClosedResourceError after answering 202)."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app, self.max_bytes = app, max_bytes
@@ -261,8 +264,9 @@ async def _body(receive: Receive, limit: int) -> bytes | None:
 
 
 class NoStreamWhenStateless:
-    """405 for a GET on the MCP endpoint of stateless workers (`--workers N`): they keep no stream to push
-    messages on, and the SDK's stateless transport held such a GET open for ever (`curl URL` hung)."""
+    """405 for a GET on the MCP endpoint of stateless workers (`--workers N`): they keep no stream
+    to push messages on, and the SDK's stateless transport held such a GET open for ever (`curl URL`
+    hung)."""
 
     def __init__(self, app: ASGIApp, path: str) -> None:
         self.app, self.path = app, path
@@ -271,8 +275,8 @@ class NoStreamWhenStateless:
         """Answer a GET on `path` at once; pass everything else through."""
         if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == self.path:
             message = (
-                "this server runs several stateless workers and opens no event stream: send MCP requests as "
-                "JSON-RPC with POST (an MCP client does)"
+                "this server runs several stateless workers and opens no event stream: send MCP "
+                "requests as JSON-RPC with POST (an MCP client does)"
             )
             await jsonrpc_error(405, message, {"Allow": "POST, DELETE"})(scope, receive, send)
             return
@@ -280,11 +284,12 @@ class NoStreamWhenStateless:
 
 
 class QueryStringsRedacted(logging.Filter):
-    """uvicorn's access log lines with every query string replaced by `?[redacted]`: a token or an SSE session id
-    sent in a URL never reaches a log."""
+    """uvicorn's access log lines with every query string replaced by `?[redacted]`: a token or an
+    SSE session id sent in a URL never reaches a log."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Rewrite the path argument of an access log record (client, method, path, version, status)."""
+        """Rewrite the path argument of an access log record (client, method, path, version,
+        status)."""
         if isinstance(record.args, tuple) and len(record.args) >= 3 and "?" in str(record.args[2]):
             path = str(record.args[2]).split("?", 1)[0]
             record.args = (*record.args[:2], f"{path}?[redacted]", *record.args[3:])

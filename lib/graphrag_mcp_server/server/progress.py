@@ -1,9 +1,9 @@
 """MCP progress notifications while a search waits for its model: GraphRAG's stages (global's map
-and reduce calls, drift's final reduce), each retry of a failed model call with the provider's reason, and a
-heartbeat every few seconds, so a client sees a long search (global, drift) at work and one that resets its
-timeout on progress keeps waiting; then the
-answer itself as the model streams it: after the notification `writing the answer`, each message is the
-next piece of the answer's text (docs/tools.md#streamed-answers)."""
+and reduce calls, drift's final reduce), each retry of a failed model call with the provider's
+reason, and a heartbeat every few seconds, so a client sees a long search (global, drift) at work
+and one that resets its timeout on progress keeps waiting; then the answer itself as the model
+streams it: after the notification `writing the answer`, each message is the next piece of the
+answer's text (docs/tools.md#streamed-answers)."""
 
 import asyncio
 import time
@@ -28,7 +28,8 @@ ANSWER_STARTS = "writing the answer"
 
 @dataclass
 class SearchProgress:
-    """What a search reports through: graphrag's query callbacks (stages), and the answer's pieces."""
+    """What a search reports through: graphrag's query callbacks (stages), and the answer's
+    pieces."""
 
     callbacks: "list[QueryCallbacks]"
     on_text: "AnswerText | None" = None
@@ -36,9 +37,9 @@ class SearchProgress:
 
 @asynccontextmanager
 async def search_progress(ctx: Context | None) -> AsyncIterator[SearchProgress]:
-    """graphrag query callbacks reporting each stage, a heartbeat while the block runs, and the answer's text
-    as it streams (the heartbeat stops then: the text is the progress). Sent only when the client asked for
-    progress (a progress token); the progress value only grows."""
+    """graphrag query callbacks reporting each stage, a heartbeat while the block runs, and the
+    answer's text as it streams (the heartbeat stops then: the text is the progress). Sent only when
+    the client asked for progress (a progress token); the progress value only grows."""
     if ctx is None:
         yield SearchProgress([])
         return
@@ -75,9 +76,8 @@ async def search_progress(ctx: Context | None) -> AsyncIterator[SearchProgress]:
 
     async def on_text(piece: str) -> None:
         nonlocal step
-        if (
-            not beating.done()
-        ):  # the first piece: stages and heartbeats end, in order, before the text
+        # the first piece: stages and heartbeats end, in order, before the text
+        if not beating.done():
             beating.cancel()
             await asyncio.gather(*pending)
             step += 1

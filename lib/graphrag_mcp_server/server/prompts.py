@@ -9,7 +9,8 @@ from pydantic import Field
 
 
 def register_prompts(server: MCPServer, max_chars: int) -> None:
-    """Add the analyze, explore, compare and summarize prompts; text arguments are at most `max_chars` long."""
+    """Add the analyze, explore, compare and summarize prompts; text arguments are at most
+    `max_chars` long."""
 
     def text(description: str) -> Any:
         return Field(min_length=1, max_length=max_chars, description=description)
@@ -20,11 +21,12 @@ def register_prompts(server: MCPServer, max_chars: int) -> None:
     def analyze(topic: Annotated[str, text("Topic to analyse")]) -> str:
         return (
             f'Analyse the topic "{topic}" in my documents.\n'
-            f'1. Call global_search with query "What do the documents say about {topic}? What are the main themes?" '
-            "to get the corpus-wide picture.\n"
-            "2. For the two or three entities most central to those themes, call local_search to get specifics.\n"
-            "3. Write the analysis: themes, key entities and how they relate, open questions. Cite the source "
-            "documents each tool result lists."
+            f'1. Call global_search with query "What do the documents say about {topic}? '
+            'What are the main themes?" to get the corpus-wide picture.\n'
+            "2. For the two or three entities most central to those themes, call local_search to "
+            "get specifics.\n"
+            "3. Write the analysis: themes, key entities and how they relate, open questions. Cite "
+            "the source documents each tool result lists."
         )
 
     @server.prompt(
@@ -35,9 +37,11 @@ def register_prompts(server: MCPServer, max_chars: int) -> None:
     ) -> str:
         return (
             f'Explore "{entity}" in my documents.\n'
-            f"1. Read the resource graphrag://entities/{quote(entity)} for its description, relationships and communities "
-            "(if it is not found, read graphrag://entities for the closest name).\n"
-            f'2. Call local_search with query "Who or what is {entity}, and how is it connected to the others?".\n'
+            f"1. Read the resource graphrag://entities/{quote(entity)} for its description, "
+            "relationships and communities (if it is not found, read graphrag://entities for the "
+            "closest name).\n"
+            f'2. Call local_search with query "Who or what is {entity}, '
+            'and how is it connected to the others?".\n'
             "3. For its strongest relationships, read the communities it belongs to "
             "(graphrag://communities/{id}).\n"
             "4. Summarise: what it is, its main connections, the documents that mention it."
@@ -51,10 +55,10 @@ def register_prompts(server: MCPServer, max_chars: int) -> None:
         return (
             f'Compare "{a}" and "{b}" using my documents.\n'
             f'1. Call local_search for "What is {a}?" and for "What is {b}?".\n'
-            f'2. Call local_search with "How are {a} and {b} related?"; if the answer is thin, try drift_search '
-            "with the same question.\n"
-            "3. Present similarities, differences and connections in a short table followed by a paragraph, "
-            "citing the sources each result lists."
+            f'2. Call local_search with "How are {a} and {b} related?"; '
+            "if the answer is thin, try drift_search with the same question.\n"
+            "3. Present similarities, differences and connections in a short table followed by a "
+            "paragraph, citing the sources each result lists."
         )
 
     @server.prompt(description="Summarise the whole corpus at a chosen level of detail")
@@ -68,8 +72,9 @@ def register_prompts(server: MCPServer, max_chars: int) -> None:
             raise ValueError(f"level must be a community level (0, 1, 2...), not {level[:100]!r}")
         return (
             "Summarise my documents.\n"
-            f'1. Call global_search with query "Summarise the main topics, actors and events" and community_level '
-            f"{level}.\n"
+            '1. Call global_search with query "Summarise the main topics, actors and events" '
+            f"and community_level {level}.\n"
             "2. Call get_statistics to say how large the corpus and graph are.\n"
-            "3. Write a structured summary: one heading per main topic, key entities in bold, sources cited."
+            "3. Write a structured summary: one heading per main topic, key entities in bold, "
+            "sources cited."
         )

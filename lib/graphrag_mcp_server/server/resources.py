@@ -1,4 +1,5 @@
-"""MCP resources: read-only JSON views of the index (statistics, entities, communities, text units)."""
+"""MCP resources: read-only JSON views of the index (statistics, entities, communities, text
+units)."""
 
 import asyncio
 import json
@@ -49,7 +50,8 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
         name="graph",
         mime_type="application/graphml+xml",
         description="The whole entity graph as GraphML (entities with type, description, degree, "
-        "community and documents; relationships with weight and description), for Gephi or networkx",
+        "community and documents; relationships with weight and description), for Gephi or "
+        "networkx",
     )
     async def graph() -> str:
         from graphrag_mcp_server.handlers.explore.graph import (
@@ -113,7 +115,8 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
         "graphrag://communities/{community_id}",
         name="community",
         mime_type=JSON,
-        description="One community by number: report title, summary, findings, rating, level, members",
+        description="One community by number: report title, summary, findings, rating, level, "
+        "members",
     )
     async def community(community_id: str) -> str:
         if not re.fullmatch(r"[0-9]{1,9}", community_id):

@@ -13,10 +13,13 @@ from graphrag_mcp_server.server.app import Transport, create_server
 def check_sessionless(
     transport: Transport, settings: ServerSettings, option: str, instead: str
 ) -> None:
-    """Serving without sessions (`option`: several workers, or --stateless) is streamable HTTP with nothing that
-    needs a session or one process; `instead` says how to serve sampling."""
+    """Serving without sessions (`option`: several workers, or --stateless) is streamable HTTP with
+    nothing that needs a session or one process; `instead` says how to serve sampling."""
     if transport != "streamable-http":
-        msg = f"{option} needs --transport streamable-http (sessions of {transport} live in one process)"
+        msg = (
+            f"{option} needs --transport streamable-http (sessions of {transport} live in one "
+            "process)"
+        )
         raise ConfigError(msg)
     if settings.llm is AnswerModel.SAMPLING:
         msg = f"--llm sampling needs a session per client: serve it {instead}"
@@ -24,9 +27,10 @@ def check_sessionless(
 
 
 def _exit_on_interrupt() -> None:
-    """Ctrl-C ends a stdio server at once, with code 130 and one line (the SDK's stdin reader thread, blocked in
-    a read, kept the interpreter from ever raising KeyboardInterrupt). An index job already running goes on in its
-    own process; the index then holds the version before it or the whole new one (versions switch in one step)."""
+    """Ctrl-C ends a stdio server at once, with code 130 and one line (the SDK's stdin reader
+    thread, blocked in a read, kept the interpreter from ever raising KeyboardInterrupt). An index
+    job already running goes on in its own process; the index then holds the version before it or
+    the whole new one (versions switch in one step)."""
 
     def interrupted(signum: int, frame: object) -> None:
         os.write(2, b"graphrag-mcp: interrupted\n")
@@ -36,8 +40,8 @@ def _exit_on_interrupt() -> None:
 
 
 def first_version(root: Path, settings: ServerSettings, watch: Path | None) -> ServerSettings:
-    """With blob storage: the local copy brought onto the container's current version before serving (a
-    container without one yet is followed until one appears); the server is then read-only."""
+    """With blob storage: the local copy brought onto the container's current version before serving
+    (a container without one yet is followed until one appears); the server is then read-only."""
     import asyncio
 
     from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation
@@ -46,8 +50,9 @@ def first_version(root: Path, settings: ServerSettings, watch: Path | None) -> S
 
     if watch is not None:
         msg = (
-            "--watch builds into the local index; with GRAPHRAG_MCP_STORAGE the indexer is a command of its own: "
-            "graphrag-mcp index DATA_PATH --watch, with the same storage setting"
+            "--watch builds into the local index; with GRAPHRAG_MCP_STORAGE the indexer is a "
+            "command of its own: graphrag-mcp index DATA_PATH --watch, with the same storage "
+            "setting"
         )
         raise ConfigError(msg)
     location = BlobLocation.parse(settings.storage or "")
@@ -56,8 +61,8 @@ def first_version(root: Path, settings: ServerSettings, watch: Path | None) -> S
         where = f"version {version}" if version else "no version yet (waiting for an indexer)"
     except ContainerMissingError:  # an indexer starting beside this replica creates it
         where = (
-            f"its container does not exist yet (waiting for an indexer: graphrag-mcp index DATA_PATH "
-            f"--storage {location})"
+            "its container does not exist yet (waiting for an indexer: graphrag-mcp index "
+            f"DATA_PATH --storage {location})"
         )
     print(
         f"graphrag-mcp: following {location}: {where}; local copy {root}",

@@ -1,13 +1,14 @@
-"""The loaded index a server answers from: warmed in the background, reloaded when the disk changes."""
+"""The loaded index a server answers from: warmed in the background, reloaded when the disk
+changes."""
 
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.config.index_root import SETTINGS_FILE
 from graphrag_mcp_server.errors import GraphRagMcpError, IndexNotFoundError
@@ -38,14 +39,15 @@ class Snapshot:
 
 
 PIN_TRIES = 3
-"""Loads of the config tried when `output` switches during one (each switch is a whole version: rare)."""
+"""Loads of the config tried when `output` switches during one (each switch is a whole version:
+rare)."""
 
 
 def _load(root: Path) -> Snapshot:
-    """Import graphrag, read settings.yaml and every table, and prepare graphrag's query objects for the
-    default searches (blocking: run in a worker thread). The version is pinned once: its digest, config, prompts
-    and tables all come from the folder `output` named before the config was read, and held (versions.hold_version:
-    not pruned) while the snapshot or a search on it lives."""
+    """Import graphrag, read settings.yaml and every table, and prepare graphrag's query objects for
+    the default searches (blocking: run in a worker thread). The version is pinned once: its digest,
+    config, prompts and tables all come from the folder `output` named before the config was read,
+    and held (versions.hold_version: not pruned) while the snapshot or a search on it lives."""
     from graphrag_mcp_server.handlers.tables import load_tables
 
     config, output = _pinned_config(root)
@@ -63,8 +65,9 @@ def _load(root: Path) -> Snapshot:
 
 
 def _pinned_config(root: Path) -> tuple["GraphRagConfig", Path | None]:
-    """The config and the version folder it reads, `output` resolved once before the config is read and found
-    unchanged after (a replica's settings.yaml is read through `output`); read again if it switched meanwhile."""
+    """The config and the version folder it reads, `output` resolved once before the config is read
+    and found unchanged after (a replica's settings.yaml is read through `output`); read again if it
+    switched meanwhile."""
     from graphrag_mcp_server.config.index_root import load_index_config
 
     for _ in range(PIN_TRIES):
@@ -79,14 +82,17 @@ def _pinned_config(root: Path) -> tuple["GraphRagConfig", Path | None]:
             or Path(config.output_storage.base_dir or OUTPUT).resolve() == output
         ):
             return pin_prompts(config, root, output), output
-    msg = f"the index at {root} switched versions {PIN_TRIES} times while loading; the next request loads it"
+    msg = (
+        f"the index at {root} switched versions {PIN_TRIES} times while loading; the next request "
+        "loads it"
+    )
     raise GraphRagMcpError(msg)
 
 
 def _import_search_path() -> None:
-    """Import what the first search of a process needs beyond the tables: graphrag's engine factory and the
-    vector store (LanceDB alone is ~1.3 s), so that a server's first search after it starts, or after an update
-    it was watching for, answers as fast as the next."""
+    """Import what the first search of a process needs beyond the tables: graphrag's engine factory
+    and the vector store (LanceDB alone is ~1.3 s), so that a server's first search after it starts,
+    or after an update it was watching for, answers as fast as the next."""
     import graphrag.query.factory
     import graphrag.utils.api  # noqa: F401
     import graphrag_vectors.lancedb  # noqa: F401
@@ -95,11 +101,11 @@ def _import_search_path() -> None:
 def disk_version(
     root: Path, config: "GraphRagConfig | None" = None, output: Path | None = None
 ) -> str:
-    """A short digest of settings.yaml, the current version's directory (relative to the root), its table files and
-    its vector store folder (which changes when a LanceDB table is removed or restored): the same on every host
-    holding the same version of a blob container (follower.take_version). `output`: the version folder pinned
-    (else `output` resolved now). With `config` (the one loaded) whose output is a blob container, the tables'
-    ETags there too."""
+    """A short digest of settings.yaml, the current version's directory (relative to the root), its
+    table files and its vector store folder (which changes when a LanceDB table is removed or
+    restored): the same on every host holding the same version of a blob container
+    (follower.take_version). `output`: the version folder pinned (else `output` resolved now). With
+    `config` (the one loaded) whose output is a blob container, the tables' ETags there too."""
     output = output or current_version(root)
     label = (
         output.relative_to(root.resolve())
@@ -120,9 +126,8 @@ def disk_version(
             if path.exists()
         ),
     ]
-    if (
-        config is not None and config.output_storage.type == "blob"
-    ):  # a graphrag project's own blob output
+    # a graphrag project's own blob output
+    if config is not None and config.output_storage.type == "blob":
         signature.append(blob_tables_signature(config.output_storage))
     return hashlib.sha256(repr(signature).encode()).hexdigest()[:12]
 
@@ -133,17 +138,19 @@ class IndexState:
     def __init__(self, root: Path, storage: str | None = None) -> None:
         self.root = root
         self.storage = storage
-        """The blob location this root is a replica of (it builds nothing: no index means none published yet)."""
+        """The blob location this root is a replica of (it builds nothing: no index means none
+        published yet)."""
         self._current: Snapshot | None = None
         self._failed: tuple[str, Exception] | None = None
         self._lock = asyncio.Lock()
         self._warm_up: asyncio.Task[Snapshot | None] | None = None
-        self.on_new_version: Callable[[], Awaitable[None]] | None = None
+        self.on_new_version: Callable[[], Coroutine[Any, Any, None]] | None = None
         """Called (in a task of its own) when a new version replaces the one served."""
         self._announcing: set[asyncio.Task[None]] = set()
 
     def start_warm_up(self) -> None:
-        """Import graphrag and load the tables in the background, so the first query finds them ready.
+        """Import graphrag and load the tables in the background, so the first query finds them
+        ready.
 
         Called by every session's lifespan (once per HTTP session): only the first call starts it.
         """
@@ -173,22 +180,24 @@ class IndexState:
     async def _current_on_disk(self) -> Snapshot:
         loaded = self._current.config if self._current is not None else None
         on_disk = await asyncio.to_thread(disk_version, self.root, loaded)
-        if (
-            self._failed is not None and self._failed[0] == on_disk
-        ):  # not re-read until its files change
+        # not re-read until its files change
+        if self._failed is not None and self._failed[0] == on_disk:
             if self._current is None:
                 raise self._failed[1]
             return self._current
         if self._current is None or self._current.version != on_disk:
             await self._reload(on_disk)
         if self._current is None:
-            msg = f"no index at {self.root}; build one with: graphrag-mcp index DATA_PATH --index-path {self.root}"
+            msg = (
+                f"no index at {self.root}; build one with: graphrag-mcp index DATA_PATH "
+                f"--index-path {self.root}"
+            )
             raise IndexNotFoundError(msg)
         return self._current
 
     async def _reload(self, on_disk: str) -> None:
-        """Load the disk's version; while one is loaded, a failed load keeps it serving. A failure is
-        remembered with the version that caused it."""
+        """Load the disk's version; while one is loaded, a failed load keeps it serving. A failure
+        is remembered with the version that caused it."""
         try:
             replaced, self._current = self._current, await asyncio.to_thread(_load, self.root)
             self._failed = None

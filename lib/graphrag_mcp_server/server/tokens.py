@@ -62,10 +62,11 @@ class StaticTokenVerifier(TokenVerifier):
 
 
 def identity_of(scope: Scope) -> str:
-    """Who a request's caller is, decided after authentication, for every per-client limit: a JWT's subject
-    (else its client id), a digest of the static token's value (the scheme is the SDK's to parse), or, only on a
-    server without authentication, the peer address (uvicorn's, which trusts X-Forwarded-For only from
-    GRAPHRAG_MCP_TRUSTED_PROXIES). A request the SDK refused (no user) counts by its address."""
+    """Who a request's caller is, decided after authentication, for every per-client limit: a JWT's
+    subject (else its client id), a digest of the static token's value (the scheme is the SDK's to
+    parse), or, only on a server without authentication, the peer address (uvicorn's, which trusts
+    X-Forwarded-For only from GRAPHRAG_MCP_TRUSTED_PROXIES). A request the SDK refused (no user)
+    counts by its address."""
     user = scope.get("user")
     if isinstance(user, AuthenticatedUser):
         token = user.access_token
@@ -76,8 +77,9 @@ def identity_of(scope: Scope) -> str:
 
 
 class JwtTokenVerifier(TokenVerifier):
-    """JWT access tokens (RFC 9068) of one OAuth 2.1 issuer, verified with its published keys. Verification runs
-    on the event loop (one signature check); only a fetch of the keys leaves it, as rarely as IssuerKeys allows."""
+    """JWT access tokens (RFC 9068) of one OAuth 2.1 issuer, verified with its published keys.
+    Verification runs on the event loop (one signature check); only a fetch of the keys leaves it,
+    as rarely as IssuerKeys allows."""
 
     def __init__(self, issuer: str, audience: str, jwks_url: str | None) -> None:
         self._issuer, self._audience = issuer, audience
@@ -90,9 +92,8 @@ class JwtTokenVerifier(TokenVerifier):
         try:
             claims = await self._decode(token)
         except (jwt.PyJWTError, OSError, ValueError, KeyError) as error:
-            logger.info(
-                "access token refused: %s: %.200s", type(error).__name__, error
-            )  # PyJWT never quotes it
+            # PyJWT never quotes it
+            logger.info("access token refused: %s: %.200s", type(error).__name__, error)
             return None
         except Exception as error:  # noqa: BLE001 - whatever a malformed token breaks, it is refused (401), never a 500
             logger.warning("access token refused: %s while verifying it", type(error).__name__)
@@ -120,7 +121,10 @@ class JwtTokenVerifier(TokenVerifier):
             )
         algorithm = header.get("alg")
         if not _fits(algorithm, key):
-            msg = f"the token's algorithm {algorithm} does not fit its key (kid {key.key_id}, type {key.key_type})"
+            msg = (
+                f"the token's algorithm {algorithm} does not fit its key (kid {key.key_id}, type "
+                f"{key.key_type})"
+            )
             raise jwt.InvalidAlgorithmError(msg)
         return jwt.decode(
             token,
@@ -134,10 +138,11 @@ class JwtTokenVerifier(TokenVerifier):
 
 
 class IssuerKeys:
-    """The issuer's signing keys by key id, fetched off the event loop one fetch at a time: again when they are
-    KEYS_LIFESPAN old, and for a key id not among them at most once per KID_RETRY_SECONDS for that id and once
-    per REFETCH_SECONDS in all. Tokens naming unknown ids therefore cost a dict lookup each, and at most
-    FETCH_WAITERS requests naming an unknown id wait for a fetch (the others are refused at once)."""
+    """The issuer's signing keys by key id, fetched off the event loop one fetch at a time: again
+    when they are KEYS_LIFESPAN old, and for a key id not among them at most once per
+    KID_RETRY_SECONDS for that id and once per REFETCH_SECONDS in all. Tokens naming unknown ids
+    therefore cost a dict lookup each, and at most FETCH_WAITERS requests naming an unknown id wait
+    for a fetch (the others are refused at once)."""
 
     KEYS_LIFESPAN, REFETCH_SECONDS, KID_RETRY_SECONDS, FETCH_WAITERS = 300.0, 10.0, 60.0, 8
 
@@ -150,33 +155,35 @@ class IssuerKeys:
         self._waiting = 0
 
     async def key(self, kid: str | None) -> Any:
-        """The key named `kid` (None: the only key), fetching the key set when allowed; None when unknown. Keys
-        past their lifespan are still used while a fetch renews them."""
+        """The key named `kid` (None: the only key), fetching the key set when allowed; None when
+        unknown. Keys past their lifespan are still used while a fetch renews them."""
         now = time.monotonic()
         since = now - self._fetched_at
         if since >= self.KEYS_LIFESPAN or (not self._keys and since >= self.REFETCH_SECONDS):
             self._start_fetch()
         if kid in self._keys:
             return self._keys[kid]
-        if (
-            not self._keys and self._fetch is not None
-        ):  # the first keys: every request waits for them
+        # the first keys: every request waits for them
+        if not self._keys and self._fetch is not None:
             await asyncio.shield(self._fetch)
         elif self._may_retry(kid, now) and self._waiting < self.FETCH_WAITERS:
-            self._start_fetch()
+            fetch = self._start_fetch()
             self._waiting += 1
             try:
-                await asyncio.shield(self._fetch)  # type: ignore[arg-type]
+                await asyncio.shield(fetch)
             finally:
                 self._waiting -= 1
         return self._keys.get(kid)
 
-    def _start_fetch(self) -> None:
+    def _start_fetch(self) -> "asyncio.Task[None]":
+        """The fetch of the keys under way, started if none is."""
         if self._fetch is None:
             self._fetch = asyncio.ensure_future(self._fetched())
+        return self._fetch
 
     def _may_retry(self, kid: str | None, now: float) -> bool:
-        """Whether an unknown key id may make the keys be fetched again now (and note that it did)."""
+        """Whether an unknown key id may make the keys be fetched again now (and note that it
+        did)."""
         if (
             now - self._fetched_at < self.REFETCH_SECONDS
             or now - self._tried.get(kid, -float("inf")) < self.KID_RETRY_SECONDS
@@ -216,7 +223,8 @@ KEY_TYPES = {"RSA": ("RS", "PS"), "EC": ("ES",), "OKP": ("EdDSA",)}
 
 
 def _fits(algorithm: object, key: Any) -> bool:
-    """Whether a token's `alg` header is one its key's type signs with (an RS256 header on an EC key is not)."""
+    """Whether a token's `alg` header is one its key's type signs with (an RS256 header on an EC key
+    is not)."""
     return isinstance(algorithm, str) and algorithm.startswith(KEY_TYPES.get(key.key_type, ()))
 
 
@@ -245,7 +253,8 @@ def _discover_jwks_url(issuer: str) -> str:
 def authentication(
     settings: ServerSettings, transport: str
 ) -> tuple[AuthSettings | None, TokenVerifier | None]:
-    """The SDK's auth settings and token verifier for these settings; (None, None) when auth is off."""
+    """The SDK's auth settings and token verifier for these settings; (None, None) when auth is
+    off."""
     token, issuer = settings.auth_token, settings.auth_issuer
     if token is not None and issuer is not None:
         raise ConfigError(
@@ -254,15 +263,15 @@ def authentication(
     if token is not None:
         if token.get_secret_value() != token.get_secret_value().strip():
             raise ConfigError(
-                "GRAPHRAG_MCP_AUTH_TOKEN starts or ends with whitespace (or is only whitespace): set it "
-                "to the token alone, e.g. the output of python -c 'import secrets; "
+                "GRAPHRAG_MCP_AUTH_TOKEN starts or ends with whitespace (or is only whitespace): "
+                "set it to the token alone, e.g. the output of python -c 'import secrets; "
                 "print(secrets.token_urlsafe(32))'"
             )
         if any(character.isspace() for character in token.get_secret_value()):
             raise ConfigError(
-                "GRAPHRAG_MCP_AUTH_TOKEN contains whitespace (a space or a line break inside it): no "
-                "request could carry it; set it to the token alone, e.g. the output of python -c "
-                "'import secrets; print(secrets.token_urlsafe(32))'"
+                "GRAPHRAG_MCP_AUTH_TOKEN contains whitespace (a space or a line break inside it): "
+                "no request could carry it; set it to the token alone, e.g. the output of python "
+                "-c 'import secrets; print(secrets.token_urlsafe(32))'"
             )
         if len(token.get_secret_value()) < 16:
             raise ConfigError(

@@ -1,4 +1,5 @@
-"""MCP tools: each validates its arguments, calls one handler, and returns the handler's typed result."""
+"""MCP tools: each validates its arguments, calls one handler, and returns the handler's typed
+result."""
 
 import asyncio
 import logging
@@ -43,7 +44,8 @@ DataPath = Annotated[
         min_length=1,
         max_length=4096,
         pattern=r"^[^\x00]*$",
-        description="Folder of documents under the server's data roots (a relative path: under the first)",
+        description="Folder of documents under the server's data roots (a relative path: under the "
+        "first)",
     ),
 ]
 CommunityLevel = Annotated[
@@ -55,7 +57,8 @@ ResponseType = Annotated[
 ContextOnly = Annotated[
     bool,
     Field(
-        description="Return the ranked context (with its documents) instead of an answer: no model call"
+        description="Return the ranked context (with its documents) instead of an answer: no model "
+        "call"
     ),
 ]
 TimeoutSeconds = Annotated[
@@ -71,7 +74,8 @@ MaxContextTokens = Annotated[
 
 
 async def _guarded(shared: ServerContext, work: Awaitable[T]) -> T:
-    """Await `work`; every failure becomes a tool error that says what went wrong and, where it can, what to do."""
+    """Await `work`; every failure becomes a tool error that says what went wrong and, where it can,
+    what to do."""
     try:
         return await work
     except (ToolError, MCPError):
@@ -105,7 +109,8 @@ def tool_error(error: Exception, root: Path) -> ToolError | None:
 READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
-"""Searches, statistics, job status: read the index (a search also asks the configured model); change nothing."""
+"""Searches, statistics, job status: read the index (a search also asks the configured model);
+change nothing."""
 WRITE = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
@@ -113,8 +118,8 @@ TUNE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
 """tune_prompts: rewrites the project's prompts (the previous ones kept aside)."""
-"""build_index and cancel_index_job: change the served index, never the documents; the version before stays until
-the next one, and the same call twice changes nothing more."""
+"""build_index and cancel_index_job: change the served index, never the documents; the version
+before stays until the next one, and the same call twice changes nothing more."""
 
 
 def register_tools(server: MCPServer, shared: ServerContext) -> None:
@@ -151,10 +156,10 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
     @server.tool(
         title="Global search",
         annotations=READ,
-        description="Answer a question about the corpus as a whole (themes, trends, 'what are the main...') "
-        "from GraphRAG's community reports, map-reduce style. Cost: one model call per batch of reports at the "
-        "chosen level plus one to combine, so several calls; prefer local_search for questions about specific "
-        "entities.",
+        description="Answer a question about the corpus as a whole (themes, trends, 'what are the "
+        "main...') from GraphRAG's community reports, map-reduce style. Cost: one model call per "
+        "batch of reports at the chosen level plus one to combine, so several calls; prefer "
+        "local_search for questions about specific entities.",
     )
     async def global_search(
         query: Query,
@@ -163,7 +168,8 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         dynamic_community_selection: Annotated[
             bool,
             Field(
-                description="Let the model pick relevant communities across levels instead of one level"
+                description="Let the model pick relevant communities across levels instead of one "
+                "level"
             ),
         ] = False,
         context_only: ContextOnly = False,
@@ -188,16 +194,17 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
     @server.tool(
         title="Local search",
         annotations=READ,
-        description="Answer a question about specific people, places, organisations or things from the entities "
-        "closest to it, their relationships, community reports and source text. Cost: one model call. The best "
-        "first choice for 'who/what is X', 'how are X and Y related'.",
+        description="Answer a question about specific people, places, organisations or things from "
+        "the entities closest to it, their relationships, community reports and source text. Cost: "
+        "one model call. The best first choice for 'who/what is X', 'how are X and Y related'.",
     )
     async def local_search(
         query: Query,
         entity_types: Annotated[
             list[str],
             Field(
-                description="Only use entities of these types (e.g. ['PERSON', 'ORGANIZATION']); empty = all"
+                description="Only use entities of these types (e.g. ['PERSON', 'ORGANIZATION']); "
+                "empty = all"
             ),
         ] = [],  # noqa: B006 - pydantic copies defaults
         community_level: CommunityLevel = 2,
@@ -224,9 +231,10 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
     @server.tool(
         title="DRIFT search",
         annotations=READ,
-        description="DRIFT search: starts from the community reports that fit the question, then asks and answers "
-        "follow-up questions locally. The most thorough answer to specific questions that need wider context, and "
-        "the most expensive: tens of model calls. Use when local_search is too narrow.",
+        description="DRIFT search: starts from the community reports that fit the question, then "
+        "asks and answers follow-up questions locally. The most thorough answer to specific "
+        "questions that need wider context, and the most expensive: tens of model calls. Use when "
+        "local_search is too narrow.",
     )
     async def drift_search(
         query: Query,
@@ -257,8 +265,9 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
     @server.tool(
         title="Basic search",
         annotations=READ,
-        description="Plain retrieval-augmented answer from the text chunks most similar to the question (vector "
-        "search, no graph). Cost: one model call. Use to find passages, or when the graph adds nothing.",
+        description="Plain retrieval-augmented answer from the text chunks most similar to the "
+        "question (vector search, no graph). Cost: one model call. Use to find passages, or when "
+        "the graph adds nothing.",
     )
     async def basic_search(
         query: Query,
@@ -290,7 +299,8 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
     @server.tool(
         title="Index job status",
         annotations=READ,
-        description="State, progress, counts and error of an index job (the latest when no id is given).",
+        description="State, progress, counts and error of an index job (the latest when no id is "
+        "given).",
     )
     async def index_status(
         job_id: Annotated[str | None, Field(description="Job id returned by build_index")] = None,
@@ -300,8 +310,8 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
     @server.tool(
         title="Index statistics",
         annotations=READ,
-        description="What the index holds (documents, entities, relationships, communities, reports, levels, models, "
-        "vectors), the server's uptime, index version and last job.",
+        description="What the index holds (documents, entities, relationships, communities, "
+        "reports, levels, models, vectors), the server's uptime, index version and last job.",
     )
     async def get_statistics() -> ServerStatistics:
         return await _guarded(shared, server_statistics(shared))
@@ -313,9 +323,10 @@ def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
     @server.tool(
         title="Build or update the index",
         annotations=WRITE,
-        description="Build or update the index from a folder of documents (text, Markdown, PDF, Office, HTML, CSV, "
-        "JSON) under the server's data roots. In the background: returns the job, finished if it ends within a "
-        "short wait; index_status follows it. One job at a time. Cost: model calls for each new or changed chunk.",
+        description="Build or update the index from a folder of documents (text, Markdown, PDF, "
+        "Office, HTML, CSV, JSON) under the server's data roots. In the background: returns the "
+        "job, finished if it ends within a short wait; index_status follows it. One job at a time. "
+        "Cost: model calls for each new or changed chunk.",
     )
     async def build_index(
         data_path: DataPath,
@@ -330,9 +341,9 @@ def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
     @server.tool(
         title="Tune the prompts to the corpus",
         annotations=TUNE,
-        description="Adapt the extraction, summary and report prompts to a folder's documents (graphrag's prompt "
-        "tuning; the old ones are kept); the next build_index redoes what they affect. A background job like "
-        "build_index. Cost: about a dozen model calls.",
+        description="Adapt the extraction, summary and report prompts to a folder's documents "
+        "(graphrag's prompt tuning; the old ones are kept); the next build_index redoes what they "
+        "affect. A background job like build_index. Cost: about a dozen model calls.",
     )
     async def tune_prompts(
         data_path: DataPath,
@@ -348,8 +359,8 @@ def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
     @server.tool(
         title="Cancel an index job",
         annotations=WRITE,
-        description="Stop a running index job (the running one when no id is given); the index stays as "
-        "it was before the job.",
+        description="Stop a running index job (the running one when no id is given); the index "
+        "stays as it was before the job.",
     )
     async def cancel_index_job(
         job_id: Annotated[
@@ -368,7 +379,8 @@ async def _answer(
     ctx: Context | None,
     options: dict[str, Any],
 ) -> SearchResult:
-    """The search's answer from the index's model or the client's (sampling), or with context_only its context."""
+    """The search's answer from the index's model or the client's (sampling), or with context_only
+    its context."""
     from graphrag_mcp_server.handlers.search.context import search_context
 
     context_only, max_tokens = options.pop("context_only"), options.pop("max_context_tokens")
@@ -410,9 +422,10 @@ async def _answer_with_model(
         ClientCapabilities(sampling=SamplingCapability())
     ):
         msg = (
-            "this server writes answers with your client's own model (MCP sampling, serve --llm sampling), and this "
-            "client does not offer sampling; call again with context_only=true and answer from the context, or run "
-            "the server with --llm index to use the model in settings.yaml"
+            "this server writes answers with your client's own model (MCP sampling, serve --llm "
+            "sampling), and this client does not offer sampling; call again with context_only=true "
+            "and answer from the context, or run the server with --llm index to use the model in "
+            "settings.yaml"
         )
         raise ToolError(msg)
     try:
@@ -422,7 +435,10 @@ async def _answer_with_model(
         MCPError,
         ModelCallsFailedError,
     ) as error:  # the client refused or failed its sampling request
-        msg = f"your client's model did not answer ({error}); call again with context_only=true and answer from the context"
+        msg = (
+            f"your client's model did not answer ({error}); call again with context_only=true and "
+            "answer from the context"
+        )
         raise ToolError(msg) from error
 
 
@@ -449,16 +465,16 @@ async def _tune_prompts(
     shared: ServerContext, data_path: str, options: TuneOptions, ctx: Context | None
 ) -> IndexJob:
     folder = confined_data_path(data_path, shared.data_roots)
-    await asyncio.to_thread(
-        tuning_config, shared.root, folder
-    )  # a root without settings.yaml fails the call
+    # a root without settings.yaml fails the call
+    await asyncio.to_thread(tuning_config, shared.root, folder)
     return await _waited(shared, start_tuning(shared, folder, options), ctx, "stage")
 
 
 async def _waited(
     shared: ServerContext, job: IndexJob, ctx: Context | None, step_name: str
 ) -> IndexJob:
-    """The job once it ends within the server's build wait, else still running; progress sent meanwhile."""
+    """The job once it ends within the server's build wait, else still running; progress sent
+    meanwhile."""
 
     async def report(running: IndexJob) -> None:
         if ctx is not None:
