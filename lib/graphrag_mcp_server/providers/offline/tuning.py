@@ -11,14 +11,34 @@ from graphrag_mcp_server.providers.offline.extraction import graph_records
 from graphrag_mcp_server.providers.offline.request import Request
 from graphrag_mcp_server.providers.offline.text import STOPWORDS, WORD, text_between
 
+# fmt: off
+# Word lists packed several to a line (the formatter would put one word on each line).
 FUNCTION_WORDS = {
-    "English": ["the", "and", "of", "to", "in", "is", "was", "that", "for", "with", "on", "as", "by", "at", "from"],
-    "Spanish": ["el", "la", "los", "las", "de", "que", "y", "en", "un", "una", "por", "con", "para", "es", "del"],
-    "French": ["le", "la", "les", "des", "de", "et", "en", "un", "une", "est", "que", "pour", "dans", "du", "au"],
-    "German": ["der", "die", "das", "und", "ist", "nicht", "ein", "eine", "mit", "von", "zu", "den", "im", "auf"],
-    "Portuguese": ["o", "a", "os", "as", "de", "que", "e", "em", "um", "uma", "para", "com", "do", "da", "não"],
-    "Italian": ["il", "lo", "la", "gli", "le", "di", "che", "e", "un", "una", "per", "con", "del", "della", "non"],
+    "English": [
+        "the", "and", "of", "to", "in", "is", "was", "that", "for", "with", "on", "as", "by", "at",
+        "from",
+    ],
+    "Spanish": [
+        "el", "la", "los", "las", "de", "que", "y", "en", "un", "una", "por", "con", "para", "es",
+        "del",
+    ],
+    "French": [
+        "le", "la", "les", "des", "de", "et", "en", "un", "une", "est", "que", "pour", "dans", "du",
+        "au",
+    ],
+    "German": [
+        "der", "die", "das", "und", "ist", "nicht", "ein", "eine", "mit", "von", "zu", "den", "im",
+        "auf",
+    ],
+    "Portuguese": [
+        "o", "a", "os", "as", "de", "que", "e", "em", "um", "uma", "para", "com", "do", "da", "não",
+    ],
+    "Italian": [
+        "il", "lo", "la", "gli", "le", "di", "che", "e", "un", "una", "per", "con", "del", "della",
+        "non",
+    ],
 }
+# fmt: on
 TYPE_NAMES = {"person": "person", "organization": "organization", "geo": "place", "event": "event"}
 _DOMAIN_IN_TASK = re.compile(r"within the (.+?) domain", re.S)
 _PERSONA_TOPIC = re.compile(r"expert analyst of (.+?)\. ")
