@@ -1,4 +1,5 @@
-"""An index root: graphrag's settings.yaml, written by graphrag's own init and loaded by its loader."""
+"""An index root: graphrag's settings.yaml, written by graphrag's own init and loaded by its
+loader."""
 
 import os
 from collections.abc import Iterator
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 
 SETTINGS_FILE = "settings.yaml"
 INPUT_FILE_PATTERN = r"(^|/)[^./][^/]*\.(" + "|".join(SUFFIXES) + ")$"
-"""Every format handlers/indexing/readers.py reads (text, Markdown, PDF, Office, HTML, CSV, JSON), hidden files excluded."""
+"""Every format handlers/indexing/readers.py reads (text, Markdown, PDF, Office, HTML, CSV, JSON),
+hidden files excluded."""
 
 
 def _replace_between(text: str, start: str, end: str, new: str) -> str:
@@ -42,8 +44,8 @@ def write_index_root(
     force: bool = False,
     api_base: str | None = None,
 ) -> Path:
-    """Write settings.yaml and prompts/ with graphrag's init, then set the models for `provider`, both at
-    `api_base` when given."""
+    """Write settings.yaml and prompts/ with graphrag's init, then set the models for `provider`,
+    both at `api_base` when given."""
     prepare_graphrag()
     from graphrag.cli.initialize import initialize_project_at
 
@@ -106,7 +108,8 @@ def write_index_root(
 
 
 UNSET_CREDENTIAL = "unset-environment-variable:"
-"""Stands in for a ${VAR} that is not set, when the caller needs no model (see require_credentials)."""
+"""Stands in for a ${VAR} that is not set, when the caller needs no model (see
+require_credentials)."""
 
 
 def load_index_config(
@@ -149,8 +152,9 @@ def _load_without_credentials(root: Path, overrides: dict[str, Any] | None) -> "
 
 
 def use_models(config: "GraphRagConfig") -> None:
-    """Import LiteLLM, register this project's model providers, point the config's models at its usage
-    accounting: what a config loaded without models needs before its first model call (idempotent)."""
+    """Import LiteLLM, register this project's model providers, point the config's models at its
+    usage accounting: what a config loaded without models needs before its first model call
+    (idempotent)."""
     from graphrag_mcp_server.providers import register_providers
     from graphrag_mcp_server.providers.usage import enable_usage_tracking
 
@@ -223,13 +227,14 @@ def _load(root: Path, overrides: dict[str, Any] | None) -> "GraphRagConfig":
 
 
 LEGACY_OUTPUT = Path("versions") / "legacy"
-"""Where a `graphrag index` output folder is kept once a version replaces it (handlers/indexing/versions.py)."""
+"""Where a `graphrag index` output folder is kept once a version replaces it
+(handlers/indexing/versions.py)."""
 
 
 def served_output(root: Path) -> Path | None:
-    """The folder a root serves: where `output` points (or `output` itself, a folder written by `graphrag index`);
-    `versions/legacy` while no `output` exists beside it (a takeover killed between moving the folder aside and
-    linking `output`); None for a root without an index."""
+    """The folder a root serves: where `output` points (or `output` itself, a folder written by
+    `graphrag index`); `versions/legacy` while no `output` exists beside it (a takeover killed
+    between moving the folder aside and linking `output`); None for a root without an index."""
     output = root / "output"
     if output.exists():
         return output.resolve()

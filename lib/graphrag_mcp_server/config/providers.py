@@ -33,8 +33,8 @@ KNOWN_VECTOR_SIZES = {
 
 
 def model_block(provider: Provider, model: str, section: str, api_base: str | None = None) -> str:
-    """YAML lines for one model entry; credentials only as ${ENV_VAR} references; `api_base` in place of the
-    provider's default base URL (a local OpenAI-compatible server, a proxy)."""
+    """YAML lines for one model entry; credentials only as ${ENV_VAR} references; `api_base` in
+    place of the provider's default base URL (a local OpenAI-compatible server, a proxy)."""
     lines = {
         Provider.OPENAI: [
             "model_provider: openai",

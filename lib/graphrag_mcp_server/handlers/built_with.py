@@ -1,5 +1,6 @@
-"""The settings a version was built with, recorded beside its tables: what `index` compares to decide whether
-settings.yaml changed since (and what that redoes), and what `stats` names as the models in use."""
+"""The settings a version was built with, recorded beside its tables: what `index` compares to
+decide whether settings.yaml changed since (and what that redoes), and what `stats` names as the
+models in use."""
 
 import json
 from pathlib import Path
@@ -55,7 +56,8 @@ def record(version: Path, config: "GraphRagConfig") -> None:
 
 
 def recorded(version: Path | None) -> BuiltWith | None:
-    """What a version was built with; None for a version built before this was recorded (or by graphrag)."""
+    """What a version was built with; None for a version built before this was recorded (or by
+    graphrag)."""
     path = None if version is None else version / RECORD
     if path is None or not path.is_file():
         return None

@@ -1,4 +1,5 @@
-"""graphrag's query objects and short-id lookups for one loaded version of the index, made once and reused.
+"""graphrag's query objects and short-id lookups for one loaded version of the index, made once and
+reused.
 
 graphrag.api converts every table into graphrag objects again on each search (`read_indexer_*`);
 here each conversion is made on first use and kept with the version's IndexTables (a new version
@@ -28,11 +29,13 @@ T = TypeVar("T")
 DEFAULT_LEVEL = 2
 """The community level the tools search by default: what `warm` prepares."""
 KEPT_SETS = 4
-"""Sets of lent objects kept for later searches; more searches at once read their own and let them go."""
+"""Sets of lent objects kept for later searches; more searches at once read their own and let them
+go."""
 
 
 def prepared(tables: IndexTables) -> "Prepared":
-    """graphrag's query objects and short-id lookups for these tables, made on first use and kept with them."""
+    """graphrag's query objects and short-id lookups for these tables, made on first use and kept
+    with them."""
     kept = tables.derived.get("prepared")
     return kept if kept is not None else tables.derived.setdefault("prepared", Prepared(tables))
 
@@ -49,7 +52,8 @@ class Prepared:
         self._lent: dict[Hashable, list[list[Any]]] = {}
 
     def _once(self, key: Hashable, make: Callable[[], T]) -> T:
-        """`make()` the first time `key` is asked for (once, whatever the threads); the same object after."""
+        """`make()` the first time `key` is asked for (once, whatever the threads); the same object
+        after."""
         with self._lock:
             if key not in self._objects:
                 self._objects[key] = make()
@@ -58,7 +62,8 @@ class Prepared:
     @contextmanager
     def _borrowed(self, key: Hashable, make: Callable[[], list[T]]) -> Iterator[list[T]]:
         """A set of objects graphrag writes into that no other search holds: kept from earlier
-        searches (reset), or made anew when every kept set is in use (then kept if fewer than KEPT_SETS are)."""
+        searches (reset), or made anew when every kept set is in use (then kept if fewer than
+        KEPT_SETS are)."""
         with self._lock:
             kept = self._lent.setdefault(key, [])
             objects = kept.pop() if kept else None
@@ -80,7 +85,8 @@ class Prepared:
         return self._once("text_units", lambda: read_indexer_text_units(self._tables.text_units))
 
     def entities(self, level: int, entity_types: list[str] | None = None) -> list["Entity"]:
-        """The entities with their communities up to `level`; only those of `entity_types` if given (any case)."""
+        """The entities with their communities up to `level`; only those of `entity_types` if given
+        (any case)."""
         from graphrag.query.indexer_adapters import read_indexer_entities
 
         tables = self._tables
@@ -128,8 +134,9 @@ class Prepared:
     def reports(
         self, level: int, *, dynamic: bool = False, embeddings: "VectorStore | None" = None
     ) -> AbstractContextManager[list["CommunityReport"]]:
-        """The reports graphrag searches at `level` (all levels up to it with `dynamic` community selection),
-        with their full-content embeddings from `embeddings` (DRIFT's primer) if given; lent to one search."""
+        """The reports graphrag searches at `level` (all levels up to it with `dynamic` community
+        selection), with their full-content embeddings from `embeddings` (DRIFT's primer) if given;
+        lent to one search."""
         from graphrag.query.indexer_adapters import (
             read_indexer_report_embeddings,
             read_indexer_reports,
@@ -152,7 +159,8 @@ class Prepared:
         return self._once("lookup", lambda: Lookup(self._tables))
 
     def warm(self, level: int = DEFAULT_LEVEL) -> None:
-        """Make what a local or basic search at `level` and the lookups need, so the first search finds it made."""
+        """Make what a local or basic search at `level` and the lookups need, so the first search
+        finds it made."""
         self.text_units()
         self.entities(level)
         self.covariates()
@@ -197,7 +205,8 @@ class Lookup:
 
 
 def _keyed(table: "pd.DataFrame", key: str, *columns: str) -> dict[str, Any]:
-    """str(key) -> the row's value of `columns` (a tuple of them when several); the first row wins."""
+    """str(key) -> the row's value of `columns` (a tuple of them when several); the first row
+    wins."""
     values = (
         zip(*(table[column] for column in columns), strict=True)
         if len(columns) > 1

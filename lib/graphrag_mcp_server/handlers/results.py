@@ -112,10 +112,12 @@ class TableCounts(BaseModel):
 
 
 class Clustering(BaseModel):
-    """How an update clustered: the previous communities kept, or a fresh clustering, and the modularity check."""
+    """How an update clustered: the previous communities kept, or a fresh clustering, and the
+    modularity check."""
 
     seeded: bool
-    """The previous version's communities seeded the clustering (else graphrag's fresh clustering ran)."""
+    """The previous version's communities seeded the clustering (else graphrag's fresh clustering
+    ran)."""
     communities: int = 0
     kept: int = 0
     """Communities with the same id and members as in the previous version."""
@@ -124,8 +126,8 @@ class Clustering(BaseModel):
     fresh_modularity: float = 0.0
     """Of a fresh Leiden run on the same graph, the check's reference."""
     fresh_splits: int = 0
-    """Partitions (the whole graph or a community's split) taken from a fresh run: the kept one scored too low,
-    or there was nothing to keep."""
+    """Partitions (the whole graph or a community's split) taken from a fresh run: the kept one
+    scored too low, or there was nothing to keep."""
 
 
 class IndexSummary(TableCounts):
@@ -233,7 +235,8 @@ class JobState(StrEnum):
 
 
 class TunedPrompts(BaseModel):
-    """Prompts graphrag's prompt tuning wrote (or would write) for the corpus, and what tuning cost."""
+    """Prompts graphrag's prompt tuning wrote (or would write) for the corpus, and what tuning
+    cost."""
 
     changed: list[str] = Field(
         description="Prompt files whose tuned text differs from the root's (relative paths)"
@@ -251,7 +254,8 @@ class TunedPrompts(BaseModel):
 
 
 class IndexJob(BaseModel):
-    """An index build or a prompt tuning: its progress while it runs, its result or error once it ends."""
+    """An index build or a prompt tuning: its progress while it runs, its result or error once it
+    ends."""
 
     job_id: str
     state: JobState = JobState.RUNNING

@@ -170,7 +170,8 @@ def expected_vector_tables(config: "GraphRagConfig") -> dict[str, str]:
 
 
 def _lancedb_table_state(table: Path) -> list[list[Any]] | None:
-    """What identifies a LanceDB table's current version on disk: its `_versions` entries (name, size, mtime)."""
+    """What identifies a LanceDB table's current version on disk: its `_versions` entries (name,
+    size, mtime)."""
     manifests = table / "_versions"
     if not manifests.is_dir():
         return None
@@ -182,7 +183,8 @@ def _lancedb_table_state(table: Path) -> list[list[Any]] | None:
 
 def record_vector_tables(config: "GraphRagConfig") -> None:
     """Write each LanceDB table's rows and on-disk state into the version (`vectors.json`), so that
-    readers of an unchanged store (`stats`) need not import LanceDB (~1.7 s) to count and check them."""
+    readers of an unchanged store (`stats`) need not import LanceDB (~1.7 s) to count and check
+    them."""
     if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
         return
     import lancedb
@@ -201,15 +203,16 @@ def record_vector_tables(config: "GraphRagConfig") -> None:
 
 
 def recorded_vector_rows(config: "GraphRagConfig") -> dict[str, int] | None:
-    """Rows of each LanceDB table as recorded at build time, when every expected table is on disk as it
-    was then; None otherwise (no record: an index built by graphrag; a table missing, replaced or changed)."""
+    """Rows of each LanceDB table as recorded at build time, when every expected table is on disk as
+    it was then; None otherwise (no record: an index built by graphrag; a table missing, replaced or
+    changed)."""
     record = _unchanged_vector_record(config)
     return None if record is None else {name: entry["rows"] for name, entry in record.items()}
 
 
 def recorded_vector_widths(config: "GraphRagConfig") -> dict[str, int] | None:
-    """The vector width of each LanceDB table as recorded at build time, while the tables are as they were then
-    (None also for a version recorded before widths were)."""
+    """The vector width of each LanceDB table as recorded at build time, while the tables are as
+    they were then (None also for a version recorded before widths were)."""
     record = _unchanged_vector_record(config)
     if record is None or any("width" not in entry for entry in record.values()):
         return None
@@ -234,7 +237,8 @@ def _unchanged_vector_record(config: "GraphRagConfig") -> dict[str, dict[str, An
 
 
 def vector_problems(config: "GraphRagConfig", root: Path) -> dict[str, str]:
-    """embedding name -> what is wrong with its LanceDB table, for each one missing or unreadable."""
+    """embedding name -> what is wrong with its LanceDB table, for each one missing or
+    unreadable."""
     if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
         return {}
     if recorded_vector_rows(config) is not None:

@@ -1,7 +1,8 @@
-"""Checks of the configured models before an index build spends calls: one cheap call per model, so a wrong
-key, base URL or model name stops the run in seconds with the provider's own message, not minutes later as
-"No entities detected"; and one small extraction through graphrag's extraction prompt and parser, so a model
-that answers but cannot write graphrag's extraction format (a very small local model) is named at once."""
+"""Checks of the configured models before an index build spends calls: one cheap call per model, so
+a wrong key, base URL or model name stops the run in seconds with the provider's own message, not
+minutes later as "No entities detected"; and one small extraction through graphrag's extraction
+prompt and parser, so a model that answers but cannot write graphrag's extraction format (a very
+small local model) is named at once."""
 
 import asyncio
 import hashlib
@@ -28,9 +29,11 @@ LOCAL_TYPES = {OFFLINE_TYPE, "mcp_sampling"}
 SAMPLE_WORDS = 120
 """Length of the passage of the corpus the extraction check sends."""
 EXTRACTION_TOKENS = 600
-"""The most the extraction check lets the model write: enough for several records, not for a model that rambles."""
+"""The most the extraction check lets the model write: enough for several records, not for a model
+that rambles."""
 EXTRACTION_TIMES = 4
-"""The extraction check may take this many times the one-token check's time (its prompt is about 2,000 tokens)."""
+"""The extraction check may take this many times the one-token check's time (its prompt is about
+2,000 tokens)."""
 SHOWN_CHARACTERS = 200
 """How much of an unparsable answer the error quotes."""
 
@@ -38,10 +41,11 @@ SHOWN_CHARACTERS = 200
 async def probe_models(
     config: "GraphRagConfig", timeout: float, extraction_sample: str | None = None
 ) -> dict[str, int]:
-    """Ask every configured completion and embedding model for one token / one vector (no cache; counted in the
-    Usage of the operation around, if one is tracked: the provider is paid for them); the length
-    of each probed embedding model's vector, by model name. With `extraction_sample`, then ask graphrag's
-    extraction model to extract the graph of that text (`check_extraction`), allowing it EXTRACTION_TIMES as long.
+    """Ask every configured completion and embedding model for one token / one vector (no cache;
+    counted in the Usage of the operation around, if one is tracked: the provider is paid for them);
+    the length of each probed embedding model's vector, by model name. With `extraction_sample`,
+    then ask graphrag's extraction model to extract the graph of that text (`check_extraction`),
+    allowing it EXTRACTION_TIMES as long.
 
     Raises ProviderError naming the model and the provider's reason when one fails or takes more
     than `timeout` seconds, and ModelFormatError when the extraction yields no entity.
@@ -97,8 +101,9 @@ async def probe_models(
 async def _checked(
     name: str, model: "ModelConfig", call: Callable[[], Awaitable[Any]], timeout: float
 ) -> Any:
-    """The answer of one check; ProviderError (its cause the TimeoutError) when it fails or takes over `timeout` s.
-    No retry waits past `timeout` (a 429's Retry-After longer than that fails the check at once, naming the limit)."""
+    """The answer of one check; ProviderError (its cause the TimeoutError) when it fails or takes
+    over `timeout` s. No retry waits past `timeout` (a 429's Retry-After longer than that fails the
+    check at once, naming the limit)."""
     try:
         with answer_by(timeout):
             return await asyncio.wait_for(call(), timeout)
@@ -115,9 +120,10 @@ async def _checked(
 async def check_extraction(
     config: "GraphRagConfig", name: str, model_config: "ModelConfig", text: str
 ) -> None:
-    """Extract the graph of `text` with graphrag's extraction model (`name`), prompt and parser (GraphExtractor, no
-    gleanings, no cache, at most EXTRACTION_TOKENS written); raise ModelFormatError quoting the answer when no
-    entity comes out of it. An empty answer cut at the token limit (a reasoning model thinking) proves nothing."""
+    """Extract the graph of `text` with graphrag's extraction model (`name`), prompt and parser
+    (GraphExtractor, no gleanings, no cache, at most EXTRACTION_TOKENS written); raise
+    ModelFormatError quoting the answer when no entity comes out of it. An empty answer cut at the
+    token limit (a reasoning model thinking) proves nothing."""
     from graphrag.index.operations.extract_graph.graph_extractor import GraphExtractor
     from graphrag_llm.completion import create_completion
 
@@ -135,8 +141,8 @@ async def check_extraction(
 
 
 def extraction_probe_key(config: "GraphRagConfig") -> str:
-    """What an extraction check depends on: the extraction model, its prompt and entity types (a check that
-    passed for the same key need not be sent again)."""
+    """What an extraction check depends on: the extraction model, its prompt and entity types (a
+    check that passed for the same key need not be sent again)."""
     model = config.get_completion_model_config(config.extract_graph.completion_model_id)
     parts = [
         model.model_provider,
@@ -150,8 +156,9 @@ def extraction_probe_key(config: "GraphRagConfig") -> str:
 
 
 def sample_passage(texts: Iterable[str], words: int = SAMPLE_WORDS, documents: int = 20) -> str:
-    """The `words`-word passage of the first `documents` texts that names the most (capitalised words that do not
-    start a sentence): text a model following graphrag's prompt extracts entities from."""
+    """The `words`-word passage of the first `documents` texts that names the most (capitalised
+    words that do not start a sentence): text a model following graphrag's prompt extracts entities
+    from."""
     best, best_names = "", -1
     for number, text in enumerate(texts):
         if number >= documents:
@@ -170,8 +177,9 @@ def sample_passage(texts: Iterable[str], words: int = SAMPLE_WORDS, documents: i
 
 
 class _Recorded:
-    """A completion model that writes at most EXTRACTION_TOKENS and keeps the text of its answer (what an unparsable
-    extraction quotes), or its error (answering nothing instead: graphrag's extractor would log it with a traceback)."""
+    """A completion model that writes at most EXTRACTION_TOKENS and keeps the text of its answer
+    (what an unparsable extraction quotes), or its error (answering nothing instead: graphrag's
+    extractor would log it with a traceback)."""
 
     def __init__(self, model: Any) -> None:
         self._model = model

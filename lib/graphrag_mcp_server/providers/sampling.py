@@ -59,7 +59,8 @@ def sampling_client(session: "ServerSession", request_id: str | int | None) -> I
 
 
 def _sampling_messages(messages: Any) -> tuple[str | None, list[SamplingMessage]]:
-    """graphrag's chat messages as MCP sampling messages; system messages become the system prompt."""
+    """graphrag's chat messages as MCP sampling messages; system messages become the system
+    prompt."""
     items = (
         [{"role": "user", "content": messages}]
         if isinstance(messages, str)
@@ -82,7 +83,8 @@ def _sampling_messages(messages: Any) -> tuple[str | None, list[SamplingMessage]
 
 
 def _format_instruction(kwargs: dict[str, Any]) -> str:
-    """What graphrag's structured requests need said in words: the client's model has no JSON mode here."""
+    """What graphrag's structured requests need said in words: the client's model has no JSON mode
+    here."""
     response_format = kwargs.get("response_format")
     if response_format is not None:
         schema = json.dumps(response_format.model_json_schema())

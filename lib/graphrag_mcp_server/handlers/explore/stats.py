@@ -95,7 +95,8 @@ def _workflows(config: "GraphRagConfig") -> dict[str, float]:
 
 
 def _models_built_with(config: "GraphRagConfig") -> ModelNames:
-    """The models the served version was built with (as recorded; settings.yaml's for an index without a record)."""
+    """The models the served version was built with (as recorded; settings.yaml's for an index
+    without a record)."""
     recorded = built_with.recorded(output_dir(config))
     if recorded is None:
         return ModelNames(
@@ -111,9 +112,10 @@ REPAIR = "run graphrag-mcp index DATA_PATH: the next run computes only what is m
 
 
 def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIssue]:
-    """Damaged vector tables, gaps (communities without a report, documents without text units, records without
-    their vector row and the reverse, vectors of another width than settings.yaml's) and settings.yaml changed
-    since the build (errors); entities no community holds, and empty or duplicate community reports (warnings)."""
+    """Damaged vector tables, gaps (communities without a report, documents without text units,
+    records without their vector row and the reverse, vectors of another width than settings.yaml's)
+    and settings.yaml changed since the build (errors); entities no community holds, and empty or
+    duplicate community reports (warnings)."""
     issues = [
         IndexIssue(severity="error", message=problem)
         for problem in dict.fromkeys(tables.vector_problems.values())
@@ -163,8 +165,8 @@ def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIss
 
 
 def _gaps(config: "GraphRagConfig", tables: IndexTables) -> list[Gap]:
-    """What the served version lacks: reports, text units, and vector rows (read from LanceDB unless the version
-    passed the same check at build time and its tables are unchanged since)."""
+    """What the served version lacks: reports, text units, and vector rows (read from LanceDB unless
+    the version passed the same check at build time and its tables are unchanged since)."""
     gaps = table_gaps(
         tables.documents, tables.text_units, tables.communities, tables.community_reports
     )
@@ -188,7 +190,8 @@ def _trusted_vectors(config: "GraphRagConfig") -> bool:
 
 
 def _vector_widths(config: "GraphRagConfig") -> dict[str, int]:
-    """Each vector table's width: as recorded while the tables are unchanged, else read from LanceDB."""
+    """Each vector table's width: as recorded while the tables are unchanged, else read from
+    LanceDB."""
     if not _is_lancedb(config):
         return {}
     if (recorded := recorded_vector_widths(config)) is not None:
@@ -200,8 +203,8 @@ def _vector_widths(config: "GraphRagConfig") -> dict[str, int]:
 
 
 def _report_issues(tables: IndexTables) -> list[IndexIssue]:
-    """Reports with no findings (written from an empty context) and reports whose text another community's
-    report repeats, each named by its community."""
+    """Reports with no findings (written from an empty context) and reports whose text another
+    community's report repeats, each named by its community."""
     reports = tables.community_reports
     issues = []
     empty = reports[[findings is None or len(findings) == 0 for findings in reports["findings"]]]

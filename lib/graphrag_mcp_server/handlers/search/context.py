@@ -1,4 +1,5 @@
-"""Context-only search: the records graphrag would send the model, within a token budget, with no completion call.
+"""Context-only search: the records graphrag would send the model, within a token budget, with no
+completion call.
 
 local and basic use graphrag's own context builders; global ranks the community reports of the
 chosen level by similarity to the query (where report embeddings exist) and by rating; drift
@@ -54,7 +55,8 @@ UNBOUNDED_TOKENS = 10_000_000
 
 @dataclass
 class _Part:
-    """Records of a context (kind -> DataFrame), the tokens they take, and the ids of every relevant record."""
+    """Records of a context (kind -> DataFrame), the tokens they take, and the ids of every relevant
+    record."""
 
     records: dict[str, "pd.DataFrame"] = field(default_factory=dict)
     tokens: int = 0
@@ -94,7 +96,8 @@ def search_context(
     community_level: int = 2,
     entity_types: list[str] | None = None,
 ) -> SearchResult:
-    """The context `search_type` would answer `query` from, within `max_tokens` (blocking: run in a thread)."""
+    """The context `search_type` would answer `query` from, within `max_tokens` (blocking: run in a
+    thread)."""
     check_ready(config, tables, search_type, answer=False)
     log_to_query_log(config)
     started = time.perf_counter()
@@ -146,8 +149,9 @@ def search_context(
 
 
 def _mentioning_first(part: _Part, tables: IndexTables) -> _Part:
-    """The part with its passages ordered by the context's entities they mention, each entity weighing 1/its rank
-    (the entities closest to the question most); graphrag's order breaks ties."""
+    """The part with its passages ordered by the context's entities they mention, each entity
+    weighing 1/its rank (the entities closest to the question most); graphrag's order breaks
+    ties."""
     sources, entities = part.records.get("sources"), part.records.get("entities")
     if sources is None or sources.empty or entities is None or entities.empty:
         return part
@@ -164,7 +168,8 @@ def _mentioning_first(part: _Part, tables: IndexTables) -> _Part:
 
 
 class _RememberedEmbedder:
-    """An embedding model that embeds each input once: every use of the query within one context shares its embedding."""
+    """An embedding model that embeds each input once: every use of the query within one context
+    shares its embedding."""
 
     def __init__(self, model: Any) -> None:
         self._model, self._answers = model, {}
@@ -186,7 +191,8 @@ def _remembering(engine: Any) -> Any:
 def _within_budget(
     engine: Any, query: str, max_tokens: int, ranked: Callable[..., dict[str, set[str]]]
 ) -> _Part:
-    """The engine's context within the budget, with the ids of every record its builder `ranked` for the query."""
+    """The engine's context within the budget, with the ids of every record its builder `ranked` for
+    the query."""
     builder, params = (
         engine.context_builder,
         {**engine.context_builder_params, "max_context_tokens": max_tokens},
@@ -205,9 +211,9 @@ def _within_budget(
 def _local_candidates(
     builder: "LocalSearchMixedContext", query: str, params: dict[str, Any]
 ) -> dict[str, set[str]]:
-    """Ids of the records graphrag's local builder ranks for `query` (all of them fit an unbounded budget): the
-    entities it maps the query to and, where their share of the budget is not zero, their reports, text units,
-    claims and the relationships graphrag picks for them."""
+    """Ids of the records graphrag's local builder ranks for `query` (all of them fit an unbounded
+    budget): the entities it maps the query to and, where their share of the budget is not zero,
+    their reports, text units, claims and the relationships graphrag picks for them."""
     from graphrag.query.context_builder.entity_extraction import map_query_to_entities
     from graphrag.query.context_builder.local_context import build_relationship_context
 
@@ -263,7 +269,8 @@ def _local_candidates(
 def _basic_candidates(
     builder: "BasicSearchContext", query: str, params: dict[str, Any]
 ) -> dict[str, set[str]]:
-    """Short ids of the `k` text units closest to the query, as graphrag's basic builder finds them."""
+    """Short ids of the `k` text units closest to the query, as graphrag's basic builder finds
+    them."""
     found = builder.text_unit_embeddings.similarity_search_by_text(
         text=query,
         text_embedder=lambda text: builder.text_embedder.embedding(input=[text]).first_embedding,
@@ -286,7 +293,8 @@ def _ids(frame: "pd.DataFrame | None") -> set[str]:
 
 
 def _report_embedder(config: "GraphRagConfig") -> _RememberedEmbedder:
-    """The embedding model that ranks reports against the query (DRIFT's, as graphrag's primer uses)."""
+    """The embedding model that ranks reports against the query (DRIFT's, as graphrag's primer
+    uses)."""
     from graphrag_llm.embedding import create_embedding
 
     return _RememberedEmbedder(
@@ -295,8 +303,8 @@ def _report_embedder(config: "GraphRagConfig") -> _RememberedEmbedder:
 
 
 def _report_vectors_readable(tables: IndexTables) -> bool:
-    """Whether the reports' vector table can rank them; if not, context-only global ranks them by words alone, and a
-    warning names the table and the rebuild that restores it."""
+    """Whether the reports' vector table can rank them; if not, context-only global ranks them by
+    words alone, and a warning names the table and the rebuild that restores it."""
     from graphrag.config.embeddings import community_full_content_embedding
 
     problem = tables.vector_problems.get(community_full_content_embedding)
@@ -313,8 +321,9 @@ def _reports(
     embedder: Any | None,
     limit: int | None = None,
 ) -> _Part:
-    """The level's community reports, most similar to the query first (then highest rated), within the budget;
-    without `embedder` by the question's words only (the reports' vector table is damaged)."""
+    """The level's community reports, most similar to the query first (then highest rated), within
+    the budget; without `embedder` by the question's words only (the reports' vector table is
+    damaged)."""
     import pandas as pd
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
@@ -358,12 +367,13 @@ def _reports(
 
 
 FUSION_RANK_OFFSET = 5
-"""Reciprocal rank fusion's k: a report's relevance is 1/(k + its rank by embedding) + 1/(k + its rank by words)."""
+"""Reciprocal rank fusion's k: a report's relevance is 1/(k + its rank by embedding) + 1/(k + its
+rank by words)."""
 
 
 WORDS_WEIGHT = 2.0
-"""The weight of the rank by words against the rank by embedding (1): the question's rare words (a topic's
-own terms) are the surer sign; the embedding adds what is said in other words."""
+"""The weight of the rank by words against the rank by embedding (1): the question's rare words (a
+topic's own terms) are the surer sign; the embedding adds what is said in other words."""
 
 
 def _fused(*weighted: tuple[dict[str, float], float]) -> dict[str, float]:
@@ -378,8 +388,9 @@ def _fused(*weighted: tuple[dict[str, float], float]) -> dict[str, float]:
 def _word_scores(
     query: str, texts: dict[str, str], k1: float = 1.2, b: float = 0.75
 ) -> dict[str, float]:
-    """BM25 of the query's words in each text (id -> score; texts sharing none of its words left out): words
-    rare among the texts weigh most, as an embedding of a whole report does not weigh them."""
+    """BM25 of the query's words in each text (id -> score; texts sharing none of its words left
+    out): words rare among the texts weigh most, as an embedding of a whole report does not weigh
+    them."""
     import math
     from collections import Counter
 
@@ -411,7 +422,8 @@ _WORD = re.compile(r"[^\W\d_]+")
 
 
 def _report_similarity(config: "GraphRagConfig", query: str, embedder: Any) -> dict[str, float]:
-    """Report id -> similarity of its full content's embedding to the query; empty without report embeddings."""
+    """Report id -> similarity of its full content's embedding to the query; empty without report
+    embeddings."""
     from graphrag.config.embeddings import community_full_content_embedding
     from graphrag.utils.api import get_embedding_store
 

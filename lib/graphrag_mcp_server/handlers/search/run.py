@@ -48,11 +48,13 @@ _SEARCH_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="search")
 
 
 async def in_search_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """`function` run off the event loop in the one thread for searches' CPU work (contexts, sources).
+    """`function` run off the event loop in the one thread for searches' CPU work (contexts,
+    sources).
 
     Python runs one thread's bytecode at a time, so several searches computing in several threads
     only interleave, each slower: 16 sessions of local searches on 1000 documents got 17.5-18.4
-    searches/s from 2 workers with this thread, 12.4-15.4 with asyncio's thread pool (alternating runs).
+    searches/s from 2 workers with this thread, 12.4-15.4 with asyncio's thread pool (alternating
+    runs).
     """
     in_context = functools.partial(
         contextvars.copy_context().run, function, *args, **kwargs
@@ -108,7 +110,8 @@ VECTORS_NEEDED = {
 def check_ready(
     config: "GraphRagConfig", tables: IndexTables, search_type: SearchType, *, answer: bool
 ) -> None:
-    """Refuse a search whose vector tables are damaged, or whose models lack credentials, saying what to fix."""
+    """Refuse a search whose vector tables are damaged, or whose models lack credentials, saying
+    what to fix."""
     from graphrag_mcp_server.config.index_root import require_credentials
 
     damaged = [
@@ -133,8 +136,8 @@ QUERY_WIDTH = re.compile(r"query dim\((\d+)\) doesn't match the column .*? dim\(
 
 @contextmanager
 def embedding_width_checked() -> Iterator[None]:
-    """LanceDB's refusal of a query vector of another width than the index's, as one line naming both widths and
-    the fix (the embedding model changed since the index was built)."""
+    """LanceDB's refusal of a query vector of another width than the index's, as one line naming
+    both widths and the fix (the embedding model changed since the index was built)."""
     try:
         yield
     except ValueError as error:
@@ -164,13 +167,13 @@ async def run_search(
     callbacks: "list[QueryCallbacks] | None" = None,
     on_text: AnswerText | None = None,
 ) -> SearchResult:
-    """Answer `query` with graphrag's search engine of `search_type`, built as graphrag.api builds it, over
-    the loaded version's prepared objects.
+    """Answer `query` with graphrag's search engine of `search_type`, built as graphrag.api builds
+    it, over the loaded version's prepared objects.
 
     `entity_types` keeps local search to entities of those types. A search still running after
-    `timeout` seconds is stopped with the provider's last error, and a retry that would wait past it gives up
-    with its error; `callbacks` see its stages, and `on_text`
-    each piece of the answer as the model streams it (graphrag's `*_search_streaming`): the same answer either way.
+    `timeout` seconds is stopped with the provider's last error, and a retry that would wait past it
+    gives up with its error; `callbacks` see its stages, and `on_text` each piece of the answer as
+    the model streams it (graphrag's `*_search_streaming`): the same answer either way.
     """
     check_ready(config, tables, search_type, answer=True)
     scope = {
@@ -238,10 +241,10 @@ async def _answered(
     dynamic: bool,
 ) -> tuple[str, Any]:
     """The engine's streamed answer and the context it answered from, collected as graphrag.api's
-    `*_search` collects them. The engine is made in the search thread, and its context built there where
-    that calls no model (local, basic, global without dynamic selection); drift's steps, dynamic
-    selection and the answer's streaming run on the event loop (they call the model: sampling's
-    session lives on this loop)."""
+    `*_search` collects them. The engine is made in the search thread, and its context built there
+    where that calls no model (local, basic, global without dynamic selection); drift's steps,
+    dynamic selection and the answer's streaming run on the event loop (they call the model:
+    sampling's session lives on this loop)."""
     from graphrag.callbacks.noop_query_callbacks import NoopQueryCallbacks
 
     from graphrag_mcp_server.handlers.search.engines import (
@@ -284,9 +287,10 @@ async def _answered(
 
 
 def log_to_query_log(config: "GraphRagConfig") -> None:
-    """Send graphrag's and graphrag-llm's log records of a search to the index's query log, as graphrag.api
-    does (`init_loggers`). Without a handler Python prints their warnings on stderr: a drift search's
-    "Reached token limit" and "No follow-up actions" lines, in a terminal or an MCP client's server log."""
+    """Send graphrag's and graphrag-llm's log records of a search to the index's query log, as
+    graphrag.api does (`init_loggers`). Without a handler Python prints their warnings on stderr: a
+    drift search's "Reached token limit" and "No follow-up actions" lines, in a terminal or an MCP
+    client's server log."""
     from graphrag.logger.standard_logging import init_loggers
 
     init_loggers(config=config, verbose=False, filename="query.log")
@@ -295,9 +299,9 @@ def log_to_query_log(config: "GraphRagConfig") -> None:
 def _entered(
     engine: "AbstractContextManager[Any]", query: str, *, build_now: bool
 ) -> tuple[Any, ExitStack]:
-    """The engine, entered (blocking: run in a worker thread), and what gives back the objects it borrowed.
-    With `build_now` its context is built here (global's builder is a coroutine that awaits nothing
-    without dynamic selection) and the borrowed objects are given back at once."""
+    """The engine, entered (blocking: run in a worker thread), and what gives back the objects it
+    borrowed. With `build_now` its context is built here (global's builder is a coroutine that
+    awaits nothing without dynamic selection) and the borrowed objects are given back at once."""
     lent = ExitStack()
     searcher = lent.enter_context(engine)
     if build_now:
@@ -312,14 +316,16 @@ def _entered(
 
 @dataclass(frozen=True)
 class _Built:
-    """Stands in for an engine's context builder: hands back the context built beforehand in a worker thread."""
+    """Stands in for an engine's context builder: hands back the context built beforehand in a
+    worker thread."""
 
     result: "ContextBuilderResult"
     awaited: bool
     """Whether the engine awaits its builder (global search)."""
 
     def build_context(self, **_: Any) -> Any:
-        """The context built beforehand, whatever the engine asks (to await, for an engine that awaits it)."""
+        """The context built beforehand, whatever the engine asks (to await, for an engine that
+        awaits it)."""
         return _ready(self.result) if self.awaited else self.result
 
 
@@ -349,8 +355,9 @@ def _timeout_message(
 def _no_answer_message(
     model: "ModelConfig", search_type: SearchType, last_error: str | None
 ) -> str:
-    """An answer without text: the provider's body was not the stream of chunks asked for (cut short, or JSON where
-    a stream was asked) or held nothing; graphrag would have returned it as an empty answer."""
+    """An answer without text: the provider's body was not the stream of chunks asked for (cut
+    short, or JSON where a stream was asked) or held nothing; graphrag would have returned it as an
+    empty answer."""
     if model.type == "mcp_sampling":
         return (
             f"{search_type.value} search got no answer: the MCP client's model (sampling) answered no text; "
@@ -396,7 +403,8 @@ def _count_records(frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str, int]:
 
 
 def _cited(answer: str) -> dict[str, list[str]]:
-    """Record ids cited in graphrag's `[Data: Entities (1, 2); Sources (3)]` style, by lower-case kind."""
+    """Record ids cited in graphrag's `[Data: Entities (1, 2); Sources (3)]` style, by lower-case
+    kind."""
     cited: dict[str, list[str]] = {}
     for block in CITATION.findall(answer):
         for kind, ids in _CITED_KIND.findall(block):
@@ -422,7 +430,8 @@ def _text_units_of(kind: str, ids: list[str], lookup: "Lookup") -> list[str]:
 
 
 def _evidence(answer: str, frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str, list[str]]:
-    """The records that back the answer: cited text units, else cited graph records, else the context."""
+    """The records that back the answer: cited text units, else cited graph records, else the
+    context."""
     cited = _cited(answer)
     if cited.get("sources"):
         return {"sources": cited["sources"]}

@@ -201,8 +201,8 @@ def _is_name_start(word: str) -> bool:
 
 
 def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[str, bool]]:
-    """Names in one run of capitalised words, each with whether it is a single word after a place preposition
-    (`_sentence_names` keeps other single words only where they start a heading)."""
+    """Names in one run of capitalised words, each with whether it is a single word after a place
+    preposition (`_sentence_names` keeps other single words only where they start a heading)."""
     while words and at_start and _is_sentence_opener(words[0]):
         words = words[1:]
     titled = any(word.lower() in _TITLES for word in words[:1])
@@ -225,8 +225,8 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
 
 
 def _is_single_name(word: str) -> bool:
-    """A capitalised word left by `_run_names` (no title, role or structure word) that can be a name by itself
-    (a place: 'Hartsmere')."""
+    """A capitalised word left by `_run_names` (no title, role or structure word) that can be a name
+    by itself (a place: 'Hartsmere')."""
     lower = word.lower()
     return (
         lower not in STOPWORDS
@@ -239,9 +239,9 @@ def _is_single_name(word: str) -> bool:
 
 
 def _sentence_names(sentence: str) -> list[tuple[str, bool]]:
-    """Capitalised names in a sentence, each with whether it is a single word found where a place is (after
-    in/at/near...); a single word elsewhere is kept only where it starts a heading (a short line of two words
-    or more without a full stop, not a numbered item)."""
+    """Capitalised names in a sentence, each with whether it is a single word found where a place is
+    (after in/at/near...); a single word elsewhere is kept only where it starts a heading (a short
+    line of two words or more without a full stop, not a numbered item)."""
     tokens = _TOKEN.findall(sentence)
     names: list[tuple[str, bool]] = []
     run: list[str] = []
@@ -367,8 +367,8 @@ _LAST_WORD = re.compile(r"(\w+)\s+$")
 
 
 def _generic(name: str, lowercase: set[str]) -> bool:
-    """A capitalised phrase of words the text also writes in lower case, with no organisation or place word at
-    its end (those name a body or a place: 'Parish Council', 'Green Lane')."""
+    """A capitalised phrase of words the text also writes in lower case, with no organisation or
+    place word at its end (those name a body or a place: 'Parish Council', 'Green Lane')."""
     words = [word.lower() for word in name.split() if word.lower() not in JOINERS]
     ends_in_cue = words[-1] in _TYPE_CUES["organization"] or words[-1] in _TYPE_CUES["geo"]
     return not ends_in_cue and all(word in lowercase for word in words)
@@ -401,7 +401,8 @@ def _mentions(sentence: str, form: str) -> bool:
 
 
 def canonical_type(name: str, *, quoted: bool, place: bool, institution: bool = False) -> str:
-    """Guess organization / geo / event / person from simple cues (`institution`: written after "the")."""
+    """Guess organization / geo / event / person from simple cues (`institution`: written after
+    "the")."""
     words = [w.lower() for w in name.split()]
     cues = _TYPE_CUES
     if any(_YEAR.match(w) for w in words) or words[-1] in cues["event"]:

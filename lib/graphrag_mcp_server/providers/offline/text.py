@@ -71,8 +71,9 @@ def overlap(terms: set[str], text: str) -> int:
 PARAGRAPH_BREAK = re.compile(r"\n\s*\n|\n(?=#)|\n(?=\s*[-*+] )")
 """Where a paragraph ends: a blank line, or a line that starts a heading or a list item."""
 SHORT_LINE_WORDS = 8
-"""A line of at most this many words ends its sentence (a heading, an address or signature line, a minutes
-item's title, an e-mail header) although it has no full stop; longer lines are wrapped prose."""
+"""A line of at most this many words ends its sentence (a heading, an address or signature line, a
+minutes item's title, an e-mail header) although it has no full stop; longer lines are wrapped
+prose."""
 
 
 def split_sentences(text: str) -> list[str]:

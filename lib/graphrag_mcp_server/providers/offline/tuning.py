@@ -1,6 +1,7 @@
-"""Answers to graphrag's prompt-tuning prompts (graphrag.api.generate_indexing_prompts): the corpus's domain from its
-frequent terms, its language from its function words, entity types from the offline extractor, examples as the
-extractor's records, and a persona, rating description and reporter role written around the domain."""
+"""Answers to graphrag's prompt-tuning prompts (graphrag.api.generate_indexing_prompts): the
+corpus's domain from its frequent terms, its language from its function words, entity types from the
+offline extractor, examples as the extractor's records, and a persona, rating description and
+reporter role written around the domain."""
 
 import json
 import re
@@ -51,7 +52,8 @@ def _sample(request: Request, *ends: str) -> str:
 
 
 def _terms(text: str, count: int) -> list[str]:
-    """The most frequent common words of `text` (written in lower case: not names), most frequent first."""
+    """The most frequent common words of `text` (written in lower case: not names), most frequent
+    first."""
     words = [
         word for word in WORD.findall(text) if word.isalpha() and word.islower() and len(word) > 3
     ]
@@ -97,7 +99,8 @@ def report_rating(request: Request) -> str:
 
 
 def entity_types(request: Request) -> str:
-    """{"entity_types": [...]}: the offline extractor's types of the sample's names, most frequent first."""
+    """{"entity_types": [...]}: the offline extractor's types of the sample's names, most frequent
+    first."""
     text = _sample(request, "\nJSON response format:")
     found = find_entities(text)
     kinds = Counter(
@@ -117,7 +120,8 @@ def entity_types(request: Request) -> str:
 
 
 def examples(request: Request) -> str:
-    """Example extraction records for the sample: the extractor's own, in graphrag's record format."""
+    """Example extraction records for the sample: the extractor's own, in graphrag's record
+    format."""
     return graph_records(request.query)
 
 
@@ -143,5 +147,5 @@ TUNING_HANDLERS = (
     (("-Real Data-", "entity_types:", "Format each"), examples),
     (("role definition that will be tasked with community analysis",), reporter_role),
 )
-"""Markers in the request's last user message (the tuning prompts put their text there, a persona in the system
-message) and the handler that answers it."""
+"""Markers in the request's last user message (the tuning prompts put their text there, a persona in
+the system message) and the handler that answers it."""
