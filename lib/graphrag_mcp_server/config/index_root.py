@@ -59,10 +59,16 @@ def write_index_root(
     )
     settings = root / SETTINGS_FILE
     if api_base is not None and provider is Provider.OFFLINE:
-        msg = "--api-base is for a provider's models; the offline model calls none (choose --provider openai, ...)"
+        msg = (
+            "--api-base is for a provider's models; the offline model calls none (choose "
+            "--provider openai, ...)"
+        )
         raise ConfigError(msg)
     if settings.exists() and not force:
-        msg = f"{settings} already exists; add --force to overwrite it (prompts you edited are kept only without --force)"
+        msg = (
+            f"{settings} already exists; add --force to overwrite it (prompts you edited are "
+            "kept only without --force)"
+        )
         raise ConfigError(msg)
     initialize_project_at(root, force=force, model=model, embedding_model=embedding_model)
 
@@ -94,14 +100,19 @@ def write_index_root(
         if provider is Provider.OFFLINE
         else text
     )
-    # cluster every connected component: graphrag's default keeps only the largest (docs/configuration.md)
-    every_component = "cluster_graph:\n  use_lcc: false  # cluster every connected component, not only the largest\n"
+    # cluster every connected component: graphrag's default keeps only the largest
+    # (docs/configuration.md)
+    every_component = (
+        "cluster_graph:\n"
+        "  use_lcc: false  # cluster every connected component, not only the largest\n"
+    )
     text = text.replace("cluster_graph:\n", every_component, 1)
     # graphrag's init writes prompts/drift_reduce_prompt.txt but points settings elsewhere
     text = text.replace("prompts/drift_search_reduce_prompt.txt", "prompts/drift_reduce_prompt.txt")
     settings.write_text(text, encoding="utf-8")
     (root / ".env").write_text(
-        "# Credentials for settings.yaml; the environment wins over this file.\n# GRAPHRAG_API_KEY=\n",
+        "# Credentials for settings.yaml; the environment wins over this file.\n"
+        "# GRAPHRAG_API_KEY=\n",
         encoding="utf-8",
     )
     return settings
@@ -183,8 +194,9 @@ def require_credentials(config: "GraphRagConfig", model_ids: list[str]) -> None:
         if key is not None and key.startswith(UNSET_CREDENTIAL):
             variable = key.removeprefix(UNSET_CREDENTIAL)
             msg = (
-                f"model {model_id} needs the environment variable {variable}: export it where the server runs (or "
-                "put it in the index root's .env); context_only searches and statistics work without it"
+                f"model {model_id} needs the environment variable {variable}: export it where "
+                "the server runs (or put it in the index root's .env); context_only searches "
+                "and statistics work without it"
             )
             raise ConfigError(msg)
 
@@ -197,7 +209,10 @@ def _load(root: Path, overrides: dict[str, Any] | None) -> "GraphRagConfig":
 
     root = root.resolve()
     if not (root / SETTINGS_FILE).exists():
-        msg = f"no index at {root} (no {SETTINGS_FILE}); build one with: graphrag-mcp index DATA_PATH --index-path {root}"
+        msg = (
+            f"no index at {root} (no {SETTINGS_FILE}); build one with: graphrag-mcp index "
+            f"DATA_PATH --index-path {root}"
+        )
         raise IndexNotFoundError(msg)
     try:
         config = load_config(root_dir=root, cli_overrides=overrides)
@@ -206,9 +221,9 @@ def _load(root: Path, overrides: dict[str, Any] | None) -> "GraphRagConfig":
         if isinstance(cause, KeyError):
             variable = cause.args[0]
             msg = (
-                f"{root / SETTINGS_FILE} needs the environment variable {variable}: export it (or put it in "
-                f"{root / '.env'}), or switch to the offline model: graphrag-mcp init --index-path {root} "
-                "--provider offline --force"
+                f"{root / SETTINGS_FILE} needs the environment variable {variable}: export it "
+                f"(or put it in {root / '.env'}), or switch to the offline model: "
+                f"graphrag-mcp init --index-path {root} --provider offline --force"
             )
             raise MissingVariableError(msg, variable) from error
         raise ConfigError(f"cannot read {root / SETTINGS_FILE}: {error}") from error

@@ -60,7 +60,10 @@ class SecretsRedacted(logging.Filter):
         started, count = self.windows.get(key, (now, 0))
         if now - started >= WINDOW_SECONDS:
             if count > REPEATS_PER_WINDOW:
-                record.msg = f"{record.msg} ({count - REPEATS_PER_WINDOW} like it dropped in {WINDOW_SECONDS:.0f} s)"
+                record.msg = (
+                    f"{record.msg} ({count - REPEATS_PER_WINDOW} like it dropped in "
+                    f"{WINDOW_SECONDS:.0f} s)"
+                )
             started, count = now, 0
         if len(self.windows) > 10_000:
             self.windows.clear()

@@ -81,16 +81,18 @@ def changes(before: BuiltWith, now: BuiltWith) -> list[str]:
         )
     if before.embedding != now.embedding or before.vector_size != now.vector_size:
         found.append(
-            f"the embedding model is {now.embedding} with vectors of {now.vector_size} numbers (was "
-            f"{before.embedding}, {before.vector_size}): every vector is computed again"
+            f"the embedding model is {now.embedding} with vectors of {now.vector_size} "
+            f"numbers (was {before.embedding}, {before.vector_size}): every vector is "
+            "computed again"
         )
     if before.chunking != now.chunking:
         found.append(
-            "chunking changed: documents are cut again, and what their new text units hold is extracted"
+            "chunking changed: documents are cut again, and what their new text units "
+            "hold is extracted"
         )
     if before.entity_types != now.entity_types:
         found.append(
-            f"entity types are {', '.join(now.entity_types)} (were {', '.join(before.entity_types)}): "
-            "every text unit is extracted again"
+            f"entity types are {', '.join(now.entity_types)} (were "
+            f"{', '.join(before.entity_types)}): every text unit is extracted again"
         )
     return found

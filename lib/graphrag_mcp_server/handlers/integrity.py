@@ -123,8 +123,9 @@ def width_gap(config: "GraphRagConfig", widths: dict[str, int]) -> str | None:
         return None
     model = config.get_embedding_model_config(config.embed_text.embedding_model_id)
     return (
-        f"the vector tables hold vectors of {', '.join(map(str, found))} numbers, while settings.yaml gives "
-        f"the embedding model {model.model_provider}/{model.model} vectors of {expected}"
+        f"the vector tables hold vectors of {', '.join(map(str, found))} numbers, while "
+        f"settings.yaml gives the embedding model {model.model_provider}/{model.model} "
+        f"vectors of {expected}"
     )
 
 

@@ -85,7 +85,10 @@ async def load_tables(config: "GraphRagConfig", root: Path) -> IndexTables:
     from graphrag_storage.tables.table_provider_factory import create_table_provider
 
     _check_output_link(config, root)
-    no_index = f"no index in {output_dir(config)}; build it with: graphrag-mcp index DATA_PATH --index-path {root}"
+    no_index = (
+        f"no index in {output_dir(config)}; build it with: graphrag-mcp index DATA_PATH "
+        f"--index-path {root}"
+    )
     if config.output_storage.type == "file" and not output_dir(config).is_dir():
         raise IndexNotFoundError(
             no_index
@@ -250,7 +253,10 @@ def vector_problems(config: "GraphRagConfig", root: Path) -> dict[str, str]:
         db = lancedb.connect(str(uri))
         present = set(db.list_tables().tables)
     except Exception as error:  # noqa: BLE001 - an unreadable store is reported for every embedding
-        reason = f"cannot open the vector store {uri} ({type(error).__name__}: {error}); {rebuild_hint(root)}"
+        reason = (
+            f"cannot open the vector store {uri} ({type(error).__name__}: {error}); "
+            f"{rebuild_hint(root)}"
+        )
         return dict.fromkeys(expected_vector_tables(config), reason)
     problems: dict[str, str] = {}
     for name, table in expected_vector_tables(config).items():
@@ -262,6 +268,7 @@ def vector_problems(config: "GraphRagConfig", root: Path) -> dict[str, str]:
             db.open_table(table).count_rows()
         except Exception as error:  # noqa: BLE001 - any failure to open it is damage to report
             problems[name] = (
-                f"cannot read vector table {path} ({type(error).__name__}: {error}); {rebuild_hint(root)}"
+                f"cannot read vector table {path} ({type(error).__name__}: {error}); "
+                f"{rebuild_hint(root)}"
             )
     return problems

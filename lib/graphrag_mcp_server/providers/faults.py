@@ -171,24 +171,26 @@ def advice(
                 f"wait {asked.group(1)} s (the provider's Retry-After)" if asked else "wait a while"
             )
             return (
-                f"The provider's rate limit was reached: {wait} and {again}, or lower concurrent_requests in "
-                f"{settings}{meanwhile}"
+                f"The provider's rate limit was reached: {wait} and {again}, or lower "
+                f"concurrent_requests in {settings}{meanwhile}"
             )
         case FaultKind.FAILED:
             return (
-                f"The provider failed, not the settings: a retry may succeed ({again}); if it keeps failing, "
-                f"check that the provider at api_base in {settings} is up{meanwhile}"
+                f"The provider failed, not the settings: a retry may succeed ({again}); if it "
+                f"keeps failing, check that the provider at api_base in {settings} is "
+                f"up{meanwhile}"
             )
         case FaultKind.TIMEOUT:
             return (
-                f"The provider did not answer in time: a retry may succeed ({again}); a slow model needs a larger "
-                f"call_args.timeout in {settings}{meanwhile}"
+                f"The provider did not answer in time: a retry may succeed ({again}); a slow "
+                f"model needs a larger call_args.timeout in {settings}{meanwhile}"
             )
         case FaultKind.UNREADABLE:
             return (
-                f"The provider's answer was cut short or not in the form asked for (JSON, or a stream of chunks): "
-                f"a retry may succeed ({again}); if it keeps happening, check that api_base in {settings} is an "
-                f"OpenAI-compatible endpoint{meanwhile}"
+                "The provider's answer was cut short or not in the form asked for (JSON, or "
+                f"a stream of chunks): a retry may succeed ({again}); if it keeps happening, "
+                f"check that api_base in {settings} is an OpenAI-compatible "
+                f"endpoint{meanwhile}"
             )
     return f"Check the model name, base URL and request settings in {settings}"
 
@@ -201,7 +203,10 @@ def provider_failure(
     if (found := provider_error(error)) is None:
         return None
     reason = describe(found)
-    return f"the model provider failed: {reason.rstrip('.')}. {advice(fault_kind(found), operation, settings, reason)}"
+    return (
+        f"the model provider failed: {reason.rstrip('.')}. "
+        f"{advice(fault_kind(found), operation, settings, reason)}"
+    )
 
 
 def _kind_of_status(status: int | None) -> FaultKind:

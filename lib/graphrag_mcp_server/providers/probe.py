@@ -89,8 +89,10 @@ async def probe_models(
             if not isinstance(error.__cause__, TimeoutError):
                 raise
             logger.warning(
-                "model %s gave no extraction of a %d-word passage within %g s (a slow model): indexing "
-                "goes on without checking its format",
+                (
+                    "model %s gave no extraction of a %d-word passage within %g s (a slow "
+                    "model): indexing goes on without checking its format"
+                ),
                 name,
                 SAMPLE_WORDS,
                 timeout * EXTRACTION_TIMES,
@@ -200,17 +202,20 @@ class _Recorded:
 def _failed(name: str, model: "ModelConfig", reason: str, kind: FaultKind) -> str:
     where = f" at {model.api_base}" if model.api_base else ""
     return (
-        f"the model provider failed before indexing started: model {name} ({model.model_provider}/{model.model}"
-        f"{where}): {reason}. {advice(kind, Operation.BUILD, reason=reason)}"
+        f"the model provider failed before indexing started: model {name} "
+        f"({model.model_provider}/{model.model}{where}): {reason}. "
+        f"{advice(kind, Operation.BUILD, reason=reason)}"
     )
 
 
 def _unparsable(name: str, model: "ModelConfig", answer: str) -> str:
     shown = " ".join(answer.split())[:SHOWN_CHARACTERS]
     return (
-        f"indexing did not start: model {name} ({model.model_provider}/{model.model}) answered graphrag's "
-        "extraction prompt, but no entity could be parsed from its answer: it does not write graphrag's extraction "
-        'format (("entity"<|>NAME<|>TYPE<|>DESCRIPTION) records), so indexing would find no entities. Use a larger '
-        "model for extract_graph in settings.yaml, or adapt the prompts to this model and corpus with "
-        f"`graphrag-mcp tune`. It answered: {json.dumps(shown) if shown else '(nothing)'}"
+        f"indexing did not start: model {name} ({model.model_provider}/{model.model}) answered "
+        "graphrag's extraction prompt, but no entity could be parsed from its answer: it does "
+        "not write graphrag's extraction format "
+        '(("entity"<|>NAME<|>TYPE<|>DESCRIPTION) records), so indexing would find no entities. '
+        "Use a larger model for extract_graph in settings.yaml, or adapt the prompts to this "
+        "model and corpus with `graphrag-mcp tune`. "
+        f"It answered: {json.dumps(shown) if shown else '(nothing)'}"
     )

@@ -104,7 +104,10 @@ def _sampling_functions(model: str, tokenizer: "Tokenizer") -> tuple[Any, Any]:
     ) -> llm_types.LLMCompletionResponse | AsyncIterator[llm_types.LLMCompletionChunk]:
         client = _client.get()
         if client is None:
-            msg = "the sampling model was called outside a client's tool call (indexing needs a model in settings.yaml)"
+            msg = (
+                "the sampling model was called outside a client's tool call (indexing needs "
+                "a model in settings.yaml)"
+            )
             raise SamplingUnavailableError(msg)
         system, conversation = _sampling_messages(kwargs["messages"])
         system = (system or "") + _format_instruction(kwargs) or None

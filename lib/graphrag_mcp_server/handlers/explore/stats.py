@@ -128,8 +128,9 @@ def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIss
             IndexIssue(
                 severity="error",
                 message=(
-                    f"{found}: searches cannot embed a query for these tables; rebuild with: graphrag-mcp index DATA_PATH "
-                    "(it embeds everything again), or set vector_size in settings.yaml to the model's width"
+                    f"{found}: searches cannot embed a query for these tables; rebuild with: "
+                    "graphrag-mcp index DATA_PATH (it embeds everything again), or set "
+                    "vector_size in settings.yaml to the model's width"
                 ),
             )
         )
@@ -138,8 +139,8 @@ def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIss
             IndexIssue(
                 severity="warning",
                 message=(
-                    f"settings.yaml differs from what the served version was built with: {change}; run graphrag-mcp index "
-                    "DATA_PATH to apply it"
+                    "settings.yaml differs from what the served version was built with: "
+                    f"{change}; run graphrag-mcp index DATA_PATH to apply it"
                 ),
             )
             for change in built_with.changes(before, built_with.built_with(config))
@@ -147,8 +148,10 @@ def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIss
     in_communities = {entity for ids in tables.communities["entity_ids"] for entity in ids}
     if orphans := int((~tables.entities["id"].isin(in_communities)).sum()):
         fix = (
-            "set cluster_graph.use_lcc: false in settings.yaml (it clusters only the largest connected "
-            "component) and rebuild"
+            (
+                "set cluster_graph.use_lcc: false in settings.yaml (it clusters only the largest "
+                "connected component) and rebuild"
+            )
             if config.cluster_graph.use_lcc
             else "rebuild"
         )
@@ -156,8 +159,9 @@ def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIss
             IndexIssue(
                 severity="warning",
                 message=(
-                    f"{orphans} of {len(tables.entities)} entities belong to no community, so local, global and drift search "
-                    f"never see them; {fix} with: graphrag-mcp index DATA_PATH --full (every entity gets a community)"
+                    f"{orphans} of {len(tables.entities)} entities belong to no community, so "
+                    f"local, global and drift search never see them; {fix} with: graphrag-mcp "
+                    "index DATA_PATH --full (every entity gets a community)"
                 ),
             )
         )
@@ -213,8 +217,9 @@ def _report_issues(tables: IndexTables) -> list[IndexIssue]:
             IndexIssue(
                 severity="warning",
                 message=(
-                    f"{len(empty)} community reports have no findings (communities {_listed(empty['community'])}): "
-                    "they were written from an empty context; rebuild them with: graphrag-mcp index DATA_PATH --full"
+                    f"{len(empty)} community reports have no findings (communities "
+                    f"{_listed(empty['community'])}): they were written from an empty "
+                    "context; rebuild them with: graphrag-mcp index DATA_PATH --full"
                 ),
             )
         )
@@ -224,9 +229,10 @@ def _report_issues(tables: IndexTables) -> list[IndexIssue]:
             IndexIssue(
                 severity="warning",
                 message=(
-                    f"{len(repeated)} community reports repeat another's text word for word (communities "
-                    f"{_listed(repeated['community'])}): a report says nothing of its own community; rebuild them with: "
-                    "graphrag-mcp index DATA_PATH --full"
+                    f"{len(repeated)} community reports repeat another's text word for word "
+                    f"(communities {_listed(repeated['community'])}): a report says nothing "
+                    "of its own community; rebuild them with: graphrag-mcp index DATA_PATH "
+                    "--full"
                 ),
             )
         )

@@ -145,10 +145,10 @@ def embedding_width_checked() -> Iterator[None]:
             raise
         query, held = widths.groups()
         msg = (
-            f"the embedding model returns query vectors of {query} numbers, but the index's vector tables hold "
-            f"vectors of {held}: the model changed since the index was built. Embed everything again with: "
-            "graphrag-mcp index DATA_PATH --full, or point settings.yaml back at the model the index was "
-            "built with"
+            f"the embedding model returns query vectors of {query} numbers, but the index's "
+            f"vector tables hold vectors of {held}: the model changed since the index was "
+            "built. Embed everything again with: graphrag-mcp index DATA_PATH --full, or "
+            "point settings.yaml back at the model the index was built with"
         )
         raise EmbeddingMismatchError(msg) from None
 
@@ -207,7 +207,10 @@ async def run_search(
         advised = (
             advice(kind_of(reason), Operation.SEARCH, reason=reason) if usage.last_error else ""
         )
-        msg = f"the model provider failed: all {usage.failed_calls} model calls failed; last error: {reason.rstrip('.')}"
+        msg = (
+            f"the model provider failed: all {usage.failed_calls} model calls failed; last "
+            f"error: {reason.rstrip('.')}"
+        )
         raise ModelCallsFailedError(f"{msg}. {advised}" if advised else msg)
     model = _answer_model(config, search_type)
     if not answer.strip():
@@ -344,11 +347,14 @@ def _timeout_message(
     cause = (
         f"the model provider's last error: {last_error}"
         if last_error
-        else f"the model provider ({where}) did not answer in time (slow, overloaded or unreachable)"
+        else (
+            f"the model provider ({where}) did not answer in time (slow, overloaded or unreachable)"
+        )
     )
     return (
-        f"{waited}; {cause}. Try context_only=true (no model call: answer from the context yourself), a cheaper "
-        "search (local_search or basic_search: one model call), or a larger timeout_seconds"
+        f"{waited}; {cause}. Try context_only=true (no model call: answer from the context "
+        "yourself), a cheaper search (local_search or basic_search: one model call), or a "
+        "larger timeout_seconds"
     )
 
 
@@ -360,17 +366,18 @@ def _no_answer_message(
     empty answer."""
     if model.type == "mcp_sampling":
         return (
-            f"{search_type.value} search got no answer: the MCP client's model (sampling) answered no text; "
-            "ask again, or use context_only=true and answer from the context"
+            f"{search_type.value} search got no answer: the MCP client's model (sampling) "
+            "answered no text; ask again, or use context_only=true and answer from the "
+            "context"
         )
     where = (
         f"{model.model_provider}/{model.model}{f' at {model.api_base}' if model.api_base else ''}"
     )
     error = f"; the model provider's last error: {last_error}" if last_error else ""
     return (
-        f"the model provider failed: the answer of {where} to the {search_type.value} search could not be read: "
-        f"it held no text (a body that is not the stream of answer chunks asked for, or an empty one){error}. "
-        f"{advice(FaultKind.UNREADABLE, Operation.SEARCH)}"
+        f"the model provider failed: the answer of {where} to the {search_type.value} search "
+        "could not be read: it held no text (a body that is not the stream of answer chunks "
+        f"asked for, or an empty one){error}. {advice(FaultKind.UNREADABLE, Operation.SEARCH)}"
     )
 
 

@@ -63,7 +63,10 @@ def _terms(text: str, count: int) -> list[str]:
 def domain(request: Request) -> str:
     """A domain named by the sample's three most frequent terms."""
     terms = _terms(_sample(request, "\nDomain:"), 3) or ["general", "documents", "records"]
-    return f"{terms[0].capitalize()}, {', '.join(terms[1:-1]) + ' and ' if len(terms) > 2 else ''}{terms[-1]}"
+    return (
+        f"{terms[0].capitalize()}, "
+        f"{', '.join(terms[1:-1]) + ' and ' if len(terms) > 2 else ''}{terms[-1]}"
+    )
 
 
 def language(request: Request) -> str:
@@ -82,9 +85,10 @@ def persona(request: Request) -> str:
     """An expert of the task's domain, in the form the prompt asks for."""
     topic = _task_domain(request.query)
     return (
-        f"You are an expert analyst of {topic}. You are skilled at reading records of {topic} and mapping the "
-        "people, organisations, places and events in them, and how they connect. You are adept at helping people "
-        f"identify the relations and structure of the community of interest within {topic}."
+        f"You are an expert analyst of {topic}. You are skilled at reading records of {topic} "
+        "and mapping the people, organisations, places and events in them, and how they "
+        "connect. You are adept at helping people identify the relations and structure of "
+        f"the community of interest within {topic}."
     )
 
 
@@ -93,8 +97,9 @@ def report_rating(request: Request) -> str:
     found = _PERSONA_TOPIC.search(request.query)
     topic = found.group(1) if found else "the documents"
     return (
-        f"A float score between 0-10 that represents how relevant the text is to {topic}, with 1 being trivial "
-        f"or unrelated to {topic} and 10 being central to understanding it."
+        f"A float score between 0-10 that represents how relevant the text is to {topic}, "
+        f"with 1 being trivial or unrelated to {topic} and 10 being central to understanding "
+        "it."
     )
 
 
@@ -131,10 +136,10 @@ def reporter_role(request: Request) -> str:
     names = find_entities(_sample(request, "\nRole:")).names[:3]
     about = f"records naming {', '.join(names)}" if names else "its records"
     return (
-        f"analyst of {topic} who is reviewing {about}, given a list of entities that belong to the "
-        "community as well as their relationships and optional associated claims. The report will be used to "
-        "inform decision-makers about significant developments associated with the community and their "
-        "potential impact."
+        f"analyst of {topic} who is reviewing {about}, given a list of entities that belong "
+        "to the community as well as their relationships and optional associated claims. The "
+        "report will be used to inform decision-makers about significant developments "
+        "associated with the community and their potential impact."
     )
 
 
