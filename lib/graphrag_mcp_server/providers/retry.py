@@ -59,7 +59,7 @@ class ObservedRetry:
                 response = _well_formed(func(**input_args), input_args)
                 call_succeeded()
                 return response
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - _next_wait re-raises what is not retried
                 wait = self._next_wait(error, attempt, started)
                 attempt += 1
                 time.sleep(wait)
@@ -77,7 +77,7 @@ class ObservedRetry:
                 response = _well_formed(await func(**input_args), input_args)
                 call_succeeded()
                 return response
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - _next_wait re-raises what is not retried
                 wait = self._next_wait(error, attempt, started)
                 attempt += 1
                 await asyncio.sleep(wait)
