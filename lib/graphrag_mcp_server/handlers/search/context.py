@@ -16,15 +16,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.prepared import prepared
-from graphrag_mcp_server.handlers.results import (
-    ContextEntity,
-    ContextRelationship,
-    ContextReport,
-    ContextTextUnit,
-    SearchContext,
-    SearchResult,
-)
+from graphrag_mcp_server.handlers.results import SearchResult
 from graphrag_mcp_server.handlers.search.engines import basic_engine, local_engine
+from graphrag_mcp_server.handlers.search.entries import typed_context
 from graphrag_mcp_server.handlers.search.run import (
     SearchType,
     check_ready,
@@ -43,8 +37,6 @@ if TYPE_CHECKING:
     from graphrag.query.context_builder.builders import ContextBuilderResult
     from graphrag.query.structured_search.basic_search.basic_context import BasicSearchContext
     from graphrag.query.structured_search.local_search.mixed_context import LocalSearchMixedContext
-
-    from graphrag_mcp_server.handlers.prepared import Lookup
 
 logger = logging.getLogger(__name__)
 
@@ -137,7 +129,13 @@ def search_context(
     return SearchResult(
         type=search_type.value,
         answer=None,
-        context=_described(part, tables, max_tokens),
+        context=typed_context(
+            part.records,
+            tables,
+            max_tokens=max_tokens,
+            tokens=part.tokens,
+            omitted=part.omitted,
+        ),
         sources=find_sources("", frames, tables),
         context_counts={kind: len(frame) for kind, frame in frames},
         llm_calls=usage.llm_calls,
@@ -439,76 +437,3 @@ def _report_similarity(config: "GraphRagConfig", query: str, embedder: Any) -> d
         include_vectors=False,
     )
     return {str(result.document.id): float(result.score) for result in found}
-
-
-def _described(part: _Part, tables: IndexTables, max_tokens: int) -> SearchContext:
-    """The part's records as typed context entries, each with the titles of its documents."""
-    lookup = prepared(tables).lookup()
-    records = part.records
-    return SearchContext(
-        entities=[_entity(row, lookup) for row in _rows(records.get("entities"))],
-        relationships=[_relationship(row, lookup) for row in _rows(records.get("relationships"))],
-        reports=[_report(row, lookup) for row in _rows(records.get("reports"))],
-        text_units=[
-            unit
-            for row in _rows(records.get("sources"))
-            if (unit := _text_unit(row, lookup)) is not None
-        ],
-        max_tokens=max_tokens,
-        tokens=part.tokens,
-        omitted=part.omitted,
-    )
-
-
-def _rows(frame: "pd.DataFrame | None") -> list[dict[str, Any]]:
-    return [] if frame is None else frame.to_dict("records")
-
-
-def _entity(row: dict[str, Any], lookup: "Lookup") -> ContextEntity:
-    """An entities record (id, entity, description...)."""
-    short_id = str(row["id"])
-    title, kind = lookup.entities.get(short_id, ("", None))
-    return ContextEntity(
-        id=short_id,
-        name=str(row.get("entity", title)),
-        type=str(kind or ""),
-        description=str(row.get("description") or ""),
-        documents=lookup.documents(lookup.text_units_of["entities"].get(short_id)),
-    )
-
-
-def _relationship(row: dict[str, Any], lookup: "Lookup") -> ContextRelationship:
-    """A relationships record (id, source, target, description, weight)."""
-    short_id = str(row["id"])
-    return ContextRelationship(
-        id=short_id,
-        source=str(row["source"]),
-        target=str(row["target"]),
-        description=str(row.get("description") or ""),
-        weight=float(row.get("weight") or 0),
-        documents=lookup.documents(lookup.text_units_of["relationships"].get(short_id)),
-    )
-
-
-def _report(row: dict[str, Any], lookup: "Lookup") -> ContextReport:
-    """A reports record (id = community, title, content; rating and similarity when ranked here)."""
-    community = str(row["id"])
-    rating = row.get("rating", lookup.ratings.get(community))
-    return ContextReport(
-        community=community,
-        title=str(row.get("title") or ""),
-        content=str(row.get("content") or ""),
-        rating=None if rating is None else float(rating),
-        similarity=row.get("similarity"),
-        documents=lookup.documents(lookup.text_units_of["reports"].get(community)),
-    )
-
-
-def _text_unit(row: dict[str, Any], lookup: "Lookup") -> ContextTextUnit | None:
-    """A sources record (id = the text unit's short id, text)."""
-    unit_id = lookup.unit_ids.get(str(row["id"]))
-    if unit_id is None:
-        return None
-    return ContextTextUnit(
-        id=unit_id, document=lookup.document_of.get(unit_id, ""), text=str(row["text"])
-    )
