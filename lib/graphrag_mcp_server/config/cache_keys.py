@@ -29,7 +29,7 @@ SPACE_BREAK = re.compile(f" [{BREAKS}]")
 SPACE = re.compile(" ")
 
 
-class FastDumper(yaml.Dumper):
+class FastDumper(yaml.Dumper):  # type: ignore[misc]  # PyYAML has no type stubs installed
     """PyYAML's pure-Python Dumper with its string analysis and double-quoted writer vectorised.
 
     Only for `yaml.dump` to a str without allow_unicode, graphrag's call; anything else falls back

@@ -79,9 +79,9 @@ def plain_logs(level: str) -> None:
     redact and bound every line of every handler there is now, uvicorn's included. Idempotent."""
     root = logging.getLogger()
     if not root.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter(FORMAT))
-        root.addHandler(handler)
+        stderr_handler = logging.StreamHandler(sys.stderr)
+        stderr_handler.setFormatter(logging.Formatter(FORMAT))
+        root.addHandler(stderr_handler)
         root.setLevel(level.upper())
     for logger in (
         root,

@@ -11,7 +11,7 @@ borrows a set no other search is using, reset to how graphrag reads them, and gi
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from graphrag_mcp_server.handlers.tables import IndexTables
 
@@ -26,6 +26,15 @@ if TYPE_CHECKING:
     from graphrag_vectors import VectorStore
 
 T = TypeVar("T")
+
+
+class _Attributed(Protocol):
+    """A graphrag object a context builder writes into (its `attributes`)."""
+
+    attributes: dict[str, Any] | None
+
+
+A = TypeVar("A", bound=_Attributed)
 DEFAULT_LEVEL = 2
 """The community level the tools search by default: what `warm` prepares."""
 KEPT_SETS = 4
@@ -36,8 +45,10 @@ go."""
 def prepared(tables: IndexTables) -> "Prepared":
     """graphrag's query objects and short-id lookups for these tables, made on first use and kept
     with them."""
-    kept = tables.derived.get("prepared")
-    return kept if kept is not None else tables.derived.setdefault("prepared", Prepared(tables))
+    kept: Prepared | None = tables.derived.get("prepared")
+    if kept is None:
+        kept = tables.derived.setdefault("prepared", Prepared(tables))
+    return kept
 
 
 class Prepared:
@@ -45,9 +56,8 @@ class Prepared:
 
     def __init__(self, tables: IndexTables) -> None:
         self._tables = tables
-        self._lock = (
-            threading.RLock()
-        )  # a lent set can come back from a generator finalised under it
+        # reentrant: a lent set can come back from a generator finalised under it
+        self._lock = threading.RLock()
         self._objects: dict[Hashable, Any] = {}
         self._lent: dict[Hashable, list[list[Any]]] = {}
 
@@ -57,10 +67,11 @@ class Prepared:
         with self._lock:
             if key not in self._objects:
                 self._objects[key] = make()
-            return self._objects[key]
+            made: T = self._objects[key]  # what `make` returned for this key
+            return made
 
     @contextmanager
-    def _borrowed(self, key: Hashable, make: Callable[[], list[T]]) -> Iterator[list[T]]:
+    def _borrowed(self, key: Hashable, make: Callable[[], list[A]]) -> Iterator[list[A]]:
         """A set of objects graphrag writes into that no other search holds: kept from earlier
         searches (reset), or made anew when every kept set is in use (then kept if fewer than
         KEPT_SETS are)."""

@@ -227,7 +227,8 @@ def _unchanged_vector_record(config: "GraphRagConfig") -> dict[str, dict[str, An
     if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
         return None
     try:
-        record = json.loads((output_dir(config) / VECTOR_RECORD).read_text(encoding="utf-8"))
+        text = (output_dir(config) / VECTOR_RECORD).read_text(encoding="utf-8")
+        record: dict[str, dict[str, Any]] = json.loads(text)
     except (OSError, ValueError):
         return None
     uri = Path(config.vector_store.db_uri)

@@ -53,23 +53,21 @@ async def probe_models(
     from graphrag_llm.completion import create_completion
     from graphrag_llm.embedding import create_embedding
 
+    def completion_call(model: "ModelConfig") -> Callable[[], Awaitable[Any]]:
+        return lambda: create_completion(model).completion_async(
+            messages="Reply with OK.", max_tokens=1
+        )
+
+    def embedding_call(model: "ModelConfig") -> Callable[[], Awaitable[Any]]:
+        return lambda: create_embedding(model).embedding_async(input=["ok"])
+
     calls: list[tuple[str, ModelConfig, Callable[[], Awaitable[Any]]]] = []
     for name, model in config.completion_models.items():
         if model.type not in LOCAL_TYPES:
-            calls.append(
-                (
-                    name,
-                    model,
-                    lambda m=model: create_completion(m).completion_async(
-                        messages="Reply with OK.", max_tokens=1
-                    ),
-                )
-            )
+            calls.append((name, model, completion_call(model)))
     for name, model in config.embedding_models.items():
         if model.type not in LOCAL_TYPES:
-            calls.append(
-                (name, model, lambda m=model: create_embedding(m).embedding_async(input=["ok"]))
-            )
+            calls.append((name, model, embedding_call(model)))
     dimensions: dict[str, int] = {}
     for name, model, call in calls:
         answer = await _checked(name, model, call, timeout)
@@ -131,8 +129,8 @@ async def check_extraction(
 
     model = _Recorded(create_completion(model_config))
     extractor = GraphExtractor(
-        model,
-        config.extract_graph.resolved_prompts().extraction_prompt,  # type: ignore[arg-type]
+        model,  # type: ignore[arg-type]  # wraps an LLMCompletion: what GraphExtractor calls
+        config.extract_graph.resolved_prompts().extraction_prompt,
         max_gleanings=0,
     )
     entities, _ = await extractor(text, config.extract_graph.entity_types, source_id="probe")

@@ -95,13 +95,13 @@ def _format_instruction(kwargs: dict[str, Any]) -> str:
 
 
 def _sampling_functions(model: str, tokenizer: "Tokenizer") -> tuple[Any, Any]:
-    def _sync(**_: Any) -> llm_types.LLMCompletionResponse:
+    def _sync(**_: Any) -> llm_types.LLMCompletionResponse[Any]:
         msg = "the sampling model answers only asynchronous calls (graphrag's searches)"
         raise SamplingUnavailableError(msg)
 
     async def _sample(
         **kwargs: Any,
-    ) -> llm_types.LLMCompletionResponse | AsyncIterator[llm_types.LLMCompletionChunk]:
+    ) -> llm_types.LLMCompletionResponse[Any] | AsyncIterator[llm_types.LLMCompletionChunk]:
         client = _client.get()
         if client is None:
             msg = (

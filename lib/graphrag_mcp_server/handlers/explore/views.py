@@ -86,8 +86,8 @@ class TextUnitDetail(BaseModel):
     entities: list[str]
 
 
-def _short(text: Any) -> str:
-    text = str(text or "")
+def _short(value: Any) -> str:
+    text = str(value or "")
     return (
         text
         if len(text) <= DESCRIPTION_CHARS

@@ -170,7 +170,8 @@ class _RememberedEmbedder:
     shares its embedding."""
 
     def __init__(self, model: Any) -> None:
-        self._model, self._answers = model, {}
+        self._model = model
+        self._answers: dict[tuple[str, ...], Any] = {}
 
     def embedding(self, *, input: list[str], **kwargs: Any) -> Any:
         """The model's embedding response for `input`, asked for once."""
