@@ -176,11 +176,6 @@ async def run_search(
     the model streams it (graphrag's `*_search_streaming`): the same answer either way.
     """
     check_ready(config, tables, search_type, answer=True)
-    scope = {
-        "level": community_level,
-        "entity_types": entity_types,
-        "dynamic": dynamic_community_selection,
-    }
     started = time.perf_counter()
     with track_usage() as usage, answer_by(timeout), embedding_width_checked():
         try:
@@ -193,7 +188,9 @@ async def run_search(
                     response_type,
                     callbacks or [],
                     on_text,
-                    **scope,
+                    level=community_level,
+                    entity_types=entity_types,
+                    dynamic=dynamic_community_selection,
                 ),
                 timeout,
             )
@@ -258,24 +255,30 @@ async def _answered(
     )
 
     log_to_query_log(config)
-    context: Any = {}
 
-    def on_context(records: Any) -> None:
-        nonlocal context
-        context = records
+    class ContextCollector(NoopQueryCallbacks):
+        """Keeps the context the engine reports (the records it answered from)."""
 
-    collector = NoopQueryCallbacks()
-    collector.on_context = on_context  # type: ignore[method-assign]
-    common = {"response_type": response_type, "callbacks": [*callbacks, collector]}
+        def __init__(self) -> None:
+            self.context: Any = {}
+
+        def on_context(self, context: Any) -> None:
+            self.context = context
+
+    collector = ContextCollector()
+    every_callback = [*callbacks, collector]
+    engine: AbstractContextManager[Any]
     match search_type:
         case SearchType.LOCAL:
-            engine = local_engine(config, tables, level, entity_types, **common)
+            engine = local_engine(
+                config, tables, level, entity_types, response_type, every_callback
+            )
         case SearchType.BASIC:
-            engine = basic_engine(config, tables, **common)
+            engine = basic_engine(config, tables, response_type, every_callback)
         case SearchType.GLOBAL:
-            engine = global_engine(config, tables, level, dynamic, **common)
+            engine = global_engine(config, tables, level, dynamic, response_type, every_callback)
         case SearchType.DRIFT:
-            engine = drift_engine(config, tables, level, **common)
+            engine = drift_engine(config, tables, level, response_type, every_callback)
     build_now = search_type is not SearchType.DRIFT and not (
         search_type is SearchType.GLOBAL and dynamic
     )
@@ -286,7 +289,7 @@ async def _answered(
             pieces.append(chunk)
             if on_text is not None and chunk:
                 await on_text(chunk)
-    return "".join(pieces), context
+    return "".join(pieces), collector.context
 
 
 def log_to_query_log(config: "GraphRagConfig") -> None:
