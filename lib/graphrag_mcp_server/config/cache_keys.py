@@ -3,9 +3,9 @@
 graphrag hashes each model request's arguments, prompts included, as the YAML that PyYAML's
 pure-Python emitter writes (`graphrag_common.hasher.hash_data`); scanning every character of a
 prompt twice in Python takes ~15 ms, paid on every model call. `FastDumper` is that emitter with its
-two per-character loops (analysing a string, writing it double-quoted) done with regular
-expressions and jumps between the only positions where anything can happen. Every other part of
-the output is PyYAML's own, so a cache written by `graphrag index` is found, and the other way round.
+two per-character loops (analysing a string, writing it double-quoted) done with regular expressions
+and jumps between the only positions where anything can happen. Every other part of the output is
+PyYAML's own, so a cache written by `graphrag index` is found, and the other way round.
 """
 
 import hashlib
@@ -29,10 +29,11 @@ SPACE_BREAK = re.compile(f" [{BREAKS}]")
 SPACE = re.compile(" ")
 
 
-class FastDumper(yaml.Dumper):
+class FastDumper(yaml.Dumper):  # type: ignore[misc]  # PyYAML has no type stubs installed
     """PyYAML's pure-Python Dumper with its string analysis and double-quoted writer vectorised.
 
-    Only for `yaml.dump` to a str without allow_unicode, graphrag's call; anything else falls back to PyYAML.
+    Only for `yaml.dump` to a str without allow_unicode, graphrag's call; anything else falls back
+    to PyYAML.
     """
 
     def analyze_scalar(self, scalar: str) -> ScalarAnalysis:
@@ -84,8 +85,8 @@ class FastDumper(yaml.Dumper):
         )
 
     def write_double_quoted(self, text: str, split: bool = True) -> None:
-        """PyYAML's double-quoted writer, visiting only escapes, the character after each, and the first
-        space past the line width (where it folds); nothing happens at any other position."""
+        """PyYAML's double-quoted writer, visiting only escapes, the character after each, and the
+        first space past the line width (where it folds); nothing happens at any other position."""
         if self.allow_unicode or self.encoding:
             super().write_double_quoted(text, split)
             return
@@ -112,7 +113,8 @@ class FastDumper(yaml.Dumper):
         return event
 
     def _double_quoted_step(self, text: str, end: int, split: bool) -> bool:
-        """The body of PyYAML's write_double_quoted loop at position `end`; True when it wrote an escape."""
+        """The body of PyYAML's write_double_quoted loop at position `end`; True when it wrote an
+        escape."""
         ch = text[end] if end < len(text) else None
         escaped = ch is not None and ESCAPED.match(ch) is not None
         if ch is None or escaped:

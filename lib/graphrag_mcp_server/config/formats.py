@@ -1,4 +1,5 @@
-"""The document formats a data folder may hold, by file suffix, grouped by the graphrag reader that reads them."""
+"""The document formats a data folder may hold, by file suffix, grouped by the graphrag reader that
+reads them."""
 
 TEXT = {".txt", ".md", ".markdown"}
 OFFICE = {".docx", ".pptx", ".xlsx"}

@@ -1,4 +1,5 @@
-"""An index root: graphrag's settings.yaml, written by graphrag's own init and loaded by its loader."""
+"""An index root: graphrag's settings.yaml, written by graphrag's own init and loaded by its
+loader."""
 
 import os
 from collections.abc import Iterator
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 
 SETTINGS_FILE = "settings.yaml"
 INPUT_FILE_PATTERN = r"(^|/)[^./][^/]*\.(" + "|".join(SUFFIXES) + ")$"
-"""Every format handlers/indexing/readers.py reads (text, Markdown, PDF, Office, HTML, CSV, JSON), hidden files excluded."""
+"""Every format handlers/indexing/readers.py reads (text, Markdown, PDF, Office, HTML, CSV, JSON),
+hidden files excluded."""
 
 
 def _replace_between(text: str, start: str, end: str, new: str) -> str:
@@ -42,8 +44,8 @@ def write_index_root(
     force: bool = False,
     api_base: str | None = None,
 ) -> Path:
-    """Write settings.yaml and prompts/ with graphrag's init, then set the models for `provider`, both at
-    `api_base` when given."""
+    """Write settings.yaml and prompts/ with graphrag's init, then set the models for `provider`,
+    both at `api_base` when given."""
     prepare_graphrag()
     from graphrag.cli.initialize import initialize_project_at
 
@@ -57,10 +59,16 @@ def write_index_root(
     )
     settings = root / SETTINGS_FILE
     if api_base is not None and provider is Provider.OFFLINE:
-        msg = "--api-base is for a provider's models; the offline model calls none (choose --provider openai, ...)"
+        msg = (
+            "--api-base is for a provider's models; the offline model calls none (choose "
+            "--provider openai, ...)"
+        )
         raise ConfigError(msg)
     if settings.exists() and not force:
-        msg = f"{settings} already exists; add --force to overwrite it (prompts you edited are kept only without --force)"
+        msg = (
+            f"{settings} already exists; add --force to overwrite it (prompts you edited are "
+            "kept only without --force)"
+        )
         raise ConfigError(msg)
     initialize_project_at(root, force=force, model=model, embedding_model=embedding_model)
 
@@ -92,21 +100,27 @@ def write_index_root(
         if provider is Provider.OFFLINE
         else text
     )
-    # cluster every connected component: graphrag's default keeps only the largest (docs/configuration.md)
-    every_component = "cluster_graph:\n  use_lcc: false  # cluster every connected component, not only the largest\n"
+    # cluster every connected component: graphrag's default keeps only the largest
+    # (docs/configuration.md)
+    every_component = (
+        "cluster_graph:\n"
+        "  use_lcc: false  # cluster every connected component, not only the largest\n"
+    )
     text = text.replace("cluster_graph:\n", every_component, 1)
     # graphrag's init writes prompts/drift_reduce_prompt.txt but points settings elsewhere
     text = text.replace("prompts/drift_search_reduce_prompt.txt", "prompts/drift_reduce_prompt.txt")
     settings.write_text(text, encoding="utf-8")
     (root / ".env").write_text(
-        "# Credentials for settings.yaml; the environment wins over this file.\n# GRAPHRAG_API_KEY=\n",
+        "# Credentials for settings.yaml; the environment wins over this file.\n"
+        "# GRAPHRAG_API_KEY=\n",
         encoding="utf-8",
     )
     return settings
 
 
 UNSET_CREDENTIAL = "unset-environment-variable:"
-"""Stands in for a ${VAR} that is not set, when the caller needs no model (see require_credentials)."""
+"""Stands in for a ${VAR} that is not set, when the caller needs no model (see
+require_credentials)."""
 
 
 def load_index_config(
@@ -149,8 +163,9 @@ def _load_without_credentials(root: Path, overrides: dict[str, Any] | None) -> "
 
 
 def use_models(config: "GraphRagConfig") -> None:
-    """Import LiteLLM, register this project's model providers, point the config's models at its usage
-    accounting: what a config loaded without models needs before its first model call (idempotent)."""
+    """Import LiteLLM, register this project's model providers, point the config's models at its
+    usage accounting: what a config loaded without models needs before its first model call
+    (idempotent)."""
     from graphrag_mcp_server.providers import register_providers
     from graphrag_mcp_server.providers.usage import enable_usage_tracking
 
@@ -179,8 +194,9 @@ def require_credentials(config: "GraphRagConfig", model_ids: list[str]) -> None:
         if key is not None and key.startswith(UNSET_CREDENTIAL):
             variable = key.removeprefix(UNSET_CREDENTIAL)
             msg = (
-                f"model {model_id} needs the environment variable {variable}: export it where the server runs (or "
-                "put it in the index root's .env); context_only searches and statistics work without it"
+                f"model {model_id} needs the environment variable {variable}: export it where "
+                "the server runs (or put it in the index root's .env); context_only searches "
+                "and statistics work without it"
             )
             raise ConfigError(msg)
 
@@ -193,7 +209,10 @@ def _load(root: Path, overrides: dict[str, Any] | None) -> "GraphRagConfig":
 
     root = root.resolve()
     if not (root / SETTINGS_FILE).exists():
-        msg = f"no index at {root} (no {SETTINGS_FILE}); build one with: graphrag-mcp index DATA_PATH --index-path {root}"
+        msg = (
+            f"no index at {root} (no {SETTINGS_FILE}); build one with: graphrag-mcp index "
+            f"DATA_PATH --index-path {root}"
+        )
         raise IndexNotFoundError(msg)
     try:
         config = load_config(root_dir=root, cli_overrides=overrides)
@@ -202,9 +221,9 @@ def _load(root: Path, overrides: dict[str, Any] | None) -> "GraphRagConfig":
         if isinstance(cause, KeyError):
             variable = cause.args[0]
             msg = (
-                f"{root / SETTINGS_FILE} needs the environment variable {variable}: export it (or put it in "
-                f"{root / '.env'}), or switch to the offline model: graphrag-mcp init --index-path {root} "
-                "--provider offline --force"
+                f"{root / SETTINGS_FILE} needs the environment variable {variable}: export it "
+                f"(or put it in {root / '.env'}), or switch to the offline model: "
+                f"graphrag-mcp init --index-path {root} --provider offline --force"
             )
             raise MissingVariableError(msg, variable) from error
         raise ConfigError(f"cannot read {root / SETTINGS_FILE}: {error}") from error
@@ -223,13 +242,14 @@ def _load(root: Path, overrides: dict[str, Any] | None) -> "GraphRagConfig":
 
 
 LEGACY_OUTPUT = Path("versions") / "legacy"
-"""Where a `graphrag index` output folder is kept once a version replaces it (handlers/indexing/versions.py)."""
+"""Where a `graphrag index` output folder is kept once a version replaces it
+(handlers/indexing/versions.py)."""
 
 
 def served_output(root: Path) -> Path | None:
-    """The folder a root serves: where `output` points (or `output` itself, a folder written by `graphrag index`);
-    `versions/legacy` while no `output` exists beside it (a takeover killed between moving the folder aside and
-    linking `output`); None for a root without an index."""
+    """The folder a root serves: where `output` points (or `output` itself, a folder written by
+    `graphrag index`); `versions/legacy` while no `output` exists beside it (a takeover killed
+    between moving the folder aside and linking `output`); None for a root without an index."""
     output = root / "output"
     if output.exists():
         return output.resolve()

@@ -1,6 +1,6 @@
-"""The server's log lines on stderr: plain (no rich wrapping), each bounded in length, repeats of one line
-rate-limited, and secrets (SAS signatures, storage account keys, bearer tokens) redacted at every level in every
-logger, urllib3's and the Azure SDK's included."""
+"""The server's log lines on stderr: plain (no rich wrapping), each bounded in length, repeats of
+one line rate-limited, and secrets (SAS signatures, storage account keys, bearer tokens) redacted at
+every level in every logger, urllib3's and the Azure SDK's included."""
 
 import logging
 import re
@@ -13,11 +13,12 @@ SECRETS = re.compile(
 """A secret's name, then its value (up to the next separator)."""
 
 LONGEST_LINE = 2000
-"""Characters of one log message kept; the rest is cut (a refused 8,000-character header is not a log page)."""
+"""Characters of one log message kept; the rest is cut (a refused 8,000-character header is not a
+log page)."""
 
 REPEATS_PER_WINDOW, WINDOW_SECONDS = 20, 10.0
-"""At most this many lines of one request-path logger and message template per window; the others are dropped
-(and counted in the next line of the kind)."""
+"""At most this many lines of one request-path logger and message template per window; the others
+are dropped (and counted in the next line of the kind)."""
 
 REQUEST_PATH = ("graphrag_mcp_server.server", "mcp.server", "mcp.shared", "uvicorn.error")
 """Loggers whose lines a caller can cause, one per request."""
@@ -26,8 +27,9 @@ FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 
 class SecretsRedacted(logging.Filter):
-    """Every record's message with secret values replaced by `[redacted]` and cut to LONGEST_LINE characters;
-    records of request-path warnings and below beyond REPEATS_PER_WINDOW per window are dropped."""
+    """Every record's message with secret values replaced by `[redacted]` and cut to LONGEST_LINE
+    characters; records of request-path warnings and below beyond REPEATS_PER_WINDOW per window are
+    dropped."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -58,7 +60,10 @@ class SecretsRedacted(logging.Filter):
         started, count = self.windows.get(key, (now, 0))
         if now - started >= WINDOW_SECONDS:
             if count > REPEATS_PER_WINDOW:
-                record.msg = f"{record.msg} ({count - REPEATS_PER_WINDOW} like it dropped in {WINDOW_SECONDS:.0f} s)"
+                record.msg = (
+                    f"{record.msg} ({count - REPEATS_PER_WINDOW} like it dropped in "
+                    f"{WINDOW_SECONDS:.0f} s)"
+                )
             started, count = now, 0
         if len(self.windows) > 10_000:
             self.windows.clear()
@@ -70,13 +75,13 @@ REDACTING = SecretsRedacted()
 
 
 def plain_logs(level: str) -> None:
-    """Log to stderr in plain lines at `level` (before the MCP SDK would add its rich handler), and redact and
-    bound every line of every handler there is now, uvicorn's included. Idempotent."""
+    """Log to stderr in plain lines at `level` (before the MCP SDK would add its rich handler), and
+    redact and bound every line of every handler there is now, uvicorn's included. Idempotent."""
     root = logging.getLogger()
     if not root.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter(FORMAT))
-        root.addHandler(handler)
+        stderr_handler = logging.StreamHandler(sys.stderr)
+        stderr_handler.setFormatter(logging.Formatter(FORMAT))
+        root.addHandler(stderr_handler)
         root.setLevel(level.upper())
     for logger in (
         root,

@@ -33,8 +33,8 @@ KNOWN_VECTOR_SIZES = {
 
 
 def model_block(provider: Provider, model: str, section: str, api_base: str | None = None) -> str:
-    """YAML lines for one model entry; credentials only as ${ENV_VAR} references; `api_base` in place of the
-    provider's default base URL (a local OpenAI-compatible server, a proxy)."""
+    """YAML lines for one model entry; credentials only as ${ENV_VAR} references; `api_base` in
+    place of the provider's default base URL (a local OpenAI-compatible server, a proxy)."""
     lines = {
         Provider.OPENAI: [
             "model_provider: openai",
@@ -44,10 +44,16 @@ def model_block(provider: Provider, model: str, section: str, api_base: str | No
         Provider.AZURE: [
             "model_provider: azure",
             f"model: {model}",
-            f"azure_deployment_name: {model}  # the deployment's name in your Azure OpenAI resource",
+            (
+                f"azure_deployment_name: {model}  # the deployment's name in your Azure "
+                "OpenAI resource"
+            ),
             "api_base: ${GRAPHRAG_API_BASE}  # https://<resource>.openai.azure.com",
             'api_version: "2024-10-21"',
-            "api_key: ${GRAPHRAG_API_KEY}  # or auth_method: azure_managed_identity without api_key",
+            (
+                "api_key: ${GRAPHRAG_API_KEY}  # or auth_method: azure_managed_identity "
+                "without api_key"
+            ),
         ],
         Provider.OLLAMA: [
             "model_provider: ollama_chat" if section == "completion" else "model_provider: ollama",
@@ -58,7 +64,8 @@ def model_block(provider: Provider, model: str, section: str, api_base: str | No
         Provider.OFFLINE: [f"type: {OFFLINE_TYPE}", "model_provider: offline", f"model: {model}"],
     }[provider]
     if api_base is not None:
-        base = f"api_base: {api_base.replace('$', '$$')}"  # graphrag substitutes ${VARS} in the whole file
+        # graphrag substitutes ${VARS} in the whole file
+        base = f"api_base: {api_base.replace('$', '$$')}"
         lines = [base if line.startswith("api_base:") else line for line in lines]
         lines += [] if base in lines else [base]
     if provider is not Provider.OFFLINE:
@@ -75,7 +82,10 @@ def failure_policy(provider: Provider) -> list[str]:
         f"  timeout: {timeout}  # seconds one request may take",
         "  max_retries: 0  # the provider client's own retries off: retry below decides",
         "retry:",
-        "  type: bounded_backoff  # graphrag-mcp: retries 429, 5xx and dropped connections, honours Retry-After",
+        (
+            "  type: bounded_backoff  # graphrag-mcp: retries 429, 5xx and dropped "
+            "connections, honours Retry-After"
+        ),
         "  max_retries: 3",
         "  base_delay: 2.0",
         "  max_delay: 30",

@@ -28,7 +28,8 @@ def prepare_graphrag() -> None:
 
 @cache
 def prepare_models() -> None:
-    """Import LiteLLM (seconds), quieted, before any model or tokenizer is made; hash LLM cache keys faster.
+    """Import LiteLLM (seconds), quieted, before any model or tokenizer is made; hash LLM cache keys
+    faster.
 
     graphrag-llm imports it anyway; importing it first points tiktoken at the encodings LiteLLM
     bundles (TIKTOKEN_CACHE_DIR), so no tokenizer downloads one.
@@ -99,19 +100,21 @@ def time_workflows_without_tracemalloc() -> None:
 
 
 def log_no_item_progress() -> None:
-    """Keep graphrag's per-item progress ticks ("Summarize ... progress: 812/10447") out of its log: one line a
-    summarised description, report or text unit (13,000 lines, about 0.4 s of a 2000-document update). Workflows
-    still log their start and end, and progress callbacks (the CLI's bars) still see every tick."""
+    """Keep graphrag's per-item progress ticks ("Summarize ... progress: 812/10447") out of its log:
+    one line a summarised description, report or text unit (13,000 lines, about 0.4 s of a
+    2000-document update). Workflows still log their start and end, and progress callbacks (the
+    CLI's bars) still see every tick."""
     logging.getLogger("graphrag.logger.progress").setLevel(logging.WARNING)
 
 
 @contextmanager
 def fewer_garbage_collections(first_generation: int = 50_000) -> Iterator[None]:
-    """Within the block, the collector leaves alone the objects that existed before it (imports, a server's tables:
-    `gc.freeze`) and collects the young generation every `first_generation` allocations instead of every 700.
-    A build allocates millions of short-lived rows; with the default thresholds full collections walked every live
-    object again and again (0.5-0.9 s of a 4.4 s one-document update at 2000 documents). Garbage with cycles is
-    still collected, only in fewer, larger batches."""
+    """Within the block, the collector leaves alone the objects that existed before it (imports, a
+    server's tables: `gc.freeze`) and collects the young generation every `first_generation`
+    allocations instead of every 700. A build allocates millions of short-lived rows; with the
+    default thresholds full collections walked every live object again and again (0.5-0.9 s of a
+    4.4 s one-document update at 2000 documents). Garbage with cycles is still collected, only in
+    fewer, larger batches."""
     before = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(first_generation, *before[1:])

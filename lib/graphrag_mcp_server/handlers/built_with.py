@@ -1,5 +1,6 @@
-"""The settings a version was built with, recorded beside its tables: what `index` compares to decide whether
-settings.yaml changed since (and what that redoes), and what `stats` names as the models in use."""
+"""The settings a version was built with, recorded beside its tables: what `index` compares to
+decide whether settings.yaml changed since (and what that redoes), and what `stats` names as the
+models in use."""
 
 import json
 from pathlib import Path
@@ -55,7 +56,8 @@ def record(version: Path, config: "GraphRagConfig") -> None:
 
 
 def recorded(version: Path | None) -> BuiltWith | None:
-    """What a version was built with; None for a version built before this was recorded (or by graphrag)."""
+    """What a version was built with; None for a version built before this was recorded (or by
+    graphrag)."""
     path = None if version is None else version / RECORD
     if path is None or not path.is_file():
         return None
@@ -79,16 +81,18 @@ def changes(before: BuiltWith, now: BuiltWith) -> list[str]:
         )
     if before.embedding != now.embedding or before.vector_size != now.vector_size:
         found.append(
-            f"the embedding model is {now.embedding} with vectors of {now.vector_size} numbers (was "
-            f"{before.embedding}, {before.vector_size}): every vector is computed again"
+            f"the embedding model is {now.embedding} with vectors of {now.vector_size} "
+            f"numbers (was {before.embedding}, {before.vector_size}): every vector is "
+            "computed again"
         )
     if before.chunking != now.chunking:
         found.append(
-            "chunking changed: documents are cut again, and what their new text units hold is extracted"
+            "chunking changed: documents are cut again, and what their new text units "
+            "hold is extracted"
         )
     if before.entity_types != now.entity_types:
         found.append(
-            f"entity types are {', '.join(now.entity_types)} (were {', '.join(before.entity_types)}): "
-            "every text unit is extracted again"
+            f"entity types are {', '.join(now.entity_types)} (were "
+            f"{', '.join(before.entity_types)}): every text unit is extracted again"
         )
     return found

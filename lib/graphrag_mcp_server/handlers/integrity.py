@@ -1,9 +1,11 @@
-"""Whether a version of the index is whole: every community reported, every document cut into text units,
-every record embedded once and no vector left for a removed record, vectors as wide as the model's.
+"""Whether a version of the index is whole: every community reported, every document cut into text
+units, every record embedded once and no vector left for a removed record, vectors as wide as the
+model's.
 
-graphrag's extractors catch a failed model call, log it and return nothing, so a pipeline that "succeeds" can
-still miss reports or extractions. The build checks a new version with `version_gaps` before it is published
-(handlers/indexing/build.py), and `stats` / get_statistics list the same gaps for the version served.
+graphrag's extractors catch a failed model call, log it and return nothing, so a pipeline that
+"succeeds" can still miss reports or extractions. The build checks a new version with `version_gaps`
+before it is published (handlers/indexing/build.py), and `stats` / get_statistics list the same gaps
+for the version served.
 """
 
 import json
@@ -20,10 +22,12 @@ EMBEDDED_TABLES = {
     "entity_description": "entities",
     "community_full_content": "community_reports",
 }
-"""graphrag's embeddings (graphrag.config.embeddings) and the table whose records each one's rows stand for
-(graphrag's generate_text_embeddings.EMBEDDING_FIELDS); a vector row's id is its record's id."""
+"""graphrag's embeddings (graphrag.config.embeddings) and the table whose records each one's rows
+stand for (graphrag's generate_text_embeddings.EMBEDDING_FIELDS); a vector row's id is its record's
+id."""
 CHECK_RECORD = "integrity.json"
-"""A version's record of the check it passed at build time: its vector tables' ids then matched its records."""
+"""A version's record of the check it passed at build time: its vector tables' ids then matched its
+records."""
 SHOWN = 5
 
 
@@ -81,8 +85,9 @@ def table_gaps(
 def vector_gaps(
     config: "GraphRagConfig", records: dict[str, "pd.Series"], vector_ids: dict[str, set[str]]
 ) -> list[Gap]:
-    """Records without their vector row and vector rows whose record is gone, per embedding: `records` holds
-    each embedded table's ids by table name, `vector_ids` each embedding's ids as its LanceDB table holds them."""
+    """Records without their vector row and vector rows whose record is gone, per embedding:
+    `records` holds each embedded table's ids by table name, `vector_ids` each embedding's ids as
+    its LanceDB table holds them."""
     gaps = []
     for name, table in _embedded(config).items():
         if name not in vector_ids or table not in records:
@@ -110,20 +115,23 @@ def vector_gaps(
 
 
 def width_gap(config: "GraphRagConfig", widths: dict[str, int]) -> str | None:
-    """The vector tables' width when it differs from the vector size the settings give the embedding model."""
+    """The vector tables' width when it differs from the vector size the settings give the embedding
+    model."""
     expected = config.vector_store.vector_size
     found = sorted({width for width in widths.values() if width != expected})
     if not found:
         return None
     model = config.get_embedding_model_config(config.embed_text.embedding_model_id)
     return (
-        f"the vector tables hold vectors of {', '.join(map(str, found))} numbers, while settings.yaml gives "
-        f"the embedding model {model.model_provider}/{model.model} vectors of {expected}"
+        f"the vector tables hold vectors of {', '.join(map(str, found))} numbers, while "
+        f"settings.yaml gives the embedding model {model.model_provider}/{model.model} "
+        f"vectors of {expected}"
     )
 
 
 def _embedded(config: "GraphRagConfig") -> dict[str, str]:
-    """embedding name -> LanceDB table name -> source table, for the embeddings this config writes."""
+    """embedding name -> LanceDB table name -> source table, for the embeddings this config
+    writes."""
     schema = config.vector_store.index_schema or {}
     return {
         schema[name].index_name if name in schema else name: EMBEDDED_TABLES[name]
@@ -150,8 +158,9 @@ def lancedb_ids_and_widths(db_uri: str) -> tuple[dict[str, set[str]], dict[str, 
 def version_gaps(
     config: "GraphRagConfig", directory: Path, failed_units: set[str] | None = None
 ) -> list[Gap]:
-    """The gaps of the version whose tables are in `directory` (config pinned to it), reading only the columns
-    the check needs and, for LanceDB, each table's ids; `failed_units`: text units whose extraction failed."""
+    """The gaps of the version whose tables are in `directory` (config pinned to it), reading only
+    the columns the check needs and, for LanceDB, each table's ids; `failed_units`: text units whose
+    extraction failed."""
     import pandas as pd
 
     def read(name: str, columns: list[str]) -> "pd.DataFrame":
@@ -191,7 +200,8 @@ def version_gaps(
 
 
 def record_check(directory: Path) -> None:
-    """Note in the version that it passed the check (stats then trusts its vector tables while unchanged)."""
+    """Note in the version that it passed the check (stats then trusts its vector tables while
+    unchanged)."""
     (directory / CHECK_RECORD).write_text(json.dumps({"gaps": []}), encoding="utf-8")
 
 

@@ -1,4 +1,5 @@
-"""graphrag's query objects and short-id lookups for one loaded version of the index, made once and reused.
+"""graphrag's query objects and short-id lookups for one loaded version of the index, made once and
+reused.
 
 graphrag.api converts every table into graphrag objects again on each search (`read_indexer_*`);
 here each conversion is made on first use and kept with the version's IndexTables (a new version
@@ -10,7 +11,7 @@ borrows a set no other search is using, reset to how graphrag reads them, and gi
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from graphrag_mcp_server.handlers.tables import IndexTables
 
@@ -25,16 +26,29 @@ if TYPE_CHECKING:
     from graphrag_vectors import VectorStore
 
 T = TypeVar("T")
+
+
+class _Attributed(Protocol):
+    """A graphrag object a context builder writes into (its `attributes`)."""
+
+    attributes: dict[str, Any] | None
+
+
+A = TypeVar("A", bound=_Attributed)
 DEFAULT_LEVEL = 2
 """The community level the tools search by default: what `warm` prepares."""
 KEPT_SETS = 4
-"""Sets of lent objects kept for later searches; more searches at once read their own and let them go."""
+"""Sets of lent objects kept for later searches; more searches at once read their own and let them
+go."""
 
 
 def prepared(tables: IndexTables) -> "Prepared":
-    """graphrag's query objects and short-id lookups for these tables, made on first use and kept with them."""
-    kept = tables.derived.get("prepared")
-    return kept if kept is not None else tables.derived.setdefault("prepared", Prepared(tables))
+    """graphrag's query objects and short-id lookups for these tables, made on first use and kept
+    with them."""
+    kept: Prepared | None = tables.derived.get("prepared")
+    if kept is None:
+        kept = tables.derived.setdefault("prepared", Prepared(tables))
+    return kept
 
 
 class Prepared:
@@ -42,23 +56,25 @@ class Prepared:
 
     def __init__(self, tables: IndexTables) -> None:
         self._tables = tables
-        self._lock = (
-            threading.RLock()
-        )  # a lent set can come back from a generator finalised under it
+        # reentrant: a lent set can come back from a generator finalised under it
+        self._lock = threading.RLock()
         self._objects: dict[Hashable, Any] = {}
         self._lent: dict[Hashable, list[list[Any]]] = {}
 
     def _once(self, key: Hashable, make: Callable[[], T]) -> T:
-        """`make()` the first time `key` is asked for (once, whatever the threads); the same object after."""
+        """`make()` the first time `key` is asked for (once, whatever the threads); the same object
+        after."""
         with self._lock:
             if key not in self._objects:
                 self._objects[key] = make()
-            return self._objects[key]
+            made: T = self._objects[key]  # what `make` returned for this key
+            return made
 
     @contextmanager
-    def _borrowed(self, key: Hashable, make: Callable[[], list[T]]) -> Iterator[list[T]]:
+    def _borrowed(self, key: Hashable, make: Callable[[], list[A]]) -> Iterator[list[A]]:
         """A set of objects graphrag writes into that no other search holds: kept from earlier
-        searches (reset), or made anew when every kept set is in use (then kept if fewer than KEPT_SETS are)."""
+        searches (reset), or made anew when every kept set is in use (then kept if fewer than
+        KEPT_SETS are)."""
         with self._lock:
             kept = self._lent.setdefault(key, [])
             objects = kept.pop() if kept else None
@@ -80,7 +96,8 @@ class Prepared:
         return self._once("text_units", lambda: read_indexer_text_units(self._tables.text_units))
 
     def entities(self, level: int, entity_types: list[str] | None = None) -> list["Entity"]:
-        """The entities with their communities up to `level`; only those of `entity_types` if given (any case)."""
+        """The entities with their communities up to `level`; only those of `entity_types` if given
+        (any case)."""
         from graphrag.query.indexer_adapters import read_indexer_entities
 
         tables = self._tables
@@ -128,8 +145,9 @@ class Prepared:
     def reports(
         self, level: int, *, dynamic: bool = False, embeddings: "VectorStore | None" = None
     ) -> AbstractContextManager[list["CommunityReport"]]:
-        """The reports graphrag searches at `level` (all levels up to it with `dynamic` community selection),
-        with their full-content embeddings from `embeddings` (DRIFT's primer) if given; lent to one search."""
+        """The reports graphrag searches at `level` (all levels up to it with `dynamic` community
+        selection), with their full-content embeddings from `embeddings` (DRIFT's primer) if given;
+        lent to one search."""
         from graphrag.query.indexer_adapters import (
             read_indexer_report_embeddings,
             read_indexer_reports,
@@ -152,7 +170,8 @@ class Prepared:
         return self._once("lookup", lambda: Lookup(self._tables))
 
     def warm(self, level: int = DEFAULT_LEVEL) -> None:
-        """Make what a local or basic search at `level` and the lookups need, so the first search finds it made."""
+        """Make what a local or basic search at `level` and the lookups need, so the first search
+        finds it made."""
         self.text_units()
         self.entities(level)
         self.covariates()
@@ -197,7 +216,8 @@ class Lookup:
 
 
 def _keyed(table: "pd.DataFrame", key: str, *columns: str) -> dict[str, Any]:
-    """str(key) -> the row's value of `columns` (a tuple of them when several); the first row wins."""
+    """str(key) -> the row's value of `columns` (a tuple of them when several); the first row
+    wins."""
     values = (
         zip(*(table[column] for column in columns), strict=True)
         if len(columns) > 1

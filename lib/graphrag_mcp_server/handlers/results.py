@@ -68,7 +68,10 @@ class SearchContext(BaseModel):
         description="Tokens the context takes, counted with the answer model's tokenizer"
     )
     omitted: dict[str, int] = Field(
-        description="Relevant records of each kind left out to stay within the budget (raise max_context_tokens)"
+        description=(
+            "Relevant records of each kind left out to stay within the budget (raise "
+            "max_context_tokens)"
+        )
     )
 
 
@@ -84,7 +87,10 @@ class SearchResult(BaseModel):
         description="Text units behind the answer (cited ones first) or the context"
     )
     context_counts: dict[str, int] = Field(
-        description="Records of each kind (entities, relationships, reports, sources...) that went into the context"
+        description=(
+            "Records of each kind (entities, relationships, reports, sources...) that went "
+            "into the context"
+        )
     )
     llm_calls: int = Field(description="Completion calls sent to the model (cache hits excluded)")
     prompt_tokens: int
@@ -112,10 +118,12 @@ class TableCounts(BaseModel):
 
 
 class Clustering(BaseModel):
-    """How an update clustered: the previous communities kept, or a fresh clustering, and the modularity check."""
+    """How an update clustered: the previous communities kept, or a fresh clustering, and the
+    modularity check."""
 
     seeded: bool
-    """The previous version's communities seeded the clustering (else graphrag's fresh clustering ran)."""
+    """The previous version's communities seeded the clustering (else graphrag's fresh clustering
+    ran)."""
     communities: int = 0
     kept: int = 0
     """Communities with the same id and members as in the previous version."""
@@ -124,8 +132,8 @@ class Clustering(BaseModel):
     fresh_modularity: float = 0.0
     """Of a fresh Leiden run on the same graph, the check's reference."""
     fresh_splits: int = 0
-    """Partitions (the whole graph or a community's split) taken from a fresh run: the kept one scored too low,
-    or there was nothing to keep."""
+    """Partitions (the whole graph or a community's split) taken from a fresh run: the kept one
+    scored too low, or there was nothing to keep."""
 
 
 class IndexSummary(TableCounts):
@@ -146,8 +154,11 @@ class IndexSummary(TableCounts):
     mode: str = Field(description="full or incremental")
     skipped: dict[str, int] = Field(
         default={},
-        description="Files and folders not read, by reason: hidden, index_root, link_outside (a link "
-        "leaving the data folder), other_type (not matching the input pattern), unreadable",
+        description=(
+            "Files and folders not read, by reason: hidden, index_root, link_outside (a link "
+            "leaving the data folder), other_type (not matching the input pattern), "
+            "unreadable"
+        ),
     )
     unreadable: dict[str, str] = Field(
         default={},
@@ -156,9 +167,11 @@ class IndexSummary(TableCounts):
     )
     carried_over: dict[str, int] = Field(
         default={},
-        description="Results taken from the previous version because their input is unchanged, by "
-        "step: extraction (text units), summary (descriptions), report_context (community contexts), report "
-        "(community reports), embedding (vectors)",
+        description=(
+            "Results taken from the previous version because their input is unchanged, by "
+            "step: extraction (text units), summary (descriptions), report_context "
+            "(community contexts), report (community reports), embedding (vectors)"
+        ),
     )
     computed: dict[str, int] = Field(
         default={},
@@ -166,13 +179,17 @@ class IndexSummary(TableCounts):
     )
     vectors_written: dict[str, int] = Field(
         default={},
-        description="Vector rows written or deleted, by LanceDB table: an incremental run writes only new "
-        "and changed rows",
+        description=(
+            "Vector rows written or deleted, by LanceDB table: an incremental run writes "
+            "only new and changed rows"
+        ),
     )
     clustering: Clustering | None = Field(
         default=None,
-        description="An incremental run's communities: how many the previous version's partition kept, "
-        "and its modularity against a fresh clustering's",
+        description=(
+            "An incremental run's communities: how many the previous version's partition "
+            "kept, and its modularity against a fresh clustering's"
+        ),
     )
     workflows: list[str] = Field(
         default=[], description="The pipeline's workflows that ran, in order"
@@ -233,7 +250,8 @@ class JobState(StrEnum):
 
 
 class TunedPrompts(BaseModel):
-    """Prompts graphrag's prompt tuning wrote (or would write) for the corpus, and what tuning cost."""
+    """Prompts graphrag's prompt tuning wrote (or would write) for the corpus, and what tuning
+    cost."""
 
     changed: list[str] = Field(
         description="Prompt files whose tuned text differs from the root's (relative paths)"
@@ -251,7 +269,8 @@ class TunedPrompts(BaseModel):
 
 
 class IndexJob(BaseModel):
-    """An index build or a prompt tuning: its progress while it runs, its result or error once it ends."""
+    """An index build or a prompt tuning: its progress while it runs, its result or error once it
+    ends."""
 
     job_id: str
     state: JobState = JobState.RUNNING
@@ -306,8 +325,10 @@ class ReplicaStatus(BaseModel):
     last_error_at: datetime | None = None
     consecutive_failures: int = Field(
         default=0,
-        description="Polls failed since the last good one (0: healthy); each failure doubles the wait "
-        "before the next poll, up to a bound",
+        description=(
+            "Polls failed since the last good one (0: healthy); each failure doubles the "
+            "wait before the next poll, up to a bound"
+        ),
     )
 
 
@@ -323,7 +344,10 @@ class ServerStatistics(IndexStatistics):
         description="The last index job started by this server (see index_status)"
     )
     costs: dict[str, OperationCost] = Field(
-        description="Model usage since the server started, per operation kind (tool; context_only searches apart)"
+        description=(
+            "Model usage since the server started, per operation kind (tool; context_only "
+            "searches apart)"
+        )
     )
     replica: ReplicaStatus | None = Field(
         default=None, description="With blob storage: how this replica follows the container"

@@ -85,7 +85,10 @@ async def load_tables(config: "GraphRagConfig", root: Path) -> IndexTables:
     from graphrag_storage.tables.table_provider_factory import create_table_provider
 
     _check_output_link(config, root)
-    no_index = f"no index in {output_dir(config)}; build it with: graphrag-mcp index DATA_PATH --index-path {root}"
+    no_index = (
+        f"no index in {output_dir(config)}; build it with: graphrag-mcp index DATA_PATH "
+        f"--index-path {root}"
+    )
     if config.output_storage.type == "file" and not output_dir(config).is_dir():
         raise IndexNotFoundError(
             no_index
@@ -170,7 +173,8 @@ def expected_vector_tables(config: "GraphRagConfig") -> dict[str, str]:
 
 
 def _lancedb_table_state(table: Path) -> list[list[Any]] | None:
-    """What identifies a LanceDB table's current version on disk: its `_versions` entries (name, size, mtime)."""
+    """What identifies a LanceDB table's current version on disk: its `_versions` entries (name,
+    size, mtime)."""
     manifests = table / "_versions"
     if not manifests.is_dir():
         return None
@@ -182,7 +186,8 @@ def _lancedb_table_state(table: Path) -> list[list[Any]] | None:
 
 def record_vector_tables(config: "GraphRagConfig") -> None:
     """Write each LanceDB table's rows and on-disk state into the version (`vectors.json`), so that
-    readers of an unchanged store (`stats`) need not import LanceDB (~1.7 s) to count and check them."""
+    readers of an unchanged store (`stats`) need not import LanceDB (~1.7 s) to count and check
+    them."""
     if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
         return
     import lancedb
@@ -201,15 +206,16 @@ def record_vector_tables(config: "GraphRagConfig") -> None:
 
 
 def recorded_vector_rows(config: "GraphRagConfig") -> dict[str, int] | None:
-    """Rows of each LanceDB table as recorded at build time, when every expected table is on disk as it
-    was then; None otherwise (no record: an index built by graphrag; a table missing, replaced or changed)."""
+    """Rows of each LanceDB table as recorded at build time, when every expected table is on disk as
+    it was then; None otherwise (no record: an index built by graphrag; a table missing, replaced or
+    changed)."""
     record = _unchanged_vector_record(config)
     return None if record is None else {name: entry["rows"] for name, entry in record.items()}
 
 
 def recorded_vector_widths(config: "GraphRagConfig") -> dict[str, int] | None:
-    """The vector width of each LanceDB table as recorded at build time, while the tables are as they were then
-    (None also for a version recorded before widths were)."""
+    """The vector width of each LanceDB table as recorded at build time, while the tables are as
+    they were then (None also for a version recorded before widths were)."""
     record = _unchanged_vector_record(config)
     if record is None or any("width" not in entry for entry in record.values()):
         return None
@@ -221,7 +227,8 @@ def _unchanged_vector_record(config: "GraphRagConfig") -> dict[str, dict[str, An
     if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
         return None
     try:
-        record = json.loads((output_dir(config) / VECTOR_RECORD).read_text(encoding="utf-8"))
+        text = (output_dir(config) / VECTOR_RECORD).read_text(encoding="utf-8")
+        record: dict[str, dict[str, Any]] = json.loads(text)
     except (OSError, ValueError):
         return None
     uri = Path(config.vector_store.db_uri)
@@ -234,7 +241,8 @@ def _unchanged_vector_record(config: "GraphRagConfig") -> dict[str, dict[str, An
 
 
 def vector_problems(config: "GraphRagConfig", root: Path) -> dict[str, str]:
-    """embedding name -> what is wrong with its LanceDB table, for each one missing or unreadable."""
+    """embedding name -> what is wrong with its LanceDB table, for each one missing or
+    unreadable."""
     if config.vector_store.type != "lancedb" or not config.vector_store.db_uri:
         return {}
     if recorded_vector_rows(config) is not None:
@@ -246,7 +254,10 @@ def vector_problems(config: "GraphRagConfig", root: Path) -> dict[str, str]:
         db = lancedb.connect(str(uri))
         present = set(db.list_tables().tables)
     except Exception as error:  # noqa: BLE001 - an unreadable store is reported for every embedding
-        reason = f"cannot open the vector store {uri} ({type(error).__name__}: {error}); {rebuild_hint(root)}"
+        reason = (
+            f"cannot open the vector store {uri} ({type(error).__name__}: {error}); "
+            f"{rebuild_hint(root)}"
+        )
         return dict.fromkeys(expected_vector_tables(config), reason)
     problems: dict[str, str] = {}
     for name, table in expected_vector_tables(config).items():
@@ -258,6 +269,7 @@ def vector_problems(config: "GraphRagConfig", root: Path) -> dict[str, str]:
             db.open_table(table).count_rows()
         except Exception as error:  # noqa: BLE001 - any failure to open it is damage to report
             problems[name] = (
-                f"cannot read vector table {path} ({type(error).__name__}: {error}); {rebuild_hint(root)}"
+                f"cannot read vector table {path} ({type(error).__name__}: {error}); "
+                f"{rebuild_hint(root)}"
             )
     return problems

@@ -1,4 +1,5 @@
-"""Model providers this project adds to graphrag-llm: the offline model, MCP sampling and usage accounting."""
+"""Model providers this project adds to graphrag-llm: the offline model, MCP sampling and usage
+accounting."""
 
 OFFLINE_TYPE = "offline"
 """graphrag-llm model type of the offline model (see providers/offline/)."""
@@ -11,8 +12,8 @@ def register_providers() -> None:
     """Register the offline models, the retry policy, the failed-request recorder and the
     usage-tracking metrics stores with graphrag-llm.
 
-    The sampling model registers itself where it is chosen (sampling_config), so that only the server
-    imports the MCP SDK.
+    The sampling model registers itself where it is chosen (sampling_config), so that only the
+    server imports the MCP SDK.
     """
     from graphrag_mcp_server.providers.failures import record_failed_requests
     from graphrag_mcp_server.providers.offline import register_offline_models

@@ -1,10 +1,11 @@
 """What kind of failure a model provider's error is, and the one piece of advice that fits it.
 
-A wrong key is fixed in the settings, a rate limit by waiting, a server error or a dropped connection often by
-trying again: telling a user who hit a 429 to check their key sends them to the wrong place. `describe` writes an
-error as one line (its class, HTTP status, `Retry-After`, and the provider's own text where its answer could not be
-parsed); `fault_kind` reads that kind from the error, `kind_of` from such a line (what a build or a search keeps of
-a failure is the line), and `advice` says what to do for each kind, in a build or in a search.
+A wrong key is fixed in the settings, a rate limit by waiting, a server error or a dropped
+connection often by trying again: telling a user who hit a 429 to check their key sends them to the
+wrong place. `describe` writes an error as one line (its class, HTTP status, `Retry-After`, and the
+provider's own text where its answer could not be parsed); `fault_kind` reads that kind from the
+error, `kind_of` from such a line (what a build or a search keeps of a failure is the line), and
+`advice` says what to do for each kind, in a build or in a search.
 """
 
 import json
@@ -22,8 +23,8 @@ UNREADABLE = "an answer that could not be parsed"
 
 
 class MalformedAnswerError(Exception):
-    """The provider answered, but not in the form the request asked for: its text (`raw_response`, as LiteLLM's
-    JSONSchemaValidationError names it) and why it could not be read."""
+    """The provider answered, but not in the form the request asked for: its text (`raw_response`,
+    as LiteLLM's JSONSchemaValidationError names it) and why it could not be read."""
 
     def __init__(self, raw_response: str, why: str) -> None:
         super().__init__(why)
@@ -55,7 +56,8 @@ class Operation(StrEnum):
 
 
 def provider_error(error: BaseException) -> BaseException | None:
-    """The model provider's error in `error`'s cause chain (LiteLLM raises OpenAI's error classes), if any."""
+    """The model provider's error in `error`'s cause chain (LiteLLM raises OpenAI's error classes),
+    if any."""
     import openai
 
     cause: BaseException | None = error
@@ -67,7 +69,8 @@ def provider_error(error: BaseException) -> BaseException | None:
 
 
 def provider_error_reason(error: BaseException) -> str | None:
-    """The model provider's reason for a failed call (auth, rate limit, timeout...), if that is what failed."""
+    """The model provider's reason for a failed call (auth, rate limit, timeout...), if that is what
+    failed."""
     found = provider_error(error)
     return None if found is None else describe(found)
 
@@ -87,13 +90,14 @@ def fault_kind(error: BaseException) -> FaultKind:
 
 
 def is_retryable(error: BaseException) -> bool:
-    """True for failures a later attempt may not repeat: rate limits, server errors, dropped connections, answers
-    cut short."""
+    """True for failures a later attempt may not repeat: rate limits, server errors, dropped
+    connections, answers cut short."""
     return fault_kind(error) in {FaultKind.RATE_LIMIT, FaultKind.FAILED, FaultKind.UNREADABLE}
 
 
 def retry_after(error: BaseException) -> float | None:
-    """Seconds the provider asked to wait (`Retry-After`, in seconds or as an HTTP date), if it did."""
+    """Seconds the provider asked to wait (`Retry-After`, in seconds or as an HTTP date), if it
+    did."""
     headers: Any = getattr(error, "litellm_response_headers", None)
     response = getattr(error, "response", None)
     if headers is None and response is not None:
@@ -111,8 +115,8 @@ def retry_after(error: BaseException) -> float | None:
 
 
 def describe(error: BaseException) -> str:
-    """The provider's reason in one line, e.g. `RateLimitError (HTTP 429, Retry-After 20 s): Rate limit reached...`;
-    an answer that could not be parsed is quoted."""
+    """The provider's reason in one line, e.g. `RateLimitError (HTTP 429, Retry-After 20 s): Rate
+    limit reached...`; an answer that could not be parsed is quoted."""
     name = type(error).__name__
     if (body := _unparsed_body(error)) is not None:
         return f"{name}: {UNREADABLE} ({body[1]}); it answered: {_quoted(body[0])}"
@@ -128,7 +132,8 @@ def describe(error: BaseException) -> str:
 
 
 def kind_of(reason: str) -> FaultKind:
-    """The kind of failure a line written by `describe` tells of (the line is what an operation keeps)."""
+    """The kind of failure a line written by `describe` tells of (the line is what an operation
+    keeps)."""
     if f": {UNREADABLE} (" in reason:
         return FaultKind.UNREADABLE
     if re.match(r"(\w*Timeout\w*|[^:]*no answer within)", reason):
@@ -143,8 +148,8 @@ def kind_of(reason: str) -> FaultKind:
 def advice(
     kind: FaultKind, operation: Operation, settings: str = "settings.yaml", reason: str = ""
 ) -> str:
-    """What to do about a failure of `kind` during `operation` (a sentence); `reason` (describe's line) gives the
-    Retry-After a rate limit asked for."""
+    """What to do about a failure of `kind` during `operation` (a sentence); `reason` (describe's
+    line) gives the Retry-After a rate limit asked for."""
     again = (
         "run the index again (calls already answered are cached, not paid again)"
         if operation is Operation.BUILD
@@ -166,24 +171,26 @@ def advice(
                 f"wait {asked.group(1)} s (the provider's Retry-After)" if asked else "wait a while"
             )
             return (
-                f"The provider's rate limit was reached: {wait} and {again}, or lower concurrent_requests in "
-                f"{settings}{meanwhile}"
+                f"The provider's rate limit was reached: {wait} and {again}, or lower "
+                f"concurrent_requests in {settings}{meanwhile}"
             )
         case FaultKind.FAILED:
             return (
-                f"The provider failed, not the settings: a retry may succeed ({again}); if it keeps failing, "
-                f"check that the provider at api_base in {settings} is up{meanwhile}"
+                f"The provider failed, not the settings: a retry may succeed ({again}); if it "
+                f"keeps failing, check that the provider at api_base in {settings} is "
+                f"up{meanwhile}"
             )
         case FaultKind.TIMEOUT:
             return (
-                f"The provider did not answer in time: a retry may succeed ({again}); a slow model needs a larger "
-                f"call_args.timeout in {settings}{meanwhile}"
+                f"The provider did not answer in time: a retry may succeed ({again}); a slow "
+                f"model needs a larger call_args.timeout in {settings}{meanwhile}"
             )
         case FaultKind.UNREADABLE:
             return (
-                f"The provider's answer was cut short or not in the form asked for (JSON, or a stream of chunks): "
-                f"a retry may succeed ({again}); if it keeps happening, check that api_base in {settings} is an "
-                f"OpenAI-compatible endpoint{meanwhile}"
+                "The provider's answer was cut short or not in the form asked for (JSON, or "
+                f"a stream of chunks): a retry may succeed ({again}); if it keeps happening, "
+                f"check that api_base in {settings} is an OpenAI-compatible "
+                f"endpoint{meanwhile}"
             )
     return f"Check the model name, base URL and request settings in {settings}"
 
@@ -191,11 +198,15 @@ def advice(
 def provider_failure(
     error: BaseException, operation: Operation, settings: str = "settings.yaml"
 ) -> str | None:
-    """`the model provider failed: REASON. ADVICE` for a failed model call in `error`'s causes; None if none failed."""
+    """`the model provider failed: REASON. ADVICE` for a failed model call in `error`'s causes; None
+    if none failed."""
     if (found := provider_error(error)) is None:
         return None
     reason = describe(found)
-    return f"the model provider failed: {reason.rstrip('.')}. {advice(fault_kind(found), operation, settings, reason)}"
+    return (
+        f"the model provider failed: {reason.rstrip('.')}. "
+        f"{advice(fault_kind(found), operation, settings, reason)}"
+    )
 
 
 def _kind_of_status(status: int | None) -> FaultKind:
@@ -209,7 +220,8 @@ def _kind_of_status(status: int | None) -> FaultKind:
 
 
 def _unparsed_body(error: BaseException) -> tuple[str, str] | None:
-    """(the body, why it could not be parsed) when `error` comes from a provider answer that is not valid JSON."""
+    """(the body, why it could not be parsed) when `error` comes from a provider answer that is not
+    valid JSON."""
     cause: BaseException | None = error
     while cause is not None:
         if isinstance(cause, json.JSONDecodeError):

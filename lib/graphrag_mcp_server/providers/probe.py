@@ -1,7 +1,8 @@
-"""Checks of the configured models before an index build spends calls: one cheap call per model, so a wrong
-key, base URL or model name stops the run in seconds with the provider's own message, not minutes later as
-"No entities detected"; and one small extraction through graphrag's extraction prompt and parser, so a model
-that answers but cannot write graphrag's extraction format (a very small local model) is named at once."""
+"""Checks of the configured models before an index build spends calls: one cheap call per model, so
+a wrong key, base URL or model name stops the run in seconds with the provider's own message, not
+minutes later as "No entities detected"; and one small extraction through graphrag's extraction
+prompt and parser, so a model that answers but cannot write graphrag's extraction format (a very
+small local model) is named at once."""
 
 import asyncio
 import hashlib
@@ -28,9 +29,11 @@ LOCAL_TYPES = {OFFLINE_TYPE, "mcp_sampling"}
 SAMPLE_WORDS = 120
 """Length of the passage of the corpus the extraction check sends."""
 EXTRACTION_TOKENS = 600
-"""The most the extraction check lets the model write: enough for several records, not for a model that rambles."""
+"""The most the extraction check lets the model write: enough for several records, not for a model
+that rambles."""
 EXTRACTION_TIMES = 4
-"""The extraction check may take this many times the one-token check's time (its prompt is about 2,000 tokens)."""
+"""The extraction check may take this many times the one-token check's time (its prompt is about
+2,000 tokens)."""
 SHOWN_CHARACTERS = 200
 """How much of an unparsable answer the error quotes."""
 
@@ -38,10 +41,11 @@ SHOWN_CHARACTERS = 200
 async def probe_models(
     config: "GraphRagConfig", timeout: float, extraction_sample: str | None = None
 ) -> dict[str, int]:
-    """Ask every configured completion and embedding model for one token / one vector (no cache; counted in the
-    Usage of the operation around, if one is tracked: the provider is paid for them); the length
-    of each probed embedding model's vector, by model name. With `extraction_sample`, then ask graphrag's
-    extraction model to extract the graph of that text (`check_extraction`), allowing it EXTRACTION_TIMES as long.
+    """Ask every configured completion and embedding model for one token / one vector (no cache;
+    counted in the Usage of the operation around, if one is tracked: the provider is paid for them);
+    the length of each probed embedding model's vector, by model name. With `extraction_sample`,
+    then ask graphrag's extraction model to extract the graph of that text (`check_extraction`),
+    allowing it EXTRACTION_TIMES as long.
 
     Raises ProviderError naming the model and the provider's reason when one fails or takes more
     than `timeout` seconds, and ModelFormatError when the extraction yields no entity.
@@ -49,23 +53,21 @@ async def probe_models(
     from graphrag_llm.completion import create_completion
     from graphrag_llm.embedding import create_embedding
 
+    def completion_call(model: "ModelConfig") -> Callable[[], Awaitable[Any]]:
+        return lambda: create_completion(model).completion_async(
+            messages="Reply with OK.", max_tokens=1
+        )
+
+    def embedding_call(model: "ModelConfig") -> Callable[[], Awaitable[Any]]:
+        return lambda: create_embedding(model).embedding_async(input=["ok"])
+
     calls: list[tuple[str, ModelConfig, Callable[[], Awaitable[Any]]]] = []
     for name, model in config.completion_models.items():
         if model.type not in LOCAL_TYPES:
-            calls.append(
-                (
-                    name,
-                    model,
-                    lambda m=model: create_completion(m).completion_async(
-                        messages="Reply with OK.", max_tokens=1
-                    ),
-                )
-            )
+            calls.append((name, model, completion_call(model)))
     for name, model in config.embedding_models.items():
         if model.type not in LOCAL_TYPES:
-            calls.append(
-                (name, model, lambda m=model: create_embedding(m).embedding_async(input=["ok"]))
-            )
+            calls.append((name, model, embedding_call(model)))
     dimensions: dict[str, int] = {}
     for name, model, call in calls:
         answer = await _checked(name, model, call, timeout)
@@ -85,8 +87,10 @@ async def probe_models(
             if not isinstance(error.__cause__, TimeoutError):
                 raise
             logger.warning(
-                "model %s gave no extraction of a %d-word passage within %g s (a slow model): indexing "
-                "goes on without checking its format",
+                (
+                    "model %s gave no extraction of a %d-word passage within %g s (a slow "
+                    "model): indexing goes on without checking its format"
+                ),
                 name,
                 SAMPLE_WORDS,
                 timeout * EXTRACTION_TIMES,
@@ -97,8 +101,9 @@ async def probe_models(
 async def _checked(
     name: str, model: "ModelConfig", call: Callable[[], Awaitable[Any]], timeout: float
 ) -> Any:
-    """The answer of one check; ProviderError (its cause the TimeoutError) when it fails or takes over `timeout` s.
-    No retry waits past `timeout` (a 429's Retry-After longer than that fails the check at once, naming the limit)."""
+    """The answer of one check; ProviderError (its cause the TimeoutError) when it fails or takes
+    over `timeout` s. No retry waits past `timeout` (a 429's Retry-After longer than that fails the
+    check at once, naming the limit)."""
     try:
         with answer_by(timeout):
             return await asyncio.wait_for(call(), timeout)
@@ -115,16 +120,17 @@ async def _checked(
 async def check_extraction(
     config: "GraphRagConfig", name: str, model_config: "ModelConfig", text: str
 ) -> None:
-    """Extract the graph of `text` with graphrag's extraction model (`name`), prompt and parser (GraphExtractor, no
-    gleanings, no cache, at most EXTRACTION_TOKENS written); raise ModelFormatError quoting the answer when no
-    entity comes out of it. An empty answer cut at the token limit (a reasoning model thinking) proves nothing."""
+    """Extract the graph of `text` with graphrag's extraction model (`name`), prompt and parser
+    (GraphExtractor, no gleanings, no cache, at most EXTRACTION_TOKENS written); raise
+    ModelFormatError quoting the answer when no entity comes out of it. An empty answer cut at the
+    token limit (a reasoning model thinking) proves nothing."""
     from graphrag.index.operations.extract_graph.graph_extractor import GraphExtractor
     from graphrag_llm.completion import create_completion
 
     model = _Recorded(create_completion(model_config))
     extractor = GraphExtractor(
-        model,
-        config.extract_graph.resolved_prompts().extraction_prompt,  # type: ignore[arg-type]
+        model,  # type: ignore[arg-type]  # wraps an LLMCompletion: what GraphExtractor calls
+        config.extract_graph.resolved_prompts().extraction_prompt,
         max_gleanings=0,
     )
     entities, _ = await extractor(text, config.extract_graph.entity_types, source_id="probe")
@@ -135,8 +141,8 @@ async def check_extraction(
 
 
 def extraction_probe_key(config: "GraphRagConfig") -> str:
-    """What an extraction check depends on: the extraction model, its prompt and entity types (a check that
-    passed for the same key need not be sent again)."""
+    """What an extraction check depends on: the extraction model, its prompt and entity types (a
+    check that passed for the same key need not be sent again)."""
     model = config.get_completion_model_config(config.extract_graph.completion_model_id)
     parts = [
         model.model_provider,
@@ -150,8 +156,9 @@ def extraction_probe_key(config: "GraphRagConfig") -> str:
 
 
 def sample_passage(texts: Iterable[str], words: int = SAMPLE_WORDS, documents: int = 20) -> str:
-    """The `words`-word passage of the first `documents` texts that names the most (capitalised words that do not
-    start a sentence): text a model following graphrag's prompt extracts entities from."""
+    """The `words`-word passage of the first `documents` texts that names the most (capitalised
+    words that do not start a sentence): text a model following graphrag's prompt extracts entities
+    from."""
     best, best_names = "", -1
     for number, text in enumerate(texts):
         if number >= documents:
@@ -170,8 +177,9 @@ def sample_passage(texts: Iterable[str], words: int = SAMPLE_WORDS, documents: i
 
 
 class _Recorded:
-    """A completion model that writes at most EXTRACTION_TOKENS and keeps the text of its answer (what an unparsable
-    extraction quotes), or its error (answering nothing instead: graphrag's extractor would log it with a traceback)."""
+    """A completion model that writes at most EXTRACTION_TOKENS and keeps the text of its answer
+    (what an unparsable extraction quotes), or its error (answering nothing instead: graphrag's
+    extractor would log it with a traceback)."""
 
     def __init__(self, model: Any) -> None:
         self._model = model
@@ -192,17 +200,20 @@ class _Recorded:
 def _failed(name: str, model: "ModelConfig", reason: str, kind: FaultKind) -> str:
     where = f" at {model.api_base}" if model.api_base else ""
     return (
-        f"the model provider failed before indexing started: model {name} ({model.model_provider}/{model.model}"
-        f"{where}): {reason}. {advice(kind, Operation.BUILD, reason=reason)}"
+        f"the model provider failed before indexing started: model {name} "
+        f"({model.model_provider}/{model.model}{where}): {reason}. "
+        f"{advice(kind, Operation.BUILD, reason=reason)}"
     )
 
 
 def _unparsable(name: str, model: "ModelConfig", answer: str) -> str:
     shown = " ".join(answer.split())[:SHOWN_CHARACTERS]
     return (
-        f"indexing did not start: model {name} ({model.model_provider}/{model.model}) answered graphrag's "
-        "extraction prompt, but no entity could be parsed from its answer: it does not write graphrag's extraction "
-        'format (("entity"<|>NAME<|>TYPE<|>DESCRIPTION) records), so indexing would find no entities. Use a larger '
-        "model for extract_graph in settings.yaml, or adapt the prompts to this model and corpus with "
-        f"`graphrag-mcp tune`. It answered: {json.dumps(shown) if shown else '(nothing)'}"
+        f"indexing did not start: model {name} ({model.model_provider}/{model.model}) answered "
+        "graphrag's extraction prompt, but no entity could be parsed from its answer: it does "
+        "not write graphrag's extraction format "
+        '(("entity"<|>NAME<|>TYPE<|>DESCRIPTION) records), so indexing would find no entities. '
+        "Use a larger model for extract_graph in settings.yaml, or adapt the prompts to this "
+        "model and corpus with `graphrag-mcp tune`. "
+        f"It answered: {json.dumps(shown) if shown else '(nothing)'}"
     )

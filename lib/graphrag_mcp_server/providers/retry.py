@@ -25,7 +25,7 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from graphrag_mcp_server.providers.breaker import (
     call_failed_for_good,
@@ -35,6 +35,9 @@ from graphrag_mcp_server.providers.breaker import (
 from graphrag_mcp_server.providers.failures import note_failure
 from graphrag_mcp_server.providers.faults import MalformedAnswerError, is_retryable, retry_after
 from graphrag_mcp_server.providers.operation import latest_end, tell_retry
+
+if TYPE_CHECKING:
+    from graphrag_llm.retry.retry import Retry
 
 RETRY_TYPE = "bounded_backoff"
 GRAPHRAG_RETRY_TYPE = "exponential_backoff"
@@ -59,7 +62,7 @@ class ObservedRetry:
                 response = _well_formed(func(**input_args), input_args)
                 call_succeeded()
                 return response
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - _next_wait re-raises what is not retried
                 wait = self._next_wait(error, attempt, started)
                 attempt += 1
                 time.sleep(wait)
@@ -77,7 +80,7 @@ class ObservedRetry:
                 response = _well_formed(await func(**input_args), input_args)
                 call_succeeded()
                 return response
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - _next_wait re-raises what is not retried
                 wait = self._next_wait(error, attempt, started)
                 attempt += 1
                 await asyncio.sleep(wait)
@@ -161,12 +164,13 @@ def _well_formed(response: Any, input_args: dict[str, Any]) -> Any:
 
     wanted = input_args.get("response_format")
     content = getattr(response, "content", None)
-    asks_model = isinstance(wanted, type) and issubclass(wanted, BaseModel)
-    if not asks_model or not isinstance(content, str):
+    if not isinstance(content, str) or not isinstance(wanted, type):
+        return response
+    if not issubclass(wanted, BaseModel):
         return response
     try:
         structure_completion_response(content, wanted)
-    except ValueError as error:  # json's JSONDecodeError and pydantic's ValidationError are
+    except ValueError as error:  # json's JSONDecodeError, pydantic's ValidationError
         raise MalformedAnswerError(content, f"not the JSON {wanted.__name__} asks for") from error
     return response
 
@@ -183,5 +187,6 @@ def register_retry_policy() -> None:
     from graphrag_llm.retry.retry_factory import register_retry, retry_factory
 
     if RETRY_TYPE not in retry_factory:
-        register_retry(RETRY_TYPE, BoundedRetry)
+        # a Retry by its methods, not by inheritance: graphrag-llm is imported only when used
+        register_retry(RETRY_TYPE, cast("Callable[..., Retry]", BoundedRetry))
         register_retry(GRAPHRAG_RETRY_TYPE, _graphrag_backoff())

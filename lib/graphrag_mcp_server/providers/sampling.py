@@ -59,7 +59,8 @@ def sampling_client(session: "ServerSession", request_id: str | int | None) -> I
 
 
 def _sampling_messages(messages: Any) -> tuple[str | None, list[SamplingMessage]]:
-    """graphrag's chat messages as MCP sampling messages; system messages become the system prompt."""
+    """graphrag's chat messages as MCP sampling messages; system messages become the system
+    prompt."""
     items = (
         [{"role": "user", "content": messages}]
         if isinstance(messages, str)
@@ -82,7 +83,8 @@ def _sampling_messages(messages: Any) -> tuple[str | None, list[SamplingMessage]
 
 
 def _format_instruction(kwargs: dict[str, Any]) -> str:
-    """What graphrag's structured requests need said in words: the client's model has no JSON mode here."""
+    """What graphrag's structured requests need said in words: the client's model has no JSON mode
+    here."""
     response_format = kwargs.get("response_format")
     if response_format is not None:
         schema = json.dumps(response_format.model_json_schema())
@@ -93,16 +95,19 @@ def _format_instruction(kwargs: dict[str, Any]) -> str:
 
 
 def _sampling_functions(model: str, tokenizer: "Tokenizer") -> tuple[Any, Any]:
-    def _sync(**_: Any) -> llm_types.LLMCompletionResponse:
+    def _sync(**_: Any) -> llm_types.LLMCompletionResponse[Any]:
         msg = "the sampling model answers only asynchronous calls (graphrag's searches)"
         raise SamplingUnavailableError(msg)
 
     async def _sample(
         **kwargs: Any,
-    ) -> llm_types.LLMCompletionResponse | AsyncIterator[llm_types.LLMCompletionChunk]:
+    ) -> llm_types.LLMCompletionResponse[Any] | AsyncIterator[llm_types.LLMCompletionChunk]:
         client = _client.get()
         if client is None:
-            msg = "the sampling model was called outside a client's tool call (indexing needs a model in settings.yaml)"
+            msg = (
+                "the sampling model was called outside a client's tool call (indexing needs "
+                "a model in settings.yaml)"
+            )
             raise SamplingUnavailableError(msg)
         system, conversation = _sampling_messages(kwargs["messages"])
         system = (system or "") + _format_instruction(kwargs) or None

@@ -48,7 +48,8 @@ _current_usage: ContextVar[Usage | None] = ContextVar("graphrag_mcp_usage", defa
 
 @contextmanager
 def track_usage() -> Iterator[Usage]:
-    """Collect the model usage of everything run inside the block (tasks spawned inside included)."""
+    """Collect the model usage of everything run inside the block (tasks spawned inside
+    included)."""
     usage = Usage()
     token = _current_usage.set(usage)
     try:
@@ -149,7 +150,8 @@ def register_usage_stores() -> None:
 
 
 def enable_usage_tracking(config: "GraphRagConfig") -> None:
-    """Point every configured model's metrics at the usage stores; quiet the exit-time metrics log."""
+    """Point every configured model's metrics at the usage stores; quiet the exit-time metrics
+    log."""
     from graphrag_llm.config import MetricsConfig
 
     register_usage_stores()

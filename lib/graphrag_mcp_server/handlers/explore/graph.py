@@ -1,4 +1,5 @@
-"""The entity graph as networkx sees it, written as GraphML, GEXF, node-link JSON or one offline HTML page."""
+"""The entity graph as networkx sees it, written as GraphML, GEXF, node-link JSON or one offline
+HTML page."""
 
 import json
 import math
@@ -16,7 +17,8 @@ if TYPE_CHECKING:
 
 NO_COMMUNITY = -1
 LAYOUT_GROUP_LIMIT = 1500
-"""Groups up to this size get a force-directed layout (dense, O(n²) memory); larger ones a circle."""
+"""Groups up to this size get a force-directed layout (dense, O(n²) memory); larger ones a
+circle."""
 
 
 class GraphFormat(StrEnum):
@@ -29,9 +31,9 @@ class GraphFormat(StrEnum):
 
 
 def entity_graph(tables: IndexTables) -> "nx.MultiDiGraph":
-    """Entities (type, description, degree, top-level community, documents) joined by their relationships
-    (weight, description): every relationship row one edge, keyed by its id (a pair related both ways, or twice,
-    keeps each relationship)."""
+    """Entities (type, description, degree, top-level community, documents) joined by their
+    relationships (weight, description): every relationship row one edge, keyed by its id (a pair
+    related both ways, or twice, keeps each relationship)."""
     import networkx as nx
 
     lookup = prepared(tables).lookup()
@@ -65,7 +67,8 @@ def entity_graph(tables: IndexTables) -> "nx.MultiDiGraph":
 def _community_of_entities(
     tables: IndexTables, which: Literal["broadest", "finest"]
 ) -> dict[str, int]:
-    """entity id -> the number of the broadest (lowest level) or finest (highest level) community holding it."""
+    """entity id -> the number of the broadest (lowest level) or finest (highest level) community
+    holding it."""
     held: dict[str, int] = {}
     for row in tables.communities.sort_values("level", ascending=which == "finest").itertuples():
         for entity_id in row.entity_ids:
@@ -88,8 +91,8 @@ def write_graph(graph: "nx.MultiDiGraph", graph_format: GraphFormat) -> bytes:
 
 
 def graph_page(graph: "nx.MultiDiGraph") -> str:
-    """One self-contained HTML page (no network) drawing the graph: coloured by community, searchable,
-    an entity's description and documents on click."""
+    """One self-contained HTML page (no network) drawing the graph: coloured by community,
+    searchable, an entity's description and documents on click."""
     positions = layout(graph)
     nodes = [
         {"id": name, "x": round(positions[name][0], 2), "y": round(positions[name][1], 2), **data}
@@ -117,8 +120,8 @@ def graph_page(graph: "nx.MultiDiGraph") -> str:
 
 
 def layout(graph: "nx.MultiDiGraph", scale: float = 100.0) -> dict[str, tuple[float, float]]:
-    """Positions that keep each community together: a spring layout inside every community (a circle for
-    very large ones), the communities placed on a grid, the biggest first."""
+    """Positions that keep each community together: a spring layout inside every community (a circle
+    for very large ones), the communities placed on a grid, the biggest first."""
     import networkx as nx
 
     groups: dict[int, list[str]] = {}

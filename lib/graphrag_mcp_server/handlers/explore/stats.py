@@ -95,7 +95,8 @@ def _workflows(config: "GraphRagConfig") -> dict[str, float]:
 
 
 def _models_built_with(config: "GraphRagConfig") -> ModelNames:
-    """The models the served version was built with (as recorded; settings.yaml's for an index without a record)."""
+    """The models the served version was built with (as recorded; settings.yaml's for an index
+    without a record)."""
     recorded = built_with.recorded(output_dir(config))
     if recorded is None:
         return ModelNames(
@@ -111,9 +112,10 @@ REPAIR = "run graphrag-mcp index DATA_PATH: the next run computes only what is m
 
 
 def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIssue]:
-    """Damaged vector tables, gaps (communities without a report, documents without text units, records without
-    their vector row and the reverse, vectors of another width than settings.yaml's) and settings.yaml changed
-    since the build (errors); entities no community holds, and empty or duplicate community reports (warnings)."""
+    """Damaged vector tables, gaps (communities without a report, documents without text units,
+    records without their vector row and the reverse, vectors of another width than settings.yaml's)
+    and settings.yaml changed since the build (errors); entities no community holds, and empty or
+    duplicate community reports (warnings)."""
     issues = [
         IndexIssue(severity="error", message=problem)
         for problem in dict.fromkeys(tables.vector_problems.values())
@@ -126,8 +128,9 @@ def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIss
             IndexIssue(
                 severity="error",
                 message=(
-                    f"{found}: searches cannot embed a query for these tables; rebuild with: graphrag-mcp index DATA_PATH "
-                    "(it embeds everything again), or set vector_size in settings.yaml to the model's width"
+                    f"{found}: searches cannot embed a query for these tables; rebuild with: "
+                    "graphrag-mcp index DATA_PATH (it embeds everything again), or set "
+                    "vector_size in settings.yaml to the model's width"
                 ),
             )
         )
@@ -136,8 +139,8 @@ def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIss
             IndexIssue(
                 severity="warning",
                 message=(
-                    f"settings.yaml differs from what the served version was built with: {change}; run graphrag-mcp index "
-                    "DATA_PATH to apply it"
+                    "settings.yaml differs from what the served version was built with: "
+                    f"{change}; run graphrag-mcp index DATA_PATH to apply it"
                 ),
             )
             for change in built_with.changes(before, built_with.built_with(config))
@@ -145,8 +148,10 @@ def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIss
     in_communities = {entity for ids in tables.communities["entity_ids"] for entity in ids}
     if orphans := int((~tables.entities["id"].isin(in_communities)).sum()):
         fix = (
-            "set cluster_graph.use_lcc: false in settings.yaml (it clusters only the largest connected "
-            "component) and rebuild"
+            (
+                "set cluster_graph.use_lcc: false in settings.yaml (it clusters only the largest "
+                "connected component) and rebuild"
+            )
             if config.cluster_graph.use_lcc
             else "rebuild"
         )
@@ -154,8 +159,9 @@ def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIss
             IndexIssue(
                 severity="warning",
                 message=(
-                    f"{orphans} of {len(tables.entities)} entities belong to no community, so local, global and drift search "
-                    f"never see them; {fix} with: graphrag-mcp index DATA_PATH --full (every entity gets a community)"
+                    f"{orphans} of {len(tables.entities)} entities belong to no community, so "
+                    f"local, global and drift search never see them; {fix} with: graphrag-mcp "
+                    "index DATA_PATH --full (every entity gets a community)"
                 ),
             )
         )
@@ -163,8 +169,8 @@ def index_issues(config: "GraphRagConfig", tables: IndexTables) -> list[IndexIss
 
 
 def _gaps(config: "GraphRagConfig", tables: IndexTables) -> list[Gap]:
-    """What the served version lacks: reports, text units, and vector rows (read from LanceDB unless the version
-    passed the same check at build time and its tables are unchanged since)."""
+    """What the served version lacks: reports, text units, and vector rows (read from LanceDB unless
+    the version passed the same check at build time and its tables are unchanged since)."""
     gaps = table_gaps(
         tables.documents, tables.text_units, tables.communities, tables.community_reports
     )
@@ -188,7 +194,8 @@ def _trusted_vectors(config: "GraphRagConfig") -> bool:
 
 
 def _vector_widths(config: "GraphRagConfig") -> dict[str, int]:
-    """Each vector table's width: as recorded while the tables are unchanged, else read from LanceDB."""
+    """Each vector table's width: as recorded while the tables are unchanged, else read from
+    LanceDB."""
     if not _is_lancedb(config):
         return {}
     if (recorded := recorded_vector_widths(config)) is not None:
@@ -200,8 +207,8 @@ def _vector_widths(config: "GraphRagConfig") -> dict[str, int]:
 
 
 def _report_issues(tables: IndexTables) -> list[IndexIssue]:
-    """Reports with no findings (written from an empty context) and reports whose text another community's
-    report repeats, each named by its community."""
+    """Reports with no findings (written from an empty context) and reports whose text another
+    community's report repeats, each named by its community."""
     reports = tables.community_reports
     issues = []
     empty = reports[[findings is None or len(findings) == 0 for findings in reports["findings"]]]
@@ -210,8 +217,9 @@ def _report_issues(tables: IndexTables) -> list[IndexIssue]:
             IndexIssue(
                 severity="warning",
                 message=(
-                    f"{len(empty)} community reports have no findings (communities {_listed(empty['community'])}): "
-                    "they were written from an empty context; rebuild them with: graphrag-mcp index DATA_PATH --full"
+                    f"{len(empty)} community reports have no findings (communities "
+                    f"{_listed(empty['community'])}): they were written from an empty "
+                    "context; rebuild them with: graphrag-mcp index DATA_PATH --full"
                 ),
             )
         )
@@ -221,9 +229,10 @@ def _report_issues(tables: IndexTables) -> list[IndexIssue]:
             IndexIssue(
                 severity="warning",
                 message=(
-                    f"{len(repeated)} community reports repeat another's text word for word (communities "
-                    f"{_listed(repeated['community'])}): a report says nothing of its own community; rebuild them with: "
-                    "graphrag-mcp index DATA_PATH --full"
+                    f"{len(repeated)} community reports repeat another's text word for word "
+                    f"(communities {_listed(repeated['community'])}): a report says nothing "
+                    "of its own community; rebuild them with: graphrag-mcp index DATA_PATH "
+                    "--full"
                 ),
             )
         )

@@ -1,4 +1,5 @@
-"""Read-only views of the index's records: entities, communities and text units, for MCP resources."""
+"""Read-only views of the index's records: entities, communities and text units, for MCP
+resources."""
 
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -85,8 +86,8 @@ class TextUnitDetail(BaseModel):
     entities: list[str]
 
 
-def _short(text: Any) -> str:
-    text = str(text or "")
+def _short(value: Any) -> str:
+    text = str(value or "")
     return (
         text
         if len(text) <= DESCRIPTION_CHARS
@@ -121,7 +122,8 @@ def _row(frame: "pd.DataFrame", mask: "pd.Series", what: str) -> Any:
 
 
 def entity_detail(tables: IndexTables, name: str) -> EntityDetail:
-    """An entity by name (case-insensitive), with relationships, communities and source documents."""
+    """An entity by name (case-insensitive), with relationships, communities and source
+    documents."""
     entities = tables.entities
     entity = _row(
         entities,
@@ -211,8 +213,8 @@ COMPLETIONS = 100
 
 
 def completed(candidates: list[str], partial: str) -> tuple[list[str], int]:
-    """The candidates that start with `partial` (case aside), then those that contain it, in the candidates' order;
-    at most COMPLETIONS of them, and how many matched in all."""
+    """The candidates that start with `partial` (case aside), then those that contain it, in the
+    candidates' order; at most COMPLETIONS of them, and how many matched in all."""
     wanted = partial.casefold()
     starting = [value for value in candidates if value.casefold().startswith(wanted)]
     containing = [
@@ -238,7 +240,8 @@ def community_ids(tables: IndexTables) -> list[str]:
 
 
 def _broadest_first(tables: IndexTables) -> "pd.DataFrame":
-    """The communities with their `size` (member entities), by level, then the largest, then by number."""
+    """The communities with their `size` (member entities), by level, then the largest, then by
+    number."""
     frame = tables.communities.assign(size=tables.communities["entity_ids"].map(len))
     return frame.sort_values(
         ["level", "size", "community"], ascending=[True, False, True], kind="stable"

@@ -1,1 +1,2 @@
-"""Searching an index: graphrag's four search engines over prepared objects, answers and context-only results."""
+"""Searching an index: graphrag's four search engines over prepared objects, answers and
+context-only results."""

@@ -1,4 +1,5 @@
-"""Context-only search: the records graphrag would send the model, within a token budget, with no completion call.
+"""Context-only search: the records graphrag would send the model, within a token budget, with no
+completion call.
 
 local and basic use graphrag's own context builders; global ranks the community reports of the
 chosen level by similarity to the query (where report embeddings exist) and by rating; drift
@@ -15,15 +16,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.prepared import prepared
-from graphrag_mcp_server.handlers.results import (
-    ContextEntity,
-    ContextRelationship,
-    ContextReport,
-    ContextTextUnit,
-    SearchContext,
-    SearchResult,
-)
+from graphrag_mcp_server.handlers.results import SearchResult
 from graphrag_mcp_server.handlers.search.engines import basic_engine, local_engine
+from graphrag_mcp_server.handlers.search.entries import typed_context
 from graphrag_mcp_server.handlers.search.run import (
     SearchType,
     check_ready,
@@ -43,8 +38,6 @@ if TYPE_CHECKING:
     from graphrag.query.structured_search.basic_search.basic_context import BasicSearchContext
     from graphrag.query.structured_search.local_search.mixed_context import LocalSearchMixedContext
 
-    from graphrag_mcp_server.handlers.prepared import Lookup
-
 logger = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_TOKENS = 8000
@@ -54,7 +47,8 @@ UNBOUNDED_TOKENS = 10_000_000
 
 @dataclass
 class _Part:
-    """Records of a context (kind -> DataFrame), the tokens they take, and the ids of every relevant record."""
+    """Records of a context (kind -> DataFrame), the tokens they take, and the ids of every relevant
+    record."""
 
     records: dict[str, "pd.DataFrame"] = field(default_factory=dict)
     tokens: int = 0
@@ -94,7 +88,8 @@ def search_context(
     community_level: int = 2,
     entity_types: list[str] | None = None,
 ) -> SearchResult:
-    """The context `search_type` would answer `query` from, within `max_tokens` (blocking: run in a thread)."""
+    """The context `search_type` would answer `query` from, within `max_tokens` (blocking: run in a
+    thread)."""
     check_ready(config, tables, search_type, answer=False)
     log_to_query_log(config)
     started = time.perf_counter()
@@ -134,7 +129,13 @@ def search_context(
     return SearchResult(
         type=search_type.value,
         answer=None,
-        context=_described(part, tables, max_tokens),
+        context=typed_context(
+            part.records,
+            tables,
+            max_tokens=max_tokens,
+            tokens=part.tokens,
+            omitted=part.omitted,
+        ),
         sources=find_sources("", frames, tables),
         context_counts={kind: len(frame) for kind, frame in frames},
         llm_calls=usage.llm_calls,
@@ -146,8 +147,9 @@ def search_context(
 
 
 def _mentioning_first(part: _Part, tables: IndexTables) -> _Part:
-    """The part with its passages ordered by the context's entities they mention, each entity weighing 1/its rank
-    (the entities closest to the question most); graphrag's order breaks ties."""
+    """The part with its passages ordered by the context's entities they mention, each entity
+    weighing 1/its rank (the entities closest to the question most); graphrag's order breaks
+    ties."""
     sources, entities = part.records.get("sources"), part.records.get("entities")
     if sources is None or sources.empty or entities is None or entities.empty:
         return part
@@ -164,10 +166,12 @@ def _mentioning_first(part: _Part, tables: IndexTables) -> _Part:
 
 
 class _RememberedEmbedder:
-    """An embedding model that embeds each input once: every use of the query within one context shares its embedding."""
+    """An embedding model that embeds each input once: every use of the query within one context
+    shares its embedding."""
 
     def __init__(self, model: Any) -> None:
-        self._model, self._answers = model, {}
+        self._model = model
+        self._answers: dict[tuple[str, ...], Any] = {}
 
     def embedding(self, *, input: list[str], **kwargs: Any) -> Any:
         """The model's embedding response for `input`, asked for once."""
@@ -186,7 +190,8 @@ def _remembering(engine: Any) -> Any:
 def _within_budget(
     engine: Any, query: str, max_tokens: int, ranked: Callable[..., dict[str, set[str]]]
 ) -> _Part:
-    """The engine's context within the budget, with the ids of every record its builder `ranked` for the query."""
+    """The engine's context within the budget, with the ids of every record its builder `ranked` for
+    the query."""
     builder, params = (
         engine.context_builder,
         {**engine.context_builder_params, "max_context_tokens": max_tokens},
@@ -205,9 +210,9 @@ def _within_budget(
 def _local_candidates(
     builder: "LocalSearchMixedContext", query: str, params: dict[str, Any]
 ) -> dict[str, set[str]]:
-    """Ids of the records graphrag's local builder ranks for `query` (all of them fit an unbounded budget): the
-    entities it maps the query to and, where their share of the budget is not zero, their reports, text units,
-    claims and the relationships graphrag picks for them."""
+    """Ids of the records graphrag's local builder ranks for `query` (all of them fit an unbounded
+    budget): the entities it maps the query to and, where their share of the budget is not zero,
+    their reports, text units, claims and the relationships graphrag picks for them."""
     from graphrag.query.context_builder.entity_extraction import map_query_to_entities
     from graphrag.query.context_builder.local_context import build_relationship_context
 
@@ -263,7 +268,8 @@ def _local_candidates(
 def _basic_candidates(
     builder: "BasicSearchContext", query: str, params: dict[str, Any]
 ) -> dict[str, set[str]]:
-    """Short ids of the `k` text units closest to the query, as graphrag's basic builder finds them."""
+    """Short ids of the `k` text units closest to the query, as graphrag's basic builder finds
+    them."""
     found = builder.text_unit_embeddings.similarity_search_by_text(
         text=query,
         text_embedder=lambda text: builder.text_embedder.embedding(input=[text]).first_embedding,
@@ -286,7 +292,8 @@ def _ids(frame: "pd.DataFrame | None") -> set[str]:
 
 
 def _report_embedder(config: "GraphRagConfig") -> _RememberedEmbedder:
-    """The embedding model that ranks reports against the query (DRIFT's, as graphrag's primer uses)."""
+    """The embedding model that ranks reports against the query (DRIFT's, as graphrag's primer
+    uses)."""
     from graphrag_llm.embedding import create_embedding
 
     return _RememberedEmbedder(
@@ -295,8 +302,8 @@ def _report_embedder(config: "GraphRagConfig") -> _RememberedEmbedder:
 
 
 def _report_vectors_readable(tables: IndexTables) -> bool:
-    """Whether the reports' vector table can rank them; if not, context-only global ranks them by words alone, and a
-    warning names the table and the rebuild that restores it."""
+    """Whether the reports' vector table can rank them; if not, context-only global ranks them by
+    words alone, and a warning names the table and the rebuild that restores it."""
     from graphrag.config.embeddings import community_full_content_embedding
 
     problem = tables.vector_problems.get(community_full_content_embedding)
@@ -313,8 +320,9 @@ def _reports(
     embedder: Any | None,
     limit: int | None = None,
 ) -> _Part:
-    """The level's community reports, most similar to the query first (then highest rated), within the budget;
-    without `embedder` by the question's words only (the reports' vector table is damaged)."""
+    """The level's community reports, most similar to the query first (then highest rated), within
+    the budget; without `embedder` by the question's words only (the reports' vector table is
+    damaged)."""
     import pandas as pd
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
@@ -358,12 +366,13 @@ def _reports(
 
 
 FUSION_RANK_OFFSET = 5
-"""Reciprocal rank fusion's k: a report's relevance is 1/(k + its rank by embedding) + 1/(k + its rank by words)."""
+"""Reciprocal rank fusion's k: a report's relevance is 1/(k + its rank by embedding) + 1/(k + its
+rank by words)."""
 
 
 WORDS_WEIGHT = 2.0
-"""The weight of the rank by words against the rank by embedding (1): the question's rare words (a topic's
-own terms) are the surer sign; the embedding adds what is said in other words."""
+"""The weight of the rank by words against the rank by embedding (1): the question's rare words (a
+topic's own terms) are the surer sign; the embedding adds what is said in other words."""
 
 
 def _fused(*weighted: tuple[dict[str, float], float]) -> dict[str, float]:
@@ -378,8 +387,9 @@ def _fused(*weighted: tuple[dict[str, float], float]) -> dict[str, float]:
 def _word_scores(
     query: str, texts: dict[str, str], k1: float = 1.2, b: float = 0.75
 ) -> dict[str, float]:
-    """BM25 of the query's words in each text (id -> score; texts sharing none of its words left out): words
-    rare among the texts weigh most, as an embedding of a whole report does not weigh them."""
+    """BM25 of the query's words in each text (id -> score; texts sharing none of its words left
+    out): words rare among the texts weigh most, as an embedding of a whole report does not weigh
+    them."""
     import math
     from collections import Counter
 
@@ -411,7 +421,8 @@ _WORD = re.compile(r"[^\W\d_]+")
 
 
 def _report_similarity(config: "GraphRagConfig", query: str, embedder: Any) -> dict[str, float]:
-    """Report id -> similarity of its full content's embedding to the query; empty without report embeddings."""
+    """Report id -> similarity of its full content's embedding to the query; empty without report
+    embeddings."""
     from graphrag.config.embeddings import community_full_content_embedding
     from graphrag.utils.api import get_embedding_store
 
@@ -427,76 +438,3 @@ def _report_similarity(config: "GraphRagConfig", query: str, embedder: Any) -> d
         include_vectors=False,
     )
     return {str(result.document.id): float(result.score) for result in found}
-
-
-def _described(part: _Part, tables: IndexTables, max_tokens: int) -> SearchContext:
-    """The part's records as typed context entries, each with the titles of its documents."""
-    lookup = prepared(tables).lookup()
-    records = part.records
-    return SearchContext(
-        entities=[_entity(row, lookup) for row in _rows(records.get("entities"))],
-        relationships=[_relationship(row, lookup) for row in _rows(records.get("relationships"))],
-        reports=[_report(row, lookup) for row in _rows(records.get("reports"))],
-        text_units=[
-            unit
-            for row in _rows(records.get("sources"))
-            if (unit := _text_unit(row, lookup)) is not None
-        ],
-        max_tokens=max_tokens,
-        tokens=part.tokens,
-        omitted=part.omitted,
-    )
-
-
-def _rows(frame: "pd.DataFrame | None") -> list[dict[str, Any]]:
-    return [] if frame is None else frame.to_dict("records")
-
-
-def _entity(row: dict[str, Any], lookup: "Lookup") -> ContextEntity:
-    """An entities record (id, entity, description...)."""
-    short_id = str(row["id"])
-    title, kind = lookup.entities.get(short_id, ("", None))
-    return ContextEntity(
-        id=short_id,
-        name=str(row.get("entity", title)),
-        type=str(kind or ""),
-        description=str(row.get("description") or ""),
-        documents=lookup.documents(lookup.text_units_of["entities"].get(short_id)),
-    )
-
-
-def _relationship(row: dict[str, Any], lookup: "Lookup") -> ContextRelationship:
-    """A relationships record (id, source, target, description, weight)."""
-    short_id = str(row["id"])
-    return ContextRelationship(
-        id=short_id,
-        source=str(row["source"]),
-        target=str(row["target"]),
-        description=str(row.get("description") or ""),
-        weight=float(row.get("weight") or 0),
-        documents=lookup.documents(lookup.text_units_of["relationships"].get(short_id)),
-    )
-
-
-def _report(row: dict[str, Any], lookup: "Lookup") -> ContextReport:
-    """A reports record (id = community, title, content; rating and similarity when ranked here)."""
-    community = str(row["id"])
-    rating = row.get("rating", lookup.ratings.get(community))
-    return ContextReport(
-        community=community,
-        title=str(row.get("title") or ""),
-        content=str(row.get("content") or ""),
-        rating=None if rating is None else float(rating),
-        similarity=row.get("similarity"),
-        documents=lookup.documents(lookup.text_units_of["reports"].get(community)),
-    )
-
-
-def _text_unit(row: dict[str, Any], lookup: "Lookup") -> ContextTextUnit | None:
-    """A sources record (id = the text unit's short id, text)."""
-    unit_id = lookup.unit_ids.get(str(row["id"]))
-    if unit_id is None:
-        return None
-    return ContextTextUnit(
-        id=unit_id, document=lookup.document_of.get(unit_id, ""), text=str(row["text"])
-    )

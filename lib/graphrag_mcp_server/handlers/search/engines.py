@@ -1,5 +1,6 @@
-"""graphrag's search engines made as graphrag.api makes them (graphrag.query.factory, the same prompts), over
-the prepared objects of the loaded version instead of tables read again (handlers/prepared.py).
+"""graphrag's search engines made as graphrag.api makes them (graphrag.query.factory, the same
+prompts), over the prepared objects of the loaded version instead of tables read again
+(handlers/prepared.py).
 
 Each is a context manager: the relationships and reports graphrag writes into are lent to the
 engine until the block ends. Blocking the first time a version's objects are made.
@@ -30,8 +31,9 @@ def local_engine(
     response_type: str = "",
     callbacks: "list[QueryCallbacks] | None" = None,
 ) -> Iterator["LocalSearch"]:
-    """graphrag's local search engine as graphrag.api.local_search makes it, over the version's prepared
-    objects (`entity_types`: only entities of these types). Blocking on first use of a level."""
+    """graphrag's local search engine as graphrag.api.local_search makes it, over the version's
+    prepared objects (`entity_types`: only entities of these types). Blocking on first use of a
+    level."""
     from graphrag.config.embeddings import entity_description_embedding
     from graphrag.query.factory import get_local_search_engine
     from graphrag.utils.api import get_embedding_store, load_search_prompt
@@ -61,7 +63,8 @@ def basic_engine(
     response_type: str = "",
     callbacks: "list[QueryCallbacks] | None" = None,
 ) -> Iterator["BasicSearch"]:
-    """graphrag's basic search engine as graphrag.api.basic_search makes it, over the prepared text units."""
+    """graphrag's basic search engine as graphrag.api.basic_search makes it, over the prepared text
+    units."""
     from graphrag.config.embeddings import text_unit_text_embedding
     from graphrag.query.factory import get_basic_search_engine
     from graphrag.utils.api import get_embedding_store, load_search_prompt
@@ -87,7 +90,8 @@ def global_engine(
     response_type: str,
     callbacks: "list[QueryCallbacks]",
 ) -> Iterator["GlobalSearch"]:
-    """graphrag's global search engine as graphrag.api.global_search makes it, over the prepared objects."""
+    """graphrag's global search engine as graphrag.api.global_search makes it, over the prepared
+    objects."""
     from graphrag.query.factory import get_global_search_engine
     from graphrag.utils.api import load_search_prompt
 
@@ -115,7 +119,8 @@ def drift_engine(
     response_type: str,
     callbacks: "list[QueryCallbacks]",
 ) -> Iterator["DRIFTSearch"]:
-    """graphrag's DRIFT search engine as graphrag.api.drift_search makes it, over the prepared objects."""
+    """graphrag's DRIFT search engine as graphrag.api.drift_search makes it, over the prepared
+    objects."""
     from graphrag.config.embeddings import (
         community_full_content_embedding,
         entity_description_embedding,

@@ -48,11 +48,13 @@ _SEARCH_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="search")
 
 
 async def in_search_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """`function` run off the event loop in the one thread for searches' CPU work (contexts, sources).
+    """`function` run off the event loop in the one thread for searches' CPU work (contexts,
+    sources).
 
     Python runs one thread's bytecode at a time, so several searches computing in several threads
     only interleave, each slower: 16 sessions of local searches on 1000 documents got 17.5-18.4
-    searches/s from 2 workers with this thread, 12.4-15.4 with asyncio's thread pool (alternating runs).
+    searches/s from 2 workers with this thread, 12.4-15.4 with asyncio's thread pool (alternating
+    runs).
     """
     in_context = functools.partial(
         contextvars.copy_context().run, function, *args, **kwargs
@@ -108,7 +110,8 @@ VECTORS_NEEDED = {
 def check_ready(
     config: "GraphRagConfig", tables: IndexTables, search_type: SearchType, *, answer: bool
 ) -> None:
-    """Refuse a search whose vector tables are damaged, or whose models lack credentials, saying what to fix."""
+    """Refuse a search whose vector tables are damaged, or whose models lack credentials, saying
+    what to fix."""
     from graphrag_mcp_server.config.index_root import require_credentials
 
     damaged = [
@@ -133,8 +136,8 @@ QUERY_WIDTH = re.compile(r"query dim\((\d+)\) doesn't match the column .*? dim\(
 
 @contextmanager
 def embedding_width_checked() -> Iterator[None]:
-    """LanceDB's refusal of a query vector of another width than the index's, as one line naming both widths and
-    the fix (the embedding model changed since the index was built)."""
+    """LanceDB's refusal of a query vector of another width than the index's, as one line naming
+    both widths and the fix (the embedding model changed since the index was built)."""
     try:
         yield
     except ValueError as error:
@@ -142,10 +145,10 @@ def embedding_width_checked() -> Iterator[None]:
             raise
         query, held = widths.groups()
         msg = (
-            f"the embedding model returns query vectors of {query} numbers, but the index's vector tables hold "
-            f"vectors of {held}: the model changed since the index was built. Embed everything again with: "
-            "graphrag-mcp index DATA_PATH --full, or point settings.yaml back at the model the index was "
-            "built with"
+            f"the embedding model returns query vectors of {query} numbers, but the index's "
+            f"vector tables hold vectors of {held}: the model changed since the index was "
+            "built. Embed everything again with: graphrag-mcp index DATA_PATH --full, or "
+            "point settings.yaml back at the model the index was built with"
         )
         raise EmbeddingMismatchError(msg) from None
 
@@ -164,20 +167,15 @@ async def run_search(
     callbacks: "list[QueryCallbacks] | None" = None,
     on_text: AnswerText | None = None,
 ) -> SearchResult:
-    """Answer `query` with graphrag's search engine of `search_type`, built as graphrag.api builds it, over
-    the loaded version's prepared objects.
+    """Answer `query` with graphrag's search engine of `search_type`, built as graphrag.api builds
+    it, over the loaded version's prepared objects.
 
     `entity_types` keeps local search to entities of those types. A search still running after
-    `timeout` seconds is stopped with the provider's last error, and a retry that would wait past it gives up
-    with its error; `callbacks` see its stages, and `on_text`
-    each piece of the answer as the model streams it (graphrag's `*_search_streaming`): the same answer either way.
+    `timeout` seconds is stopped with the provider's last error, and a retry that would wait past it
+    gives up with its error; `callbacks` see its stages, and `on_text` each piece of the answer as
+    the model streams it (graphrag's `*_search_streaming`): the same answer either way.
     """
     check_ready(config, tables, search_type, answer=True)
-    scope = {
-        "level": community_level,
-        "entity_types": entity_types,
-        "dynamic": dynamic_community_selection,
-    }
     started = time.perf_counter()
     with track_usage() as usage, answer_by(timeout), embedding_width_checked():
         try:
@@ -190,7 +188,9 @@ async def run_search(
                     response_type,
                     callbacks or [],
                     on_text,
-                    **scope,
+                    level=community_level,
+                    entity_types=entity_types,
+                    dynamic=dynamic_community_selection,
                 ),
                 timeout,
             )
@@ -204,7 +204,10 @@ async def run_search(
         advised = (
             advice(kind_of(reason), Operation.SEARCH, reason=reason) if usage.last_error else ""
         )
-        msg = f"the model provider failed: all {usage.failed_calls} model calls failed; last error: {reason.rstrip('.')}"
+        msg = (
+            f"the model provider failed: all {usage.failed_calls} model calls failed; last "
+            f"error: {reason.rstrip('.')}"
+        )
         raise ModelCallsFailedError(f"{msg}. {advised}" if advised else msg)
     model = _answer_model(config, search_type)
     if not answer.strip():
@@ -238,10 +241,10 @@ async def _answered(
     dynamic: bool,
 ) -> tuple[str, Any]:
     """The engine's streamed answer and the context it answered from, collected as graphrag.api's
-    `*_search` collects them. The engine is made in the search thread, and its context built there where
-    that calls no model (local, basic, global without dynamic selection); drift's steps, dynamic
-    selection and the answer's streaming run on the event loop (they call the model: sampling's
-    session lives on this loop)."""
+    `*_search` collects them. The engine is made in the search thread, and its context built there
+    where that calls no model (local, basic, global without dynamic selection); drift's steps,
+    dynamic selection and the answer's streaming run on the event loop (they call the model:
+    sampling's session lives on this loop)."""
     from graphrag.callbacks.noop_query_callbacks import NoopQueryCallbacks
 
     from graphrag_mcp_server.handlers.search.engines import (
@@ -252,24 +255,30 @@ async def _answered(
     )
 
     log_to_query_log(config)
-    context: Any = {}
 
-    def on_context(records: Any) -> None:
-        nonlocal context
-        context = records
+    class ContextCollector(NoopQueryCallbacks):
+        """Keeps the context the engine reports (the records it answered from)."""
 
-    collector = NoopQueryCallbacks()
-    collector.on_context = on_context  # type: ignore[method-assign]
-    common = {"response_type": response_type, "callbacks": [*callbacks, collector]}
+        def __init__(self) -> None:
+            self.context: Any = {}
+
+        def on_context(self, context: Any) -> None:
+            self.context = context
+
+    collector = ContextCollector()
+    every_callback = [*callbacks, collector]
+    engine: AbstractContextManager[Any]
     match search_type:
         case SearchType.LOCAL:
-            engine = local_engine(config, tables, level, entity_types, **common)
+            engine = local_engine(
+                config, tables, level, entity_types, response_type, every_callback
+            )
         case SearchType.BASIC:
-            engine = basic_engine(config, tables, **common)
+            engine = basic_engine(config, tables, response_type, every_callback)
         case SearchType.GLOBAL:
-            engine = global_engine(config, tables, level, dynamic, **common)
+            engine = global_engine(config, tables, level, dynamic, response_type, every_callback)
         case SearchType.DRIFT:
-            engine = drift_engine(config, tables, level, **common)
+            engine = drift_engine(config, tables, level, response_type, every_callback)
     build_now = search_type is not SearchType.DRIFT and not (
         search_type is SearchType.GLOBAL and dynamic
     )
@@ -280,13 +289,14 @@ async def _answered(
             pieces.append(chunk)
             if on_text is not None and chunk:
                 await on_text(chunk)
-    return "".join(pieces), context
+    return "".join(pieces), collector.context
 
 
 def log_to_query_log(config: "GraphRagConfig") -> None:
-    """Send graphrag's and graphrag-llm's log records of a search to the index's query log, as graphrag.api
-    does (`init_loggers`). Without a handler Python prints their warnings on stderr: a drift search's
-    "Reached token limit" and "No follow-up actions" lines, in a terminal or an MCP client's server log."""
+    """Send graphrag's and graphrag-llm's log records of a search to the index's query log, as
+    graphrag.api does (`init_loggers`). Without a handler Python prints their warnings on stderr: a
+    drift search's "Reached token limit" and "No follow-up actions" lines, in a terminal or an MCP
+    client's server log."""
     from graphrag.logger.standard_logging import init_loggers
 
     init_loggers(config=config, verbose=False, filename="query.log")
@@ -295,9 +305,9 @@ def log_to_query_log(config: "GraphRagConfig") -> None:
 def _entered(
     engine: "AbstractContextManager[Any]", query: str, *, build_now: bool
 ) -> tuple[Any, ExitStack]:
-    """The engine, entered (blocking: run in a worker thread), and what gives back the objects it borrowed.
-    With `build_now` its context is built here (global's builder is a coroutine that awaits nothing
-    without dynamic selection) and the borrowed objects are given back at once."""
+    """The engine, entered (blocking: run in a worker thread), and what gives back the objects it
+    borrowed. With `build_now` its context is built here (global's builder is a coroutine that
+    awaits nothing without dynamic selection) and the borrowed objects are given back at once."""
     lent = ExitStack()
     searcher = lent.enter_context(engine)
     if build_now:
@@ -312,14 +322,16 @@ def _entered(
 
 @dataclass(frozen=True)
 class _Built:
-    """Stands in for an engine's context builder: hands back the context built beforehand in a worker thread."""
+    """Stands in for an engine's context builder: hands back the context built beforehand in a
+    worker thread."""
 
     result: "ContextBuilderResult"
     awaited: bool
     """Whether the engine awaits its builder (global search)."""
 
     def build_context(self, **_: Any) -> Any:
-        """The context built beforehand, whatever the engine asks (to await, for an engine that awaits it)."""
+        """The context built beforehand, whatever the engine asks (to await, for an engine that
+        awaits it)."""
         return _ready(self.result) if self.awaited else self.result
 
 
@@ -338,32 +350,37 @@ def _timeout_message(
     cause = (
         f"the model provider's last error: {last_error}"
         if last_error
-        else f"the model provider ({where}) did not answer in time (slow, overloaded or unreachable)"
+        else (
+            f"the model provider ({where}) did not answer in time (slow, overloaded or unreachable)"
+        )
     )
     return (
-        f"{waited}; {cause}. Try context_only=true (no model call: answer from the context yourself), a cheaper "
-        "search (local_search or basic_search: one model call), or a larger timeout_seconds"
+        f"{waited}; {cause}. Try context_only=true (no model call: answer from the context "
+        "yourself), a cheaper search (local_search or basic_search: one model call), or a "
+        "larger timeout_seconds"
     )
 
 
 def _no_answer_message(
     model: "ModelConfig", search_type: SearchType, last_error: str | None
 ) -> str:
-    """An answer without text: the provider's body was not the stream of chunks asked for (cut short, or JSON where
-    a stream was asked) or held nothing; graphrag would have returned it as an empty answer."""
+    """An answer without text: the provider's body was not the stream of chunks asked for (cut
+    short, or JSON where a stream was asked) or held nothing; graphrag would have returned it as an
+    empty answer."""
     if model.type == "mcp_sampling":
         return (
-            f"{search_type.value} search got no answer: the MCP client's model (sampling) answered no text; "
-            "ask again, or use context_only=true and answer from the context"
+            f"{search_type.value} search got no answer: the MCP client's model (sampling) "
+            "answered no text; ask again, or use context_only=true and answer from the "
+            "context"
         )
     where = (
         f"{model.model_provider}/{model.model}{f' at {model.api_base}' if model.api_base else ''}"
     )
     error = f"; the model provider's last error: {last_error}" if last_error else ""
     return (
-        f"the model provider failed: the answer of {where} to the {search_type.value} search could not be read: "
-        f"it held no text (a body that is not the stream of answer chunks asked for, or an empty one){error}. "
-        f"{advice(FaultKind.UNREADABLE, Operation.SEARCH)}"
+        f"the model provider failed: the answer of {where} to the {search_type.value} search "
+        "could not be read: it held no text (a body that is not the stream of answer chunks "
+        f"asked for, or an empty one){error}. {advice(FaultKind.UNREADABLE, Operation.SEARCH)}"
     )
 
 
@@ -396,7 +413,8 @@ def _count_records(frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str, int]:
 
 
 def _cited(answer: str) -> dict[str, list[str]]:
-    """Record ids cited in graphrag's `[Data: Entities (1, 2); Sources (3)]` style, by lower-case kind."""
+    """Record ids cited in graphrag's `[Data: Entities (1, 2); Sources (3)]` style, by lower-case
+    kind."""
     cited: dict[str, list[str]] = {}
     for block in CITATION.findall(answer):
         for kind, ids in _CITED_KIND.findall(block):
@@ -422,7 +440,8 @@ def _text_units_of(kind: str, ids: list[str], lookup: "Lookup") -> list[str]:
 
 
 def _evidence(answer: str, frames: list[tuple[str, "pd.DataFrame"]]) -> dict[str, list[str]]:
-    """The records that back the answer: cited text units, else cited graph records, else the context."""
+    """The records that back the answer: cited text units, else cited graph records, else the
+    context."""
     cited = _cited(answer)
     if cited.get("sources"):
         return {"sources": cited["sources"]}

@@ -7,7 +7,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from types import UnionType
-from typing import TYPE_CHECKING, Any, Union, Unpack, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, Unpack, get_args, get_origin
 
 from graphrag.index.operations.extract_graph.graph_extractor import COMPLETION_DELIMITER
 from graphrag_llm import types as llm_types
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from graphrag_llm.tokenizer import Tokenizer
 
 logger = logging.getLogger(__name__)
+R = TypeVar("R")
 
 _HANDLERS: tuple[tuple[tuple[str, ...], Callable[[Request], str]], ...] = (
     (("Answer Y if there are still",), lambda _: "N"),
@@ -100,7 +101,7 @@ def _answer(messages: Iterable[Any], response_format: type[BaseModel] | None) ->
 
 def completion_response(
     text: str, model: str, usage: llm_types.LLMCompletionUsage
-) -> llm_types.LLMCompletionResponse:
+) -> llm_types.LLMCompletionResponse[Any]:
     """A chat completion carrying ``text`` and its token usage."""
     response = create_completion_response(text)
     response.model = model
@@ -113,7 +114,9 @@ def stream_chunks(
 ) -> list[llm_types.LLMCompletionChunk]:
     """``text`` as word-sized stream chunks, ending with a 'stop' chunk."""
 
-    def chunk(delta: llm_types.LLMChoiceDelta, finish: str | None) -> llm_types.LLMCompletionChunk:
+    def chunk(
+        delta: llm_types.LLMChoiceDelta, finish: Literal["stop"] | None
+    ) -> llm_types.LLMCompletionChunk:
         choice = llm_types.LLMChoiceChunk(index=0, delta=delta, finish_reason=finish)
         return llm_types.LLMCompletionChunk(
             id="offline-chunk",
@@ -147,7 +150,7 @@ def _base_completions(
 
     def _complete(
         **kwargs: Any,
-    ) -> llm_types.LLMCompletionResponse | Iterator[llm_types.LLMCompletionChunk]:
+    ) -> llm_types.LLMCompletionResponse[Any] | Iterator[llm_types.LLMCompletionChunk]:
         messages = kwargs["messages"]
         text = _answer(messages, kwargs.get("response_format"))
         prompt_tokens = tokenizer.num_prompt_tokens(messages)
@@ -164,7 +167,7 @@ def _base_completions(
 
     async def _complete_async(
         **kwargs: Any,
-    ) -> llm_types.LLMCompletionResponse | AsyncIterator[llm_types.LLMCompletionChunk]:
+    ) -> llm_types.LLMCompletionResponse[Any] | AsyncIterator[llm_types.LLMCompletionChunk]:
         result = _complete(**kwargs)
         return (
             result
@@ -172,7 +175,7 @@ def _base_completions(
             else async_items(list(result))
         )
 
-    return _complete, _complete_async  # type: ignore[return-value]
+    return _complete, _complete_async
 
 
 class OfflineCompletion(LLMCompletion):
@@ -219,7 +222,10 @@ class OfflineCompletion(LLMCompletion):
 
     def completion(
         self, /, **kwargs: Unpack[llm_types.LLMCompletionArgs[llm_types.ResponseFormat]]
-    ) -> llm_types.LLMCompletionResponse | Iterator[llm_types.LLMCompletionChunk]:
+    ) -> (
+        llm_types.LLMCompletionResponse[llm_types.ResponseFormat]
+        | Iterator[llm_types.LLMCompletionChunk]
+    ):
         """Sync completion."""
         request, response_format, metrics = self._prepare(dict(kwargs))
         try:
@@ -229,7 +235,10 @@ class OfflineCompletion(LLMCompletion):
 
     async def completion_async(
         self, /, **kwargs: Unpack[llm_types.LLMCompletionArgs[llm_types.ResponseFormat]]
-    ) -> llm_types.LLMCompletionResponse | AsyncIterator[llm_types.LLMCompletionChunk]:
+    ) -> (
+        llm_types.LLMCompletionResponse[llm_types.ResponseFormat]
+        | AsyncIterator[llm_types.LLMCompletionChunk]
+    ):
         """Async completion."""
         request, response_format, metrics = self._prepare(dict(kwargs))
         try:
@@ -278,11 +287,12 @@ class OfflineCompletion(LLMCompletion):
         return self._tokenizer
 
 
-def _structure(
-    response: llm_types.LLMCompletionResponse | Any, response_format: type[BaseModel] | None
-) -> Any:
+def _structure(response: R, response_format: type[BaseModel] | None) -> R:
     """Attach the parsed structured output, as LiteLLMCompletion does."""
     if response_format is not None:
+        if not isinstance(response, llm_types.LLMCompletionResponse):
+            msg = "a completion with a response_format cannot be streamed"
+            raise TypeError(msg)
         response.formatted_response = structure_completion_response(
             response.content, response_format
         )

@@ -63,7 +63,8 @@ def _hashed_vector(text: str, dimensions: int = DEFAULT_OFFLINE_DIMENSIONS) -> l
     norm = float(np.linalg.norm(vector))
     if norm == 0.0:  # no content words: a fixed unit vector keeps cosine defined
         vector[0], norm = 1.0, 1.0
-    return (vector / norm).tolist()
+    unit: list[float] = (vector / norm).tolist()
+    return unit
 
 
 def _base_embeddings(
@@ -91,7 +92,7 @@ def _base_embeddings(
     async def _embed_async(**kwargs: Any) -> llm_types.LLMEmbeddingResponse:
         return _embed(**kwargs)
 
-    return _embed, _embed_async  # type: ignore[return-value]
+    return _embed, _embed_async
 
 
 class OfflineEmbedding(LLMEmbedding):

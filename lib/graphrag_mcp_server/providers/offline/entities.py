@@ -14,21 +14,60 @@ from graphrag_mcp_server.providers.offline.text import (
     split_sentences,
 )
 
+# fmt: off
+# Word lists packed several to a line (the formatter would put one word on each line).
 _CALENDAR = frozenset(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    [
+        "january", "february", "march", "april", "may", "june", "july", "august", "september",
+        "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
+        "saturday", "sunday",
+    ]
 )
 _TITLES = frozenset(
-    ["dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame", "lord", "lady", "captain", "capt", "mayor", "councillor", "inspector", "sergeant", "judge", "agent", "agents", "doctor", "officer", "detective", "lieutenant", "colonel", "commander", "chief", "president", "senator", "minister", "reverend", "major", "cllr", "rev", "revd", "canon"]
+    [
+        "dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame", "lord", "lady",
+        "captain", "capt", "mayor", "councillor", "inspector", "sergeant", "judge", "agent",
+        "agents", "doctor", "officer", "detective", "lieutenant", "colonel", "commander", "chief",
+        "president", "senator", "minister", "reverend", "major", "cllr", "rev", "revd", "canon",
+    ]
 )
 _ROLES = frozenset(
-    ["chair", "chairman", "chairwoman", "chairperson", "vice", "deputy", "secretary", "treasurer", "clerk", "registrar", "convener", "convenor", "director", "directors", "manager", "managers", "coordinator", "co-ordinator", "officer", "officers", "engineer", "lecturer", "nurse", "trustee", "trustees", "member", "members", "governor", "governors", "volunteer", "volunteers", "resident", "residents", "principal", "curator", "editor", "warden", "steward", "assistant", "administrator", "accountant", "archivist", "librarian", "surveyor", "headteacher", "head", "senior", "junior", "area", "operations", "grants", "finance", "services"]
+    [
+        "chair", "chairman", "chairwoman", "chairperson", "vice", "deputy", "secretary",
+        "treasurer", "clerk", "registrar", "convener", "convenor", "director", "directors",
+        "manager", "managers", "coordinator", "co-ordinator", "officer", "officers", "engineer",
+        "lecturer", "nurse", "trustee", "trustees", "member", "members", "governor", "governors",
+        "volunteer", "volunteers", "resident", "residents", "principal", "curator", "editor",
+        "warden", "steward", "assistant", "administrator", "accountant", "archivist", "librarian",
+        "surveyor", "headteacher", "head", "senior", "junior", "area", "operations", "grants",
+        "finance", "services",
+    ]
 )
-"""Words of role titles ("Chair of Trustees", "Volunteer Services Manager"): a name is not made of them."""
+"""Words of role titles ("Chair of Trustees", "Volunteer Services Manager").
+
+A name is not made of them."""
 _NOT_NAMES = frozenset(
-    ["dear", "hello", "hi", "dearest", "greetings", "yours", "regards", "kind", "best", "warm", "warmest", "many", "thanks", "sincerely", "faithfully", "cheers", "minutes", "notice", "agenda", "apologies", "present", "subject", "re", "item", "action", "actions", "date", "update", "summary", "report", "letter", "memo", "email", "e-mail", "cc", "attendance", "conclusion", "introduction", "background", "recommendation", "recommendations", "public", "annual", "general", "meeting", "accounts", "object", "any", "other", "business", "funding", "budget", "correspondence", "membership", "welcome", "note", "notes", "attached", "enclosure", "proposal", "proposals", "findings", "results", "discussion", "overview", "appendix", "contents", "references", "method", "methods", "conclusions", "recommendations", "summary", "abstract", "key", "outcome", "outcomes", "next", "steps", "timeline", "dates", "cost", "costs", "risks", "issues", "decisions", "decision", "purpose", "scope", "aims", "objectives", "progress", "status", "history", "context", "contacts", "contact", "location", "venue", "schedule", "events", "news"]
+    [
+        "dear", "hello", "hi", "dearest", "greetings", "yours", "regards", "kind", "best", "warm",
+        "warmest", "many", "thanks", "sincerely", "faithfully", "cheers", "minutes", "notice",
+        "agenda", "apologies", "present", "subject", "re", "item", "action", "actions", "date",
+        "update", "summary", "report", "letter", "memo", "email", "e-mail", "cc", "attendance",
+        "conclusion", "introduction", "background", "recommendation", "recommendations", "public",
+        "annual", "general", "meeting", "accounts", "object", "any", "other", "business", "funding",
+        "budget", "correspondence", "membership", "welcome", "note", "notes", "attached",
+        "enclosure", "proposal", "proposals", "findings", "results", "discussion", "overview",
+        "appendix", "contents", "references", "method", "methods", "conclusions", "recommendations",
+        "summary", "abstract", "key", "outcome", "outcomes", "next", "steps", "timeline", "dates",
+        "cost", "costs", "risks", "issues", "decisions", "decision", "purpose", "scope", "aims",
+        "objectives", "progress", "status", "history", "context", "contacts", "contact", "location",
+        "venue", "schedule", "events", "news",
+    ]
 )
-"""Greetings, sign-offs and document-structure words: left off the start of a name ("Dear Ms Qureshi",
-"Minutes of the Board"), never a name of their own."""
+"""Greetings, sign-offs and document-structure words.
+
+They are left off the start of a name ("Dear Ms Qureshi", "Minutes of the Board").
+They are never a name of their own."""
+# fmt: on
 _PLACE_PREPOSITIONS = frozenset(
     {
         "in",
@@ -59,17 +98,50 @@ _COMMON_SUFFIXES = (
     "ies",
     "ed",
 )
+# fmt: off
+# Word lists packed several to a line (the formatter would put one word on each line).
 _TYPE_CUES = {
     "organization": frozenset(
-        ["cooperative", "co-operative", "board", "works", "council", "company", "co", "ltd", "limited", "inc", "corp", "corporation", "institute", "university", "college", "agency", "committee", "trust", "engineering", "foundation", "association", "society", "group", "bank", "authority", "ministry", "department", "commission", "union", "guild", "partners", "holdings", "laboratory", "labs", "services", "school", "hospital", "party", "club", "press", "gazette", "network", "alliance", "federation", "office", "bureau", "fund", "industries", "systems", "technologies", "inspectorate", "squad", "team", "unit", "division", "corps", "force", "army", "navy", "police", "command", "agency", "museum", "gallery", "library", "infirmary", "clinic", "surgery", "centre", "center", "hotel", "inn", "architects", "solicitors", "nurseries", "charity", "partnership", "practice", "railway", "railways", "airline", "airways", "estate", "friends", "association", "creamery", "laboratories", "players", "knights", "academy", "inns", "construction", "cheesemakers", "brewery", "brewers", "orchestra", "choir", "band", "ensemble", "rovers", "athletic", "united", "wanderers", "oarsmen", "rowers", "riders", "plc", "llp", "theatre"]
+        [
+            "cooperative", "co-operative", "board", "works", "council", "company", "co", "ltd",
+            "limited", "inc", "corp", "corporation", "institute", "university", "college", "agency",
+            "committee", "trust", "engineering", "foundation", "association", "society", "group",
+            "bank", "authority", "ministry", "department", "commission", "union", "guild",
+            "partners", "holdings", "laboratory", "labs", "services", "school", "hospital", "party",
+            "club", "press", "gazette", "network", "alliance", "federation", "office", "bureau",
+            "fund", "industries", "systems", "technologies", "inspectorate", "squad", "team",
+            "unit", "division", "corps", "force", "army", "navy", "police", "command", "agency",
+            "museum", "gallery", "library", "infirmary", "clinic", "surgery", "centre", "center",
+            "hotel", "inn", "architects", "solicitors", "nurseries", "charity", "partnership",
+            "practice", "railway", "railways", "airline", "airways", "estate", "friends",
+            "association", "creamery", "laboratories", "players", "knights", "academy", "inns",
+            "construction", "cheesemakers", "brewery", "brewers", "orchestra", "choir", "band",
+            "ensemble", "rovers", "athletic", "united", "wanderers", "oarsmen", "rowers", "riders",
+            "plc", "llp", "theatre",
+        ]
     ),
     "geo": frozenset(
-        ["port", "point", "estuary", "bay", "river", "street", "road", "lane", "harbour", "harbor", "island", "isle", "lake", "mount", "mountain", "valley", "sea", "ocean", "county", "city", "town", "village", "quay", "bridge", "coast", "sound", "strait", "creek", "marsh", "hill", "square", "avenue", "province", "region", "district", "cape", "fort", "peninsula", "channel", "rock", "sands", "beach", "head", "headland", "shore", "wharf", "pier", "dock", "moor", "forest", "farm", "meadow", "abbey", "green", "common", "park", "field", "fields", "wood", "woods", "crossing", "weir", "reach", "vale", "row", "close", "parade", "basin", "crescent", "terrace", "gardens", "grove", "mews", "walk", "yard", "wyke", "end", "gate", "court", "hall"]
+        [
+            "port", "point", "estuary", "bay", "river", "street", "road", "lane", "harbour",
+            "harbor", "island", "isle", "lake", "mount", "mountain", "valley", "sea", "ocean",
+            "county", "city", "town", "village", "quay", "bridge", "coast", "sound", "strait",
+            "creek", "marsh", "hill", "square", "avenue", "province", "region", "district", "cape",
+            "fort", "peninsula", "channel", "rock", "sands", "beach", "head", "headland", "shore",
+            "wharf", "pier", "dock", "moor", "forest", "farm", "meadow", "abbey", "green", "common",
+            "park", "field", "fields", "wood", "woods", "crossing", "weir", "reach", "vale", "row",
+            "close", "parade", "basin", "crescent", "terrace", "gardens", "grove", "mews", "walk",
+            "yard", "wyke", "end", "gate", "court", "hall",
+        ]
     ),
     "event": frozenset(
-        ["festival", "storm", "conference", "inquiry", "summit", "war", "battle", "election", "flood", "fair", "regatta", "hearing", "trial", "crisis", "strike", "ceremony", "championship", "games", "expo", "symposium"]
+        [
+            "festival", "storm", "conference", "inquiry", "summit", "war", "battle", "election",
+            "flood", "fair", "regatta", "hearing", "trial", "crisis", "strike", "ceremony",
+            "championship", "games", "expo", "symposium",
+        ]
     ),
 }
+# fmt: on
 _GEO_PREFIXES = frozenset(["port", "point", "mount", "lake", "cape", "fort", "isle"])
 
 _TOKEN = re.compile(r"\w+(?:['’&-]\w+)*|\S")
@@ -129,8 +201,8 @@ def _is_name_start(word: str) -> bool:
 
 
 def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[str, bool]]:
-    """Names in one run of capitalised words, each with whether it is a single word after a place preposition
-    (`_sentence_names` keeps other single words only where they start a heading)."""
+    """Names in one run of capitalised words, each with whether it is a single word after a place
+    preposition (`_sentence_names` keeps other single words only where they start a heading)."""
     while words and at_start and _is_sentence_opener(words[0]):
         words = words[1:]
     titled = any(word.lower() in _TITLES for word in words[:1])
@@ -153,8 +225,8 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
 
 
 def _is_single_name(word: str) -> bool:
-    """A capitalised word left by `_run_names` (no title, role or structure word) that can be a name by itself
-    (a place: 'Hartsmere')."""
+    """A capitalised word left by `_run_names` (no title, role or structure word) that can be a name
+    by itself (a place: 'Hartsmere')."""
     lower = word.lower()
     return (
         lower not in STOPWORDS
@@ -167,9 +239,9 @@ def _is_single_name(word: str) -> bool:
 
 
 def _sentence_names(sentence: str) -> list[tuple[str, bool]]:
-    """Capitalised names in a sentence, each with whether it is a single word found where a place is (after
-    in/at/near...); a single word elsewhere is kept only where it starts a heading (a short line of two words
-    or more without a full stop, not a numbered item)."""
+    """Capitalised names in a sentence, each with whether it is a single word found where a place is
+    (after in/at/near...); a single word elsewhere is kept only where it starts a heading (a short
+    line of two words or more without a full stop, not a numbered item)."""
     tokens = _TOKEN.findall(sentence)
     names: list[tuple[str, bool]] = []
     run: list[str] = []
@@ -295,8 +367,8 @@ _LAST_WORD = re.compile(r"(\w+)\s+$")
 
 
 def _generic(name: str, lowercase: set[str]) -> bool:
-    """A capitalised phrase of words the text also writes in lower case, with no organisation or place word at
-    its end (those name a body or a place: 'Parish Council', 'Green Lane')."""
+    """A capitalised phrase of words the text also writes in lower case, with no organisation or
+    place word at its end (those name a body or a place: 'Parish Council', 'Green Lane')."""
     words = [word.lower() for word in name.split() if word.lower() not in JOINERS]
     ends_in_cue = words[-1] in _TYPE_CUES["organization"] or words[-1] in _TYPE_CUES["geo"]
     return not ends_in_cue and all(word in lowercase for word in words)
@@ -329,7 +401,8 @@ def _mentions(sentence: str, form: str) -> bool:
 
 
 def canonical_type(name: str, *, quoted: bool, place: bool, institution: bool = False) -> str:
-    """Guess organization / geo / event / person from simple cues (`institution`: written after "the")."""
+    """Guess organization / geo / event / person from simple cues (`institution`: written after
+    "the")."""
     words = [w.lower() for w in name.split()]
     cues = _TYPE_CUES
     if any(_YEAR.match(w) for w in words) or words[-1] in cues["event"]:

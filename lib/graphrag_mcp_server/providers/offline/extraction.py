@@ -28,13 +28,15 @@ _TYPE_SYNONYMS = {
 
 
 def extract_graph(request: Request) -> str:
-    """Entity and relationship records for GraphExtractor (graphrag's prompt, or a prompt tuned by graphrag's
-    prompt tuning, which writes `entity_types: [...]`, `text:` and `output:` in lower case)."""
+    """Entity and relationship records for GraphExtractor (graphrag's prompt, or a prompt tuned by
+    graphrag's prompt tuning, which writes `entity_types: [...]`, `text:` and `output:` in lower
+    case)."""
     return graph_records(request.instructions)
 
 
 def graph_records(prompt: str) -> str:
-    """The records answering an extraction prompt: its `-Real Data-` section's text, with its entity types."""
+    """The records answering an extraction prompt: its `-Real Data-` section's text, with its entity
+    types."""
     real = prompt[prompt.rfind("-Real Data-") :]
     types_line = text_between(
         real.replace("entity_types:", "Entity_types:"), "Entity_types:", "\n"

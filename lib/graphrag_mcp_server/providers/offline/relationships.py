@@ -1,6 +1,6 @@
-"""Relationship records: entities sharing a sentence; those of a sentence that refers back (he, she, they...) with
-the first name of the sentence before; and a letter's or e-mail's writer with its addressee and with whoever the
-writer speaks of in the first person."""
+"""Relationship records: entities sharing a sentence; those of a sentence that refers back (he, she,
+they...) with the first name of the sentence before; and a letter's or e-mail's writer with its
+addressee and with whoever the writer speaks of in the first person."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from graphrag_mcp_server.providers.offline.text import (
 )
 
 SAME_SENTENCE, NEARBY, LETTER = 2.0, 1.0, 3.0
-"""Weight added per piece of evidence: a shared sentence; a sentence referring back to the one before; a
-letter's writer and addressee."""
+"""Weight added per piece of evidence: a shared sentence; a sentence referring back to the one
+before; a letter's writer and addressee."""
 _REFERS_BACK = re.compile(r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Hh]is|[Hh]er|[Tt]heir|[Hh]im|[Tt]hem)\b")
-"""A third-person pronoun: the sentence speaks of someone the sentence before named (its first name, as
-"Priya Nair chairs the committee. Last spring she hired Otto Brandt." reads)."""
+"""A third-person pronoun: the sentence speaks of someone the sentence before named (its first name,
+as "Priya Nair chairs the committee. Last spring she hired Otto Brandt." reads)."""
 _SIGN_OFF = re.compile(
     r"^(?:yours\s+(?:sincerely|faithfully|truly)|(?:with\s+)?(?:kind|best|warm|warmest|all\s+good)"
     r"\s+(?:regards|wishes)|regards|many thanks|with thanks|thanks|best|all the best)\b[,.!]?\s*",
@@ -34,7 +34,8 @@ _SIGN_OFF = re.compile(
 _WRITER_HEADERS = ("from:", "author:", "by:", "by ", "prepared by", "written by")
 _ADDRESSEE_HEADERS = ("to:", "dear ")
 _GENERIC_BODY = re.compile(r"\bthe\s+([a-z]+)\b(?!\s+[A-Z])")
-"""'the club', 'the council': a body the text names in full elsewhere ('Ravensworth Rowing Club')."""
+"""'the club', 'the council': a body the text names in full elsewhere ('Ravensworth Rowing
+Club')."""
 _FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Ww]e|[Uu]s|[Oo]ur)\b")
 
 
@@ -50,9 +51,9 @@ class _Link:
 
 
 def relationship_records(found: Mentions, text: str) -> list[str]:
-    """Records for entities sharing a sentence (weight 2 a sentence), the first name of a sentence with the names
-    of the next when that one refers back to it, and a letter's writer (see `_letter_links`); each described by
-    the sentences that link them."""
+    """Records for entities sharing a sentence (weight 2 a sentence), the first name of a sentence
+    with the names of the next when that one refers back to it, and a letter's writer (see
+    `_letter_links`); each described by the sentences that link them."""
     links: dict[tuple[str, str], _Link] = {}
     order = {name: position for position, name in enumerate(found.names)}
 
@@ -97,7 +98,8 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
 
 
 def _in_order(found: Mentions, sentence: str) -> list[str]:
-    """The names a sentence mentions, in the order it first mentions them (a name's surface forms counted)."""
+    """The names a sentence mentions, in the order it first mentions them (a name's surface forms
+    counted)."""
     names = [name for name in found.names if sentence in found.sentences[name]]
     return sorted(
         names,
@@ -109,7 +111,8 @@ def _in_order(found: Mentions, sentence: str) -> list[str]:
 
 
 def _bodies_meant(found: Mentions, sentence: str) -> list[str]:
-    """The bodies a sentence means by 'the club', 'the council'...: the one name of the text ending in that word."""
+    """The bodies a sentence means by 'the club', 'the council'...: the one name of the text ending
+    in that word."""
     meant = []
     for word in _GENERIC_BODY.findall(sentence):
         ending = [name for name in found.names if name.lower().endswith(f" {word}")]
@@ -124,9 +127,10 @@ def _letter_links(
     order: dict[str, int],
     link: Callable[[str, str, float, str], None],
 ) -> None:
-    """A letter's or e-mail's writer (the name on or after its sign-off line, its From:/Author: line, or a closing
-    signature) linked to its addressee (its To: line or salutation) and to the names of its first-person sentences
-    (`present`: each sentence's names in the order it names them; `order`: the extraction's order of names)."""
+    """A letter's or e-mail's writer (the name on or after its sign-off line, its From:/Author:
+    line, or a closing signature) linked to its addressee (its To: line or salutation) and to the
+    names of its first-person sentences (`present`: each sentence's names in the order it names
+    them; `order`: the extraction's order of names)."""
     writers, addressees = [], []
     extracted = [sorted(names, key=order.__getitem__) for names in present]
     for position, (sentence, names) in enumerate(zip(sentences, extracted, strict=True)):

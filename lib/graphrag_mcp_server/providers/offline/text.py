@@ -15,11 +15,38 @@ T = TypeVar("T")
 
 MAX_DESCRIPTION_WORDS = 80
 
+# fmt: off
+# Word lists packed several to a line (the formatter would put one word on each line).
 STOPWORDS = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "also", "although", "am", "among", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "either", "else", "even", "ever", "every", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "however", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "least", "less", "many", "may", "me", "meanwhile", "might", "more", "most", "much", "must", "my", "neither", "no", "nor", "not", "now", "of", "off", "on", "once", "one", "only", "or", "other", "our", "ours", "out", "over", "own", "per", "please", "rather", "same", "she", "should", "since", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "though", "through", "thus", "to", "too", "under", "until", "up", "upon", "us", "very", "was", "we", "were", "what", "whatever", "when", "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "within", "without", "would", "yet", "you", "your", "yours", "yesterday", "today", "tomorrow", "last", "next", "according", "despite", "tell", "know", "known", "say", "says", "said", "explain", "describe", "give", "list", "role", "main"]
+    [
+        "a", "about", "above", "after", "again", "against", "all", "also", "although", "am",
+        "among", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being",
+        "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing",
+        "down", "during", "each", "either", "else", "even", "ever", "every", "few", "for", "from",
+        "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how",
+        "however", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "least", "less",
+        "many", "may", "me", "meanwhile", "might", "more", "most", "much", "must", "my", "neither",
+        "no", "nor", "not", "now", "of", "off", "on", "once", "one", "only", "or", "other", "our",
+        "ours", "out", "over", "own", "per", "please", "rather", "same", "she", "should", "since",
+        "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there",
+        "these", "they", "this", "those", "though", "through", "thus", "to", "too", "under",
+        "until", "up", "upon", "us", "very", "was", "we", "were", "what", "whatever", "when",
+        "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with",
+        "within", "without", "would", "yet", "you", "your", "yours", "yesterday", "today",
+        "tomorrow", "last", "next", "according", "despite", "tell", "know", "known", "say", "says",
+        "said", "explain", "describe", "give", "list", "role", "main",
+    ]
 )
-JOINERS = frozenset(["of", "the", "de", "du", "da", "del", "della", "van", "von", "der", "den", "la", "le", "&"])
-_ABBREVIATIONS = frozenset(["dr", "mr", "mrs", "ms", "mx", "prof", "st", "vs", "etc", "e.g", "i.e", "capt", "sgt", "jr", "sr"])
+JOINERS = frozenset(
+    ["of", "the", "de", "du", "da", "del", "della", "van", "von", "der", "den", "la", "le", "&"]
+)
+_ABBREVIATIONS = frozenset(
+    [
+        "dr", "mr", "mrs", "ms", "mx", "prof", "st", "vs", "etc", "e.g", "i.e", "capt", "sgt",
+        "jr", "sr",
+    ]
+)
+# fmt: on
 
 WORD = re.compile(r"\w+")
 CITATION = re.compile(r"\s*\[Data:[^\]]*\]")
@@ -44,8 +71,9 @@ def overlap(terms: set[str], text: str) -> int:
 PARAGRAPH_BREAK = re.compile(r"\n\s*\n|\n(?=#)|\n(?=\s*[-*+] )")
 """Where a paragraph ends: a blank line, or a line that starts a heading or a list item."""
 SHORT_LINE_WORDS = 8
-"""A line of at most this many words ends its sentence (a heading, an address or signature line, a minutes
-item's title, an e-mail header) although it has no full stop; longer lines are wrapped prose."""
+"""A line of at most this many words ends its sentence (a heading, an address or signature line, a
+minutes item's title, an e-mail header) although it has no full stop; longer lines are wrapped
+prose."""
 
 
 def split_sentences(text: str) -> list[str]:

@@ -1,6 +1,7 @@
-"""Answers to graphrag's prompt-tuning prompts (graphrag.api.generate_indexing_prompts): the corpus's domain from its
-frequent terms, its language from its function words, entity types from the offline extractor, examples as the
-extractor's records, and a persona, rating description and reporter role written around the domain."""
+"""Answers to graphrag's prompt-tuning prompts (graphrag.api.generate_indexing_prompts): the
+corpus's domain from its frequent terms, its language from its function words, entity types from the
+offline extractor, examples as the extractor's records, and a persona, rating description and
+reporter role written around the domain."""
 
 import json
 import re
@@ -11,14 +12,34 @@ from graphrag_mcp_server.providers.offline.extraction import graph_records
 from graphrag_mcp_server.providers.offline.request import Request
 from graphrag_mcp_server.providers.offline.text import STOPWORDS, WORD, text_between
 
+# fmt: off
+# Word lists packed several to a line (the formatter would put one word on each line).
 FUNCTION_WORDS = {
-    "English": ["the", "and", "of", "to", "in", "is", "was", "that", "for", "with", "on", "as", "by", "at", "from"],
-    "Spanish": ["el", "la", "los", "las", "de", "que", "y", "en", "un", "una", "por", "con", "para", "es", "del"],
-    "French": ["le", "la", "les", "des", "de", "et", "en", "un", "une", "est", "que", "pour", "dans", "du", "au"],
-    "German": ["der", "die", "das", "und", "ist", "nicht", "ein", "eine", "mit", "von", "zu", "den", "im", "auf"],
-    "Portuguese": ["o", "a", "os", "as", "de", "que", "e", "em", "um", "uma", "para", "com", "do", "da", "não"],
-    "Italian": ["il", "lo", "la", "gli", "le", "di", "che", "e", "un", "una", "per", "con", "del", "della", "non"],
+    "English": [
+        "the", "and", "of", "to", "in", "is", "was", "that", "for", "with", "on", "as", "by", "at",
+        "from",
+    ],
+    "Spanish": [
+        "el", "la", "los", "las", "de", "que", "y", "en", "un", "una", "por", "con", "para", "es",
+        "del",
+    ],
+    "French": [
+        "le", "la", "les", "des", "de", "et", "en", "un", "une", "est", "que", "pour", "dans", "du",
+        "au",
+    ],
+    "German": [
+        "der", "die", "das", "und", "ist", "nicht", "ein", "eine", "mit", "von", "zu", "den", "im",
+        "auf",
+    ],
+    "Portuguese": [
+        "o", "a", "os", "as", "de", "que", "e", "em", "um", "uma", "para", "com", "do", "da", "não",
+    ],
+    "Italian": [
+        "il", "lo", "la", "gli", "le", "di", "che", "e", "un", "una", "per", "con", "del", "della",
+        "non",
+    ],
 }
+# fmt: on
 TYPE_NAMES = {"person": "person", "organization": "organization", "geo": "place", "event": "event"}
 _DOMAIN_IN_TASK = re.compile(r"within the (.+?) domain", re.S)
 _PERSONA_TOPIC = re.compile(r"expert analyst of (.+?)\. ")
@@ -31,7 +52,8 @@ def _sample(request: Request, *ends: str) -> str:
 
 
 def _terms(text: str, count: int) -> list[str]:
-    """The most frequent common words of `text` (written in lower case: not names), most frequent first."""
+    """The most frequent common words of `text` (written in lower case: not names), most frequent
+    first."""
     words = [
         word for word in WORD.findall(text) if word.isalpha() and word.islower() and len(word) > 3
     ]
@@ -41,7 +63,10 @@ def _terms(text: str, count: int) -> list[str]:
 def domain(request: Request) -> str:
     """A domain named by the sample's three most frequent terms."""
     terms = _terms(_sample(request, "\nDomain:"), 3) or ["general", "documents", "records"]
-    return f"{terms[0].capitalize()}, {', '.join(terms[1:-1]) + ' and ' if len(terms) > 2 else ''}{terms[-1]}"
+    return (
+        f"{terms[0].capitalize()}, "
+        f"{', '.join(terms[1:-1]) + ' and ' if len(terms) > 2 else ''}{terms[-1]}"
+    )
 
 
 def language(request: Request) -> str:
@@ -60,9 +85,10 @@ def persona(request: Request) -> str:
     """An expert of the task's domain, in the form the prompt asks for."""
     topic = _task_domain(request.query)
     return (
-        f"You are an expert analyst of {topic}. You are skilled at reading records of {topic} and mapping the "
-        "people, organisations, places and events in them, and how they connect. You are adept at helping people "
-        f"identify the relations and structure of the community of interest within {topic}."
+        f"You are an expert analyst of {topic}. You are skilled at reading records of {topic} "
+        "and mapping the people, organisations, places and events in them, and how they "
+        "connect. You are adept at helping people identify the relations and structure of "
+        f"the community of interest within {topic}."
     )
 
 
@@ -71,13 +97,15 @@ def report_rating(request: Request) -> str:
     found = _PERSONA_TOPIC.search(request.query)
     topic = found.group(1) if found else "the documents"
     return (
-        f"A float score between 0-10 that represents how relevant the text is to {topic}, with 1 being trivial "
-        f"or unrelated to {topic} and 10 being central to understanding it."
+        f"A float score between 0-10 that represents how relevant the text is to {topic}, "
+        f"with 1 being trivial or unrelated to {topic} and 10 being central to understanding "
+        "it."
     )
 
 
 def entity_types(request: Request) -> str:
-    """{"entity_types": [...]}: the offline extractor's types of the sample's names, most frequent first."""
+    """{"entity_types": [...]}: the offline extractor's types of the sample's names, most frequent
+    first."""
     text = _sample(request, "\nJSON response format:")
     found = find_entities(text)
     kinds = Counter(
@@ -97,7 +125,8 @@ def entity_types(request: Request) -> str:
 
 
 def examples(request: Request) -> str:
-    """Example extraction records for the sample: the extractor's own, in graphrag's record format."""
+    """Example extraction records for the sample: the extractor's own, in graphrag's record
+    format."""
     return graph_records(request.query)
 
 
@@ -107,10 +136,10 @@ def reporter_role(request: Request) -> str:
     names = find_entities(_sample(request, "\nRole:")).names[:3]
     about = f"records naming {', '.join(names)}" if names else "its records"
     return (
-        f"analyst of {topic} who is reviewing {about}, given a list of entities that belong to the "
-        "community as well as their relationships and optional associated claims. The report will be used to "
-        "inform decision-makers about significant developments associated with the community and their "
-        "potential impact."
+        f"analyst of {topic} who is reviewing {about}, given a list of entities that belong "
+        "to the community as well as their relationships and optional associated claims. The "
+        "report will be used to inform decision-makers about significant developments "
+        "associated with the community and their potential impact."
     )
 
 
@@ -123,5 +152,5 @@ TUNING_HANDLERS = (
     (("-Real Data-", "entity_types:", "Format each"), examples),
     (("role definition that will be tasked with community analysis",), reporter_role),
 )
-"""Markers in the request's last user message (the tuning prompts put their text there, a persona in the system
-message) and the handler that answers it."""
+"""Markers in the request's last user message (the tuning prompts put their text there, a persona in
+the system message) and the handler that answers it."""
