@@ -1,5 +1,6 @@
-"""Azurite, the Azure Storage emulator, for the blob storage tests and benchmark: the server docker compose runs
-(AZURITE_BLOB_ENDPOINT), else `azurite-blob` from PATH or the repository's node_modules (`npm ci`, README)."""
+"""Azurite, the Azure Storage emulator, for the blob storage tests and benchmark: the server docker
+compose runs (AZURITE_BLOB_ENDPOINT), else `azurite-blob` from PATH or the repository's node_modules
+(`npm ci`, README)."""
 
 import os
 import shutil

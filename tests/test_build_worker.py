@@ -24,8 +24,8 @@ for request, own in zip(requests, graphrags_own):
 
 
 def _cache_keys(*prompts: str) -> list[list[str]]:
-    """For each prompt, [the hasher graphrag uses, the cache key of a request with it, graphrag's own key of it],
-    computed in one fresh process."""
+    """For each prompt, [the hasher graphrag uses, the cache key of a request with it, graphrag's
+    own key of it], computed in one fresh process."""
     output = subprocess.run(
         [sys.executable, "-c", KEY_OF_ARGUMENTS, *prompts],
         capture_output=True,

@@ -1,5 +1,6 @@
-"""Every document counts: every entity in a community on a corpus of unrelated topics, and folders of
-mixed formats (generated here with fpdf2, python-docx, python-pptx, openpyxl) indexed, updated and searched."""
+"""Every document counts: every entity in a community on a corpus of unrelated topics, and folders
+of mixed formats (generated here with fpdf2, python-docx, python-pptx, openpyxl) indexed, updated
+and searched."""
 
 import json
 import shutil

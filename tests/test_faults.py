@@ -29,8 +29,9 @@ def with_provider(
     api_key: str = "sk-test",
     policy: dict | None = None,
 ) -> None:
-    """Point the root's completion model (unless not `completion`; and with `embedding` its embedding model) at an
-    OpenAI-compatible provider, with `policy` or the failure policy `init --provider openai` writes."""
+    """Point the root's completion model (unless not `completion`; and with `embedding` its
+    embedding model) at an OpenAI-compatible provider, with `policy` or the failure policy
+    `init --provider openai` writes."""
     settings = yaml.safe_load((root / "settings.yaml").read_text())
     policy = policy or yaml.safe_load("\n".join(failure_policy(Provider.OPENAI)))
     remote = {"model_provider": "openai", "api_key": api_key, "api_base": url, **policy}
@@ -61,11 +62,13 @@ async def timed_call(session, tool: str, arguments: dict, progress=None) -> tupl
 
 
 GRAPHRAG_POLICY = {"retry": {"type": "exponential_backoff"}}
-"""The failure policy `graphrag init` writes: graphrag's own retries, the provider client's defaults."""
+"""The failure policy `graphrag init` writes: graphrag's own retries, the provider client's
+defaults."""
 
 DEADLINE = 12
-"""The searches' timeout_seconds below: issue 31's table at a quarter of the defaults (deadline 45 s, Retry-After 20);
-tests/benchmarks/bench_faults.py measures it at the defaults, before and after, and writes docs/benchmarks.md."""
+"""The searches' timeout_seconds below: issue 31's table at a quarter of the defaults (deadline
+45 s, Retry-After 20); tests/benchmarks/bench_faults.py measures it at the defaults, before and
+after, and writes docs/benchmarks.md."""
 
 # (root's retry policy, fault, (least, most) seconds to the tool's answer, (least, most) provider requests, words of
 # the answer). Nine searches at once share the one search thread: a request is sent 0-4 s after its call.
@@ -129,9 +132,10 @@ ROOTS_AND_FAULTS = [
 async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """Each row of issue 31's table, all rows at once (each its own root, provider and session): the answer by the
-    deadline, the requests the provider saw, the provider's reason in the answer whichever retry policy the root
-    names, and the retries' reasons and heartbeats as progress. The default deadline is below a client's 60 s."""
+    """Each row of issue 31's table, all rows at once (each its own root, provider and session): the
+    answer by the deadline, the requests the provider saw, the provider's reason in the answer
+    whichever retry policy the root names, and the retries' reasons and heartbeats as progress. The
+    default deadline is below a client's 60 s."""
     from graphrag_mcp_server.config.settings import ServerSettings
 
     assert ServerSettings.model_fields["search_timeout_seconds"].default < 60
@@ -291,8 +295,9 @@ PROSE = (
 
 
 def test_a_model_that_answers_prose_is_stopped_by_the_extraction_check(tmp_path: Path) -> None:
-    """A model that answers but does not write graphrag's extraction format (a very small local model): the build
-    stops after its checks, in seconds, saying so and quoting the answer, before any version is written."""
+    """A model that answers but does not write graphrag's extraction format (a very small local
+    model): the build stops after its checks, in seconds, saying so and quoting the answer, before
+    any version is written."""
     root = tmp_path / "index"
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
     with fake_provider(answer=PROSE, extracts=False) as provider:
@@ -319,9 +324,10 @@ def test_a_model_that_answers_prose_is_stopped_by_the_extraction_check(tmp_path:
 def test_the_extraction_check_is_sent_once_per_model_and_prompt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A model that writes the format passes the check with one extraction of a passage of the corpus; later builds
-    with the same extraction model, prompt and entity types do not send it again; a changed prompt is checked; a
-    check too slow to judge lets the build go on with a warning. (Builds in this process: graphrag imported once.)"""
+    """A model that writes the format passes the check with one extraction of a passage of the
+    corpus; later builds with the same extraction model, prompt and entity types do not send it
+    again; a changed prompt is checked; a check too slow to judge lets the build go on with a
+    warning. (Builds in this process: graphrag imported once.)"""
     from graphrag_mcp_server.handlers.indexing.build import IndexMode, build, index_config
     from graphrag_mcp_server.providers.probe import sample_passage
 
@@ -346,7 +352,8 @@ def test_the_extraction_check_is_sent_once_per_model_and_prompt(
         (root / "settings.yaml").write_text(yaml.safe_dump(settings))
 
         def index_counting_checks() -> int:
-            """Run an index build; how many of its chat requests were the extraction check (its passage as input)."""
+            """Run an index build; how many of its chat requests were the extraction check (its
+            passage as input)."""
             sample = sample_passage(
                 path.read_text(encoding="utf-8") for path in sorted(data.iterdir())
             )
@@ -380,8 +387,9 @@ def test_the_extraction_check_is_sent_once_per_model_and_prompt(
 
 
 def test_index_sizes_vectors_by_what_the_embedding_model_returns(tmp_path: Path) -> None:
-    """settings.yaml says vector_size 256, the provider's embedding model returns 1536 numbers (a settings file
-    copied from another model): the index is built with 1536, and a warning names the setting."""
+    """settings.yaml says vector_size 256, the provider's embedding model returns 1536 numbers (a
+    settings file copied from another model): the index is built with 1536, and a warning names the
+    setting."""
     root = tmp_path / "index"
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
     with fake_provider(dimensions=1536) as provider:
@@ -536,8 +544,9 @@ def test_init_writes_a_bounded_retry_policy(tmp_path: Path) -> None:
 
 
 async def test_empty_and_repeated_reports_are_flagged(copied_index: Path) -> None:
-    """A report written from an empty context (no findings) and a report repeating another word for word: `stats`
-    and get_statistics name each kind, its communities and the rebuild that fixes them."""
+    """A report written from an empty context (no findings) and a report repeating another word for
+    word: `stats` and get_statistics name each kind, its communities and the rebuild that fixes
+    them."""
     import pandas as pd
 
     path = (copied_index / "output").resolve() / "community_reports.parquet"

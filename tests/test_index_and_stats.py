@@ -1,4 +1,5 @@
-"""`graphrag-mcp index` and `stats` on the fixture corpus: real pipeline, real LanceDB, offline model."""
+"""`graphrag-mcp index` and `stats` on the fixture corpus: real pipeline, real LanceDB, offline
+model."""
 
 import json
 from pathlib import Path
@@ -93,7 +94,8 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
 def test_workflows_are_timed_without_tracing_every_allocation(
     built_index: tuple[Path, dict],
 ) -> None:
-    """graphrag's stats.json still times each workflow, but tracemalloc (3.5x slower builds) is off."""
+    """graphrag's stats.json still times each workflow, but tracemalloc (3.5x slower builds) is
+    off."""
     root, _ = built_index
     workflows = json.loads((root / "output" / "stats.json").read_text(encoding="utf-8"))[
         "workflows"

@@ -1,4 +1,5 @@
-"""Access control, probed as an attacker would: real `serve` subprocesses on loopback, real HTTP clients.
+"""Access control, probed as an attacker would: real `serve` subprocesses on loopback, real HTTP
+clients.
 
 Every refused request is followed by a normal search that must still answer, and by a check that
 the index on disk is byte for byte what it was.
@@ -50,8 +51,8 @@ QUESTION = {"query": "Who designed Old Bessie?", "context_only": True}
 def site(
     built_index: tuple[Path, dict], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
-    """A copy of the built index inside a data root of two documents, a hidden folder, a link to /etc,
-    a folder of too many documents, and a folder outside the root."""
+    """A copy of the built index inside a data root of two documents, a hidden folder, a link to
+    /etc, a folder of too many documents, and a folder outside the root."""
     base = tmp_path_factory.mktemp("site")
     data = base / "data"
     (data / "docs").mkdir(parents=True)
@@ -263,8 +264,9 @@ async def test_malformed_data_paths_are_invalid_params(
 
 
 async def test_a_running_job_can_be_cancelled(server: RunningServer, site: dict[str, Path]) -> None:
-    """The cancelled build never becomes the served version (a worker killed after its grace period may leave its
-    partial folder in versions/, which the next run removes: the served version and its files are what stay)."""
+    """The cancelled build never becomes the served version (a worker killed after its grace period
+    may leave its partial folder in versions/, which the next run removes: the served version and
+    its files are what stay)."""
     served = (site["root"] / "output").resolve()
     served_digest = index_digest(served)
     async with session(server.url) as client:
@@ -457,7 +459,8 @@ async def test_sse_needs_the_token_too(site: dict[str, Path]) -> None:
 
 @pytest.fixture(scope="module")
 def oauth(site: dict[str, Path]) -> Iterator[tuple[Issuer, RunningServer]]:
-    """The index served as an OAuth resource server of a local issuer (JWKS found through its metadata)."""
+    """The index served as an OAuth resource server of a local issuer (JWKS found through its
+    metadata)."""
     issuer = Issuer()
     env = {
         "GRAPHRAG_MCP_AUTH_ISSUER": issuer.url,
@@ -594,8 +597,8 @@ def test_index_skips_the_index_root_hidden_folders_and_links_leaving_the_folder(
 
 
 def test_storage_secrets_are_redacted_in_every_logger_at_debug() -> None:
-    """With the server's logging at DEBUG, a SAS signature or account key logged by urllib3, the Azure SDK or
-    anything else reaches stderr redacted, and a very long line is cut."""
+    """With the server's logging at DEBUG, a SAS signature or account key logged by urllib3, the
+    Azure SDK or anything else reaches stderr redacted, and a very long line is cut."""
     code = """
 import logging
 from graphrag_mcp_server.config.logs import plain_logs

@@ -1,6 +1,7 @@
-"""Prompt tuning (issue 30): `graphrag-mcp tune` and the tune_prompts tool run graphrag's prompt tuning (the offline
-model answers its prompts from the corpus), keep the previous prompts, and the next index computes again exactly
-the work that depends on the prompts that changed, saying so first."""
+"""Prompt tuning (issue 30): `graphrag-mcp tune` and the tune_prompts tool run graphrag's prompt
+tuning (the offline model answers its prompts from the corpus), keep the previous prompts, and the
+next index computes again exactly the work that depends on the prompts that changed, saying so
+first."""
 
 import asyncio
 import json

@@ -1,6 +1,7 @@
-"""A version is whole, or it is not published (issue 38): a provider that fails part of a build (a real HTTP fake
-on loopback) gets a non-zero exit and a named gap, the version served before stays served and whole, and the next
-healthy run computes exactly what is missing; through the CLI, `index --watch` and an MCP session."""
+"""A version is whole, or it is not published (issue 38): a provider that fails part of a build (a
+real HTTP fake on loopback) gets a non-zero exit and a named gap, the version served before stays
+served and whole, and the next healthy run computes exactly what is missing; through the CLI,
+`index --watch` and an MCP session."""
 
 import asyncio
 import json
@@ -40,7 +41,8 @@ FAST_RETRIES = {
         "total_seconds": 10,
     },
 }
-"""One quick retry: what is tested is what a failure that outlasts the retries leaves, not the waits."""
+"""One quick retry: what is tested is what a failure that outlasts the retries leaves, not the
+waits."""
 NEW_DOCUMENT = (
     "15_ferry_company.md",
     "# The ferry\n\nMirela Voss met Tomas Brenn at Kestlewick Harbour. Tomas Brenn "
@@ -52,7 +54,8 @@ PROBE = "Reply with OK."
 
 @pytest.fixture(scope="module")
 def provider() -> Iterator[FakeProvider]:
-    """One provider for the module's roots (their settings name its address, so their stored work stays valid)."""
+    """One provider for the module's roots (their settings name its address, so their stored work
+    stays valid)."""
     with fake_provider(structured={REPORT_PROMPT: REPORT}, extracts_names=True) as fake:
         yield fake
 
@@ -266,7 +269,8 @@ def test_a_watch_cycle_that_fails_is_retried_without_a_change(
 
 
 def _wait_for_line(process: subprocess.Popen, text: str, timeout: float = 120) -> str:
-    """The first line of the process's stderr containing `text`, waited for at most `timeout` seconds."""
+    """The first line of the process's stderr containing `text`, waited for at most `timeout`
+    seconds."""
     selector = selectors.DefaultSelector()
     selector.register(process.stderr, selectors.EVENT_READ)
     deadline = time.monotonic() + timeout
@@ -318,7 +322,8 @@ def copied_index(built_index: tuple[Path, dict], tmp_path: Path) -> Path:
 def test_stats_names_a_published_versions_gaps_and_the_next_index_fills_them(
     copied_index: Path,
 ) -> None:
-    """A version published with gaps (as before this check existed): a report gone, an entity's vector gone."""
+    """A version published with gaps (as before this check existed): a report gone, an entity's
+    vector gone."""
     import lancedb
     import pandas as pd
 
@@ -447,7 +452,8 @@ def test_a_first_run_that_fails_leaves_no_settings_behind(tmp_path: Path) -> Non
 def test_a_changed_completion_model_answers_anew_and_the_old_models_cache_is_kept(
     work: Path, provider: FakeProvider
 ) -> None:
-    """graphrag's cache keys leave the model out: each model gets its own cache folders (model_caches.py)."""
+    """graphrag's cache keys leave the model out: each model gets its own cache folders
+    (model_caches.py)."""
     data, root = work / "data", work / "index"
     settings = root / "settings.yaml"
     settings.write_text(

@@ -1,21 +1,22 @@
 """Benchmark: what an update costs as a corpus with a recurring cast grows (issue 24).
 
 Run: python tests/benchmarks/bench_incremental.py [--sizes 300,1000,2000] [--before REV]
-For each size, generates the recurring corpus (corpora.py: a chain of small casts, and a board of 12 people in 3
-bodies, one of whom every document names), indexes it cold with the offline model (no key, no network), then
-runs `graphrag-mcp index` after each of these changes, one after the other:
-- edit: one document renames the person whom its board sentence names (a hub gains and loses a relationship;
-  the same role in the cast at every size);
+For each size, generates the recurring corpus (corpora.py: a chain of small casts, and a board of 12
+people in 3 bodies, one of whom every document names), indexes it cold with the offline model (no
+key, no network), then runs `graphrag-mcp index` after each of these changes, one after the other:
+- edit: one document renames the person whom its board sentence names (a hub gains and loses a
+  relationship; the same role in the cast at every size);
 - add: a new document with two new people, one of whom writes to a board member;
 - delete: one document removed;
-then serves it with `serve --watch` and renames, the same way, a person in another document: save -> queryable is
-the time until a basic_search context names them, and the watch's index worker reports its run's seconds.
-Per run: LLM calls, community reports written anew and carried over, communities kept, vector rows written or
-deleted, wall seconds of the `index` process and the run's own seconds. With `--before REV` the cold build and
-the three updates also run with the code of git revision REV (a worktree on PYTHONPATH), taking turns with this
-code on a copy of the corpus: the "before" rows.
-Writes the "Incremental updates", "Save to queryable" and "Verdict" sections of docs/benchmarks.md. Not a test:
-figures depend on the machine (about 10 minutes on 2 cores for the default sizes, twice that with --before).
+then serves it with `serve --watch` and renames, the same way, a person in another document: save ->
+queryable is the time until a basic_search context names them, and the watch's index worker reports
+its run's seconds. Per run: LLM calls, community reports written anew and carried over, communities
+kept, vector rows written or deleted, wall seconds of the `index` process and the run's own seconds.
+With `--before REV` the cold build and the three updates also run with the code of git revision REV
+(a worktree on PYTHONPATH), taking turns with this code on a copy of the corpus: the "before" rows.
+Writes the "Incremental updates", "Save to queryable" and "Verdict" sections of docs/benchmarks.md.
+Not a test: figures depend on the machine (about 10 minutes on 2 cores for the default sizes, twice
+that with --before).
 """
 
 import argparse
@@ -42,7 +43,8 @@ STEPS = ("edit", "add", "delete")
 
 @dataclass
 class Size:
-    """One corpus size's runs: summaries (with `wall`) by step, this code's and the code before's."""
+    """One corpus size's runs: summaries (with `wall`) by step, this code's and the code
+    before's."""
 
     documents: int
     now: dict[str, dict] = field(default_factory=dict)
@@ -52,8 +54,8 @@ class Size:
 
 
 def index(data: Path, root: Path, code: Path | None = None) -> dict:
-    """One `graphrag-mcp index` process (with the package at `code` first on the path, when given): its JSON
-    summary, with its wall seconds."""
+    """One `graphrag-mcp index` process (with the package at `code` first on the path, when given):
+    its JSON summary, with its wall seconds."""
     env = {**os.environ, **({"PYTHONPATH": str(code / "lib")} if code else {})}
     started = time.perf_counter()
     completed = subprocess.run(
@@ -80,8 +82,9 @@ def index(data: Path, root: Path, code: Path | None = None) -> dict:
 
 
 def named_by_the_board(near: int) -> int:
-    """The document at or after `near` whose board sentence names the second person of its cast (`cast[1]`: the same
-    role in every corpus size, so that edits of different sizes change alike)."""
+    """The document at or after `near` whose board sentence names the second person of its cast
+    (`cast[1]`: the same role in every corpus size, so that edits of different sizes change
+    alike)."""
     return near + (1 - near) % 4
 
 
@@ -286,32 +289,46 @@ def write_report(sizes: list[Size], rev: str | None, minutes: float) -> None:
     )
     report = f"""# Benchmarks
 
-Written by the benchmarks in tests/benchmarks/ (each replaces its own sections), with the offline model on a
-{platform.machine()} machine with {os.cpu_count()} cores. Figures vary between runs and machines; compare the
+Written by the benchmarks in tests/benchmarks/ (each replaces its own sections), with the offline \
+model on a
+{platform.machine()} machine with {os.cpu_count()} cores. Figures vary between runs and machines; \
+compare the
 columns and rows of one run.
 
 ## Incremental updates
 
-Measured by `{command}` ({minutes:.0f} minutes) on generated corpora of {sizes_text} documents: a chain of small
-casts (4 people, an organisation and a place every 5 documents, each document naming one person of the group
-before) and a board of 12 people in 3 bodies, one of whom every document names (tests/benchmarks/corpora.py).
-After a cold build (`graphrag-mcp index DATA --offline`, new root, empty cache), one `index` run after each
-change, one after the other: **edit** renames, in one document, the person its board sentence names (the
-second of its cast, the same role at every size: a board member, a hub, gains a relationship and loses one);
-**add** writes a document with two new people, one writing to a board member; **delete** removes a document.
+Measured by `{command}` ({minutes:.0f} minutes) on generated corpora of {sizes_text} documents: a \
+chain of small
+casts (4 people, an organisation and a place every 5 documents, each document naming one person of \
+the group
+before) and a board of 12 people in 3 bodies, one of whom every document names \
+(tests/benchmarks/corpora.py).
+After a cold build (`graphrag-mcp index DATA --offline`, new root, empty cache), one `index` run \
+after each
+change, one after the other: **edit** renames, in one document, the person its board sentence \
+names (the
+second of its cast, the same role at every size: a board member, a hub, gains a relationship and \
+loses one);
+**add** writes a document with two new people, one writing to a board member; **delete** removes a \
+document.
 "Before" rows run the same with the code of {rev or "-"},
-taking turns with this code on a copy of the corpus. Wall seconds include the process's imports (about 6 s);
-"run s" is the summary's `seconds`, from reading the documents to the switch to the new version. Reports: written
-anew by the run / carried over from the previous version, of all. Vector rows: rows written into or deleted from
+taking turns with this code on a copy of the corpus. Wall seconds include the process's imports \
+(about 6 s);
+"run s" is the summary's `seconds`, from reading the documents to the switch to the new version. \
+Reports: written
+anew by the run / carried over from the previous version, of all. Vector rows: rows written into \
+or deleted from
 the LanceDB tables, of all rows (text units, entities, reports).
 
 {table(sizes, rev)}
 
 ## Save to queryable
 
-`serve --watch DATA` over stdio, up 10 s, settle window 0.5 s; from saving a renamed person (as in the edit above,
+`serve --watch DATA` over stdio, up 10 s, settle window 0.5 s; from saving a renamed person (as in \
+the edit above,
 in another document) to the first
-`basic_search` context (context_only) naming them; "worker" is the `seconds` of that update's summary, run in the
+`basic_search` context (context_only) naming them; "worker" is the `seconds` of that update's \
+summary, run in the
 index worker `serve --watch` keeps waiting with graphrag imported. Figures in the table above.
 
 ## Verdict

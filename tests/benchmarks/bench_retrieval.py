@@ -1,17 +1,18 @@
-"""Benchmark: does retrieval find the right entity, document and topic? (context_only, offline model)
+"""Benchmark: does retrieval find the right entity, document and topic? (context_only, offline
+model)
 
 Run: python tests/benchmarks/bench_retrieval.py
-Indexes fixtures/corpus and a generated corpus of unrelated topics (no entity shared between topics) with
-the offline model, asks a fixed question set, and reports per search type in context_only mode:
+Indexes fixtures/corpus and a generated corpus of unrelated topics (no entity shared between topics)
+with the offline model, asks a fixed question set, and reports per search type in context_only mode:
 - entity hit: the asked-about entity is among the first 3 entities of the context (local, drift);
 - source hit: a document that mentions it is among the context's sources (local, drift, basic);
 - topic hit: for theme questions, a report of the topic is in global search's context;
 - topics without a report (every topic of the generated corpus must have one).
-Each corpus is indexed twice: in one full build, and as a growing folder is (half of its documents, then one
-`index` run for each further document: incremental updates, whose communities are kept from version to version,
-issue 24); both must score alike. Prints the table and writes the "Retrieval" section of docs/benchmarks.md.
-Targets (issue 11): entity and source hits >= 90%, no topic without a report. Deterministic: no model, no
-network, no timing.
+Each corpus is indexed twice: in one full build, and as a growing folder is (half of its documents,
+then one `index` run for each further document: incremental updates, whose communities are kept from
+version to version, issue 24); both must score alike. Prints the table and writes the "Retrieval"
+section of docs/benchmarks.md. Targets (issue 11): entity and source hits >= 90%, no topic without a
+report. Deterministic: no model, no network, no timing.
 """
 
 import argparse
@@ -133,7 +134,8 @@ def generate_topics(folder: Path) -> list[Question]:
 
 
 def fixture_questions(tables: object, corpus: Path) -> list[Question]:
-    """Who/what-is questions for every person, organisation and place the index holds that a document names."""
+    """Who/what-is questions for every person, organisation and place the index holds that a
+    document names."""
     texts = {
         path.name: path.read_text(encoding="utf-8").casefold()
         for path in corpus.iterdir()
@@ -173,8 +175,8 @@ def build(data: Path, root: Path) -> None:
 
 
 def build_by_updates(data: Path, root: Path, folder: Path) -> int:
-    """Index `data` as a growing folder is: half of its documents, then one incremental `index` run for each
-    further document (in `folder`, under the same names); the number of updates."""
+    """Index `data` as a growing folder is: half of its documents, then one incremental `index` run
+    for each further document (in `folder`, under the same names); the number of updates."""
     files = sorted(data.iterdir())
     first = len(files) // 2
     folder.mkdir()
@@ -333,7 +335,8 @@ def main() -> None:
 
 
 def _six_topics(work: Path) -> tuple[list[str], list[str]]:
-    """graph_quality's measures on the six-topics corpus (built in full and by updates) and the second one."""
+    """graph_quality's measures on the six-topics corpus (built in full and by updates) and the
+    second one."""
     table, facts = [], []
     for name, corpus, by_updates in (
         ("six topics", graph_quality.SIX_TOPICS, True),

@@ -1,10 +1,12 @@
-"""Generated corpora for the benchmarks and tests: a chain of small casts, with or without a recurring board.
+"""Generated corpora for the benchmarks and tests: a chain of small casts, with or without a
+recurring board.
 
-`chain_corpus`: every 5 documents share 4 new people, an organisation and a place, and mention one person of
-the group before, so entities, relationships and communities grow with the corpus (bench_scale.py).
-`recurring_corpus`: the same chain, and in every document one sentence about a member of a board of 12 people
-in 3 bodies who recur across the whole corpus (the same board, the same firm, the same town of any real
-archive): hubs whose descriptions and relationships grow with every document (bench_incremental.py, issue 24).
+`chain_corpus`: every 5 documents share 4 new people, an organisation and a place, and mention one
+person of the group before, so entities, relationships and communities grow with the corpus
+(bench_scale.py). `recurring_corpus`: the same chain, and in every document one sentence about a
+member of a board of 12 people in 3 bodies who recur across the whole corpus (the same board, the
+same firm, the same town of any real archive): hubs whose descriptions and relationships grow with
+every document (bench_incremental.py, issue 24).
 """
 
 from pathlib import Path
@@ -109,8 +111,8 @@ BODIES = ["Harbour Commission", "County Council", "River Trust"]
 
 
 def person(index: int) -> str:
-    """The index-th person of the generated cast: distinct for 25 x 116 people (enough for 3600 documents), and
-    people next to each other have different surnames."""
+    """The index-th person of the generated cast: distinct for 25 x 116 people (enough for 3600
+    documents), and people next to each other have different surnames."""
     first = index % len(FIRST)
     return f"{FIRST[first]} {SURNAMES[(index // len(FIRST) + 7 * first) % len(SURNAMES)]}"
 
@@ -120,8 +122,9 @@ def cast_of(cluster: int) -> list[str]:
 
 
 def chain_corpus(folder: Path, documents: int, board: bool = False) -> None:
-    """Write `documents` files: every 5 share 4 new people, an organisation and a place, and mention one person
-    of the group before, so entities, relationships and communities grow with the corpus."""
+    """Write `documents` files: every 5 share 4 new people, an organisation and a place, and mention
+    one person of the group before, so entities, relationships and communities grow with the
+    corpus."""
     folder.mkdir(parents=True)
     for number in range(documents):
         cluster = number // DOCUMENTS_PER_CLUSTER
