@@ -239,7 +239,10 @@ class ClientModel:
                 }
             )
         else:
-            text = f"Client model answer #{len(self.requests)}: Leonard Quist inspected the turbine in 1994."
+            text = (
+                f"Client model answer #{len(self.requests)}: Leonard Quist inspected the "
+                "turbine in 1994."
+            )
         return CreateMessageResult(
             role="assistant", content=TextContent(type="text", text=text), model="client-test-model"
         )
@@ -282,7 +285,8 @@ async def test_sampling_the_clients_model_writes_the_answer(
     assert map_calls >= 1 and global_["llm_calls"] == map_calls + 1
     assert (
         global_["answer"]
-        == f"Client model answer #{len(model.requests)}: Leonard Quist inspected the turbine in 1994."
+        == f"Client model answer #{len(model.requests)}: Leonard Quist inspected the turbine "
+        "in 1994."
     )
     assert (
         "tidal turbines" in model.requests[-1].system_prompt
@@ -356,7 +360,8 @@ def test_global_context_ranks_reports_by_the_questions_words_and_embedding() -> 
     from graphrag_mcp_server.handlers.search.context import WORDS_WEIGHT, _fused, _word_scores
 
     reports = {
-        "library": "Friends of the library: volunteers, volunteers and more volunteers run the library.",
+        "library": "Friends of the library: volunteers, volunteers and more volunteers run the "
+        "library.",
         "hospital": "The hospital volunteer programme recruits volunteers for the wards.",
         "ferry": "The ferry timetable changes in winter.",
     }

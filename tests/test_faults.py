@@ -289,8 +289,10 @@ def test_index_stops_at_the_probe_with_the_provider_reason(
 
 
 PROSE = (
-    "The text talks about a harbour town and the people who live there. Mirela Voss seems to be important, "
-    "and there is a meeting at the harbour office. Overall it is a story about a community and its changes."
+    "The text talks about a harbour town and the people who live there. Mirela Voss seems "
+    "to be important, "
+    "and there is a meeting at the harbour office. Overall it is a story about a community "
+    "and its changes."
 )
 
 
@@ -560,9 +562,11 @@ async def test_empty_and_repeated_reports_are_flagged(copied_index: Path) -> Non
     messages = [issue["message"] for issue in stats.json()["issues"]]
     first, second, third = (str(reports.at[row, "community"]) for row in range(3))
     assert messages == [
-        f"1 community reports have no findings (communities {first}): they were written from an empty context; "
+        f"1 community reports have no findings (communities {first}): they were written "
+        "from an empty context; "
         "rebuild them with: graphrag-mcp index DATA_PATH --full",
-        f"2 community reports repeat another's text word for word (communities {second}, {third}): a report says "
+        f"2 community reports repeat another's text word for word (communities {second}, "
+        f"{third}): a report says "
         "nothing of its own community; rebuild them with: graphrag-mcp index DATA_PATH --full",
     ]
     async with mcp_session(copied_index, IN_PROCESS) as session:

@@ -320,7 +320,8 @@ def test_updates_of_a_recurring_corpus_keep_communities_and_follow_the_change(
     assert edited["documents_updated"] == 1 and "OTTILIE VANCE" in _titles(root)
 
     (data / "doc_9000.txt").write_text(
-        "Record 9000\n\nPerpetua Quimby of the Harbour Commission met Lysander Oakhurst at the pier. "
+        "Record 9000\n\nPerpetua Quimby of the Harbour Commission met Lysander Oakhurst at "
+        "the pier. "
         f"Lysander Oakhurst wrote to {BOARD[3]} about the harbour dues.\n",
         encoding="utf-8",
     )

@@ -180,7 +180,8 @@ def test_incremental_run_adds_a_new_document(tmp_path: Path) -> None:
 
     (data / "12_visiting_delegation.txt").write_text(
         "In May 2024 Oskar Lindqvist led a delegation from the Baltic Tidal Forum to Port Evander. "
-        "Oskar Lindqvist met Mirela Voss at the Harrowgate Tidal Cooperative and studied the Slack Water Protocol."
+        "Oskar Lindqvist met Mirela Voss at the Harrowgate Tidal Cooperative and studied "
+        "the Slack Water Protocol."
     )
     second = run_cli(
         "index", data, "--index-path", root, "--incremental", "--offline", "--format", "json"

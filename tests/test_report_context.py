@@ -126,7 +126,8 @@ def test_a_report_follows_its_records_to_new_numbers(community_records: list[lis
     report = {
         "title": "Harbour 1994",
         "rank": 7.5,
-        "summary": f"Built in 1994. [Data: Entities ({entity}, {other}, +more); Relationships ({relationship})]",
+        "summary": f"Built in 1994. [Data: Entities ({entity}, {other}, +more); Relationships "
+        f"({relationship})]",
         "findings": [
             {"summary": "s", "explanation": f"x [Data: Relationships({relationship}); Reports (2)]"}
         ],

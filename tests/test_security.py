@@ -393,7 +393,8 @@ def test_network_bind_without_authentication_is_refused(site: dict[str, Path]) -
     )
     assert result.code == 1
     assert result.stderr.strip().splitlines() == [
-        "error: refusing to serve HTTP on 0.0.0.0 without authentication: set GRAPHRAG_MCP_AUTH_TOKEN (a long "
+        "error: refusing to serve HTTP on 0.0.0.0 without authentication: set "
+        "GRAPHRAG_MCP_AUTH_TOKEN (a long "
         "random secret) or GRAPHRAG_MCP_AUTH_ISSUER (OAuth), or bind --host 127.0.0.1"
     ]
 

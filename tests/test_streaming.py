@@ -25,7 +25,10 @@ QUESTIONS = {
     "global": "What are the main themes?",
     "drift": "What did Ines Halloran study at Marrow Sands?",
 }
-WRITTEN = "Tobias Arkwright designed Old Bessie, and the Harrowgate Tidal Cooperative ran her for decades."
+WRITTEN = (
+    "Tobias Arkwright designed Old Bessie, and the Harrowgate Tidal Cooperative ran her for "
+    "decades."
+)
 
 
 async def streamed(

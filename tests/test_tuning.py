@@ -99,7 +99,8 @@ def test_tune_writes_prompts_and_the_next_index_recomputes_what_depends_on_them(
     )
     reports_only, told = _update(root)
     assert told == [
-        "prompts changed since the last version (community_report_graph): this run computes again the "
+        "prompts changed since the last version (community_report_graph): this run "
+        "computes again the "
         "community reports; the rest is carried over as for any update"
     ]
     assert reports_only["computed"]["extraction"] == 0 and reports_only["computed"]["summary"] == 0

@@ -145,7 +145,8 @@ def test_workers_and_stateless_refuse_what_needs_one_process(
         )
         assert refused.code == 1
         assert refused.stderr.strip() == (
-            f"error: --workers 2 needs --transport streamable-http (sessions of {transport} live in one process)"
+            "error: --workers 2 needs --transport streamable-http (sessions of "
+            f"{transport} live in one process)"
         )
     sampling = run_cli(
         "serve",

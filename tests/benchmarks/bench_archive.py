@@ -159,7 +159,8 @@ def change(size: Size, data: Path, step: str) -> None:
         )
     elif step == "add":
         (data / "doc_9999.txt").write_text(
-            f"Record 9999: a note\n\nPerpetua Quimby met {size.hubs[0].title()} at the pier. Perpetua Quimby "
+            f"Record 9999: a note\n\nPerpetua Quimby met {size.hubs[0].title()} at the "
+            "pier. Perpetua Quimby "
             "wrote afterwards about the harbour dues.\n",
             encoding="utf-8",
         )
@@ -208,7 +209,8 @@ def measure(
     )
     size.runs["cold"] = cold = index(data, root)
     print(
-        f"{documents} cold: {cold.summary['llm_calls']} calls, {cold.wall:.1f} s, {cold.cpu:.1f} CPU s, "
+        f"{documents} cold: {cold.summary['llm_calls']} calls, {cold.wall:.1f} s, "
+        f"{cold.cpu:.1f} CPU s, "
         f"{cold.rss_mib:.0f} MiB",
         flush=True,
     )
@@ -217,8 +219,10 @@ def measure(
         change(size, data, step)
         size.runs[step] = run = index(data, root)
         print(
-            f"{documents} {step} {size.edited.get(step, '')}: {run.summary['llm_calls']} calls, reports "
-            f"{run.computed('report')} / {run.carried('report')}, contexts {run.computed('report_context')}, "
+            f"{documents} {step} {size.edited.get(step, '')}: {run.summary['llm_calls']} "
+            "calls, reports "
+            f"{run.computed('report')} / {run.carried('report')}, contexts "
+            f"{run.computed('report_context')}, "
             f"{run.summary['seconds']:.1f} s",
             flush=True,
         )
@@ -262,7 +266,8 @@ def edit_reports_target(size: Size) -> str:
         verdicts.append(
             "re-clustered"
             if changed is None
-            else f"{run.computed('report')} vs {changed} {judged(run.computed('report'), 2 * changed)}"
+            else f"{run.computed('report')} vs {changed} "
+            f"{judged(run.computed('report'), 2 * changed)}"
         )
     return ", ".join(verdicts)
 
@@ -278,7 +283,10 @@ def update_target(size: Size, base: Size, step: str) -> str:
 def reports(run: Run) -> str:
     """Reports rewritten / carried over (communities whose members changed)."""
     changed = run.members_changed()
-    return f"{run.computed('report')} / {run.carried('report')} ({'re-clustered' if changed is None else changed})"
+    return (
+        f"{run.computed('report')} / {run.carried('report')} "
+        f"({'re-clustered' if changed is None else changed})"
+    )
 
 
 def table(sizes: list[Size]) -> str:
@@ -312,11 +320,13 @@ def table(sizes: list[Size]) -> str:
     row(
         "cold build: wall s / CPU s (user+sys) / peak RSS MiB",
         lambda s: (
-            f"{cold[s.documents].wall:.1f} / {cold[s.documents].cpu:.1f} / {cold[s.documents].rss_mib:.0f}"
+            f"{cold[s.documents].wall:.1f} / {cold[s.documents].cpu:.1f} / "
+            f"{cold[s.documents].rss_mib:.0f}"
         ),
         "<= 900 s wall, <= 2,048 MiB (at 10,000)",
         lambda s: (
-            f"wall {judged(cold[s.documents].wall, 900)}, RSS {judged(cold[s.documents].rss_mib, 2048)}"
+            f"wall {judged(cold[s.documents].wall, 900)}, RSS "
+            f"{judged(cold[s.documents].rss_mib, 2048)}"
         ),
     )
     row("hubs edited (most connected people)", lambda s: ", ".join(hub.title() for hub in s.hubs))

@@ -44,7 +44,10 @@ class Corpus:
 
     @property
     def label(self) -> str:
-        return f"{self.name} ({self.build['documents']} / {self.build['entities']} / {self.build['community_reports']})"
+        return (
+            f"{self.name} ({self.build['documents']} / {self.build['entities']} / "
+            f"{self.build['community_reports']})"
+        )
 
     def result(self, search: str, mode: str) -> dict:
         return next(result for kind, how, result in self.searches if kind == search and how == mode)
@@ -216,7 +219,8 @@ def reading(corpora: list[Corpus]) -> str:
         else "More reports than fit in one batch add a map call per further batch."
     )
     drift = ", ".join(
-        f"{calls(c, 'drift')} ({c.name}; {c.result('drift', 'answer')['embedding_calls']} embedding calls)"
+        f"{calls(c, 'drift')} ({c.name}; {c.result('drift', 'answer')['embedding_calls']} "
+        "embedding calls)"
         for c in corpora
     )
     report_context = big.result("global", "context only")["context"]

@@ -57,7 +57,10 @@ REASONS = {
 }
 """What the answer must name (one of): the provider's status; for a provider that never answers, the
 deadline or the request's timeout."""
-PROSE = "The text talks about a harbour town and the people who live there. It is a story about a community."
+PROSE = (
+    "The text talks about a harbour town and the people who live there. It is a story about a "
+    "community."
+)
 
 
 def environment(lib: Path | None) -> dict[str, str]:
@@ -205,7 +208,8 @@ def report(
         before, now = figures["before"][number], figures["now"][number]
         met = now["error"] and now["seconds"] < 60 and named(now, fault)
         rows.append(
-            f"| {'init (bounded_backoff)' if policy == 'bounded' else 'graphrag init (exponential_backoff)'} "
+            "| "
+            f"{'init (bounded_backoff)' if policy == 'bounded' else 'graphrag init (exponential_backoff)'} "
             f"| {fault}{' (Retry-After: 20)' if fault == '429' else ''} | {cell(before, fault)} | "
             f"{cell(now, fault)} | {now['progress']} | {'met' if met else 'not met'} |"
         )

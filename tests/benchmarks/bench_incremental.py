@@ -95,7 +95,8 @@ def change(data: Path, documents: int, step: str) -> None:
     elif step == "add":
         cast = cast_of(documents // 2 // DOCUMENTS_PER_CLUSTER)
         (data / "doc_9999.txt").write_text(
-            f"Record 9999\n\nPerpetua Quimby met Lysander Oakhurst and {cast[0]} at the pier. Lysander Oakhurst "
+            f"Record 9999\n\nPerpetua Quimby met Lysander Oakhurst and {cast[0]} at the "
+            "pier. Lysander Oakhurst "
             f"wrote to {BOARD[5]} about the harbour dues.\n",
             encoding="utf-8",
         )
@@ -243,9 +244,12 @@ def verdicts(sizes: list[Size], rev: str | None) -> list[str]:
     ratio = edit_large / edit_small if edit_small else float("inf")
     share = edit_large / large.now["cold"]["llm_calls"]
     lines.append(
-        f"- One-document edit at {large.documents} documents: {edit_large} LLM calls, {ratio:.2f}x the "
-        f"{small.documents}-document figure ({edit_small}; target <= 1.5x) and {100 * share:.2f}% of the cold "
-        f"build's calls (target <= 0.5%): {'met' if ratio <= 1.5 and share <= 0.005 else 'NOT met'}."
+        f"- One-document edit at {large.documents} documents: {edit_large} LLM calls, "
+        f"{ratio:.2f}x the "
+        f"{small.documents}-document figure ({edit_small}; target <= 1.5x) and "
+        f"{100 * share:.2f}% of the cold "
+        "build's calls (target <= 0.5%): "
+        f"{'met' if ratio <= 1.5 and share <= 0.005 else 'NOT met'}."
     )
     for size in sizes:
         if size.documents >= 1000:
@@ -254,29 +258,36 @@ def verdicts(sizes: list[Size], rev: str | None) -> list[str]:
                 for step in STEPS
             )
             lines.append(
-                f"- Reports carried over at {size.documents} documents: at least {100 * worst:.1f}% in every "
+                f"- Reports carried over at {size.documents} documents: at least "
+                f"{100 * worst:.1f}% in every "
                 f"update (target >= 90%): {'met' if worst >= 0.9 else 'NOT met'}."
             )
     queryable = large.queryable
     lines.append(
-        f"- Save -> queryable under `serve --watch` at {large.documents} documents: {_seconds(queryable)} s "
+        f"- Save -> queryable under `serve --watch` at {large.documents} documents: "
+        f"{_seconds(queryable)} s "
         f"(target <= 6 s): {'met' if queryable is not None and queryable <= 6 else 'NOT met'}."
     )
     if queryable is not None and large.worker_seconds is not None:
         rest = queryable - SETTLE_SECONDS - large.worker_seconds
         lines.append(
-            f"  Of it: the settle window {SETTLE_SECONDS} s, the update's run in the waiting index worker "
-            f"{large.worker_seconds:.1f} s (graphrag's pipeline still walks every document: chunking, "
-            f"merging, report contexts, tables), and {rest:.1f} s for the job's hand-off, the server's reload "
+            f"  Of it: the settle window {SETTLE_SECONDS} s, the update's run in the "
+            "waiting index worker "
+            f"{large.worker_seconds:.1f} s (graphrag's pipeline still walks every "
+            "document: chunking, "
+            f"merging, report contexts, tables), and {rest:.1f} s for the job's hand-off, "
+            "the server's reload "
             "of the new version and the search."
         )
     if rev:
         for size in sizes:
             now, was = size.now["cold"], size.before["cold"]
             lines.append(
-                f"- Cold build at {size.documents} documents: {now['wall']:.1f} s wall ({now['seconds']:.1f} s"
+                f"- Cold build at {size.documents} documents: {now['wall']:.1f} s wall "
+                f"({now['seconds']:.1f} s"
                 " "
-                f"run) against {was['wall']:.1f} s ({was['seconds']:.1f} s) before ({rev}), taking turns "
+                f"run) against {was['wall']:.1f} s ({was['seconds']:.1f} s) before "
+                f"({rev}), taking turns "
                 f"(target: no slower)."
             )
     return lines

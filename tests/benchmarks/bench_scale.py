@@ -637,7 +637,8 @@ def build_rows(scales: list[Scale]) -> list[list[str]]:
         row(scales, "cold build: LLM calls", lambda s: str(s.cold_calls)),
         row(
             scales,
-            f"edit one document, incremental index: wall seconds, median of {len(EDITS)} [range] (of cold)",
+            f"edit one document, incremental index: wall seconds, median of {len(EDITS)} "
+            "[range] (of cold)",
             lambda s: edit_cell(s, "wall", s.cold_seconds),
             "<= 10% of cold",
             lambda s: edit_median(s, "wall") <= 0.1 * s.cold_seconds,
@@ -650,12 +651,14 @@ def build_rows(scales: list[Scale]) -> list[list[str]]:
         ),
         row(
             scales,
-            "import floor of any update process: seconds (of cold wall: the least an `index` edit can take)",
+            "import floor of any update process: seconds (of cold wall: the least an "
+            "`index` edit can take)",
             lambda s: f"{s.update_floor:.1f} ({share(s.update_floor, s.cold_seconds)})",
         ),
         row(
             scales,
-            "edit one document under serve --watch (index worker ready): the run's seconds (of cold)",
+            "edit one document under serve --watch (index worker ready): the run's seconds "
+            "(of cold)",
             lambda s: (
                 "-"
                 if s.watch_run_seconds is None
@@ -711,7 +714,8 @@ def search_rows(scales: list[Scale]) -> list[list[str]]:
             scales,
             f"{what}: server p50",
             lambda s: ms(s.p50[what]),
-            f"flat: {scales[-1].documents} docs <= 1.5x {scales[0].documents} docs (here {growth:.2f}x)",
+            f"flat: {scales[-1].documents} docs <= 1.5x {scales[0].documents} docs (here "
+            f"{growth:.2f}x)",
             lambda s: s.p50[what] <= 1.5 * scales[0].p50[what],
             scales[-1:],
         )

@@ -226,7 +226,8 @@ async def switches(
     visible: list[float] = []
     for number, marker in enumerate(MARKERS):
         (data / f"zz_marker_{number}.txt").write_text(
-            f"The {marker} met in the old customs house. {person(10_000 + number)} kept its records.\n",
+            f"The {marker} met in the old customs house. {person(10_000 + number)} kept "
+            "its records.\n",
             encoding="utf-8",
         )
         _, process = await asyncio.to_thread(
@@ -450,13 +451,15 @@ def report(
         ),
         ("a version in the container: files, MB", f"{blobs[0]}, {blobs[1] / 1e6:.1f}", "-", "-"),
         (
-            "new version visible on both replicas after the switch (poll 2 s): seconds, each switch",
+            "new version visible on both replicas after the switch (poll 2 s): seconds, "
+            "each switch",
             ", ".join(f"{seconds:.2f}" for seconds in switching["visible"]),
             "<= 5 s",
             met(visible <= 5),
         ),
         (
-            f"answers across two switches ({STREAM_CLIENTS} clients, 2 a replica): failed / mixed versions",
+            f"answers across two switches ({STREAM_CLIENTS} clients, 2 a replica): failed "
+            "/ mixed versions",
             f"{switching['failed']} / {switching['mixed']} of {switching['answers']}",
             "0 of >= 500",
             met(
@@ -473,12 +476,14 @@ def report(
         ),
         (
             f"{CLIENTS} clients: searches/s over two replicas vs one replica (errors)",
-            f"{spread_rate:.1f} vs {single_rate:.1f} = {gain:.2f}x ({spread_errors + single_errors})",
+            f"{spread_rate:.1f} vs {single_rate:.1f} = {gain:.2f}x "
+            f"({spread_errors + single_errors})",
             ">= 1.6x",
             met(gain >= 1.6 and spread_errors + single_errors == 0),
         ),
         (
-            f"indexer killed at {killing['kills']} random points: broken versions (killed before / after its switch)",
+            f"indexer killed at {killing['kills']} random points: broken versions (killed "
+            "before / after its switch)",
             f"{killing['broken']} ({killing['before_switch']} / {killing['after_switch']})",
             "0",
             met(killing["broken"] == 0),

@@ -188,8 +188,10 @@ def report(options: argparse.Namespace, figures: dict[str, dict]) -> str:
         share = figure["first"] / figure["total"]
         equal = f"{figure['equal']} of {figure['runs']}"
         rows.append(
-            f"| {search} | {figure['first'] * 1000:.0f} ms | {figure['total'] * 1000:.0f} ms | {share:.0%} | "
-            f"{'met' if share <= 0.25 else 'not met'} | {equal}{' (drift varies)' if search == 'drift' else ''} |"
+            f"| {search} | {figure['first'] * 1000:.0f} ms | {figure['total'] * 1000:.0f} "
+            f"ms | {share:.0%} | "
+            f"{'met' if share <= 0.25 else 'not met'} | "
+            f"{equal}{' (drift varies)' if search == 'drift' else ''} |"
         )
     table = "\n".join(rows)
     return f"""{SECTION}

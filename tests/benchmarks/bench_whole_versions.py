@@ -152,7 +152,8 @@ def cell(figure: dict) -> str:
     served = f"{'new version' if figure['switched'] else 'previous version'} ({figure['served']})"
     return (
         f"exit {figure['exit']}, {figure['calls']} requests; serves the {served}; stats: "
-        f"{figure['issues']} issue(s); next run: exit {figure['next_exit']}, {figure['next_calls']} requests, "
+        f"{figure['issues']} issue(s); next run: exit {figure['next_exit']}, "
+        f"{figure['next_calls']} requests, "
         f"{figure['next_served']}"
     )
 

@@ -130,7 +130,10 @@ def chain_corpus(folder: Path, documents: int, board: bool = False) -> None:
         cluster = number // DOCUMENTS_PER_CLUSTER
         cast = cast_of(cluster)
         neighbour = person(max(cluster - 1, 0) * 4 + number % 4)
-        org = f"{SURNAMES[cluster % len(SURNAMES)]} {ORG_KINDS[cluster // len(SURNAMES) % len(ORG_KINDS)]}"
+        org = (
+            f"{SURNAMES[cluster % len(SURNAMES)]} "
+            f"{ORG_KINDS[cluster // len(SURNAMES) % len(ORG_KINDS)]}"
+        )
         places = len(PLACE_STARTS) * len(PLACE_ENDS)
         place = (
             PLACE_STARTS[cluster % len(PLACE_STARTS)]
@@ -139,7 +142,8 @@ def chain_corpus(folder: Path, documents: int, board: bool = False) -> None:
         )
         topic = TOPICS[number % len(TOPICS)]
         sentences = [
-            f"In {1900 + number % 120} {cast[0]} of the {org} travelled to {place} to discuss {topic}.",
+            f"In {1900 + number % 120} {cast[0]} of the {org} travelled to {place} to "
+            f"discuss {topic}.",
             f"{cast[0]} met {cast[1]}, who had worked for the {org} for many years.",
             f"{cast[2]} kept the minutes and wrote that {cast[0]} and {cast[1]} agreed on little.",
             f"{cast[3]} reported on {topic} to {neighbour}, who had led the talks the year before.",
@@ -147,7 +151,10 @@ def chain_corpus(folder: Path, documents: int, board: bool = False) -> None:
         body = " ".join(sentences * 3)
         if board:
             member = BOARD[number % len(BOARD)]
-            body += f" {member} of the {BODIES[number % len(BODIES)]} reviewed the file with {cast[number % 4]}."
+            body += (
+                f" {member} of the {BODIES[number % len(BODIES)]} reviewed the file with "
+                f"{cast[number % 4]}."
+            )
         (folder / f"doc_{number:04d}.txt").write_text(
             f"Record {number}\n\n{body}\n", encoding="utf-8"
         )

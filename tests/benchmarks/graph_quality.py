@@ -163,7 +163,8 @@ def section_lines(
         )
     ranks = ", ".join(map(str, found.topic_ranks))
     facts = [
-        f"{corpus}, {built}: rank of the first report of the asked topic in global search, per question: {ranks}.",
+        f"{corpus}, {built}: rank of the first report of the asked topic in global search, "
+        f"per question: {ranks}.",
         f"{corpus}, {built}: empty reports {len(found.empty_reports)}, duplicate reports "
         f"{len(found.duplicate_reports)}, junk entities {len(found.junk_entities)}"
         + (f" ({', '.join(found.junk_entities)})" if found.junk_entities else "")
