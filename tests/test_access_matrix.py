@@ -769,7 +769,7 @@ FLOODS = {
 }
 
 
-# -- settings a server refuses at start: the same line and exit code with one worker and with two ------------
+# -- settings a server refuses at start: the same line and exit code with one worker and with two --
 
 SHORT = "short-token"
 REFUSED_SETTINGS = {
@@ -880,7 +880,7 @@ def test_docs_list_every_access_case() -> None:
     )  # the issue's bound: at least 60 access cases run
 
 
-# -- issue 41: limits one caller cannot game, refusals that cost nothing ------------------------------------------
+# -- issue 41: limits one caller cannot game, refusals that cost nothing ---------------------------
 
 QUESTION = {"query": "Who designed Old Bessie?", "context_only": True}
 RATIO_BOUND = 3.0
@@ -1068,7 +1068,8 @@ async def test_one_sessions_concurrent_calls_are_capped(oauth_http: Served) -> N
             *(greedy.call_tool("local_search", QUESTION) for _ in range(16)), return_exceptions=True
         )
         refused = [outcome for outcome in burst if isinstance(outcome, MCPError)]
-        # calls that finish while the burst arrives free their turns: at most the excess over the bound is refused
+        # calls that finish while the burst arrives free their turns: at most the excess over the
+        # bound is refused
         assert 1 <= len(refused) <= 16 - CALLS_RUNNING - CALLS_QUEUED, burst
         assert all("too many tool calls at once" in str(error) for error in refused)
         assert all(

@@ -70,8 +70,9 @@ DEADLINE = 12
 45 s, Retry-After 20); tests/benchmarks/bench_faults.py measures it at the defaults, before and
 after, and writes docs/benchmarks.md."""
 
-# (root's retry policy, fault, (least, most) seconds to the tool's answer, (least, most) provider requests, words of
-# the answer). Nine searches at once share the one search thread: a request is sent 0-4 s after its call.
+# (root's retry policy, fault, (least, most) seconds to the tool's answer, (least, most) provider
+# requests, words of the answer). Nine searches at once share the one search thread: a request is
+# sent 0-4 s after its call.
 ROOTS_AND_FAULTS = [
     ("bounded", "401", (0, 5), (1, 1), ["AuthenticationError", "Incorrect API key"]),
     # Retry-After: 4 honoured; no wait begun that would end past the deadline
@@ -82,7 +83,8 @@ ROOTS_AND_FAULTS = [
         (2, 3),
         ["RateLimitError", "HTTP 429", "Rate limit reached"],
     ),
-    # waits of 2, 4, 8 s (+ jitter): the third would pass the deadline, so the search answers after two
+    # waits of 2, 4, 8 s (+ jitter): the third would pass the deadline, so the search answers after
+    # two
     (
         "bounded",
         "500",

@@ -194,7 +194,8 @@ def test_graphrag_index_cannot_write_into_the_live_version(
     )
     assert "graphrag-mcp index DATA_PATH --index-path" in refused.stderr
 
-    # graphrag's own `graphrag index` (offline model registered, no graphrag-mcp check) as the owner of the files
+    # graphrag's own `graphrag index` (offline model registered, no graphrag-mcp check) as the owner
+    # of the files
     graphrag = subprocess.run(
         [sys.executable, "-c", GRAPHRAG_INDEX, str(root)],
         capture_output=True,

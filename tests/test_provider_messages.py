@@ -251,7 +251,8 @@ def test_init_api_base_points_both_models_at_a_server(tmp_path: Path) -> None:
         assert built.code == 0, built.stderr[-2000:]
         assert built.json()["community_reports"] > 0 and provider.count_prompts(REPORT_PROMPT) > 0
         assert provider.count("embeddings") > 0
-        # every request counts, the one-token check and the extraction check before the build included
+        # every request counts, the one-token check and the extraction check before the build
+        # included
         assert built.json()["llm_calls"] == provider.count("chat"), built.json()
         before = provider.count("chat")
         provider.fail_prompts(QUESTION, "500", times=1)  # retried once: two requests, both counted

@@ -136,7 +136,7 @@ def post(
     )
 
 
-# --- authentication: static token ---------------------------------------------------------------------
+# --- authentication: static token -----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -187,7 +187,7 @@ async def test_foreign_host_header_is_refused_even_on_loopback(
     await assert_still_serving(server, site["root"], digest)
 
 
-# --- build_index confinement ------------------------------------------------------------------------
+# --- build_index confinement ----------------------------------------------------------------------
 
 
 async def _build_index_error(server: RunningServer, data_path: str) -> str:
@@ -294,7 +294,7 @@ async def test_a_running_job_can_be_cancelled(server: RunningServer, site: dict[
     await assert_still_serving(server, site["root"], index_digest(site["root"]))
 
 
-# --- bounded requests ------------------------------------------------------------------------------
+# --- bounded requests -----------------------------------------------------------------------------
 
 
 async def test_overlong_query_is_invalid_params(
@@ -350,7 +350,7 @@ async def test_malformed_resource_ids_are_invalid_params(
     await assert_still_serving(server, site["root"], digest)
 
 
-# --- who may index, and what --------------------------------------------------------------------------
+# --- who may index, and what ----------------------------------------------------------------------
 
 
 async def test_build_index_is_off_without_data_roots(site: dict[str, Path]) -> None:
@@ -455,7 +455,7 @@ async def test_sse_needs_the_token_too(site: dict[str, Path]) -> None:
         assert index_digest(site["root"]) == digest
 
 
-# --- OAuth resource server: JWT access tokens checked against a JWKS on loopback ----------------------
+# --- OAuth resource server: JWT access tokens checked against a JWKS on loopback ------------------
 
 
 @pytest.fixture(scope="module")
@@ -555,7 +555,7 @@ async def test_oauth_refuses_bad_access_tokens(
     assert index_digest(site["root"]) == digest
 
 
-# --- what gets indexed: the same for index, build_index and the watcher ------------------------------
+# --- what gets indexed: the same for index, build_index and the watcher ---------------------------
 
 
 def test_index_skips_the_index_root_hidden_folders_and_links_leaving_the_folder(

@@ -107,9 +107,9 @@ def _sent_since(provider: FakeProvider, start: int) -> list[str]:
     return [prompt for prompt in provider.prompts[start:] if prompt != PROBE]
 
 
-# (step, fault, a text of the chat prompts that fail (None: every embedding request after the model check), words
-# of the error). The extraction of the new document, the summary of an entity it adds a description to, the reports
-# of the communities it changes, the embeddings of its rows.
+# (step, fault, a text of the chat prompts that fail (None: every embedding request after the model
+# check), words of the error). The extraction of the new document, the summary of an entity it adds
+# a description to, the reports of the communities it changes, the embeddings of its rows.
 UPDATE_FAULTS = [
     (
         "extraction",
@@ -182,7 +182,8 @@ def test_a_cold_build_whose_reports_fail_publishes_nothing_and_the_next_run_comp
     _root_for(provider, root)
     fault = provider.fail_prompts(REPORT_PROMPT, "not_json")
     start = len(provider.prompts)
-    # every report fails: more failures in a row than the breaker allows would stop the build another way
+    # every report fails: more failures in a row than the breaker allows would stop the build
+    # another way
     failed = run_cli(
         "index", CORPUS, "--index-path", root, env={"GRAPHRAG_MCP_PROVIDER_FAILURE_LIMIT": "100"}
     )

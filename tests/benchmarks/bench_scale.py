@@ -83,7 +83,7 @@ QUERY_IMPORTS = (
 store, graphrag's context builder."""
 
 
-# --- corpus -------------------------------------------------------------------------------------------------
+# --- corpus ---------------------------------------------------------------------------------------
 
 
 def queries(documents: int, count: int) -> list[str]:
@@ -93,7 +93,7 @@ def queries(documents: int, count: int) -> list[str]:
     return [f"Who is {person(index)}?" for index in dict.fromkeys(picked)]
 
 
-# --- CLI ----------------------------------------------------------------------------------------------------
+# --- CLI ------------------------------------------------------------------------------------------
 
 
 def cli(*args: str) -> tuple[float, dict]:
@@ -134,7 +134,7 @@ def alternating(*runs: Callable[[], float]) -> list[float]:
     return [statistics.median(figures) for figures in zip(*rounds, strict=True)]
 
 
-# --- MCP sessions -------------------------------------------------------------------------------------------
+# --- MCP sessions ---------------------------------------------------------------------------------
 
 
 def serve_args(root: Path, *extra: str) -> list[str]:
@@ -264,7 +264,7 @@ def worker_pids(pid: int) -> list[int]:
     ]
 
 
-# --- in-process floors --------------------------------------------------------------------------------------
+# --- in-process floors ----------------------------------------------------------------------------
 
 
 @dataclass
@@ -343,7 +343,7 @@ async def floor_local_context(index: Loaded, query: str) -> None:
     )
 
 
-# --- measurements -------------------------------------------------------------------------------------------
+# --- measurements ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -577,7 +577,7 @@ def measure(work: Path, documents: int, query_count: int, repeat: int) -> Scale:
     return scale
 
 
-# --- report -------------------------------------------------------------------------------------------------
+# --- report ---------------------------------------------------------------------------------------
 
 
 def verdict(scales: list[Scale], ok: Callable[[Scale], bool]) -> str:
