@@ -232,7 +232,8 @@ class ClientModel:
                 {
                     "points": [
                         {
-                            "description": "The cooperative runs tidal turbines [Data: Reports (0)]",
+                            "description": "The cooperative runs tidal turbines "
+                            "[Data: Reports (0)]",
                             "score": 80,
                         }
                     ]

@@ -117,7 +117,8 @@ async def test_documented_tool_results_have_the_shape_tools_return(
                 )
 
 
-CLI_OUTPUTS = {  # the section of docs/cli.md -> the command whose `--format json` output its JSON block shows
+# the section of docs/cli.md -> the command whose `--format json` output its JSON block shows
+CLI_OUTPUTS = {
     "index": None,  # the fixtures index's own build summary
     "query": ["query", "Who designed Old Bessie?", "--type", "local"],
     "stats": ["stats"],

@@ -56,24 +56,21 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
     _, summary = built_index
     assert set(summary) == SUMMARY_KEYS
     assert summary["mode"] == "full"
-    assert (
-        summary["workflows"]
-        == [
-            "create_base_text_units",
-            "create_final_documents",
-            "extract_graph_kept",
-            "finalize_graph_kept",
-            "extract_covariates",
-            "create_communities_kept",
-            "cluster_unclustered_entities",
-            "create_final_text_units",
-            "create_community_reports",
-            "generate_text_embeddings_kept",
-        ]
-    )  # graphrag's standard pipeline (documents handed in), this project's workflows in place of three
-    assert not any(
-        summary["carried_over"].values()
-    )  # a full build takes nothing from a previous version
+    # graphrag's standard pipeline (documents handed in), this project's workflows in place of three
+    assert summary["workflows"] == [
+        "create_base_text_units",
+        "create_final_documents",
+        "extract_graph_kept",
+        "finalize_graph_kept",
+        "extract_covariates",
+        "create_communities_kept",
+        "cluster_unclustered_entities",
+        "create_final_text_units",
+        "create_community_reports",
+        "generate_text_embeddings_kept",
+    ]
+    # a full build takes nothing from a previous version
+    assert not any(summary["carried_over"].values())
     assert (
         summary["clustering"] is None and summary["computed"]["extraction"] == summary["text_units"]
     )

@@ -215,8 +215,10 @@ To: Dr Rowan Ashby, Area Officer, Wendle Catchment Board
 
 Dear Dr Ashby,
 
-I write on behalf of the Kestlewick Residents Trust. Priya Nair chairs our committee. Last spring she hired
-Otto Brandt to survey the banks near Lowmere Farm. The Chair of Trustees will attend the Annual General Meeting.
+I write on behalf of the Kestlewick Residents Trust. Priya Nair chairs our committee. Last spring \
+she hired
+Otto Brandt to survey the banks near Lowmere Farm. The Chair of Trustees will attend the Annual \
+General Meeting.
 We thank Hollin Bank Surgery for the use of its hall.
 
 Yours sincerely,

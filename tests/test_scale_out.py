@@ -427,7 +427,8 @@ async def test_a_graphrag_project_with_blob_output_is_served_as_it_is(
     tables.create_container()
     for table in sorted((root / "output").glob("*.parquet")):
         tables.upload_blob(f"output/{table.name}", table.read_bytes())
-        table.unlink()  # only in the container now (LanceDB stays in output/lancedb: graphrag 3.3 keeps it local)
+        # only in the container now (LanceDB stays in output/lancedb: graphrag 3.3 keeps it local)
+        table.unlink()
     settings = root / "settings.yaml"
     text = settings.read_text(encoding="utf-8")
     blob_output = (

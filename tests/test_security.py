@@ -605,8 +605,8 @@ import logging
 from graphrag_mcp_server.config.logs import plain_logs
 plain_logs("DEBUG")
 logging.getLogger("urllib3.connectionpool").debug('%s://%s:%s "%s %s %s" %s %s', "https",
-    "acct.blob.core.windows.net", 443, "GET", "/c/v?sv=2022-11-02&se=2030&sig=LIVE%2Fsignature%3D&sr=c",
-    "HTTP/1.1", 200, None)
+    "acct.blob.core.windows.net", 443, "GET",
+    "/c/v?sv=2022-11-02&se=2030&sig=LIVE%2Fsignature%3D&sr=c", "HTTP/1.1", 200, None)
 logging.getLogger("azure.core.pipeline").debug("conn DefaultEndpointsProtocol=https;AccountName=a;"
     "AccountKey=S3cretKey+/==;EndpointSuffix=core.windows.net")
 logging.getLogger("anything").warning("header Bearer abc.def.ghi seen")

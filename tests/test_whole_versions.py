@@ -255,7 +255,8 @@ def test_a_watch_cycle_that_fails_is_retried_without_a_change(
         failure = _wait_for_line(watcher, "error: ")
         assert "communities have no report" in failure and "still watching" in failure
         assert _served(root) == served
-        provider.prompt_faults.clear()  # no file changes from here on: the watcher retries by itself
+        # no file changes from here on: the watcher retries by itself
+        provider.prompt_faults.clear()
         deadline = time.monotonic() + 120
         while _served(root) == served:
             assert watcher.poll() is None and time.monotonic() < deadline, (

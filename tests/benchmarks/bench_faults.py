@@ -207,9 +207,13 @@ def report(
     for number, (policy, fault) in enumerate(ROWS):
         before, now = figures["before"][number], figures["now"][number]
         met = now["error"] and now["seconds"] < 60 and named(now, fault)
+        init = (
+            "init (bounded_backoff)"
+            if policy == "bounded"
+            else "graphrag init (exponential_backoff)"
+        )
         rows.append(
-            "| "
-            f"{'init (bounded_backoff)' if policy == 'bounded' else 'graphrag init (exponential_backoff)'} "
+            f"| {init} "
             f"| {fault}{' (Retry-After: 20)' if fault == '429' else ''} | {cell(before, fault)} | "
             f"{cell(now, fault)} | {now['progress']} | {'met' if met else 'not met'} |"
         )

@@ -43,7 +43,8 @@ QUESTIONS = {
     "global": "What are the main themes?",
     "drift": "What did Ines Halloran study at Marrow Sands?",
 }
-STRUCTURED = {  # keys as they appear in a request's JSON; short JSON answers, as a model gives for these steps
+# keys as they appear in a request's JSON; short JSON answers, as a model gives for these steps
+STRUCTURED = {
     '\\"points\\"': json.dumps(
         {
             "points": [
