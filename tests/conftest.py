@@ -132,12 +132,20 @@ def built_index(
     tmp_path_factory: pytest.TempPathFactory, worker_id: str
 ) -> Iterator[tuple[Path, dict]]:
     """An index of fixtures/corpus built offline, with its JSON summary: built once per
-    test run and shared read-only (a test that changes an index copies it first:
-    test_faults.copied_index). Checked unchanged when the worker ends."""
+    test run and shared read-only (a test that changes an index copies it first: copied_index).
+    Checked unchanged when the worker ends."""
     root, summary = built_once(tmp_path_factory, worker_id, "fixtures_index", _build_fixtures_index)
     before = index_digest(root)
     yield root, summary
     assert index_digest(root) == before, "a test changed the shared fixtures index (copy it first)"
+
+
+@pytest.fixture
+def copied_index(built_index: tuple[Path, dict], tmp_path: Path) -> Path:
+    """A private copy of the fixtures index, for a test that changes it (links copied as links)."""
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    return root
 
 
 LONE_NOTE = (

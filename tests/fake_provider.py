@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import pairwise
 
 EXTRACTION = {
     "entity_description": '("entity"<|>MIRELA VOSS<|>PERSON<|>Mirela Voss keeps the harbour)##'
@@ -319,7 +320,7 @@ def _names_extracted(prompt: str) -> str:
     ]
     records += [
         f'("relationship"<|>{first}<|>{second}<|>{first} is named with {second}<|>5)'
-        for first, second in zip(names, names[1:])
+        for first, second in pairwise(names)
     ]
     return "##".join(records) + "<|COMPLETE|>"
 

@@ -48,13 +48,6 @@ def with_provider(
     (root / "settings.yaml").write_text(yaml.safe_dump(settings))
 
 
-@pytest.fixture
-def copied_index(built_index: tuple[Path, dict], tmp_path: Path) -> Path:
-    root = tmp_path / "index"
-    shutil.copytree(built_index[0], root, symlinks=True)
-    return root
-
-
 async def timed_call(session, tool: str, arguments: dict, progress=None) -> tuple[float, object]:
     started = time.monotonic()
     result = await session.call_tool(tool, arguments, progress_callback=progress)
@@ -160,7 +153,7 @@ async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
 
     async with AsyncExitStack() as stack:
         rows = []
-        for number, (policy, mode, *_) in enumerate(ROOTS_AND_FAULTS):
+        for number, (policy, *_) in enumerate(ROOTS_AND_FAULTS):
             root = tmp_path / f"index-{number}"
             shutil.copytree(built_index[0], root, symlinks=True)
             provider = stack.enter_context(fake_provider(retry_after="4"))

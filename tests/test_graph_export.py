@@ -39,10 +39,13 @@ def _check_graph(graph: nx.Graph, root: Path, corpus_titles: set[str]) -> None:
         relationships
     )  # a pair related both ways keeps both relationships
     assert len(
-        {frozenset(pair) for pair in zip(relationships["source"], relationships["target"])}
+        {
+            frozenset(pair)
+            for pair in zip(relationships["source"], relationships["target"], strict=True)
+        }
     ) < len(relationships)
     assert all({"weight", "description"} <= set(data) for *_, data in graph.edges(data=True))
-    degrees = dict(zip(entities["title"], entities["degree"]))
+    degrees = dict(zip(entities["title"], entities["degree"], strict=True))
     assert all(int(data["degree"]) == degrees[name] for name, data in graph.nodes(data=True))
     assert len({data["community"] for _, data in graph.nodes(data=True)}) > 1, (
         "communities are told apart"

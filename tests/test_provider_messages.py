@@ -18,7 +18,7 @@ from conftest import CORPUS, run_cli
 from fake_provider import REPORT_PROMPT, fake_provider
 from mcp_client import IN_PROCESS, mcp_session
 from test_cli_errors import assert_one_line_error
-from test_faults import QUESTION, copied_index, with_provider  # noqa: F401 - copied_index is a fixture
+from test_faults import QUESTION, with_provider
 
 BUILD_CREDENTIALS = "Check the key, base URL and model name"
 SEARCH_CREDENTIALS = "Check the model settings and credentials"

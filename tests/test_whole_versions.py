@@ -313,13 +313,6 @@ async def test_build_index_reports_an_incomplete_version_as_failed(
     assert _served(root) == served
 
 
-@pytest.fixture
-def copied_index(built_index: tuple[Path, dict], tmp_path: Path) -> Path:
-    root = tmp_path / "index"
-    shutil.copytree(built_index[0], root, symlinks=True)
-    return root
-
-
 @pytest.mark.slow
 def test_stats_names_a_published_versions_gaps_and_the_next_index_fills_them(
     copied_index: Path,

@@ -116,7 +116,7 @@ def measure(work: Path, documents: int, before: Path | None) -> Size:
         )
         for name in codes
     }
-    for name, (folder, _) in folders.items():
+    for folder, _ in folders.values():
         if folder != data:
             shutil.copytree(data, folder)
     for step in ("cold", *STEPS):
