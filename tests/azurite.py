@@ -1,5 +1,6 @@
-"""Azurite, the Azure Storage emulator, for the blob storage tests and benchmark: the server docker compose runs
-(AZURITE_BLOB_ENDPOINT), else `azurite-blob` from PATH or the repository's node_modules (`npm ci`, README)."""
+"""Azurite, the Azure Storage emulator, for the blob storage tests and benchmark: the server docker
+compose runs (AZURITE_BLOB_ENDPOINT), else `azurite-blob` from PATH or the repository's node_modules
+(`npm ci`, README)."""
 
 import os
 import shutil
@@ -44,8 +45,10 @@ def _binary() -> str:
     found = shutil.which("azurite-blob") or REPO / "node_modules" / ".bin" / "azurite-blob"
     if not Path(found).exists():
         msg = (
-            "Azurite is not installed: run `npm ci` in the repository (the README's install block), or set "
-            "AZURITE_BLOB_ENDPOINT to a running one (docker compose -f docker-compose.test.yml does)"
+            "Azurite is not installed: run `npm ci` in the repository (the README's "
+            "install block), or set "
+            "AZURITE_BLOB_ENDPOINT to a running one (docker compose -f "
+            "docker-compose.test.yml does)"
         )
         raise RuntimeError(msg)
     return str(found)

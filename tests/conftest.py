@@ -1,4 +1,5 @@
-"""Shared fixtures: the real `graphrag-mcp` CLI, and one offline index of fixtures/corpus per test run."""
+"""Shared fixtures: the real `graphrag-mcp` CLI, and one offline index of fixtures/corpus per test
+run."""
 
 import hashlib
 import json
@@ -51,7 +52,8 @@ def run_cli(
     timeout: float = 900,
     env: dict[str, str] | None = None,
 ) -> CliResult:
-    """Run the installed CLI in a subprocess, as a user would (with `env` added to a keyless environment)."""
+    """Run the installed CLI in a subprocess, as a user would (with `env` added to a keyless
+    environment)."""
     process = subprocess.run(
         [sys.executable, "-m", "graphrag_mcp_server", *map(str, args)],
         capture_output=True,
@@ -70,7 +72,8 @@ def corpus_titles() -> set[str]:
 
 
 def index_digest(root: Path) -> str:
-    """A digest of every file of the index (logs and the LLM cache aside) and of where `output` points."""
+    """A digest of every file of the index (logs and the LLM cache aside) and of where `output`
+    points."""
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
@@ -90,8 +93,9 @@ def built_once(
     name: str,
     build: Callable[[Path], Any],
 ) -> tuple[Path, Any]:
-    """`build(folder)` run once per test run, whichever xdist worker asks first (the others wait for it, then
-    share its folder and its JSON result): the folder to treat as read-only and the result."""
+    """`build(folder)` run once per test run, whichever xdist worker asks first (the others wait for
+    it, then share its folder and its JSON result): the folder to treat as read-only and the
+    result."""
     shared = tmp_path_factory.getbasetemp()
     shared = (
         shared if worker_id == "master" else shared.parent
@@ -108,8 +112,9 @@ def built_once(
 
 
 def _build_fixtures_index(root: Path) -> dict:
-    """The fixtures index, built in this process (the worker imports graphrag for its in-process sessions anyway;
-    the CLI's own build is tested apart): its summary as `index --format json` prints it."""
+    """The fixtures index, built in this process (the worker imports graphrag for its in-process
+    sessions anyway; the CLI's own build is tested apart): its summary as `index --format json`
+    prints it."""
     import asyncio
 
     from graphrag_mcp_server.handlers.indexing.build import IndexMode, build, index_config
@@ -127,7 +132,7 @@ def built_index(
     tmp_path_factory: pytest.TempPathFactory, worker_id: str
 ) -> Iterator[tuple[Path, dict]]:
     """An index of fixtures/corpus built offline, with its JSON summary: built once per
-    test run and shared read-only (a test that changes an index copies it first: test_faults.copied_index).
+    test run and shared read-only (a test that changes an index copies it first: copied_index).
     Checked unchanged when the worker ends."""
     root, summary = built_once(tmp_path_factory, worker_id, "fixtures_index", _build_fixtures_index)
     before = index_digest(root)
@@ -135,11 +140,20 @@ def built_index(
     assert index_digest(root) == before, "a test changed the shared fixtures index (copy it first)"
 
 
+@pytest.fixture
+def copied_index(built_index: tuple[Path, dict], tmp_path: Path) -> Path:
+    """A private copy of the fixtures index, for a test that changes it (links copied as links)."""
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    return root
+
+
 LONE_NOTE = (
     "12_weather_note.txt",
     "A Note on Weather\n\nThe winter at Kestlewick was long. Snow covered the roads for weeks.\n",
 )
-"""A document naming one entity that nothing relates to: graphrag's pipeline gives it no community."""
+"""A document naming one entity that nothing relates to: graphrag's pipeline gives it no
+community."""
 
 
 GRAPHRAG_WITH_OFFLINE_MODEL = """
@@ -172,15 +186,17 @@ def _build_graphrag_project(root: Path) -> None:
 
 @pytest.fixture(scope="session")
 def graphrag_project(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
-    """A project as `graphrag init` + `graphrag index` leave it: input/, output/ as a folder, cache/, logs/
-    (built by graphrag's own CLI and cache-key hasher, with only the offline model registered) from
-    the fixtures corpus and LONE_NOTE; built once per run, read-only (tests copy it)."""
+    """A project as `graphrag init` + `graphrag index` leave it: input/, output/ as a folder,
+    cache/, logs/ (built by graphrag's own CLI and cache-key hasher, with only the offline model
+    registered) from the fixtures corpus and LONE_NOTE; built once per run, read-only (tests copy
+    it)."""
     return built_once(tmp_path_factory, worker_id, "graphrag_project", _build_graphrag_project)[0]
 
 
 @pytest.fixture(scope="session")
 def azurite(tmp_path_factory: pytest.TempPathFactory) -> "Iterator[Azurite]":
-    """Azurite's blob service, started when a test of this worker first asks (tests use containers of their own)."""
+    """Azurite's blob service, started when a test of this worker first asks (tests use containers
+    of their own)."""
     from azurite import running_azurite
 
     with running_azurite(tmp_path_factory.mktemp("azurite")) as emulator:
@@ -189,8 +205,8 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> "Iterator[Azurite]":
 
 @pytest.fixture(autouse=True)
 def _working_directory() -> Iterator[None]:
-    """Each test starts where pytest started: graphrag's config loader changes the working directory of a
-    process that loads an index (an in-process server, an in-process search)."""
+    """Each test starts where pytest started: graphrag's config loader changes the working directory
+    of a process that loads an index (an in-process server, an in-process search)."""
     start = Path.cwd()
     yield
     os.chdir(start)
@@ -198,8 +214,9 @@ def _working_directory() -> Iterator[None]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark `quick` every test that is neither `slow` (an index build of its own) nor `e2e` (server processes,
-    workers, a browser, kill -9): `pytest -m quick` is the edit loop, the whole suite runs in CI."""
+    """Mark `quick` every test that is neither `slow` (an index build of its own) nor `e2e` (server
+    processes, workers, a browser, kill -9): `pytest -m quick` is the edit loop, the whole suite
+    runs in CI."""
     for item in items:
         if item.get_closest_marker("slow") is None and item.get_closest_marker("e2e") is None:
             item.add_marker(pytest.mark.quick)

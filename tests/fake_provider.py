@@ -3,20 +3,23 @@
 Real HTTP: LiteLLM and the OpenAI client talk to it exactly as to a hosted provider. Modes, per
 kind of request (`chat`, `embeddings`):
 
-- `ok`: a valid answer, `answer` (streamed when asked: a server-sent event per word, `chunk_seconds` apart, then
-  the usage when asked for), vectors of `dimensions` numbers;
-- `401`: invalid key; `429`: rate limited with `Retry-After: retry_after` (1 s); `500`: server error;
+- `ok`: a valid answer, `answer` (streamed when asked: a server-sent event per word, `chunk_seconds`
+  apart, then the usage when asked for), vectors of `dimensions` numbers;
+- `401`: invalid key; `429`: rate limited with `Retry-After: retry_after` (1 s); `500`: server
+  error;
 - `hang`: never answers (until the provider is stopped); `close`: drops the connection unanswered;
-- `truncated`: HTTP 200 and `application/json`, but the body is a chat completion cut in half (for a streamed
-  request too: a provider or proxy that answers JSON and drops the connection midway);
-- `not_json`: a valid chat completion whose content is NOT_JSON, prose where graphrag asked for JSON (a report).
+- `truncated`: HTTP 200 and `application/json`, but the body is a chat completion cut in half (for a
+  streamed request too: a provider or proxy that answers JSON and drops the connection midway);
+- `not_json`: a valid chat completion whose content is NOT_JSON, prose where graphrag asked for JSON
+  (a report).
 
-Some prompts only: `fail_prompts(text, mode, times)` answers the chat requests whose messages contain `text`
-(REPORT_PROMPT, SUMMARY_PROMPT, EXTRACTION_PROMPT) in `mode`, the first `times` of them (None: every one), whatever
-`modes["chat"]` says; `count_prompts(text)` counts the chat requests containing it, `count(kind)` all of a kind.
+Some prompts only: `fail_prompts(text, mode, times)` answers the chat requests whose messages
+contain `text` (REPORT_PROMPT, SUMMARY_PROMPT, EXTRACTION_PROMPT) in `mode`, the first `times` of
+them (None: every one), whatever `modes["chat"]` says; `count_prompts(text)` counts the chat
+requests containing it, `count(kind)` all of a kind.
 
-A chat model that follows graphrag's extraction prompt (EXTRACTION) unless `extracts=False`: then it answers that
-prompt like any other, with `answer` (a model that writes prose).
+A chat model that follows graphrag's extraction prompt (EXTRACTION) unless `extracts=False`: then it
+answers that prompt like any other, with `answer` (a model that writes prose).
 """
 
 import json
@@ -27,13 +30,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import pairwise
 
 EXTRACTION = {
     "entity_description": '("entity"<|>MIRELA VOSS<|>PERSON<|>Mirela Voss keeps the harbour)##'
     '("entity"<|>KESTLEWICK<|>GEO<|>A harbour town)##'
     '("relationship"<|>MIRELA VOSS<|>KESTLEWICK<|>She keeps its harbour<|>8)##<|COMPLETE|>'
 }
-"""An answer to graphrag's extraction prompt in its format (the prompt spells out `entity_description`)."""
+"""An answer to graphrag's extraction prompt in its format (the prompt spells out
+`entity_description`)."""
 REPORT_PROMPT = "Write a comprehensive report of a community"
 """In graphrag's community report prompt (community_report_graph.txt), and no other."""
 SUMMARY_PROMPT = "generating a comprehensive summary of the data provided below"
@@ -69,18 +74,21 @@ class FakeProvider:
     chunk_seconds: float = 0.0
     """With a streamed answer: the pause before each word's chunk (a model writing)."""
     structured: dict[str, str] = field(default_factory=dict)
-    """Answers to the requests that ask for JSON, by a word of the request's JSON (the first that matches):
-    graphrag's global map step (`"points"` in its prompt), drift's primer (`intermediate_answer`) and steps."""
+    """Answers to the requests that ask for JSON, by a word of the request's JSON (the first that
+    matches): graphrag's global map step (`"points"` in its prompt), drift's primer
+    (`intermediate_answer`) and steps."""
     requests: list[tuple[str, float]] = field(default_factory=list)
     prompts: list[str] = field(default_factory=list)
     """The messages of each chat request, joined."""
     fail_after: dict[str, tuple[int, str]] = field(default_factory=dict)
     """kind -> (n, mode): after n requests of that kind, answer in that mode."""
     extracts_names: bool = False
-    """Answer graphrag's extraction prompt with the text's own names (capitalised runs of two or more words),
-    each linked to the next, instead of the one fixed answer: documents then make graphs of their own."""
+    """Answer graphrag's extraction prompt with the text's own names (capitalised runs of two or
+    more words), each linked to the next, instead of the one fixed answer: documents then make
+    graphs of their own."""
     prompt_faults: list["PromptFault"] = field(default_factory=list)
-    """Faults of the chat requests whose messages contain a text (`fail_prompts`): the first that applies wins."""
+    """Faults of the chat requests whose messages contain a text (`fail_prompts`): the first that
+    applies wins."""
     stopped: threading.Event = field(default_factory=threading.Event)
     arrived: threading.Condition = field(default_factory=threading.Condition)
     """Notified on every request."""
@@ -94,18 +102,21 @@ class FakeProvider:
         )
 
     def count_prompts(self, text: str) -> int:
-        """How many chat requests arrived whose messages contain `text` (REPORT_PROMPT: report requests)."""
+        """How many chat requests arrived whose messages contain `text` (REPORT_PROMPT: report
+        requests)."""
         return sum(1 for prompt in self.prompts if text in prompt)
 
     def fail_prompts(self, text: str, mode: str, times: int | None = None) -> "PromptFault":
-        """Answer the chat requests whose messages contain `text` in `mode` (`500`, `truncated`, `not_json`...), the
-        first `times` of them (None: all of them); the others as `modes["chat"]` says."""
+        """Answer the chat requests whose messages contain `text` in `mode` (`500`, `truncated`,
+        `not_json`...), the first `times` of them (None: all of them); the others as `modes["chat"]`
+        says."""
         fault = PromptFault(text, mode, times)
         self.prompt_faults.append(fault)
         return fault
 
     def chat_mode(self, prompt: str) -> str:
-        """The mode a chat request with these messages is answered in (a matching prompt fault is used up by one)."""
+        """The mode a chat request with these messages is answered in (a matching prompt fault is
+        used up by one)."""
         with self.arrived:
             for fault in self.prompt_faults:
                 if fault.text in prompt and (fault.times is None or fault.faulted < fault.times):
@@ -121,7 +132,8 @@ class FakeProvider:
 
 @dataclass
 class PromptFault:
-    """Chat requests containing `text` are answered in `mode`, the first `times` of them (None: all)."""
+    """Chat requests containing `text` are answered in `mode`, the first `times` of them (None:
+    all)."""
 
     text: str
     mode: str
@@ -138,7 +150,8 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             """Quiet."""
 
         def handle_one_request(self) -> None:
-            """A client that stopped waiting (a timeout) closed the connection: nothing to answer."""
+            """A client that stopped waiting (a timeout) closed the connection: nothing to
+            answer."""
             try:
                 super().handle_one_request()
             except (BrokenPipeError, ConnectionResetError):
@@ -249,7 +262,8 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def _stream(self, answer: str, include_usage: bool) -> None:
-            """The answer as server-sent events, a chunk a word, written as they are made (no length ahead)."""
+            """The answer as server-sent events, a chunk a word, written as they are made (no length
+            ahead)."""
 
             def event(choices: list[dict], **extra: object) -> bytes:
                 chunk = {
@@ -295,7 +309,8 @@ NAME = re.compile(r"\b[A-Z][a-z]+(?: (?:of |the )?[A-Z][a-z]+)+\b")
 
 
 def _names_extracted(prompt: str) -> str:
-    """graphrag's extraction format for the names of the prompt's input text, each related to the next."""
+    """graphrag's extraction format for the names of the prompt's input text, each related to the
+    next."""
     text = prompt.rsplit("Text:", 1)[-1].split("######", 1)[0]
     names = list(dict.fromkeys(match.upper() for match in NAME.findall(text)))[:8]
     opening = " ".join(text.split()[:12]).replace("<|>", " ")
@@ -305,7 +320,7 @@ def _names_extracted(prompt: str) -> str:
     ]
     records += [
         f'("relationship"<|>{first}<|>{second}<|>{first} is named with {second}<|>5)'
-        for first, second in zip(names, names[1:])
+        for first, second in pairwise(names)
     ]
     return "##".join(records) + "<|COMPLETE|>"
 

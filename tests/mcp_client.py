@@ -1,5 +1,5 @@
-"""Real MCP client sessions against `graphrag-mcp serve`: stdio subprocess, streamable HTTP, SSE, and the same
-server in this process (`in-process`) for tests whose subject is not the transport."""
+"""Real MCP client sessions against `graphrag-mcp serve`: stdio subprocess, streamable HTTP, SSE,
+and the same server in this process (`in-process`) for tests whose subject is not the transport."""
 
 import os
 import socket
@@ -53,7 +53,8 @@ class RunningServer:
     errors: IO[str]
 
     def stderr(self) -> str:
-        """What the server has written so far: its log on stderr, and uvicorn's access log (on stdout)."""
+        """What the server has written so far: its log on stderr, and uvicorn's access log (on
+        stdout)."""
         self.errors.flush()
         self.errors.seek(0)
         return self.errors.read()
@@ -107,9 +108,10 @@ def running_server(
 
 @contextmanager
 def _environment(env: dict[str, str] | None) -> Iterator[None]:
-    """The process environment of a served subprocess (`cli_env` plus `env`) for the duration of the block. What
-    the block's code added stays, as its imports do: LiteLLM's import points tiktoken at its bundled encodings
-    (TIKTOKEN_CACHE_DIR) once a process, and an encoding loaded later without it would be downloaded."""
+    """The process environment of a served subprocess (`cli_env` plus `env`) for the duration of the
+    block. What the block's code added stays, as its imports do: LiteLLM's import points tiktoken at
+    its bundled encodings (TIKTOKEN_CACHE_DIR) once a process, and an encoding loaded later without
+    it would be downloaded."""
     saved, entered = dict(os.environ), {**cli_env(), **(env or {})}
     os.environ.clear()
     os.environ.update(entered)
@@ -125,7 +127,8 @@ def _environment(env: dict[str, str] | None) -> Iterator[None]:
 async def _in_process(
     root: Path, env: dict[str, str] | None, watch: Path | None, data_path: Path | None
 ) -> AsyncIterator[tuple]:
-    """The server `graphrag-mcp serve` makes, run in this process over the SDK's in-memory transport."""
+    """The server `graphrag-mcp serve` makes, run in this process over the SDK's in-memory
+    transport."""
     from graphrag_mcp_server.config.settings import ServerSettings
     from graphrag_mcp_server.server.app import create_server
 
@@ -172,8 +175,8 @@ async def mcp_session(
     data_path: Path | None = None,
     **session_options: object,
 ) -> AsyncIterator[ClientSession]:
-    """An initialized client session with `graphrag-mcp serve` over `root` (watching `watch`; build_index
-    allowed under `data_path`), on `transport` (or `IN_PROCESS`)."""
+    """An initialized client session with `graphrag-mcp serve` over `root` (watching `watch`;
+    build_index allowed under `data_path`), on `transport` (or `IN_PROCESS`)."""
     args = [
         *(["--watch", str(watch)] if watch else []),
         *(["--data-path", str(data_path)] if data_path else []),

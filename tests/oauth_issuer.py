@@ -1,5 +1,5 @@
-"""A local OAuth 2.1 authorization server for tests: an RSA key (kid k1, RS256) and an EC key (kid k2, ES256),
-their JWKS and RFC 8414 metadata on loopback, and access tokens signed with either."""
+"""A local OAuth 2.1 authorization server for tests: an RSA key (kid k1, RS256) and an EC key (kid
+k2, ES256), their JWKS and RFC 8414 metadata on loopback, and access tokens signed with either."""
 
 import json
 import threading
@@ -40,7 +40,8 @@ class Issuer:
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
 
     def claims(self, audience: str, **claims: object) -> dict[str, object]:
-        """An access token's claims for `audience`, with `claims` overriding the defaults (None leaves one out)."""
+        """An access token's claims for `audience`, with `claims` overriding the defaults (None
+        leaves one out)."""
         now = int(time.time())
         body = {
             "iss": self.url,
@@ -55,7 +56,8 @@ class Issuer:
         return {name: value for name, value in body.items() if value is not None}
 
     def token(self, audience: str, **claims: object) -> str:
-        """A valid RS256 access token (kid k1) for `audience`, with these claims overriding the defaults."""
+        """A valid RS256 access token (kid k1) for `audience`, with these claims overriding the
+        defaults."""
         return jwt.encode(
             self.claims(audience, **claims), self.key, algorithm="RS256", headers={"kid": "k1"}
         )

@@ -1,10 +1,12 @@
-"""Who may call `serve` over HTTP, as a table: every case of docs/security.md#access-cases against real servers.
+"""Who may call `serve` over HTTP, as a table: every case of docs/security.md#access-cases against
+real servers.
 
-Six servers (a static bearer token or OAuth JWTs, x streamable HTTP with one and with two workers, and SSE), each
-sent every request case of its kind: tokens, JWTs, Host and Origin, paths, methods and bodies, and floods of
-sessions. Each case asserts its status and body shape; after its cases, each server is still serving and its log
-(at DEBUG, uvicorn's access log included) holds no traceback and no secret. The settings a server must refuse at
-start are refused with one line and exit code 1, with one worker and with two.
+Six servers (a static bearer token or OAuth JWTs, x streamable HTTP with one and with two workers,
+and SSE), each sent every request case of its kind: tokens, JWTs, Host and Origin, paths, methods
+and bodies, and floods of sessions. Each case asserts its status and body shape; after its cases,
+each server is still serving and its log (at DEBUG, uvicorn's access log included) holds no
+traceback and no secret. The settings a server must refuse at start are refused with one line and
+exit code 1, with one worker and with two.
 """
 
 import asyncio
@@ -57,9 +59,9 @@ SERVER_ENV = {
 }
 CASE_SECONDS = 30
 CLIENT_B, CLIENT_C, CLIENT_D = "127.0.0.2", "127.0.0.3", "127.0.0.4"
-"""Loopback source addresses of other connections. Who a client is is its verified identity, not its address
-(docs/security.md#who-a-caller-is): OAuth servers' other clients carry tokens of other subjects; a static token is one
-identity wherever it comes from."""
+"""Loopback source addresses of other connections. Who a client is is its verified identity, not its
+address (docs/security.md#who-a-caller-is): OAuth servers' other clients carry tokens of other
+subjects; a static token is one identity wherever it comes from."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,8 @@ SERVERS = [
 
 @dataclass
 class Served:
-    """A running server of a configuration, with its issuer and the secrets its log must never hold."""
+    """A running server of a configuration, with its issuer and the secrets its log must never
+    hold."""
 
     config: Server
     running: RunningServer
@@ -109,8 +112,8 @@ class Served:
         return {"Authorization": f"Bearer {token}"}
 
     def other(self, name: str) -> dict[str, str]:
-        """The credential of another client: a token of subject `name` (OAuth); the same token (static token: one
-        identity for every holder)."""
+        """The credential of another client: a token of subject `name` (OAuth); the same token
+        (static token: one identity for every holder)."""
         return self.bearer(
             self.issuer.token(self.running.url, sub=name) if self.config.auth == "oauth" else None
         )
@@ -118,7 +121,8 @@ class Served:
 
 @dataclass(frozen=True)
 class Case:
-    """One request and what must come back: `expect` (status) and `shape` (of the body and headers)."""
+    """One request and what must come back: `expect` (status) and `shape` (of the body and
+    headers)."""
 
     name: str
     expect: int
@@ -155,8 +159,8 @@ def _tampered(served: Served) -> str:
 
 
 def _hs256_with_public_key(served: Served) -> str:
-    """The classic confusion: HS256, keyed with the issuer's public key (PEM) as the shared secret (signed by hand:
-    PyJWT refuses a PEM key as an HMAC secret)."""
+    """The classic confusion: HS256, keyed with the issuer's public key (PEM) as the shared secret
+    (signed by hand: PyJWT refuses a PEM key as an HMAC secret)."""
     public = served.issuer.key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
@@ -493,8 +497,8 @@ def served(request: pytest.FixtureRequest, site: Path) -> Iterator[Served]:
 
 @pytest.mark.parametrize("served", SERVERS, ids=[config.name for config in SERVERS], indirect=True)
 async def test_access_cases(served: Served) -> None:
-    """Every request case of the configuration, then its floods; then a real client session still works and the
-    log holds no traceback and no secret."""
+    """Every request case of the configuration, then its floods; then a real client session still
+    works and the log holds no traceback and no secret."""
     failures = []
     async with httpx2.AsyncClient(timeout=30) as client:
         for case in cases_for(served.config):
@@ -599,8 +603,8 @@ async def _open(
 
 
 async def _until_admitted(open_once: Callable[[], Awaitable[httpx2.Response]]) -> httpx2.Response:
-    """`open_once()` again while the server is full, for up to 5 s: a place another client just gave back is
-    freed when the server has seen it go (a DELETE answered, a stream's end noticed)."""
+    """`open_once()` again while the server is full, for up to 5 s: a place another client just gave
+    back is freed when the server has seen it go (a DELETE answered, a stream's end noticed)."""
     deadline = time.monotonic() + 5
     while (response := await open_once()).status_code == 503 and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
@@ -622,9 +626,9 @@ def _refused(response: httpx2.Response, status: int) -> list[str]:
 
 
 async def _flood_sessions(served: Served) -> list[tuple[str, str]]:
-    """One client floods (40 initializes at once): PER_CLIENT open, the rest 429; the same credential from another
-    address counts with it; another client (OAuth: another subject) still opens one and searches meanwhile; past
-    TOTAL, 503; closing sessions frees places."""
+    """One client floods (40 initializes at once): PER_CLIENT open, the rest 429; the same
+    credential from another address counts with it; another client (OAuth: another subject) still
+    opens one and searches meanwhile; past TOTAL, 503; closing sessions frees places."""
     failures: list[tuple[str, str]] = []
     async with _client() as a, _client(CLIENT_B) as b, _client(CLIENT_C) as c:
         flood = await asyncio.gather(*(_open(served, a) for _ in range(40)))
@@ -677,7 +681,8 @@ async def _flood_sessions(served: Served) -> list[tuple[str, str]]:
 
 
 async def _flood_stateless(served: Served) -> list[tuple[str, str]]:
-    """Stateless workers hold no sessions: 40 initializes at once all answer, and another client still searches."""
+    """Stateless workers hold no sessions: 40 initializes at once all answer, and another client
+    still searches."""
     async with _client() as a:
         statuses = sorted(
             response.status_code
@@ -693,8 +698,8 @@ async def _flood_stateless(served: Served) -> list[tuple[str, str]]:
 
 
 async def _flood_streams(served: Served) -> list[tuple[str, str]]:
-    """SSE: one client holding PER_CLIENT streams gets 429 for one more, from any address; another client's
-    (OAuth: another subject's) session still works; past TOTAL streams, 503."""
+    """SSE: one client holding PER_CLIENT streams gets 429 for one more, from any address; another
+    client's (OAuth: another subject's) session still works; past TOTAL streams, 503."""
     failures: list[tuple[str, str]] = []
     async with (
         AsyncExitStack() as streams,
@@ -764,7 +769,7 @@ FLOODS = {
 }
 
 
-# -- settings a server refuses at start: the same line and exit code with one worker and with two ------------
+# -- settings a server refuses at start: the same line and exit code with one worker and with two --
 
 SHORT = "short-token"
 REFUSED_SETTINGS = {
@@ -809,7 +814,8 @@ REFUSED_SETTINGS = {
 @pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("setting", REFUSED_SETTINGS)
 def test_refused_settings_stop_the_command(site: Path, setting: str, workers: int) -> None:
-    """One line on stderr, exit code 1, no traceback and no secret; with two workers, before any worker starts."""
+    """One line on stderr, exit code 1, no traceback and no secret; with two workers, before any
+    worker starts."""
     env, args, line = REFUSED_SETTINGS[setting]
     result = run_cli(
         "serve",
@@ -853,7 +859,8 @@ def test_sse_with_two_workers_is_refused(site: Path) -> None:
 
 
 def test_docs_list_every_access_case() -> None:
-    """docs/security.md names every case of this table, every flood case and every refused setting."""
+    """docs/security.md names every case of this table, every flood case and every refused
+    setting."""
     docs = (Path(__file__).parents[1] / "docs" / "security.md").read_text(encoding="utf-8")
     floods = (
         "flood-one-client",
@@ -873,11 +880,12 @@ def test_docs_list_every_access_case() -> None:
     )  # the issue's bound: at least 60 access cases run
 
 
-# -- issue 41: limits one caller cannot game, refusals that cost nothing ------------------------------------------
+# -- issue 41: limits one caller cannot game, refusals that cost nothing ---------------------------
 
 QUESTION = {"query": "Who designed Old Bessie?", "context_only": True}
 RATIO_BOUND = 3.0
-"""A victim's search under a flood takes at most this many times its time alone, measured in the same run."""
+"""A victim's search under a flood takes at most this many times its time alone, measured in the
+same run."""
 CALLS_RUNNING, CALLS_QUEUED = 1, 4
 LIMITS_ENV = {
     **SERVER_ENV,
@@ -932,7 +940,8 @@ async def _search_seconds(client: ClientSession, calls: int = 5) -> float:
 async def _ratio_under(
     flood: Callable[[asyncio.Event], Awaitable[object]], victim: ClientSession, name: str
 ) -> float:
-    """The victim's search time while `flood` runs (until told to stop), over its time alone just before."""
+    """The victim's search time while `flood` runs (until told to stop), over its time alone just
+    before."""
     await _search_seconds(victim, 1)  # warm: the first search of a session loads what it needs
     alone = await _search_seconds(victim)
     stop = asyncio.Event()
@@ -951,7 +960,8 @@ async def _ratio_under(
 async def _repeat(
     send: Callable[[], Awaitable[object]], stop: asyncio.Event, at_once: int, most: int
 ) -> list:
-    """`send()` from `at_once` loops until `stop` (at most `most` sends in all); what each returned."""
+    """`send()` from `at_once` loops until `stop` (at most `most` sends in all); what each
+    returned."""
     results: list = []
 
     async def loop() -> None:
@@ -967,8 +977,9 @@ async def _repeat(
 
 @pytest.mark.parametrize("trusted", [False, True], ids=["no-trusted-proxy", "trusted-proxy"])
 async def test_forwarded_for_counts_only_from_a_trusted_proxy(site: Path, trusted: bool) -> None:
-    """Without authentication a client is its address: X-Forwarded-For changes it only when the peer is a proxy
-    named in GRAPHRAG_MCP_TRUSTED_PROXIES (none by default), so one client cannot pose as many."""
+    """Without authentication a client is its address: X-Forwarded-For changes it only when the peer
+    is a proxy named in GRAPHRAG_MCP_TRUSTED_PROXIES (none by default), so one client cannot pose as
+    many."""
     env = {**SERVER_ENV, **({"GRAPHRAG_MCP_TRUSTED_PROXIES": "127.0.0.1"} if trusted else {})}
     with running_server(site, "streamable-http", env=env) as running:
         async with _client() as client:
@@ -986,7 +997,8 @@ async def test_forwarded_for_counts_only_from_a_trusted_proxy(site: Path, truste
 
 
 async def test_bearer_spellings_and_addresses_are_one_token_holder(site: Path) -> None:
-    """A static token is one identity whatever the scheme's case, the source address or X-Forwarded-For."""
+    """A static token is one identity whatever the scheme's case, the source address or
+    X-Forwarded-For."""
     spellings = ["Bearer", "bearer", "BEARER", "bEARER", "BeArEr", "beaRER"]
     with running_server(
         site, "streamable-http", env={**SERVER_ENV, "GRAPHRAG_MCP_AUTH_TOKEN": TOKEN}
@@ -1011,8 +1023,9 @@ async def test_bearer_spellings_and_addresses_are_one_token_holder(site: Path) -
 
 
 async def test_forged_jwt_flood_leaves_a_valid_client_fast(oauth_http: Served) -> None:
-    """Hundreds of tokens naming unknown keys (each a JWKS refetch before) take no session place and cost a
-    lookup each: a valid client still opens sessions (never 503) and searches within RATIO_BOUND of its time alone."""
+    """Hundreds of tokens naming unknown keys (each a JWKS refetch before) take no session place and
+    cost a lookup each: a valid client still opens sessions (never 503) and searches within
+    RATIO_BOUND of its time alone."""
     served = oauth_http
 
     def forged() -> str:
@@ -1043,8 +1056,9 @@ async def test_forged_jwt_flood_leaves_a_valid_client_fast(oauth_http: Served) -
 
 
 async def test_one_sessions_concurrent_calls_are_capped(oauth_http: Served) -> None:
-    """One session's calls beyond CALLS_RUNNING + CALLS_QUEUED are refused at once with a JSON-RPC error; while
-    it keeps its turns full, another client's search stays within RATIO_BOUND of its time alone."""
+    """One session's calls beyond CALLS_RUNNING + CALLS_QUEUED are refused at once with a JSON-RPC
+    error; while it keeps its turns full, another client's search stays within RATIO_BOUND of its
+    time alone."""
     served = oauth_http
     async with (
         _session(served, served.other("greedy")) as greedy,
@@ -1054,7 +1068,8 @@ async def test_one_sessions_concurrent_calls_are_capped(oauth_http: Served) -> N
             *(greedy.call_tool("local_search", QUESTION) for _ in range(16)), return_exceptions=True
         )
         refused = [outcome for outcome in burst if isinstance(outcome, MCPError)]
-        # calls that finish while the burst arrives free their turns: at most the excess over the bound is refused
+        # calls that finish while the burst arrives free their turns: at most the excess over the
+        # bound is refused
         assert 1 <= len(refused) <= 16 - CALLS_RUNNING - CALLS_QUEUED, burst
         assert all("too many tool calls at once" in str(error) for error in refused)
         assert all(
@@ -1073,8 +1088,9 @@ async def test_one_sessions_concurrent_calls_are_capped(oauth_http: Served) -> N
 
 
 async def test_long_host_on_sse_is_refused_cheaply(token_sse: Served) -> None:
-    """Unauthenticated SSE requests with an 8,000-character Host are answered 421 in one short log line each:
-    another client's search stays within RATIO_BOUND of its time alone, and the log grows by little."""
+    """Unauthenticated SSE requests with an 8,000-character Host are answered 421 in one short log
+    line each: another client's search stays within RATIO_BOUND of its time alone, and the log grows
+    by little."""
     served = token_sse
     log_before = len(served.running.stderr())
     async with _client(CLIENT_B) as flooder:
@@ -1102,8 +1118,8 @@ async def test_long_host_on_sse_is_refused_cheaply(token_sse: Served) -> None:
 
 
 async def test_malformed_sse_messages_are_refused_quietly(token_sse: Served) -> None:
-    """Bodies that are no JSON-RPC message get 400 with one log line each (no traceback), the session goes on, and
-    a message to a session that has just closed raises nothing."""
+    """Bodies that are no JSON-RPC message get 400 with one log line each (no traceback), the
+    session goes on, and a message to a session that has just closed raises nothing."""
     served = token_sse
     async with (
         _client() as client,
@@ -1147,7 +1163,8 @@ async def test_malformed_sse_messages_are_refused_quietly(token_sse: Served) -> 
 
 
 async def test_unfinished_headers_are_closed(site: Path) -> None:
-    """A connection that never finishes its request's headers is closed after GRAPHRAG_MCP_HEADER_TIMEOUT_SECONDS."""
+    """A connection that never finishes its request's headers is closed after
+    GRAPHRAG_MCP_HEADER_TIMEOUT_SECONDS."""
     env = {**SERVER_ENV, "GRAPHRAG_MCP_HEADER_TIMEOUT_SECONDS": "1"}
     with running_server(site, "streamable-http", env=env) as running:
         connections = [await asyncio.open_connection("127.0.0.1", running.port) for _ in range(10)]
@@ -1164,7 +1181,8 @@ async def test_unfinished_headers_are_closed(site: Path) -> None:
 
 
 def test_killed_workers_parent_frees_the_port(site: Path) -> None:
-    """SIGKILL of `serve --workers 2` ends its workers too: the port is free again within seconds."""
+    """SIGKILL of `serve --workers 2` ends its workers too: the port is free again within
+    seconds."""
     import os
     import signal
     import socket

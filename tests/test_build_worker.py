@@ -12,8 +12,11 @@ WORKER = [sys.executable, "-m", "graphrag_mcp_server.handlers.indexing.worker"]
 KEY_OF_ARGUMENTS = """
 import sys
 from graphrag.cache.cache_key_creator import cache_key_creator
-requests = [{"model": "offline/extract", "temperature": 0, "messages": [{"role": "user", "content": prompt}]}
-            for prompt in sys.argv[1:]]
+requests = [
+    {"model": "offline/extract", "temperature": 0,
+     "messages": [{"role": "user", "content": prompt}]}
+    for prompt in sys.argv[1:]
+]
 graphrags_own = [cache_key_creator(request) for request in requests]
 from graphrag_mcp_server.config.runtime import prepare_models
 prepare_models()
@@ -24,8 +27,8 @@ for request, own in zip(requests, graphrags_own):
 
 
 def _cache_keys(*prompts: str) -> list[list[str]]:
-    """For each prompt, [the hasher graphrag uses, the cache key of a request with it, graphrag's own key of it],
-    computed in one fresh process."""
+    """For each prompt, [the hasher graphrag uses, the cache key of a request with it, graphrag's
+    own key of it], computed in one fresh process."""
     output = subprocess.run(
         [sys.executable, "-c", KEY_OF_ARGUMENTS, *prompts],
         capture_output=True,

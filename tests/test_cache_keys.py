@@ -1,4 +1,5 @@
-"""config.cache_keys writes exactly the YAML graphrag hashes for its LLM cache keys, whatever the text."""
+"""config.cache_keys writes exactly the YAML graphrag hashes for its LLM cache keys, whatever the
+text."""
 
 import random
 

@@ -17,7 +17,8 @@ MERGES = {
 
 
 def _as_graphrag_concatenates(splits: list[tuple[dict, str]]) -> list[pd.DataFrame]:
-    """The units' extraction frames as graphrag hands them to its merge: each row's `source_id` its unit's."""
+    """The units' extraction frames as graphrag hands them to its merge: each row's `source_id` its
+    unit's."""
     return [
         pd.DataFrame(split["data"], columns=split["columns"]).assign(source_id=unit)
         for split, unit in splits
@@ -36,8 +37,8 @@ def _graphrag_merge(kind: str, splits: list[tuple[dict, str]]) -> pd.DataFrame:
 
 @pytest.mark.parametrize("kind", MERGES)
 def test_merged_extractions_equal_graphrags(built_index: tuple[Path, dict], kind: str) -> None:
-    """Every text unit's stored extraction of the fixtures index, merged: the same frame (rows, order, lists,
-    dtypes) as graphrag's `_merge_entities` / `_merge_relationships`."""
+    """Every text unit's stored extraction of the fixtures index, merged: the same frame (rows,
+    order, lists, dtypes) as graphrag's `_merge_entities` / `_merge_relationships`."""
     position, keys, total = MERGES[kind]
     stored = pd.read_parquet(built_index[0] / "output" / TABLE)
     extractions = [
@@ -57,8 +58,8 @@ def test_merged_extractions_equal_graphrags(built_index: tuple[Path, dict], kind
 
 
 def test_merged_leaves_out_missing_keys_and_sums_weights_as_graphrag() -> None:
-    """Rows whose key is missing are left out, as pandas' groupby does; fractional weights sum alike; no rows
-    give an empty frame."""
+    """Rows whose key is missing are left out, as pandas' groupby does; fractional weights sum
+    alike; no rows give an empty frame."""
     columns = ["source", "target", "description", "source_id", "weight"]
     splits = [
         (

@@ -72,7 +72,8 @@ def test_help_and_version_do_not_import_graphrag() -> None:
         "runner = CliRunner()\n"
         "assert runner.invoke(app, ['--help']).exit_code == 0\n"
         "assert runner.invoke(app, ['--version']).output.startswith('graphrag-mcp ')\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'graphrag', 'graphrag_llm', 'litellm', 'lancedb'}))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'graphrag', "
+        "'graphrag_llm', 'litellm', 'lancedb'}))\n"
     )
     output = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True

@@ -1,4 +1,5 @@
-"""Commands import only what they use: no model library nor LanceDB for stats, no MCP SDK for a context-only query."""
+"""Commands import only what they use: no model library nor LanceDB for stats, no MCP SDK for a
+context-only query."""
 
 import json
 import os

@@ -1,4 +1,5 @@
-"""Answers without an API key: context-only search, the client's model through MCP sampling, cost accounting."""
+"""Answers without an API key: context-only search, the client's model through MCP sampling, cost
+accounting."""
 
 import json
 import time
@@ -174,9 +175,9 @@ def test_query_cli_context_only(built_index: tuple[Path, dict]) -> None:
 def test_graphrags_warnings_go_to_the_query_log_not_the_terminal(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """A drift context within a small budget makes graphrag log warnings ("Reached token limit"): they belong in
-    the index's logs/query.log, and the terminal gets the context and one line of counts (and the records too
-    with --verbose)."""
+    """A drift context within a small budget makes graphrag log warnings ("Reached token limit"):
+    they belong in the index's logs/query.log, and the terminal gets the context and one line of
+    counts (and the records too with --verbose)."""
     import shutil
 
     root = tmp_path / "index"
@@ -231,14 +232,18 @@ class ClientModel:
                 {
                     "points": [
                         {
-                            "description": "The cooperative runs tidal turbines [Data: Reports (0)]",
+                            "description": "The cooperative runs tidal turbines "
+                            "[Data: Reports (0)]",
                             "score": 80,
                         }
                     ]
                 }
             )
         else:
-            text = f"Client model answer #{len(self.requests)}: Leonard Quist inspected the turbine in 1994."
+            text = (
+                f"Client model answer #{len(self.requests)}: Leonard Quist inspected the "
+                "turbine in 1994."
+            )
         return CreateMessageResult(
             role="assistant", content=TextContent(type="text", text=text), model="client-test-model"
         )
@@ -281,7 +286,8 @@ async def test_sampling_the_clients_model_writes_the_answer(
     assert map_calls >= 1 and global_["llm_calls"] == map_calls + 1
     assert (
         global_["answer"]
-        == f"Client model answer #{len(model.requests)}: Leonard Quist inspected the turbine in 1994."
+        == f"Client model answer #{len(model.requests)}: Leonard Quist inspected the turbine "
+        "in 1994."
     )
     assert (
         "tidal turbines" in model.requests[-1].system_prompt
@@ -335,8 +341,9 @@ async def test_a_declined_sampling_request_is_a_tool_error(
 
 
 async def test_answered_searches_count_the_query_embedding(built_index: tuple[Path, dict]) -> None:
-    """local and basic searches embed the query (off the event loop, in the search thread): that call is counted
-    in the answer's cost, as context_only counts it (a question asked for the first time: no cached embedding)."""
+    """local and basic searches embed the query (off the event loop, in the search thread): that
+    call is counted in the answer's cost, as context_only counts it (a question asked for the first
+    time: no cached embedding)."""
     root, _ = built_index
     question = f"Who inspected the Kelling Point turbine? ({time.time_ns()})"
     async with mcp_session(root, IN_PROCESS) as session:
@@ -348,12 +355,14 @@ async def test_answered_searches_count_the_query_embedding(built_index: tuple[Pa
 
 
 def test_global_context_ranks_reports_by_the_questions_words_and_embedding() -> None:
-    """A word rare among the reports ("hospital") outweighs one they all share ("volunteers"), and the rank by
-    words, counting twice, outweighs an embedding rank that puts another report first."""
+    """A word rare among the reports ("hospital") outweighs one they all share ("volunteers"), and
+    the rank by words, counting twice, outweighs an embedding rank that puts another report
+    first."""
     from graphrag_mcp_server.handlers.search.context import WORDS_WEIGHT, _fused, _word_scores
 
     reports = {
-        "library": "Friends of the library: volunteers, volunteers and more volunteers run the library.",
+        "library": "Friends of the library: volunteers, volunteers and more volunteers run the "
+        "library.",
         "hospital": "The hospital volunteer programme recruits volunteers for the wards.",
         "ferry": "The ferry timetable changes in winter.",
     }
@@ -372,9 +381,9 @@ def test_global_context_ranks_reports_by_the_questions_words_and_embedding() -> 
 async def test_passages_mentioning_the_closest_entities_come_first(
     built_index: tuple[Path, dict],
 ) -> None:
-    """local and drift contexts order their passages by the context's entities they mention, the first-ranked
-    entities weighing most (1/rank): the fixtures have one passage per document, so a passage's document stands
-    for it."""
+    """local and drift contexts order their passages by the context's entities they mention, the
+    first-ranked entities weighing most (1/rank): the fixtures have one passage per document, so a
+    passage's document stands for it."""
     root, _ = built_index
     async with mcp_session(root, IN_PROCESS) as session:
         for tool in ("local_search", "drift_search"):

@@ -1,5 +1,6 @@
-"""Every document counts: every entity in a community on a corpus of unrelated topics, and folders of
-mixed formats (generated here with fpdf2, python-docx, python-pptx, openpyxl) indexed, updated and searched."""
+"""Every document counts: every entity in a community on a corpus of unrelated topics, and folders
+of mixed formats (generated here with fpdf2, python-docx, python-pptx, openpyxl) indexed, updated
+and searched."""
 
 import json
 import shutil
@@ -97,8 +98,12 @@ def test_a_root_that_keeps_use_lcc_is_told_what_it_loses(
 
 
 FACTS = {
-    "report.pdf": "Annika Strand of the Westmoor Weather Office measured the rainfall at Greyhaven Pier.",
-    "minutes.docx": "Tomas Ekberg of the Lakeside Rowing Club planned the regatta at Silverlake Bay.",
+    "report.pdf": (
+        "Annika Strand of the Westmoor Weather Office measured the rainfall at Greyhaven Pier."
+    ),
+    "minutes.docx": (
+        "Tomas Ekberg of the Lakeside Rowing Club planned the regatta at Silverlake Bay."
+    ),
     "plan.pptx": "Ruth Calder of the Quayside Trust presented the harbour plan for Bellport.",
     "members.xlsx": "Ingrid Moll was treasurer of the Fenwick Choir.",
     "page.html": "Oliver Brandt of the Northgate Museum opened the exhibition in Kestrel Town.",

@@ -1,6 +1,7 @@
-"""A run killed (SIGKILL) at any named step boundary leaves `output` on a whole version, and the next run succeeds
-(issue 38): each boundary reached through the test hook GRAPHRAG_MCP_TEST_CRASH_AT, not by timing. The takeover of
-a `graphrag index` project is killed too, between moving its output/ aside and linking `output`."""
+"""A run killed (SIGKILL) at any named step boundary leaves `output` on a whole version, and the
+next run succeeds (issue 38): each boundary reached through the test hook
+GRAPHRAG_MCP_TEST_CRASH_AT, not by timing. The takeover of a `graphrag index` project is killed too,
+between moving its output/ aside and linking `output`."""
 
 import shutil
 import signal
@@ -24,8 +25,8 @@ UPDATE_BOUNDARIES = [
     "switch:linked",
     "switch:switched",
 ]
-"""From reading the documents to the switch: the pipeline's workflows, the whole-version check, and each step of
-versions.switch_to."""
+"""From reading the documents to the switch: the pipeline's workflows, the whole-version check, and
+each step of versions.switch_to."""
 TAKEOVER_BOUNDARIES = ["switch:legacy-moved", "switch:linked"]
 
 

@@ -1,4 +1,5 @@
-"""Every `graphrag-mcp` command in README.md and docs/ runs as written (paths mapped into a sandbox).
+"""Every `graphrag-mcp` command in README.md and docs/ runs as written (paths mapped into a
+sandbox).
 
 Commands come from ```bash blocks, from `$ `-prompted lines of plain blocks and from the servers of
 MCP client configurations (```json with `command` graphrag-mcp: `args`, `env`); `export VAR=...`
@@ -77,7 +78,8 @@ def _blocks() -> list[Block]:
 
 
 def _configured_servers(block: Block, body: str) -> Block:
-    """`block` given the graphrag-mcp servers of an MCP client configuration (their args and env)."""
+    """`block` given the graphrag-mcp servers of an MCP client configuration (their args and
+    env)."""
     try:
         config = json.loads(body)
     except json.JSONDecodeError:  # test_docs_outputs names it
@@ -147,7 +149,8 @@ def _free_port() -> int:
 
 
 def _serve(arguments: list[str], env: dict[str, str], cwd: Path) -> None:
-    """stdio: serves until its input ends, then exits 0; HTTP: prints where it serves, and keeps serving."""
+    """stdio: serves until its input ends, then exits 0; HTTP: prints where it serves, and keeps
+    serving."""
     http = _option(arguments, "--transport") not in (None, "stdio")
     if http:
         if "--port" in arguments:
@@ -180,7 +183,8 @@ def _serve(arguments: list[str], env: dict[str, str], cwd: Path) -> None:
 
 SECONDS = re.compile(r"\b[0-9]+(\.[0-9]+)? s\b")
 TIMESTAMP = re.compile(r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z")
-"""Durations (`21.3 s`) and times: the numbers of a documented output that a run does not reproduce."""
+"""Durations (`21.3 s`) and times: the numbers of a documented output that a run does not
+reproduce."""
 
 
 def _numbers(text: str) -> str:
@@ -188,8 +192,8 @@ def _numbers(text: str) -> str:
 
 
 def _shape(shown: str) -> re.Pattern[str]:
-    """A documented output line as a pattern: its numbers exactly as a run prints them (the offline model is
-    deterministic) but for durations, anything where it shows `...`, whole line."""
+    """A documented output line as a pattern: its numbers exactly as a run prints them (the offline
+    model is deterministic) but for durations, anything where it shows `...`, whole line."""
     parts = re.split(r"\.\.\.|…", _numbers(shown.strip()))
     return re.compile(r"^\s*" + ".*".join(map(re.escape, parts)) + r"\s*$", re.M)
 

@@ -1,6 +1,7 @@
-"""Documented JSON has the shape of what is returned: the tool calls of docs/tools.md, made through an MCP
-session on the fixtures index, return every key their documented results show; so do the `--format json`
-outputs of docs/cli.md. (Documents may leave keys out; they may not show keys that do not exist.)"""
+"""Documented JSON has the shape of what is returned: the tool calls of docs/tools.md, made through
+an MCP session on the fixtures index, return every key their documented results show; so do the
+`--format json` outputs of docs/cli.md. (Documents may leave keys out; they may not show keys that
+do not exist.)"""
 
 import json
 import re
@@ -17,7 +18,8 @@ FENCED_JSON = re.compile(r"```json\n(.*?)```", re.S)
 
 
 def _json_blocks(document: Path) -> list[tuple[int, Any]]:
-    """(line, value) of each ```json block, and (line, None) at each heading; every block must parse."""
+    """(line, value) of each ```json block, and (line, None) at each heading; every block must
+    parse."""
     text = document.read_text(encoding="utf-8")
     blocks: list[tuple[int, Any]] = []
     for fence in re.finditer(r"```json\n(.*?)```|^#+ ", text, re.S | re.M):
@@ -33,7 +35,8 @@ def _json_blocks(document: Path) -> list[tuple[int, Any]]:
 
 
 def _missing_keys(documented: Any, actual: Any, path: str = "") -> list[str]:
-    """Keys the documented value shows that the actual one lacks (into objects, and lists' first items)."""
+    """Keys the documented value shows that the actual one lacks (into objects, and lists' first
+    items)."""
     if isinstance(documented, dict) and isinstance(actual, dict):
         return [
             missing
@@ -50,8 +53,8 @@ def _missing_keys(documented: Any, actual: Any, path: str = "") -> list[str]:
 
 
 def _calls_and_results(document: Path) -> list[tuple[int, dict, list[dict]]]:
-    """Each documented tool call (line, call) with its result: the next block, and later blocks of the same
-    keys under the same heading (another form of it), not fragments of it shown apart."""
+    """Each documented tool call (line, call) with its result: the next block, and later blocks of
+    the same keys under the same heading (another form of it), not fragments of it shown apart."""
     pairs: list[tuple[int, dict, list[dict]]] = []
     after_call = False
     for line, value in _json_blocks(document):
@@ -114,7 +117,8 @@ async def test_documented_tool_results_have_the_shape_tools_return(
                 )
 
 
-CLI_OUTPUTS = {  # the section of docs/cli.md -> the command whose `--format json` output its JSON block shows
+# the section of docs/cli.md -> the command whose `--format json` output its JSON block shows
+CLI_OUTPUTS = {
     "index": None,  # the fixtures index's own build summary
     "query": ["query", "Who designed Old Bessie?", "--type", "local"],
     "stats": ["stats"],

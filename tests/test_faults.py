@@ -29,8 +29,9 @@ def with_provider(
     api_key: str = "sk-test",
     policy: dict | None = None,
 ) -> None:
-    """Point the root's completion model (unless not `completion`; and with `embedding` its embedding model) at an
-    OpenAI-compatible provider, with `policy` or the failure policy `init --provider openai` writes."""
+    """Point the root's completion model (unless not `completion`; and with `embedding` its
+    embedding model) at an OpenAI-compatible provider, with `policy` or the failure policy
+    `init --provider openai` writes."""
     settings = yaml.safe_load((root / "settings.yaml").read_text())
     policy = policy or yaml.safe_load("\n".join(failure_policy(Provider.OPENAI)))
     remote = {"model_provider": "openai", "api_key": api_key, "api_base": url, **policy}
@@ -47,13 +48,6 @@ def with_provider(
     (root / "settings.yaml").write_text(yaml.safe_dump(settings))
 
 
-@pytest.fixture
-def copied_index(built_index: tuple[Path, dict], tmp_path: Path) -> Path:
-    root = tmp_path / "index"
-    shutil.copytree(built_index[0], root, symlinks=True)
-    return root
-
-
 async def timed_call(session, tool: str, arguments: dict, progress=None) -> tuple[float, object]:
     started = time.monotonic()
     result = await session.call_tool(tool, arguments, progress_callback=progress)
@@ -61,14 +55,17 @@ async def timed_call(session, tool: str, arguments: dict, progress=None) -> tupl
 
 
 GRAPHRAG_POLICY = {"retry": {"type": "exponential_backoff"}}
-"""The failure policy `graphrag init` writes: graphrag's own retries, the provider client's defaults."""
+"""The failure policy `graphrag init` writes: graphrag's own retries, the provider client's
+defaults."""
 
 DEADLINE = 12
-"""The searches' timeout_seconds below: issue 31's table at a quarter of the defaults (deadline 45 s, Retry-After 20);
-tests/benchmarks/bench_faults.py measures it at the defaults, before and after, and writes docs/benchmarks.md."""
+"""The searches' timeout_seconds below: issue 31's table at a quarter of the defaults (deadline
+45 s, Retry-After 20); tests/benchmarks/bench_faults.py measures it at the defaults, before and
+after, and writes docs/benchmarks.md."""
 
-# (root's retry policy, fault, (least, most) seconds to the tool's answer, (least, most) provider requests, words of
-# the answer). Nine searches at once share the one search thread: a request is sent 0-4 s after its call.
+# (root's retry policy, fault, (least, most) seconds to the tool's answer, (least, most) provider
+# requests, words of the answer). Nine searches at once share the one search thread: a request is
+# sent 0-4 s after its call.
 ROOTS_AND_FAULTS = [
     ("bounded", "401", (0, 5), (1, 1), ["AuthenticationError", "Incorrect API key"]),
     # Retry-After: 4 honoured; no wait begun that would end past the deadline
@@ -79,7 +76,8 @@ ROOTS_AND_FAULTS = [
         (2, 3),
         ["RateLimitError", "HTTP 429", "Rate limit reached"],
     ),
-    # waits of 2, 4, 8 s (+ jitter): the third would pass the deadline, so the search answers after two
+    # waits of 2, 4, 8 s (+ jitter): the third would pass the deadline, so the search answers after
+    # two
     (
         "bounded",
         "500",
@@ -129,9 +127,10 @@ ROOTS_AND_FAULTS = [
 async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """Each row of issue 31's table, all rows at once (each its own root, provider and session): the answer by the
-    deadline, the requests the provider saw, the provider's reason in the answer whichever retry policy the root
-    names, and the retries' reasons and heartbeats as progress. The default deadline is below a client's 60 s."""
+    """Each row of issue 31's table, all rows at once (each its own root, provider and session): the
+    answer by the deadline, the requests the provider saw, the provider's reason in the answer
+    whichever retry policy the root names, and the retries' reasons and heartbeats as progress. The
+    default deadline is below a client's 60 s."""
     from graphrag_mcp_server.config.settings import ServerSettings
 
     assert ServerSettings.model_fields["search_timeout_seconds"].default < 60
@@ -154,7 +153,7 @@ async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
 
     async with AsyncExitStack() as stack:
         rows = []
-        for number, (policy, mode, *_) in enumerate(ROOTS_AND_FAULTS):
+        for number, (policy, *_) in enumerate(ROOTS_AND_FAULTS):
             root = tmp_path / f"index-{number}"
             shutil.copytree(built_index[0], root, symlinks=True)
             provider = stack.enter_context(fake_provider(retry_after="4"))
@@ -285,14 +284,17 @@ def test_index_stops_at_the_probe_with_the_provider_reason(
 
 
 PROSE = (
-    "The text talks about a harbour town and the people who live there. Mirela Voss seems to be important, "
-    "and there is a meeting at the harbour office. Overall it is a story about a community and its changes."
+    "The text talks about a harbour town and the people who live there. Mirela Voss seems "
+    "to be important, "
+    "and there is a meeting at the harbour office. Overall it is a story about a community "
+    "and its changes."
 )
 
 
 def test_a_model_that_answers_prose_is_stopped_by_the_extraction_check(tmp_path: Path) -> None:
-    """A model that answers but does not write graphrag's extraction format (a very small local model): the build
-    stops after its checks, in seconds, saying so and quoting the answer, before any version is written."""
+    """A model that answers but does not write graphrag's extraction format (a very small local
+    model): the build stops after its checks, in seconds, saying so and quoting the answer, before
+    any version is written."""
     root = tmp_path / "index"
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
     with fake_provider(answer=PROSE, extracts=False) as provider:
@@ -319,9 +321,10 @@ def test_a_model_that_answers_prose_is_stopped_by_the_extraction_check(tmp_path:
 def test_the_extraction_check_is_sent_once_per_model_and_prompt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A model that writes the format passes the check with one extraction of a passage of the corpus; later builds
-    with the same extraction model, prompt and entity types do not send it again; a changed prompt is checked; a
-    check too slow to judge lets the build go on with a warning. (Builds in this process: graphrag imported once.)"""
+    """A model that writes the format passes the check with one extraction of a passage of the
+    corpus; later builds with the same extraction model, prompt and entity types do not send it
+    again; a changed prompt is checked; a check too slow to judge lets the build go on with a
+    warning. (Builds in this process: graphrag imported once.)"""
     from graphrag_mcp_server.handlers.indexing.build import IndexMode, build, index_config
     from graphrag_mcp_server.providers.probe import sample_passage
 
@@ -346,7 +349,8 @@ def test_the_extraction_check_is_sent_once_per_model_and_prompt(
         (root / "settings.yaml").write_text(yaml.safe_dump(settings))
 
         def index_counting_checks() -> int:
-            """Run an index build; how many of its chat requests were the extraction check (its passage as input)."""
+            """Run an index build; how many of its chat requests were the extraction check (its
+            passage as input)."""
             sample = sample_passage(
                 path.read_text(encoding="utf-8") for path in sorted(data.iterdir())
             )
@@ -380,8 +384,9 @@ def test_the_extraction_check_is_sent_once_per_model_and_prompt(
 
 
 def test_index_sizes_vectors_by_what_the_embedding_model_returns(tmp_path: Path) -> None:
-    """settings.yaml says vector_size 256, the provider's embedding model returns 1536 numbers (a settings file
-    copied from another model): the index is built with 1536, and a warning names the setting."""
+    """settings.yaml says vector_size 256, the provider's embedding model returns 1536 numbers (a
+    settings file copied from another model): the index is built with 1536, and a warning names the
+    setting."""
     root = tmp_path / "index"
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
     with fake_provider(dimensions=1536) as provider:
@@ -536,8 +541,9 @@ def test_init_writes_a_bounded_retry_policy(tmp_path: Path) -> None:
 
 
 async def test_empty_and_repeated_reports_are_flagged(copied_index: Path) -> None:
-    """A report written from an empty context (no findings) and a report repeating another word for word: `stats`
-    and get_statistics name each kind, its communities and the rebuild that fixes them."""
+    """A report written from an empty context (no findings) and a report repeating another word for
+    word: `stats` and get_statistics name each kind, its communities and the rebuild that fixes
+    them."""
     import pandas as pd
 
     path = (copied_index / "output").resolve() / "community_reports.parquet"
@@ -551,9 +557,11 @@ async def test_empty_and_repeated_reports_are_flagged(copied_index: Path) -> Non
     messages = [issue["message"] for issue in stats.json()["issues"]]
     first, second, third = (str(reports.at[row, "community"]) for row in range(3))
     assert messages == [
-        f"1 community reports have no findings (communities {first}): they were written from an empty context; "
+        f"1 community reports have no findings (communities {first}): they were written "
+        "from an empty context; "
         "rebuild them with: graphrag-mcp index DATA_PATH --full",
-        f"2 community reports repeat another's text word for word (communities {second}, {third}): a report says "
+        f"2 community reports repeat another's text word for word (communities {second}, "
+        f"{third}): a report says "
         "nothing of its own community; rebuild them with: graphrag-mcp index DATA_PATH --full",
     ]
     async with mcp_session(copied_index, IN_PROCESS) as session:

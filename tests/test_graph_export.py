@@ -1,4 +1,5 @@
-"""`graphrag-mcp export` and the graphrag://graph resource: the entity graph for Gephi, Cytoscape and a browser."""
+"""`graphrag-mcp export` and the graphrag://graph resource: the entity graph for Gephi, Cytoscape
+and a browser."""
 
 import colorsys
 import html
@@ -38,10 +39,13 @@ def _check_graph(graph: nx.Graph, root: Path, corpus_titles: set[str]) -> None:
         relationships
     )  # a pair related both ways keeps both relationships
     assert len(
-        {frozenset(pair) for pair in zip(relationships["source"], relationships["target"])}
+        {
+            frozenset(pair)
+            for pair in zip(relationships["source"], relationships["target"], strict=True)
+        }
     ) < len(relationships)
     assert all({"weight", "description"} <= set(data) for *_, data in graph.edges(data=True))
-    degrees = dict(zip(entities["title"], entities["degree"]))
+    degrees = dict(zip(entities["title"], entities["degree"], strict=True))
     assert all(int(data["degree"]) == degrees[name] for name, data in graph.nodes(data=True))
     assert len({data["community"] for _, data in graph.nodes(data=True)}) > 1, (
         "communities are told apart"
@@ -67,8 +71,8 @@ def test_export_writes_a_file_networkx_reads_back(
 def test_a_relative_output_is_written_where_the_command_runs(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """`--output` (and the default file) resolve against the caller's folder, and the message names the absolute
-    path (graphrag's config loader changes the working directory to the index root)."""
+    """`--output` (and the default file) resolve against the caller's folder, and the message names
+    the absolute path (graphrag's config loader changes the working directory to the index root)."""
     root, summary = built_index
     for args, written in (
         ([], tmp_path / "entity-graph.graphml"),
@@ -197,8 +201,8 @@ def _page_colour(community: int) -> tuple[int, int, int]:
 
 
 def _page_state(page: Path) -> tuple[str, int, int]:
-    """The page's DOM in headless Chromium at the default zoom, with its shown labels and overlapping label pairs
-    (measured by the page on the drawn labels' boxes)."""
+    """The page's DOM in headless Chromium at the default zoom, with its shown labels and
+    overlapping label pairs (measured by the page on the drawn labels' boxes)."""
     dom = _headless(page.as_uri(), "--dump-dom")
     shown = re.search(r'data-labels-shown="([0-9]+)"', dom)
     overlaps = re.search(r'data-label-overlaps="([0-9]+)"', dom)
@@ -211,8 +215,9 @@ def _page_state(page: Path) -> tuple[str, int, int]:
 def test_html_page_labels_do_not_overlap_and_a_legend_names_types_and_communities(
     built_index: tuple[Path, dict], tmp_path: Path, corpus: str
 ) -> None:
-    """At the default zoom (the whole graph fitted to the window) no two shown labels overlap, and the most
-    connected entities are labelled; the legend lists the entity types and the communities by report title."""
+    """At the default zoom (the whole graph fitted to the window) no two shown labels overlap, and
+    the most connected entities are labelled; the legend lists the entity types and the communities
+    by report title."""
     root = built_index[0]
     if corpus == "dulce":
         dulce = REPO.parent / "shared" / "corpora" / "dulce"
@@ -248,8 +253,9 @@ def test_html_page_labels_do_not_overlap_and_a_legend_names_types_and_communitie
 def test_html_page_zoomed_in_colours_sub_communities(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """Zoomed in (`?zoom=4`), an entity whose finest community is not its broadest takes a shade of its broadest
-    community's hue; at the default zoom every entity has its broadest community's colour."""
+    """Zoomed in (`?zoom=4`), an entity whose finest community is not its broadest takes a shade of
+    its broadest community's hue; at the default zoom every entity has its broadest community's
+    colour."""
     root = built_index[0]
     page = tmp_path / "graph.html"
     assert run_cli("export", "--index-path", root, "--format", "html", "--output", page).code == 0

@@ -1,5 +1,5 @@
-"""Projects built by GraphRAG's own CLI: served and queried untouched, indexed with their cache reused;
-and graphrag's CLI reading this project's indexes through `graphrag-mcp graphrag`."""
+"""Projects built by GraphRAG's own CLI: served and queried untouched, indexed with their cache
+reused; and graphrag's CLI reading this project's indexes through `graphrag-mcp graphrag`."""
 
 import ctypes
 import hashlib
@@ -158,8 +158,9 @@ PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER = (
 
 
 def drop_file_permission_override() -> None:
-    """In a child about to exec: as root (as in CI), leave out the capabilities that let root ignore file
-    modes, so the program runs as an owner whose files' modes apply (as `setpriv --bounding-set=-...`)."""
+    """In a child about to exec: as root (as in CI), leave out the capabilities that let root ignore
+    file modes, so the program runs as an owner whose files' modes apply (as
+    `setpriv --bounding-set=-...`)."""
     if os.geteuid() == 0:
         libc = ctypes.CDLL(None, use_errno=True)
         for capability in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER):
@@ -193,7 +194,8 @@ def test_graphrag_index_cannot_write_into_the_live_version(
     )
     assert "graphrag-mcp index DATA_PATH --index-path" in refused.stderr
 
-    # graphrag's own `graphrag index` (offline model registered, no graphrag-mcp check) as the owner of the files
+    # graphrag's own `graphrag index` (offline model registered, no graphrag-mcp check) as the owner
+    # of the files
     graphrag = subprocess.run(
         [sys.executable, "-c", GRAPHRAG_INDEX, str(root)],
         capture_output=True,

@@ -1,5 +1,6 @@
-"""Incremental indexing: after any change the index equals a full rebuild but for how communities are drawn (kept
-from the previous version, sound, as modular as a fresh clustering); versions switch atomically."""
+"""Incremental indexing: after any change the index equals a full rebuild but for how communities
+are drawn (kept from the previous version, sound, as modular as a fresh clustering); versions switch
+atomically."""
 
 import asyncio
 import json
@@ -49,8 +50,9 @@ def _table(root: Path, name: str) -> pd.DataFrame:
 
 
 def _content(root: Path) -> dict[str, object]:
-    """What an update must share with a full rebuild: documents, text units, entities, relationships and their
-    descriptions, and vectors for each (communities may be drawn differently: `_sound` checks them)."""
+    """What an update must share with a full rebuild: documents, text units, entities, relationships
+    and their descriptions, and vectors for each (communities may be drawn differently: `_sound`
+    checks them)."""
     units = _table(root, "text_units").set_index("id")["text"]
     entities = _table(root, "entities")
     relationships = _table(root, "relationships")
@@ -89,7 +91,8 @@ def _content(root: Path) -> dict[str, object]:
 
 
 def _full_content(root: Path) -> dict[str, object]:
-    """`_content` with the communities and their reports: what `index --full` must share with a rebuild."""
+    """`_content` with the communities and their reports: what `index --full` must share with a
+    rebuild."""
     entities = _table(root, "entities")
     title_of = entities.set_index("id")["title"]
     communities = _table(root, "communities")
@@ -104,8 +107,9 @@ def _full_content(root: Path) -> dict[str, object]:
 
 
 def _sound(root: Path, gone: set[str] = frozenset()) -> None:
-    """Every entity in one community at the top level and in one child of each community split below; a report
-    for each community and none naming an entity in `gone`; each vector table holding its table's rows."""
+    """Every entity in one community at the top level and in one child of each community split
+    below; a report for each community and none naming an entity in `gone`; each vector table
+    holding its table's rows."""
     entities, communities = _table(root, "entities"), _table(root, "communities")
     reports = _table(root, "community_reports")
     assert sorted(
@@ -158,8 +162,8 @@ def test_every_change_leaves_the_index_equal_to_a_full_rebuild(tmp_path: Path) -
         edited["documents_updated"] == 1
         and edited["documents_added"] == edited["documents_deleted"] == 0
     )
-    # every community of these 4 documents holds an entity whose description quotes the renamed person, so no
-    # report is carried here; the next step (a name added) carries reports
+    # every community of these 4 documents holds an entity whose description quotes the renamed
+    # person, so no report is carried here; the next step (a name added) carries reports
     assert min(edited["carried_over"][step] for step in ("extraction", "summary")) > 0, edited
     rewrite = (
         edited["text_units"] + edited["entities"] + edited["community_reports"]
@@ -230,7 +234,8 @@ def test_every_change_leaves_the_index_equal_to_a_full_rebuild(tmp_path: Path) -
 
 
 def _build(data: Path, root: Path, mode: str = "incremental") -> dict:
-    """One index run in this process (graphrag imported once per worker: a recurring corpus needs many runs)."""
+    """One index run in this process (graphrag imported once per worker: a recurring corpus needs
+    many runs)."""
     from graphrag_mcp_server.handlers.indexing.build import IndexMode, build, index_config
 
     summary = asyncio.run(build(index_config(root, data, offline=True), root, IndexMode(mode)))
@@ -238,7 +243,8 @@ def _build(data: Path, root: Path, mode: str = "incremental") -> dict:
 
 
 def _modularity_share(root: Path) -> float:
-    """The top level's modularity over that of a fresh Leiden run on the same graph (graphrag's parameters)."""
+    """The top level's modularity over that of a fresh Leiden run on the same graph (graphrag's
+    parameters)."""
     import graspologic_native as gn
 
     relationships = _table(root, "relationships")
@@ -272,10 +278,10 @@ def _modularity_share(root: Path) -> float:
 def test_updates_of_a_recurring_corpus_keep_communities_and_follow_the_change(
     tmp_path: Path,
 ) -> None:
-    """300 documents whose board of 12 recurs throughout: an edit, an added document, two deleted ones and an
-    entity renamed everywhere each cost a few model calls, keep >= 90% of the reports, and leave an index equal
-    to a rebuild but for its communities, which are sound and as modular as a fresh clustering's;
-    `index --full` is a rebuild again."""
+    """300 documents whose board of 12 recurs throughout: an edit, an added document, two deleted
+    ones and an entity renamed everywhere each cost a few model calls, keep >= 90% of the reports,
+    and leave an index equal to a rebuild but for its communities, which are sound and as modular as
+    a fresh clustering's; `index --full` is a rebuild again."""
     from corpora import BOARD, recurring_corpus, rename
 
     data, root, rebuild = tmp_path / "data", tmp_path / "index", tmp_path / "rebuild"
@@ -283,8 +289,9 @@ def test_updates_of_a_recurring_corpus_keep_communities_and_follow_the_change(
     cold = _build(data, root, "full")
 
     def step(name: str, gone: set[str] = frozenset(), share: float = 0.02) -> dict:
-        """Update, check against a rebuild, and bound what it cost: model calls within `share` of the cold
-        build's, vector rows written within 10 times that share of all rows, >= 90% of the reports kept."""
+        """Update, check against a rebuild, and bound what it cost: model calls within `share` of
+        the cold build's, vector rows written within 10 times that share of all rows, >= 90% of the
+        reports kept."""
         previous_vectors = index_digest(root / "output" / "lancedb")
         previous = (root / "output").resolve()
         summary = _build(data, root)
@@ -313,7 +320,8 @@ def test_updates_of_a_recurring_corpus_keep_communities_and_follow_the_change(
     assert edited["documents_updated"] == 1 and "OTTILIE VANCE" in _titles(root)
 
     (data / "doc_9000.txt").write_text(
-        "Record 9000\n\nPerpetua Quimby of the Harbour Commission met Lysander Oakhurst at the pier. "
+        "Record 9000\n\nPerpetua Quimby of the Harbour Commission met Lysander Oakhurst at "
+        "the pier. "
         f"Lysander Oakhurst wrote to {BOARD[3]} about the harbour dues.\n",
         encoding="utf-8",
     )

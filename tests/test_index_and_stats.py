@@ -1,4 +1,5 @@
-"""`graphrag-mcp index` and `stats` on the fixture corpus: real pipeline, real LanceDB, offline model."""
+"""`graphrag-mcp index` and `stats` on the fixture corpus: real pipeline, real LanceDB, offline
+model."""
 
 import json
 from pathlib import Path
@@ -55,24 +56,21 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
     _, summary = built_index
     assert set(summary) == SUMMARY_KEYS
     assert summary["mode"] == "full"
-    assert (
-        summary["workflows"]
-        == [
-            "create_base_text_units",
-            "create_final_documents",
-            "extract_graph_kept",
-            "finalize_graph_kept",
-            "extract_covariates",
-            "create_communities_kept",
-            "cluster_unclustered_entities",
-            "create_final_text_units",
-            "create_community_reports_kept",
-            "generate_text_embeddings_kept",
-        ]
-    )  # graphrag's standard pipeline (documents handed in), this project's workflows in place of four
-    assert not any(
-        summary["carried_over"].values()
-    )  # a full build takes nothing from a previous version
+    # graphrag's standard pipeline (documents handed in), this project's workflows in place of five
+    assert summary["workflows"] == [
+        "create_base_text_units",
+        "create_final_documents",
+        "extract_graph_kept",
+        "finalize_graph_kept",
+        "extract_covariates",
+        "create_communities_kept",
+        "cluster_unclustered_entities",
+        "create_final_text_units",
+        "create_community_reports_kept",
+        "generate_text_embeddings_kept",
+    ]
+    # a full build takes nothing from a previous version
+    assert not any(summary["carried_over"].values())
     assert (
         summary["clustering"] is None and summary["computed"]["extraction"] == summary["text_units"]
     )
@@ -93,7 +91,8 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
 def test_workflows_are_timed_without_tracing_every_allocation(
     built_index: tuple[Path, dict],
 ) -> None:
-    """graphrag's stats.json still times each workflow, but tracemalloc (3.5x slower builds) is off."""
+    """graphrag's stats.json still times each workflow, but tracemalloc (3.5x slower builds) is
+    off."""
     root, _ = built_index
     workflows = json.loads((root / "output" / "stats.json").read_text(encoding="utf-8"))[
         "workflows"
@@ -104,7 +103,7 @@ def test_workflows_are_timed_without_tracing_every_allocation(
         "finalize_graph_kept",
         "create_communities_kept",
         "generate_text_embeddings_kept",
-    } <= set(workflows)  # graphrag's pipeline, this project's in place of four
+    } <= set(workflows)  # graphrag's pipeline, this project's in place of five
     for name, metrics in workflows.items():
         assert metrics["tracemalloc_overhead_bytes"] == 0, name
         assert metrics["overall"] >= 0, name
@@ -178,7 +177,8 @@ def test_incremental_run_adds_a_new_document(tmp_path: Path) -> None:
 
     (data / "12_visiting_delegation.txt").write_text(
         "In May 2024 Oskar Lindqvist led a delegation from the Baltic Tidal Forum to Port Evander. "
-        "Oskar Lindqvist met Mirela Voss at the Harrowgate Tidal Cooperative and studied the Slack Water Protocol."
+        "Oskar Lindqvist met Mirela Voss at the Harrowgate Tidal Cooperative and studied "
+        "the Slack Water Protocol."
     )
     second = run_cli(
         "index", data, "--index-path", root, "--incremental", "--offline", "--format", "json"

@@ -77,8 +77,8 @@ def test_init_custom_models(tmp_path: Path) -> None:
 
 
 def test_stats_before_the_first_index_creates_nothing(tmp_path: Path) -> None:
-    """`init` then `stats`: one line saying there is no index yet, and the root exactly as init left it (no empty
-    output folder for the next `index` to ask about)."""
+    """`init` then `stats`: one line saying there is no index yet, and the root exactly as init left
+    it (no empty output folder for the next `index` to ask about)."""
     root = tmp_path / "idx"
     assert run_cli("init", "--index-path", root, "--provider", "ollama").code == 0
     before = sorted(path.relative_to(root) for path in root.rglob("*"))

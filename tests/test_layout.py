@@ -1,4 +1,5 @@
-"""The package's layers and sizes hold: import-linter's contracts in pyproject.toml, files a reader can take in."""
+"""The package's layers and sizes hold: import-linter's contracts in pyproject.toml, files a reader
+can take in."""
 
 import subprocess
 import sys

@@ -1,4 +1,5 @@
-"""LocalFileStorage (handlers/indexing/local_files.py) reads, writes and finds what graphrag's FileStorage does."""
+"""LocalFileStorage (handlers/indexing/local_files.py) reads, writes and finds what graphrag's
+FileStorage does."""
 
 import asyncio
 import re

@@ -215,8 +215,10 @@ To: Dr Rowan Ashby, Area Officer, Wendle Catchment Board
 
 Dear Dr Ashby,
 
-I write on behalf of the Kestlewick Residents Trust. Priya Nair chairs our committee. Last spring she hired
-Otto Brandt to survey the banks near Lowmere Farm. The Chair of Trustees will attend the Annual General Meeting.
+I write on behalf of the Kestlewick Residents Trust. Priya Nair chairs our committee. Last spring \
+she hired
+Otto Brandt to survey the banks near Lowmere Farm. The Chair of Trustees will attend the Annual \
+General Meeting.
 We thank Hollin Bank Surgery for the use of its hall.
 
 Yours sincerely,
@@ -229,9 +231,10 @@ Treasurer, Kestlewick Residents Trust
 async def test_a_letter_gives_clean_typed_entities_and_relationships_beyond_a_sentence(
     model: LLMCompletion,
 ) -> None:
-    """Greetings, sign-offs, bare role titles and document words are not entities; a place named only in a
-    heading is one; organisations and places are typed by their words; entities of one paragraph are related
-    (a shared sentence weighing most), and the letter's writer to its addressee and to those it thanks."""
+    """Greetings, sign-offs, bare role titles and document words are not entities; a place named
+    only in a heading is one; organisations and places are typed by their words; entities of one
+    paragraph are related (a shared sentence weighing most), and the letter's writer to its
+    addressee and to those it thanks."""
     extractor = GraphExtractor(model=model, prompt=GRAPH_EXTRACTION_PROMPT, max_gleanings=0)
     entities, relationships = await extractor(LETTER, ENTITY_TYPES, source_id="t1")
     types = dict(zip(entities["title"], entities["type"], strict=True))

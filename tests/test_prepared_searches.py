@@ -1,4 +1,5 @@
-"""Searches prepared once per loaded version: graphrag's objects made once, answers and contexts as graphrag's own."""
+"""Searches prepared once per loaded version: graphrag's objects made once, answers and contexts as
+graphrag's own."""
 
 import os
 import shutil
@@ -33,7 +34,8 @@ async def loaded(
 
 
 def _graphrag_builder(config: Any, tables: Any, search_type: str) -> Any:
-    """graphrag's own engine over tables read as graphrag.api reads them, for the expected figures."""
+    """graphrag's own engine over tables read as graphrag.api reads them, for the expected
+    figures."""
     from graphrag.query.factory import get_basic_search_engine, get_local_search_engine
     from graphrag.query.indexer_adapters import (
         read_indexer_entities,
@@ -158,7 +160,8 @@ async def _graphrag_api(
 async def test_answers_and_their_contexts_are_graphrag_apis(
     loaded: tuple[Any, Any], search_type: str, types: list[str]
 ) -> None:
-    """Prepared objects reused across searches (graphrag writes into some of them) answer as graphrag.api does."""
+    """Prepared objects reused across searches (graphrag writes into some of them) answer as
+    graphrag.api does."""
     from graphrag_mcp_server.handlers.search.run import SearchType, run_search
 
     config, tables = loaded

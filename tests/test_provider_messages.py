@@ -1,7 +1,8 @@
-"""Messages that fit the fault (issue 38): credential advice only for a refused key, a rate limit named with its
-Retry-After (waited when it ends before the deadline), a failing provider said to be worth a retry, an unreadable
-answer an error, a damaged report table not a traceback, `init --api-base`, and llm_calls counting every request;
-through the CLI and a real MCP client, against the fake provider on loopback."""
+"""Messages that fit the fault (issue 38): credential advice only for a refused key, a rate limit
+named with its Retry-After (waited when it ends before the deadline), a failing provider said to be
+worth a retry, an unreadable answer an error, a damaged report table not a traceback,
+`init --api-base`, and llm_calls counting every request; through the CLI and a real MCP client,
+against the fake provider on loopback."""
 
 import asyncio
 import json
@@ -17,7 +18,7 @@ from conftest import CORPUS, run_cli
 from fake_provider import REPORT_PROMPT, fake_provider
 from mcp_client import IN_PROCESS, mcp_session
 from test_cli_errors import assert_one_line_error
-from test_faults import QUESTION, copied_index, with_provider  # noqa: F401 - copied_index is a fixture
+from test_faults import QUESTION, with_provider
 
 BUILD_CREDENTIALS = "Check the key, base URL and model name"
 SEARCH_CREDENTIALS = "Check the model settings and credentials"
@@ -83,8 +84,9 @@ async def test_tool_errors_fit_the_fault(built_index: tuple[Path, dict], tmp_pat
 
 
 def test_build_probe_names_a_rate_limit_and_its_retry_after(tmp_path: Path) -> None:
-    """A 429 asking for 60 s before an index build: the check gives up at once naming the limit and the wait (it
-    said "no answer within 30 s" after waiting 30 s), with no advice to check the key."""
+    """A 429 asking for 60 s before an index build: the check gives up at once naming the limit and
+    the wait (it said "no answer within 30 s" after waiting 30 s), with no advice to check the
+    key."""
     root = tmp_path / "index"
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
     with fake_provider(chat="429", retry_after="60") as provider:
@@ -115,8 +117,9 @@ def test_build_probe_keeps_credential_advice_for_a_refused_key(tmp_path: Path) -
 
 
 async def test_retry_after_is_waited_when_it_ends_before_the_deadline(copied_index: Path) -> None:
-    """A policy whose own waits stop at 1 s (max_delay) still waits the 3 s a 429 asks, and then answers; a
-    Retry-After of 60 s against a 10 s deadline answers at once, naming the limit and the wait."""
+    """A policy whose own waits stop at 1 s (max_delay) still waits the 3 s a 429 asks, and then
+    answers; a Retry-After of 60 s against a 10 s deadline answers at once, naming the limit and the
+    wait."""
     policy = {
         "retry": {
             "type": "bounded_backoff",
@@ -155,8 +158,9 @@ async def test_retry_after_is_waited_when_it_ends_before_the_deadline(copied_ind
 
 
 async def test_an_unreadable_answer_is_an_error_not_an_empty_answer(copied_index: Path) -> None:
-    """HTTP 200 with a chat completion cut in half: the streamed answer (local) is an error, on the CLI and as a
-    tool error; global's map step (JSON asked, not streamed) quotes what the provider wrote."""
+    """HTTP 200 with a chat completion cut in half: the streamed answer (local) is an error, on the
+    CLI and as a tool error; global's map step (JSON asked, not streamed) quotes what the provider
+    wrote."""
     with fake_provider(chat="truncated") as provider:
         with_provider(copied_index, provider.url)
         result = run_cli("query", QUESTION, "--type", "local", "--index-path", copied_index)
@@ -187,9 +191,9 @@ async def test_an_unreadable_answer_is_an_error_not_an_empty_answer(copied_index
 async def test_context_only_global_serves_without_the_report_vector_table(
     copied_index: Path,
 ) -> None:
-    """community_full_content.lance deleted: context-only global ranks the reports by the question's words (it
-    answered `internal error: AttributeError`), and says which table is missing and how to rebuild it; drift,
-    which needs the table, names it."""
+    """community_full_content.lance deleted: context-only global ranks the reports by the question's
+    words (it answered `internal error: AttributeError`), and says which table is missing and how to
+    rebuild it; drift, which needs the table, names it."""
     table = copied_index / "output" / "lancedb" / "community_full_content.lance"
     shutil.rmtree(table)
     result = run_cli(
@@ -229,8 +233,9 @@ REPORT = {
 
 @pytest.mark.slow
 def test_init_api_base_points_both_models_at_a_server(tmp_path: Path) -> None:
-    """`init --api-base URL` writes the URL for the completion and the embedding model; an index built and a
-    question answered through it reach that server, and llm_calls count the requests it received."""
+    """`init --api-base URL` writes the URL for the completion and the embedding model; an index
+    built and a question answered through it reach that server, and llm_calls count the requests it
+    received."""
     root = tmp_path / "index"
     with fake_provider(
         dimensions=1536,
@@ -246,7 +251,8 @@ def test_init_api_base_points_both_models_at_a_server(tmp_path: Path) -> None:
         assert built.code == 0, built.stderr[-2000:]
         assert built.json()["community_reports"] > 0 and provider.count_prompts(REPORT_PROMPT) > 0
         assert provider.count("embeddings") > 0
-        # every request counts, the one-token check and the extraction check before the build included
+        # every request counts, the one-token check and the extraction check before the build
+        # included
         assert built.json()["llm_calls"] == provider.count("chat"), built.json()
         before = provider.count("chat")
         provider.fail_prompts(QUESTION, "500", times=1)  # retried once: two requests, both counted

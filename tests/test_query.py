@@ -1,4 +1,5 @@
-"""`graphrag-mcp query`: each search method answers from the index, naming entities and real sources."""
+"""`graphrag-mcp query`: each search method answers from the index, naming entities and real
+sources."""
 
 from pathlib import Path
 

@@ -188,8 +188,9 @@ def test_collection_keeps_what_the_pointer_names_and_the_follower_backs_off_with
 def test_a_local_version_a_snapshot_holds_survives_two_updates(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """versions.switch_to keeps the current and previous versions and any older one a loaded snapshot holds (a
-    long search across two quick updates), and removes it at the first switch after it is dropped."""
+    """versions.switch_to keeps the current and previous versions and any older one a loaded
+    snapshot holds (a long search across two quick updates), and removes it at the first switch
+    after it is dropped."""
     root = tmp_path / "index"
     shutil.copytree(built_index[0], root, symlinks=True)
     first = versions.current_version(root)

@@ -1,4 +1,5 @@
-"""The community report context written once equals graphrag's own `sort_context`, whole or cut by its budget."""
+"""The community report context written once equals graphrag's own `sort_context`, whole or cut by
+its budget."""
 
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +12,8 @@ from graphrag_mcp_server.config.runtime import prepare_models
 
 @pytest.fixture(scope="module")
 def community_records(built_index: tuple[Path, dict]) -> list[list[dict]]:
-    """The records graphrag's report workflow hands to `sort_context` for each community of the fixtures index."""
+    """The records graphrag's report workflow hands to `sort_context` for each community of the
+    fixtures index."""
     prepare_models()
     from graphrag.index.operations.summarize_communities.explode_communities import (
         explode_communities,
@@ -95,7 +97,8 @@ def test_community_context_is_graphrags(
 
 
 def _renumbered_records(records: list[dict], number: Callable[[int], int]) -> list[dict]:
-    """A community's records with every entity, relationship and claim number n changed to number(n)."""
+    """A community's records with every entity, relationship and claim number n changed to
+    number(n)."""
     import graphrag.data_model.schemas as schemas
 
     def renumber(details: dict) -> dict:
@@ -113,9 +116,10 @@ def _renumbered_records(records: list[dict], number: Callable[[int], int]) -> li
 
 
 def test_a_report_follows_its_records_to_new_numbers(community_records: list[list[dict]]) -> None:
-    """A report is carried over to a context whose rows differ only by graphrag's numbers and degrees (a record
-    added before them, a neighbour grown into a hub), its citations renumbered to the same rows; a report citing a
-    record its context lacks is not carried, and a changed description gives another report."""
+    """A report is carried over to a context whose rows differ only by graphrag's numbers and
+    degrees (a record added before them, a neighbour grown into a hub), its citations renumbered to
+    the same rows; a report citing a record its context lacks is not carried, and a changed
+    description gives another report."""
     import graphrag.data_model.schemas as schemas
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
@@ -148,7 +152,8 @@ def test_a_report_follows_its_records_to_new_numbers(community_records: list[lis
     report = {
         "title": "Harbour 1994",
         "rank": 7.5,
-        "summary": f"Built in 1994. [Data: Entities ({entity}, {other}, +more); Relationships ({relationship})]",
+        "summary": f"Built in 1994. [Data: Entities ({entity}, {other}, +more); Relationships "
+        f"({relationship})]",
         "findings": [
             {"summary": "s", "explanation": f"x [Data: Relationships({relationship}); Reports (2)]"}
         ],
@@ -224,9 +229,10 @@ def test_a_context_follows_its_records_to_new_numbers(
 def test_a_member_without_an_edge_is_in_its_communitys_context(
     community_records: list[list[dict]],
 ) -> None:
-    """graphrag's `sort_context` brings members in only through edges: a community of one entity without
-    relationships got an empty context, and its report was written from nothing. Here every member is in the
-    context, those without an edge after graphrag's own rows; a lone entity's report is written from its row."""
+    """graphrag's `sort_context` brings members in only through edges: a community of one entity
+    without relationships got an empty context, and its report was written from nothing. Here every
+    member is in the context, those without an edge after graphrag's own rows; a lone entity's
+    report is written from its row."""
     import graphrag.data_model.schemas as schemas
     from graphrag.index.operations.summarize_communities.graph_context.sort_context import (
         sort_context,

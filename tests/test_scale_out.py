@@ -1,6 +1,6 @@
-"""Scale out through blob storage (issue 28), against Azurite: an indexer publishes versions to a container, two
-stateless replicas in folders of their own (no shared disk) follow it; the lease keeps one indexer at a time; a
-killed indexer leaves the current version whole."""
+"""Scale out through blob storage (issue 28), against Azurite: an indexer publishes versions to a
+container, two stateless replicas in folders of their own (no shared disk) follow it; the lease
+keeps one indexer at a time; a killed indexer leaves the current version whole."""
 
 import asyncio
 import json
@@ -52,8 +52,9 @@ def _index(azurite: Azurite, data: Path, local: Path, location: str, *args: str)
 
 
 async def _published_copy(azurite: Azurite, index: Path, local: Path) -> str:
-    """The shared fixtures index copied to `local` and published to a container of its own as its first version,
-    as `index --storage` publishes a build (the CLI's builds are the update and the indexers below)."""
+    """The shared fixtures index copied to `local` and published to a container of its own as its
+    first version, as `index --storage` publishes a build (the CLI's builds are the update and the
+    indexers below)."""
     from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation
     from graphrag_mcp_server.handlers.indexing.blob.publish import published_build
 
@@ -104,7 +105,8 @@ def _replica(tmp_path: Path, name: str, azurite: Azurite, location: str, *args: 
 
 
 async def _search(server: RunningServer) -> dict:
-    """basic_search (context only) for the new document's words, in a session of its own (stateless)."""
+    """basic_search (context only) for the new document's words, in a session of its own
+    (stateless)."""
     async with (
         streamable_http_client(server.url) as (read, write, *_),
         ClientSession(read, write) as session,
@@ -129,7 +131,8 @@ async def _statistics(server: RunningServer) -> dict:
 
 
 def _bare_call(url: str) -> dict:
-    """get_statistics as one POST with no initialize and no session before it: what any replica must answer."""
+    """get_statistics as one POST with no initialize and no session before it: what any replica must
+    answer."""
     import httpx
 
     response = httpx.post(
@@ -188,12 +191,13 @@ def _has_marker(result: dict) -> bool:
 async def test_replicas_follow_what_an_indexer_on_another_host_publishes(
     azurite: Azurite, built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """Build into the container; two replicas with empty folders of their own serve it; an indexer on a third
-    folder (no local copy) adds a document: it pulls the version and the cache, spends model calls only on the new
-    document, switches the pointer; both replicas switch while a stream of queries runs, with no failed answer and
-    no answer mixing versions (every answer of a version has the new document, or none has); the old version is
-    kept as previous; a client listening for changes (subscriptions/listen) is told; a second indexer is refused
-    while one holds the lease."""
+    """Build into the container; two replicas with empty folders of their own serve it; an indexer
+    on a third folder (no local copy) adds a document: it pulls the version and the cache, spends
+    model calls only on the new document, switches the pointer; both replicas switch while a stream
+    of queries runs, with no failed answer and no answer mixing versions (every answer of a version
+    has the new document, or none has); the old version is kept as previous; a client listening for
+    changes (subscriptions/listen) is told; a second indexer is refused while one holds the
+    lease."""
     location = await _published_copy(azurite, built_index[0], tmp_path / "indexer-a")
     documents = tmp_path / "documents"
     shutil.copytree(CORPUS, documents)
@@ -312,10 +316,10 @@ async def test_replicas_follow_what_an_indexer_on_another_host_publishes(
 async def test_a_killed_indexer_leaves_the_current_version_whole(
     azurite: Azurite, built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """kill -9 an indexer the moment its build is done and its upload begins: current.json names a whole version
-    (the one before, unless the upload and switch outran the kill), which a fresh local copy downloads and serves;
-    the next indexer waits for the dead one's lease to lapse (--wait), publishes, and removes the dead run's
-    partial files."""
+    """kill -9 an indexer the moment its build is done and its upload begins: current.json names a
+    whole version (the one before, unless the upload and switch outran the kill), which a fresh
+    local copy downloads and serves; the next indexer waits for the dead one's lease to lapse
+    (--wait), publishes, and removes the dead run's partial files."""
     location = await _published_copy(azurite, built_index[0], tmp_path / "indexer-a")
     documents = tmp_path / "documents"
     shutil.copytree(CORPUS, documents)
@@ -410,9 +414,10 @@ async def test_a_killed_indexer_leaves_the_current_version_whole(
 async def test_a_graphrag_project_with_blob_output_is_served_as_it_is(
     azurite: Azurite, graphrag_project: Path, tmp_path: Path
 ) -> None:
-    """A project whose settings.yaml puts graphrag's output in a blob container (as graphrag's docs show; its tables
-    are those graphrag's own pipeline wrote for test_graphrag_projects): stats and an MCP session read its tables
-    from the container, nothing is written there, and a table rewritten in the container is loaded again."""
+    """A project whose settings.yaml puts graphrag's output in a blob container (as graphrag's docs
+    show; its tables are those graphrag's own pipeline wrote for test_graphrag_projects): stats and
+    an MCP session read its tables from the container, nothing is written there, and a table
+    rewritten in the container is loaded again."""
     from mcp_client import mcp_session
 
     root = tmp_path / "project"
@@ -422,7 +427,8 @@ async def test_a_graphrag_project_with_blob_output_is_served_as_it_is(
     tables.create_container()
     for table in sorted((root / "output").glob("*.parquet")):
         tables.upload_blob(f"output/{table.name}", table.read_bytes())
-        table.unlink()  # only in the container now (LanceDB stays in output/lancedb: graphrag 3.3 keeps it local)
+        # only in the container now (LanceDB stays in output/lancedb: graphrag 3.3 keeps it local)
+        table.unlink()
     settings = root / "settings.yaml"
     text = settings.read_text(encoding="utf-8")
     blob_output = (
@@ -485,7 +491,8 @@ async def test_a_graphrag_project_with_blob_output_is_served_as_it_is(
 def test_storage_mistakes_are_one_line_each(
     azurite: Azurite, tmp_path: Path, storage: str, env: dict[str, str], said: str
 ) -> None:
-    """Each command that reads or writes blob storage says what is wrong with it in one line, and writes nothing."""
+    """Each command that reads or writes blob storage says what is wrong with it in one line, and
+    writes nothing."""
     from azurite import ACCOUNT, ACCOUNT_KEY
 
     account = (
@@ -564,9 +571,10 @@ def _failing(stats: dict, said: str) -> bool:
 async def test_a_replica_serves_the_last_good_version_through_a_malformed_pointer_and_manifest(
     azurite: Azurite, built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """current.json overwritten with text that is not JSON, then naming a version whose manifest.json is malformed:
-    the replica keeps answering from its version, get_statistics names the last error beside the last good poll,
-    and each time the pointer is mended the replica polls cleanly again; no download is left behind."""
+    """current.json overwritten with text that is not JSON, then naming a version whose
+    manifest.json is malformed: the replica keeps answering from its version, get_statistics names
+    the last error beside the last good poll, and each time the pointer is mended the replica polls
+    cleanly again; no download is left behind."""
     location = await _published_copy(azurite, built_index[0], tmp_path / "indexer-a")
     good = json.dumps(_pointer(azurite, location)).encode()
     first_version = _pointer(azurite, location)["version"]
@@ -617,8 +625,9 @@ async def test_a_replica_serves_the_last_good_version_through_a_malformed_pointe
 async def test_an_index_run_that_publishes_nothing_keeps_previous(
     azurite: Azurite, built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """current.json names a version and its previous; an index run over unchanged documents publishes nothing and
-    collects garbage past a zero grace period: previous stays (replicas may still read it), an older version goes."""
+    """current.json names a version and its previous; an index run over unchanged documents
+    publishes nothing and collects garbage past a zero grace period: previous stays (replicas may
+    still read it), an older version goes."""
     location = await _published_copy(azurite, built_index[0], tmp_path / "indexer-a")
     pointer = _pointer(azurite, location)
     for older in ("previous-one", "older-one"):
@@ -657,8 +666,9 @@ async def test_an_index_run_that_publishes_nothing_keeps_previous(
 async def test_a_replica_on_a_missing_container_says_what_the_operator_does(
     azurite: Azurite, built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """A replica started before its container exists waits and says so; asked, it names the indexer's command (a
-    replica has no build_index). A replica whose container is deleted keeps serving and names the loss."""
+    """A replica started before its container exists waits and says so; asked, it names the
+    indexer's command (a replica has no build_index). A replica whose container is deleted keeps
+    serving and names the loss."""
     missing = azurite.new_location()
     with _replica(tmp_path, "early", azurite, missing) as server:
         assert "its container does not exist yet" in server.stderr()

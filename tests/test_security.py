@@ -1,4 +1,5 @@
-"""Access control, probed as an attacker would: real `serve` subprocesses on loopback, real HTTP clients.
+"""Access control, probed as an attacker would: real `serve` subprocesses on loopback, real HTTP
+clients.
 
 Every refused request is followed by a normal search that must still answer, and by a check that
 the index on disk is byte for byte what it was.
@@ -50,8 +51,8 @@ QUESTION = {"query": "Who designed Old Bessie?", "context_only": True}
 def site(
     built_index: tuple[Path, dict], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
-    """A copy of the built index inside a data root of two documents, a hidden folder, a link to /etc,
-    a folder of too many documents, and a folder outside the root."""
+    """A copy of the built index inside a data root of two documents, a hidden folder, a link to
+    /etc, a folder of too many documents, and a folder outside the root."""
     base = tmp_path_factory.mktemp("site")
     data = base / "data"
     (data / "docs").mkdir(parents=True)
@@ -135,7 +136,7 @@ def post(
     )
 
 
-# --- authentication: static token ---------------------------------------------------------------------
+# --- authentication: static token -----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -186,7 +187,7 @@ async def test_foreign_host_header_is_refused_even_on_loopback(
     await assert_still_serving(server, site["root"], digest)
 
 
-# --- build_index confinement ------------------------------------------------------------------------
+# --- build_index confinement ----------------------------------------------------------------------
 
 
 async def _build_index_error(server: RunningServer, data_path: str) -> str:
@@ -263,8 +264,9 @@ async def test_malformed_data_paths_are_invalid_params(
 
 
 async def test_a_running_job_can_be_cancelled(server: RunningServer, site: dict[str, Path]) -> None:
-    """The cancelled build never becomes the served version (a worker killed after its grace period may leave its
-    partial folder in versions/, which the next run removes: the served version and its files are what stay)."""
+    """The cancelled build never becomes the served version (a worker killed after its grace period
+    may leave its partial folder in versions/, which the next run removes: the served version and
+    its files are what stay)."""
     served = (site["root"] / "output").resolve()
     served_digest = index_digest(served)
     async with session(server.url) as client:
@@ -292,7 +294,7 @@ async def test_a_running_job_can_be_cancelled(server: RunningServer, site: dict[
     await assert_still_serving(server, site["root"], index_digest(site["root"]))
 
 
-# --- bounded requests ------------------------------------------------------------------------------
+# --- bounded requests -----------------------------------------------------------------------------
 
 
 async def test_overlong_query_is_invalid_params(
@@ -348,7 +350,7 @@ async def test_malformed_resource_ids_are_invalid_params(
     await assert_still_serving(server, site["root"], digest)
 
 
-# --- who may index, and what --------------------------------------------------------------------------
+# --- who may index, and what ----------------------------------------------------------------------
 
 
 async def test_build_index_is_off_without_data_roots(site: dict[str, Path]) -> None:
@@ -391,7 +393,8 @@ def test_network_bind_without_authentication_is_refused(site: dict[str, Path]) -
     )
     assert result.code == 1
     assert result.stderr.strip().splitlines() == [
-        "error: refusing to serve HTTP on 0.0.0.0 without authentication: set GRAPHRAG_MCP_AUTH_TOKEN (a long "
+        "error: refusing to serve HTTP on 0.0.0.0 without authentication: set "
+        "GRAPHRAG_MCP_AUTH_TOKEN (a long "
         "random secret) or GRAPHRAG_MCP_AUTH_ISSUER (OAuth), or bind --host 127.0.0.1"
     ]
 
@@ -452,12 +455,13 @@ async def test_sse_needs_the_token_too(site: dict[str, Path]) -> None:
         assert index_digest(site["root"]) == digest
 
 
-# --- OAuth resource server: JWT access tokens checked against a JWKS on loopback ----------------------
+# --- OAuth resource server: JWT access tokens checked against a JWKS on loopback ------------------
 
 
 @pytest.fixture(scope="module")
 def oauth(site: dict[str, Path]) -> Iterator[tuple[Issuer, RunningServer]]:
-    """The index served as an OAuth resource server of a local issuer (JWKS found through its metadata)."""
+    """The index served as an OAuth resource server of a local issuer (JWKS found through its
+    metadata)."""
     issuer = Issuer()
     env = {
         "GRAPHRAG_MCP_AUTH_ISSUER": issuer.url,
@@ -551,7 +555,7 @@ async def test_oauth_refuses_bad_access_tokens(
     assert index_digest(site["root"]) == digest
 
 
-# --- what gets indexed: the same for index, build_index and the watcher ------------------------------
+# --- what gets indexed: the same for index, build_index and the watcher ---------------------------
 
 
 def test_index_skips_the_index_root_hidden_folders_and_links_leaving_the_folder(
@@ -594,15 +598,15 @@ def test_index_skips_the_index_root_hidden_folders_and_links_leaving_the_folder(
 
 
 def test_storage_secrets_are_redacted_in_every_logger_at_debug() -> None:
-    """With the server's logging at DEBUG, a SAS signature or account key logged by urllib3, the Azure SDK or
-    anything else reaches stderr redacted, and a very long line is cut."""
+    """With the server's logging at DEBUG, a SAS signature or account key logged by urllib3, the
+    Azure SDK or anything else reaches stderr redacted, and a very long line is cut."""
     code = """
 import logging
 from graphrag_mcp_server.config.logs import plain_logs
 plain_logs("DEBUG")
 logging.getLogger("urllib3.connectionpool").debug('%s://%s:%s "%s %s %s" %s %s', "https",
-    "acct.blob.core.windows.net", 443, "GET", "/c/v?sv=2022-11-02&se=2030&sig=LIVE%2Fsignature%3D&sr=c",
-    "HTTP/1.1", 200, None)
+    "acct.blob.core.windows.net", 443, "GET",
+    "/c/v?sv=2022-11-02&se=2030&sig=LIVE%2Fsignature%3D&sr=c", "HTTP/1.1", 200, None)
 logging.getLogger("azure.core.pipeline").debug("conn DefaultEndpointsProtocol=https;AccountName=a;"
     "AccountKey=S3cretKey+/==;EndpointSuffix=core.windows.net")
 logging.getLogger("anything").warning("header Bearer abc.def.ghi seen")

@@ -1,4 +1,5 @@
-"""`graphrag-mcp serve` through real MCP client sessions: stdio subprocess, streamable HTTP and SSE."""
+"""`graphrag-mcp serve` through real MCP client sessions: stdio subprocess, streamable HTTP and
+SSE."""
 
 import json
 import re
@@ -235,9 +236,10 @@ async def test_no_index_says_how_to_build_one(tmp_path: Path) -> None:
 async def test_tools_have_titles_hints_and_a_listing_that_fits_a_context(
     built_index: tuple[Path, dict],
 ) -> None:
-    """Every tool has a human title and all four behaviour hints (searches read only; the index tools write but
-    destroy nothing, but tune_prompts rewrites the prompts); the whole tools/list stays under 15 KB of JSON (a
-    client puts it in its model's context) and still gives every tool an output schema."""
+    """Every tool has a human title and all four behaviour hints (searches read only; the index
+    tools write but destroy nothing, but tune_prompts rewrites the prompts); the whole tools/list
+    stays under 15 KB of JSON (a client puts it in its model's context) and still gives every tool
+    an output schema."""
     root, _ = built_index
     async with mcp_session(root, IN_PROCESS) as session:
         tools = (await session.list_tools()).tools
@@ -269,8 +271,9 @@ async def test_tools_have_titles_hints_and_a_listing_that_fits_a_context(
 async def test_arguments_complete_from_the_index(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """completion/complete suggests entity names (resource template and prompts), community ids and levels from
-    the loaded index: names that start with the typed text first; other arguments, or no index, get none."""
+    """completion/complete suggests entity names (resource template and prompts), community ids and
+    levels from the loaded index: names that start with the typed text first; other arguments, or no
+    index, get none."""
     from mcp_types import PromptReference, ResourceTemplateReference
 
     root, _ = built_index
@@ -315,8 +318,9 @@ async def test_arguments_complete_from_the_index(
 async def test_documents_and_communities_are_listed_page_by_page(
     built_index: tuple[Path, dict], corpus_titles: set[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """graphrag://documents and graphrag://communities list every record, a page at a time (`next` names the next
-    page, the last has none); a page past the end, or not a number, is a clear resource error."""
+    """graphrag://documents and graphrag://communities list every record, a page at a time (`next`
+    names the next page, the last has none); a page past the end, or not a number, is a clear
+    resource error."""
     from graphrag_mcp_server.handlers.explore import views
 
     root, _ = built_index
@@ -354,8 +358,8 @@ async def test_documents_and_communities_are_listed_page_by_page(
 async def test_a_new_index_version_tells_clients_to_list_resources_again(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """The server advertises resources.listChanged; once a new version of the index is loaded, a session that
-    listed the resources gets notifications/resources/list_changed."""
+    """The server advertises resources.listChanged; once a new version of the index is loaded, a
+    session that listed the resources gets notifications/resources/list_changed."""
     import asyncio
     import os
     import shutil
@@ -391,8 +395,8 @@ async def test_a_new_index_version_tells_clients_to_list_resources_again(
 async def test_a_stdio_clients_calls_are_not_limited_per_client(
     built_index: tuple[Path, dict],
 ) -> None:
-    """The per-client call limit (one running, eight waiting over HTTP) keeps HTTP callers apart; the one client
-    of a stdio server shares it with nobody, so twelve calls at once all answer."""
+    """The per-client call limit (one running, eight waiting over HTTP) keeps HTTP callers apart;
+    the one client of a stdio server shares it with nobody, so twelve calls at once all answer."""
     import asyncio
 
     async with mcp_session(built_index[0], IN_PROCESS) as session:

@@ -1,4 +1,5 @@
-"""The server's index lifecycle and robustness: clean stdio, reloads, index jobs, provider failures."""
+"""The server's index lifecycle and robustness: clean stdio, reloads, index jobs, provider
+failures."""
 
 import asyncio
 import json
@@ -88,7 +89,8 @@ def test_stdio_writes_nothing_but_json_rpc_to_stdout(built_index: tuple[Path, di
 
 @pytest.mark.e2e  # a stdio server process and a signal
 def test_ctrl_c_ends_a_stdio_server_at_once(built_index: tuple[Path, dict]) -> None:
-    """Ctrl-C (SIGINT) in the terminal that started `serve`: exit code 130 within seconds, one line on stderr."""
+    """Ctrl-C (SIGINT) in the terminal that started `serve`: exit code 130 within seconds, one line
+    on stderr."""
     root, _ = built_index
     server = subprocess.Popen(
         [sys.executable, "-m", "graphrag_mcp_server", "serve", "--index-path", str(root)],

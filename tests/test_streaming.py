@@ -1,7 +1,8 @@
-"""Streamed answers (issue 30): with a progress token, the answer's text arrives in notifications/progress as the
-model writes it, then the whole result as without one; `query --stream` prints it as it comes. Every model path
-streams: the offline model (word chunks), a provider's server-sent events (tests/fake_provider.py), sampling (checked
-in test_context_and_sampling, and over each transport in test_server, with `streamed`)."""
+"""Streamed answers (issue 30): with a progress token, the answer's text arrives in
+notifications/progress as the model writes it, then the whole result as without one;
+`query --stream` prints it as it comes. Every model path streams: the offline model (word chunks), a
+provider's server-sent events (tests/fake_provider.py), sampling (checked in
+test_context_and_sampling, and over each transport in test_server, with `streamed`)."""
 
 import shutil
 import subprocess
@@ -24,13 +25,17 @@ QUESTIONS = {
     "global": "What are the main themes?",
     "drift": "What did Ines Halloran study at Marrow Sands?",
 }
-WRITTEN = "Tobias Arkwright designed Old Bessie, and the Harrowgate Tidal Cooperative ran her for decades."
+WRITTEN = (
+    "Tobias Arkwright designed Old Bessie, and the Harrowgate Tidal Cooperative ran her for "
+    "decades."
+)
 
 
 async def streamed(
     session: ClientSession, tool: str, arguments: dict
 ) -> tuple[dict, list[str], list[float]]:
-    """The tool's result, the answer's pieces its progress notifications carried, and when each arrived."""
+    """The tool's result, the answer's pieces its progress notifications carried, and when each
+    arrived."""
     updates: list[tuple[float, str, float]] = []
 
     async def progress(value: float, total: float | None, message: str | None) -> None:
@@ -59,8 +64,8 @@ def _cost(result: dict) -> tuple:
 async def test_each_search_streams_its_answer_and_returns_the_same_result(
     built_index: tuple[Path, dict], search: str
 ) -> None:
-    """The offline model's answer arrives word by word; joined, the pieces are the answer; the result (answer,
-    sources, usage) equals the one a client without a progress token gets."""
+    """The offline model's answer arrives word by word; joined, the pieces are the answer; the
+    result (answer, sources, usage) equals the one a client without a progress token gets."""
     async with mcp_session(built_index[0], IN_PROCESS) as session:
         result, pieces, _ = await streamed(
             session, f"{search}_search", {"query": QUESTIONS[search]}
@@ -77,8 +82,9 @@ async def test_each_search_streams_its_answer_and_returns_the_same_result(
 async def test_a_providers_server_sent_events_reach_the_client_as_they_come(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """A provider streaming one word every 0.15 s: each word reaches the client as its own notification, the first
-    long before the result; the answer and its usage equal those of the same search without a progress token."""
+    """A provider streaming one word every 0.15 s: each word reaches the client as its own
+    notification, the first long before the result; the answer and its usage equal those of the same
+    search without a progress token."""
     root = tmp_path / "index"
     shutil.copytree(built_index[0], root, symlinks=True)
     with fake_provider(answer=WRITTEN, chunk_seconds=0.15) as provider:
@@ -104,7 +110,8 @@ async def test_a_providers_server_sent_events_reach_the_client_as_they_come(
 def test_query_stream_prints_the_answer_as_it_comes(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    """`query --stream` prints what `query` prints, the answer's words as the provider sends them."""
+    """`query --stream` prints what `query` prints, the answer's words as the provider sends
+    them."""
     root = tmp_path / "index"
     shutil.copytree(built_index[0], root, symlinks=True)
     with fake_provider(answer=WRITTEN) as provider:

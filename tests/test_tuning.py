@@ -1,6 +1,7 @@
-"""Prompt tuning (issue 30): `graphrag-mcp tune` and the tune_prompts tool run graphrag's prompt tuning (the offline
-model answers its prompts from the corpus), keep the previous prompts, and the next index computes again exactly
-the work that depends on the prompts that changed, saying so first."""
+"""Prompt tuning (issue 30): `graphrag-mcp tune` and the tune_prompts tool run graphrag's prompt
+tuning (the offline model answers its prompts from the corpus), keep the previous prompts, and the
+next index computes again exactly the work that depends on the prompts that changed, saying so
+first."""
 
 import asyncio
 import json
@@ -98,7 +99,8 @@ def test_tune_writes_prompts_and_the_next_index_recomputes_what_depends_on_them(
     )
     reports_only, told = _update(root)
     assert told == [
-        "prompts changed since the last version (community_report_graph): this run computes again the "
+        "prompts changed since the last version (community_report_graph): this run "
+        "computes again the "
         "community reports; the rest is carried over as for any update"
     ]
     assert reports_only["computed"]["extraction"] == 0 and reports_only["computed"]["summary"] == 0

@@ -185,6 +185,9 @@ def test_index_lock_refuses_at_once_while_another_process_holds_it(tmp_path: Pat
             pass
     finally:
         holder.communicate("")
-    with versions.index_lock(tmp_path):  # free again once the holder ended
-        with pytest.raises(versions.IndexBusyError), versions.index_lock(tmp_path):
-            pass
+    with (
+        versions.index_lock(tmp_path),  # free again once the holder ended
+        pytest.raises(versions.IndexBusyError),
+        versions.index_lock(tmp_path),
+    ):
+        pass

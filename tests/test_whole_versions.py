@@ -1,6 +1,7 @@
-"""A version is whole, or it is not published (issue 38): a provider that fails part of a build (a real HTTP fake
-on loopback) gets a non-zero exit and a named gap, the version served before stays served and whole, and the next
-healthy run computes exactly what is missing; through the CLI, `index --watch` and an MCP session."""
+"""A version is whole, or it is not published (issue 38): a provider that fails part of a build (a
+real HTTP fake on loopback) gets a non-zero exit and a named gap, the version served before stays
+served and whole, and the next healthy run computes exactly what is missing; through the CLI,
+`index --watch` and an MCP session."""
 
 import asyncio
 import json
@@ -40,7 +41,8 @@ FAST_RETRIES = {
         "total_seconds": 10,
     },
 }
-"""One quick retry: what is tested is what a failure that outlasts the retries leaves, not the waits."""
+"""One quick retry: what is tested is what a failure that outlasts the retries leaves, not the
+waits."""
 NEW_DOCUMENT = (
     "15_ferry_company.md",
     "# The ferry\n\nMirela Voss met Tomas Brenn at Kestlewick Harbour. Tomas Brenn "
@@ -52,7 +54,8 @@ PROBE = "Reply with OK."
 
 @pytest.fixture(scope="module")
 def provider() -> Iterator[FakeProvider]:
-    """One provider for the module's roots (their settings name its address, so their stored work stays valid)."""
+    """One provider for the module's roots (their settings name its address, so their stored work
+    stays valid)."""
     with fake_provider(structured={REPORT_PROMPT: REPORT}, extracts_names=True) as fake:
         yield fake
 
@@ -104,9 +107,9 @@ def _sent_since(provider: FakeProvider, start: int) -> list[str]:
     return [prompt for prompt in provider.prompts[start:] if prompt != PROBE]
 
 
-# (step, fault, a text of the chat prompts that fail (None: every embedding request after the model check), words
-# of the error). The extraction of the new document, the summary of an entity it adds a description to, the reports
-# of the communities it changes, the embeddings of its rows.
+# (step, fault, a text of the chat prompts that fail (None: every embedding request after the model
+# check), words of the error). The extraction of the new document, the summary of an entity it adds
+# a description to, the reports of the communities it changes, the embeddings of its rows.
 UPDATE_FAULTS = [
     (
         "extraction",
@@ -179,7 +182,8 @@ def test_a_cold_build_whose_reports_fail_publishes_nothing_and_the_next_run_comp
     _root_for(provider, root)
     fault = provider.fail_prompts(REPORT_PROMPT, "not_json")
     start = len(provider.prompts)
-    # every report fails: more failures in a row than the breaker allows would stop the build another way
+    # every report fails: more failures in a row than the breaker allows would stop the build
+    # another way
     failed = run_cli(
         "index", CORPUS, "--index-path", root, env={"GRAPHRAG_MCP_PROVIDER_FAILURE_LIMIT": "100"}
     )
@@ -251,7 +255,8 @@ def test_a_watch_cycle_that_fails_is_retried_without_a_change(
         failure = _wait_for_line(watcher, "error: ")
         assert "communities have no report" in failure and "still watching" in failure
         assert _served(root) == served
-        provider.prompt_faults.clear()  # no file changes from here on: the watcher retries by itself
+        # no file changes from here on: the watcher retries by itself
+        provider.prompt_faults.clear()
         deadline = time.monotonic() + 120
         while _served(root) == served:
             assert watcher.poll() is None and time.monotonic() < deadline, (
@@ -266,7 +271,8 @@ def test_a_watch_cycle_that_fails_is_retried_without_a_change(
 
 
 def _wait_for_line(process: subprocess.Popen, text: str, timeout: float = 120) -> str:
-    """The first line of the process's stderr containing `text`, waited for at most `timeout` seconds."""
+    """The first line of the process's stderr containing `text`, waited for at most `timeout`
+    seconds."""
     selector = selectors.DefaultSelector()
     selector.register(process.stderr, selectors.EVENT_READ)
     deadline = time.monotonic() + timeout
@@ -307,18 +313,12 @@ async def test_build_index_reports_an_incomplete_version_as_failed(
     assert _served(root) == served
 
 
-@pytest.fixture
-def copied_index(built_index: tuple[Path, dict], tmp_path: Path) -> Path:
-    root = tmp_path / "index"
-    shutil.copytree(built_index[0], root, symlinks=True)
-    return root
-
-
 @pytest.mark.slow
 def test_stats_names_a_published_versions_gaps_and_the_next_index_fills_them(
     copied_index: Path,
 ) -> None:
-    """A version published with gaps (as before this check existed): a report gone, an entity's vector gone."""
+    """A version published with gaps (as before this check existed): a report gone, an entity's
+    vector gone."""
     import lancedb
     import pandas as pd
 
@@ -447,7 +447,8 @@ def test_a_first_run_that_fails_leaves_no_settings_behind(tmp_path: Path) -> Non
 def test_a_changed_completion_model_answers_anew_and_the_old_models_cache_is_kept(
     work: Path, provider: FakeProvider
 ) -> None:
-    """graphrag's cache keys leave the model out: each model gets its own cache folders (model_caches.py)."""
+    """graphrag's cache keys leave the model out: each model gets its own cache folders
+    (model_caches.py)."""
     data, root = work / "data", work / "index"
     settings = root / "settings.yaml"
     settings.write_text(

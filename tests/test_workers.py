@@ -1,4 +1,5 @@
-"""`serve --workers N`: several processes answer streamable HTTP from one port, read-only, and follow the index."""
+"""`serve --workers N`: several processes answer streamable HTTP from one port, read-only, and
+follow the index."""
 
 import asyncio
 import shutil
@@ -24,8 +25,9 @@ def _children(pid: int) -> list[str]:
 
 
 def _children_once_workers_started(pid: int, workers: int, seconds: float = 60) -> list[str]:
-    """The server's children once `workers` worker processes are among them (or after `seconds`): its port
-    accepts connections as soon as it is bound, before uvicorn has spawned the workers that serve it."""
+    """The server's children once `workers` worker processes are among them (or after `seconds`):
+    its port accepts connections as soon as it is bound, before uvicorn has spawned the workers that
+    serve it."""
     deadline = time.monotonic() + seconds
     children = _children(pid)
     while (
@@ -49,7 +51,8 @@ async def _session_call(url: str, tool: str, arguments: dict) -> dict:
 
 
 async def _statistics_when(url: str, documents: int, deadline: float) -> list[dict]:
-    """get_statistics from SESSIONS sessions at once, once every one of them shows `documents` documents."""
+    """get_statistics from SESSIONS sessions at once, once every one of them shows `documents`
+    documents."""
     while True:
         seen = await asyncio.gather(
             *(_session_call(url, "get_statistics", {}) for _ in range(SESSIONS))
@@ -63,9 +66,9 @@ async def _statistics_when(url: str, documents: int, deadline: float) -> list[di
 
 
 async def _workers_answering(url: str, workers: int, deadline: float) -> set[str]:
-    """The workers (their index's `loaded_at`) seen answering rounds of SESSIONS sessions at once, until `workers`
-    of them are or the deadline passes: the kernel hands connections to whichever worker is ready, and a worker
-    still starting takes none."""
+    """The workers (their index's `loaded_at`) seen answering rounds of SESSIONS sessions at once,
+    until `workers` of them are or the deadline passes: the kernel hands connections to whichever
+    worker is ready, and a worker still starting takes none."""
     seen: set[str] = set()
     while len(seen) < workers and time.monotonic() < deadline:
         statistics = await asyncio.gather(
@@ -142,7 +145,8 @@ def test_workers_and_stateless_refuse_what_needs_one_process(
         )
         assert refused.code == 1
         assert refused.stderr.strip() == (
-            f"error: --workers 2 needs --transport streamable-http (sessions of {transport} live in one process)"
+            "error: --workers 2 needs --transport streamable-http (sessions of "
+            f"{transport} live in one process)"
         )
     sampling = run_cli(
         "serve",

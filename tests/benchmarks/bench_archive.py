@@ -1,19 +1,20 @@
 """Benchmark: what builds, updates and searches cost on a generated archive as it grows (issue 40).
 
 Run: python tests/benchmarks/bench_archive.py [--sizes 300,1000] [--queries 10] [--rounds 2]
-For each size, generates the archive of ../shared/corpora/archive/generate.py (documents of ~512 words, a core
-cast of 12 people, 6 organisations and 6 places named across the corpus) into a temporary folder, builds it cold
-with the offline model (`graphrag-mcp index DATA --offline`, a subprocess: wall and CPU seconds, peak RSS), then,
-one after the other, one `index` run after each of: three one-document edits, each on a document naming a
-different hub (the three most connected people of the smallest size's index, the same at every size), an added
-2-sentence document and a deleted document (LLM calls, reports rewritten and carried over, report contexts
-rebuilt, seconds). Last, context_only searches (local, global, drift, basic) over `--queries` questions naming
-hubs, through an MCP session with the server in this process (no process start measured): p50 and p95 per
-search type.
-Writes the "Archive (issue 40)" section of docs/benchmarks.md, with the issue's targets judged against the
-smallest size measured. `--results FILE` also keeps the figures as JSON; `--render FILE...` writes the section
-from such files (sizes measured in separate runs, smallest first) without measuring. Not a test: about 3 minutes
-at 300 documents on 2 cores, and more than linearly longer for larger sizes.
+For each size, generates the archive of ../shared/corpora/archive/generate.py (documents of ~512
+words, a core cast of 12 people, 6 organisations and 6 places named across the corpus) into a
+temporary folder, builds it cold with the offline model (`graphrag-mcp index DATA --offline`, a
+subprocess: wall and CPU seconds, peak RSS), then, one after the other, one `index` run after each
+of: three one-document edits, each on a document naming a different hub (the three most connected
+people of the smallest size's index, the same at every size), an added 2-sentence document and a
+deleted document (LLM calls, reports rewritten and carried over, report contexts rebuilt, seconds).
+Last, context_only searches (local, global, drift, basic) over `--queries` questions naming hubs,
+through an MCP session with the server in this process (no process start measured): p50 and p95 per
+search type. Writes the "Archive (issue 40)" section of docs/benchmarks.md, with the issue's targets
+judged against the smallest size measured. `--results FILE` also keeps the figures as JSON;
+`--render FILE...` writes the section from such files (sizes measured in separate runs, smallest
+first) without measuring. Not a test: about 3 minutes at 300 documents on 2 cores, and more than
+linearly longer for larger sizes.
 """
 
 import argparse
@@ -65,7 +66,8 @@ class Run:
         return self.summary.get("carried_over", {}).get(what, 0)
 
     def members_changed(self) -> int | None:
-        """Communities whose members changed (not kept from the previous clustering); None if re-clustered."""
+        """Communities whose members changed (not kept from the previous clustering); None if
+        re-clustered."""
         clustering = self.summary.get("clustering")
         return clustering["communities"] - clustering["kept"] if clustering else None
 
@@ -85,8 +87,8 @@ class Size:
 
 
 def index(data: Path, root: Path) -> Run:
-    """One `index` process, waited for with wait4 so that its own rusage (CPU, max RSS) is read, not the max
-    over every child this process has had."""
+    """One `index` process, waited for with wait4 so that its own rusage (CPU, max RSS) is read, not
+    the max over every child this process has had."""
     command = [
         sys.executable,
         "-m",
@@ -114,8 +116,9 @@ def index(data: Path, root: Path) -> Run:
 
 
 def hubs(root: Path) -> list[str]:
-    """The HUBS most connected people of the served version (core-cast people, whose descriptions grow with the
-    corpus; the most connected entities of any type if the index has too few people)."""
+    """The HUBS most connected people of the served version (core-cast people, whose descriptions
+    grow with the corpus; the most connected entities of any type if the index has too few
+    people)."""
     import pandas as pd
 
     from graphrag_mcp_server.handlers.indexing.versions import current_version
@@ -129,7 +132,8 @@ def hubs(root: Path) -> list[str]:
 
 
 def naming(data: Path, hub: str, others: list[str], near: int) -> Path:
-    """The first document at or after `near` (wrapping round) that names `hub` and none of `others`."""
+    """The first document at or after `near` (wrapping round) that names `hub` and none of
+    `others`."""
     documents = sorted(data.glob("doc_*.txt"))
     for path in documents[near:] + documents[:near]:
         text = path.read_text(encoding="utf-8").lower()
@@ -155,7 +159,8 @@ def change(size: Size, data: Path, step: str) -> None:
         )
     elif step == "add":
         (data / "doc_9999.txt").write_text(
-            f"Record 9999: a note\n\nPerpetua Quimby met {size.hubs[0].title()} at the pier. Perpetua Quimby "
+            f"Record 9999: a note\n\nPerpetua Quimby met {size.hubs[0].title()} at the "
+            "pier. Perpetua Quimby "
             "wrote afterwards about the harbour dues.\n",
             encoding="utf-8",
         )
@@ -164,7 +169,8 @@ def change(size: Size, data: Path, step: str) -> None:
 
 
 async def search_latencies(size: Size, root: Path, count: int, rounds: int) -> None:
-    """Seconds of each context_only search over an in-process MCP session; one untimed round warms it."""
+    """Seconds of each context_only search over an in-process MCP session; one untimed round warms
+    it."""
     asked = [f"What did {hub.title()} do, and with whom?" for hub in size.hubs]
     asked += [f"Who worked with {hub.title()} on the harbour?" for hub in size.hubs]
     asked += [
@@ -203,7 +209,8 @@ def measure(
     )
     size.runs["cold"] = cold = index(data, root)
     print(
-        f"{documents} cold: {cold.summary['llm_calls']} calls, {cold.wall:.1f} s, {cold.cpu:.1f} CPU s, "
+        f"{documents} cold: {cold.summary['llm_calls']} calls, {cold.wall:.1f} s, "
+        f"{cold.cpu:.1f} CPU s, "
         f"{cold.rss_mib:.0f} MiB",
         flush=True,
     )
@@ -212,8 +219,10 @@ def measure(
         change(size, data, step)
         size.runs[step] = run = index(data, root)
         print(
-            f"{documents} {step} {size.edited.get(step, '')}: {run.summary['llm_calls']} calls, reports "
-            f"{run.computed('report')} / {run.carried('report')}, contexts {run.computed('report_context')}, "
+            f"{documents} {step} {size.edited.get(step, '')}: {run.summary['llm_calls']} "
+            "calls, reports "
+            f"{run.computed('report')} / {run.carried('report')}, contexts "
+            f"{run.computed('report_context')}, "
             f"{run.summary['seconds']:.1f} s",
             flush=True,
         )
@@ -257,7 +266,8 @@ def edit_reports_target(size: Size) -> str:
         verdicts.append(
             "re-clustered"
             if changed is None
-            else f"{run.computed('report')} vs {changed} {judged(run.computed('report'), 2 * changed)}"
+            else f"{run.computed('report')} vs {changed} "
+            f"{judged(run.computed('report'), 2 * changed)}"
         )
     return ", ".join(verdicts)
 
@@ -273,7 +283,10 @@ def update_target(size: Size, base: Size, step: str) -> str:
 def reports(run: Run) -> str:
     """Reports rewritten / carried over (communities whose members changed)."""
     changed = run.members_changed()
-    return f"{run.computed('report')} / {run.carried('report')} ({'re-clustered' if changed is None else changed})"
+    return (
+        f"{run.computed('report')} / {run.carried('report')} "
+        f"({'re-clustered' if changed is None else changed})"
+    )
 
 
 def table(sizes: list[Size]) -> str:
@@ -307,11 +320,13 @@ def table(sizes: list[Size]) -> str:
     row(
         "cold build: wall s / CPU s (user+sys) / peak RSS MiB",
         lambda s: (
-            f"{cold[s.documents].wall:.1f} / {cold[s.documents].cpu:.1f} / {cold[s.documents].rss_mib:.0f}"
+            f"{cold[s.documents].wall:.1f} / {cold[s.documents].cpu:.1f} / "
+            f"{cold[s.documents].rss_mib:.0f}"
         ),
         "<= 900 s wall, <= 2,048 MiB (at 10,000)",
         lambda s: (
-            f"wall {judged(cold[s.documents].wall, 900)}, RSS {judged(cold[s.documents].rss_mib, 2048)}"
+            f"wall {judged(cold[s.documents].wall, 900)}, RSS "
+            f"{judged(cold[s.documents].rss_mib, 2048)}"
         ),
     )
     row("hubs edited (most connected people)", lambda s: ", ".join(hub.title() for hub in s.hubs))
@@ -381,7 +396,8 @@ def head() -> str:
 
 
 def measured_at(sizes: list[Size]) -> str:
-    """'commit C on DATE' for each commit and date the sizes were measured at, naming the sizes when several."""
+    """'commit C on DATE' for each commit and date the sizes were measured at, naming the sizes when
+    several."""
     runs: dict[str, list[str]] = {}
     for size in sizes:
         runs.setdefault(f"commit {size.commit} on {size.date}", []).append(str(size.documents))
@@ -394,22 +410,34 @@ def section(sizes: list[Size]) -> str:
     sizes_text = ",".join(str(size.documents) for size in sizes)
     return f"""{SECTION}
 
-Measured by `python tests/benchmarks/bench_archive.py --sizes {sizes_text} --queries {sizes[0].queries}
+Measured by `python tests/benchmarks/bench_archive.py --sizes {sizes_text} --queries \
+{sizes[0].queries}
 --rounds {sizes[0].rounds}` at {measured_at(sizes)}, {platform.machine()}, {os.cpu_count()}
-cores (shared), offline model, on the archive of ../shared/corpora/archive/generate.py (seed 7): documents of ~512
-words, a core cast of 12 people, 6 organisations and 6 places named across the corpus, a local cluster every 5
+cores (shared), offline model, on the archive of ../shared/corpora/archive/generate.py (seed 7): \
+documents of ~512
+words, a core cast of 12 people, 6 organisations and 6 places named across the corpus, a local \
+cluster every 5
 documents.
-A cold build (`graphrag-mcp index DATA --offline`, new root; CPU seconds and peak RSS are the `index` process's
-own rusage), then one `index` run after each change, one after the other: three edits, each appending to a
-document that names one hub (the three people of highest degree at the smallest size, the same at every size)
-and not the other two a sentence in which that hub meets a new person; an added 2-sentence document naming the
+A cold build (`graphrag-mcp index DATA --offline`, new root; CPU seconds and peak RSS are the \
+`index` process's
+own rusage), then one `index` run after each change, one after the other: three edits, each \
+appending to a
+document that names one hub (the three people of highest degree at the smallest size, the same at \
+every size)
+and not the other two a sentence in which that hub meets a new person; an added 2-sentence \
+document naming the
 first hub; a deleted document.
-"Reports rewritten" is the summary's `computed.report`, "carried over" its `carried_over.report`, "contexts
-rebuilt" its `computed.report_context`; "run s" its `seconds`. Searches: `--queries` questions naming hubs,
-`context_only`, over an MCP session with the server in this process (no process start), one untimed round then
-`--rounds` timed ones. The issue's targets are for 10,000 documents against 300; the verdict column applies
+"Reports rewritten" is the summary's `computed.report`, "carried over" its `carried_over.report`, \
+"contexts
+rebuilt" its `computed.report_context`; "run s" its `seconds`. Searches: `--queries` questions \
+naming hubs,
+`context_only`, over an MCP session with the server in this process (no process start), one \
+untimed round then
+`--rounds` timed ones. The issue's targets are for 10,000 documents against 300; the verdict \
+column applies
 them to each larger size measured against the smallest. Not measured here: save -> queryable under
-`serve --watch`, the server's RSS and blob bytes uploaded per edit (left for a later round; bench_incremental.py
+`serve --watch`, the server's RSS and blob bytes uploaded per edit (left for a later round; \
+bench_incremental.py
 and bench_scale_out.py measure the first and the last on their own corpora).
 
 {table(sizes)}

@@ -1,9 +1,11 @@
-"""Benchmark: what indexing and each search cost in model calls and tokens, for indexes of different sizes.
+"""Benchmark: what indexing and each search cost in model calls and tokens, for indexes of different
+sizes.
 
 Run: python tests/benchmarks/bench_cost.py [--documents 50 150 300]
-Indexes fixtures/corpus and generated corpora of the given sizes with the offline model (no key, no network),
-runs every search type with and without --context-only, prints the figures and writes docs/cost.md.
-Not a test: it takes several minutes. Calls and tokens do not depend on the machine; seconds do.
+Indexes fixtures/corpus and generated corpora of the given sizes with the offline model (no key, no
+network), runs every search type with and without --context-only, prints the figures and writes
+docs/cost.md. Not a test: it takes several minutes. Calls and tokens do not depend on the machine;
+seconds do.
 """
 
 import argparse
@@ -42,14 +44,18 @@ class Corpus:
 
     @property
     def label(self) -> str:
-        return f"{self.name} ({self.build['documents']} / {self.build['entities']} / {self.build['community_reports']})"
+        return (
+            f"{self.name} ({self.build['documents']} / {self.build['entities']} / "
+            f"{self.build['community_reports']})"
+        )
 
     def result(self, search: str, mode: str) -> dict:
         return next(result for kind, how, result in self.searches if kind == search and how == mode)
 
 
 def cli(*args: str) -> dict:
-    """One `graphrag-mcp` run with --format json; its JSON object. On failure prints stderr and exits."""
+    """One `graphrag-mcp` run with --format json; its JSON object. On failure prints stderr and
+    exits."""
     command = [sys.executable, "-m", "graphrag_mcp_server", *args, "--format", "json"]
     completed = subprocess.run(command, capture_output=True, text=True)
     if completed.returncode != 0:
@@ -78,7 +84,8 @@ def measure(name: str, data: Path, root: Path, question: str) -> Corpus:
 
 def generate_growing_corpus(folder: Path, documents: int) -> str:
     """Write `documents` files whose cast grows with them: every 5 documents share 4 new people, an
-    organisation and a place, and mention one person of the group before. Returns the first person."""
+    organisation and a place, and mention one person of the group before. Returns the first
+    person."""
     folder.mkdir(parents=True)
     for number in range(documents):
         cluster = number // DOCUMENTS_PER_CLUSTER
@@ -103,7 +110,8 @@ def generate_growing_corpus(folder: Path, documents: int) -> str:
 
 
 def _person(index: int) -> str:
-    """The index-th name of the generated cast (distinct for the first 250: enough for 310 documents)."""
+    """The index-th name of the generated cast (distinct for the first 250: enough for 310
+    documents)."""
     return f"{FIRST[index % len(FIRST)]} {LAST[(index + index // len(FIRST)) % len(LAST)]}"
 
 
@@ -179,7 +187,8 @@ def build_table(corpora: list[Corpus]) -> str:
 
 
 def surprises(corpora: list[Corpus]) -> list[str]:
-    """Rows worth a second look: context-only rows that called the model, answers with no sources."""
+    """Rows worth a second look: context-only rows that called the model, answers with no
+    sources."""
     found = []
     for corpus in corpora:
         for search, mode, result in corpus.searches:
@@ -210,32 +219,45 @@ def reading(corpora: list[Corpus]) -> str:
         else "More reports than fit in one batch add a map call per further batch."
     )
     drift = ", ".join(
-        f"{calls(c, 'drift')} ({c.name}; {c.result('drift', 'answer')['embedding_calls']} embedding calls)"
+        f"{calls(c, 'drift')} ({c.name}; {c.result('drift', 'answer')['embedding_calls']} "
+        "embedding calls)"
         for c in corpora
     )
     report_context = big.result("global", "context only")["context"]
     return f"""## Reading the figures
 
-- **global** makes one map call per batch of community reports at the chosen level (default 2; a batch holds up \
-to `global_search.data_max_tokens`, 12000 tokens by default), then one reduce call, so its calls grow with the \
+- **global** makes one map call per batch of community reports at the chosen level (default 2; a \
+batch holds up \
+to `global_search.data_max_tokens`, 12000 tokens by default), then one reduce call, so its calls \
+grow with the \
 number of reports: {per_corpus}. {batches}
 - **local** and **basic** build one context and make one call ({calls(small, "local")} and \
-{calls(small, "basic")} on {small.name}, {calls(big, "local")} and {calls(big, "basic")} on {big.name}), plus one \
+{calls(small, "basic")} on {small.name}, {calls(big, "local")} and {calls(big, "basic")} on \
+{big.name}), plus one \
 query embedding.
-- **drift** makes a primer call, follow-up local searches at each depth and a reduce call, the most calls here: \
+- **drift** makes a primer call, follow-up local searches at each depth and a reduce call, the \
+most calls here: \
 {drift}. The count varies by a few calls from run to run.
-- **context only** makes no completion call (LLM calls 0 in every context-only row). It embeds the query once: \
-for local and basic (entity and text-unit lookup), for global (to rank reports by similarity), and for drift, whose \
+- **context only** makes no completion call (LLM calls 0 in every context-only row). It embeds the \
+query once: \
+for local and basic (entity and text-unit lookup), for global (to rank reports by similarity), and \
+for drift, whose \
 report ranking and local context share it. \
 The context is cut to the token budget (8000 by default): on {big.name} the global context kept \
 {len(report_context["reports"])} reports in {report_context["tokens"]} tokens and \
 `context.omitted` counted {report_context["omitted"].get("reports", 0)} more.
-- The generated corpora grow their cast with the documents (4 new people, an organisation and a place every 5 \
-documents), so entities, communities and reports grow too. local, basic and drift select a bounded number of \
-records, so their cost stays about the same at every size; global reads every report of the level, so its cost \
-grows with them. Indexing grows with the documents: {per_document(big):.1f} LLM calls per document on {big.name}.
-- Token counts come from the offline model, whose answers are extracted from the documents, so completion \
-tokens with a real model differ; call counts and prompt tokens are what graphrag sends to a real model."""
+- The generated corpora grow their cast with the documents (4 new people, an organisation and a \
+place every 5 \
+documents), so entities, communities and reports grow too. local, basic and drift select a bounded \
+number of \
+records, so their cost stays about the same at every size; global reads every report of the level, \
+so its cost \
+grows with them. Indexing grows with the documents: {per_document(big):.1f} LLM calls per document \
+on {big.name}.
+- Token counts come from the offline model, whose answers are extracted from the documents, so \
+completion \
+tokens with a real model differ; call counts and prompt tokens are what graphrag sends to a real \
+model."""
 
 
 def per_document(corpus: Corpus) -> float:
@@ -248,12 +270,15 @@ def when_context_only(corpora: list[Corpus]) -> str:
 
 Prefer `context_only=true` (every search tool takes it):
 
-- when the MCP client is itself a capable model (Claude, GPT in an IDE) and the question is about specific \
+- when the MCP client is itself a capable model (Claude, GPT in an IDE) and the question is about \
+specific \
 entities or passages: the local and basic contexts hold them, and the client writes the answer;
 - when there is no API key;
 - when cost matters more than a second model's synthesis;
-- for global questions over large indexes, where map-reduce costs a map call per batch of reports (measured here: \
-{calls(big, "global")} calls for {big.name}'s {big.build["community_reports"]} reports; an index with thousands of \
+- for global questions over large indexes, where map-reduce costs a map call per batch of reports \
+(measured here: \
+{calls(big, "global")} calls for {big.name}'s {big.build["community_reports"]} reports; an index \
+with thousands of \
 reports needs many batches): the client gets the top-ranked reports within the token budget \
 (`max_context_tokens`, default 8000), and `context.omitted` says how many did not fit.
 
@@ -263,8 +288,10 @@ Prefer a real answer (no `context_only`):
 - when the question needs the whole corpus summarised, beyond what fits in the budget;
 - when the answer must come from the index's configured model.
 
-With `graphrag-mcp serve --llm sampling` the client's own model writes the answers through MCP sampling: the same \
-number of calls as the table's answer rows, billed to the client instead. The MCP revision 2026-07-28 deprecates \
+With `graphrag-mcp serve --llm sampling` the client's own model writes the answers through MCP \
+sampling: the same \
+number of calls as the table's answer rows, billed to the client instead. The MCP revision \
+2026-07-28 deprecates \
 sampling (SEP-2577), so not every client will offer it."""
 
 
@@ -279,8 +306,10 @@ def write_report(corpora: list[Corpus]) -> None:
 
 Measured by `python tests/benchmarks/bench_cost.py` with the offline model (no key, no network) on a
 {platform.machine()} machine with {os.cpu_count()} cores: `graphrag-mcp index DATA --offline`, then
-`graphrag-mcp query QUESTION --type TYPE`, with and without `--context-only`, default options. The figures are
-model calls and tokens, which do not depend on the machine (only seconds do). Questions: {questions}.
+`graphrag-mcp query QUESTION --type TYPE`, with and without `--context-only`, default options. The \
+figures are
+model calls and tokens, which do not depend on the machine (only seconds do). Questions: \
+{questions}.
 
 ## Searches
 

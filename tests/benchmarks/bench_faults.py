@@ -1,16 +1,17 @@
-"""Provider faults on every kind of root (issue 31): how long a client waits for a search's answer, how many requests
-the provider sees and whether the answer names the provider's reason, before and after, side by side in one run;
-writes the "Provider faults" section of docs/benchmarks.md.
+"""Provider faults on every kind of root (issue 31): how long a client waits for a search's answer,
+how many requests the provider sees and whether the answer names the provider's reason, before and
+after, side by side in one run; writes the "Provider faults" section of docs/benchmarks.md.
 
     python tests/benchmarks/bench_faults.py [--before 7df08a5]
 
-The fixtures index, built offline, copied once per row; its completion model pointed at tests/fake_provider.py (an
-OpenAI-compatible server on loopback) answering 401, 429 with `Retry-After: 20`, 500, or nothing, with the failure
-policy `init --provider openai` writes (bounded_backoff) or the one `graphrag init` writes (graphrag's
-exponential_backoff, the provider client's own retries). Each row is a client session over stdio with
-`graphrag-mcp serve` (the rows of one code at once): a context-only search first (tables loaded), then one
-local_search with a progress token. "before" runs the package as it was at `--before` (its lib/ first on
-PYTHONPATH), "now" this checkout. Then `graphrag-mcp index` with a model that answers prose, before and now.
+The fixtures index, built offline, copied once per row; its completion model pointed at
+tests/fake_provider.py (an OpenAI-compatible server on loopback) answering 401, 429 with
+`Retry-After: 20`, 500, or nothing, with the failure policy `init --provider openai` writes
+(bounded_backoff) or the one `graphrag init` writes (graphrag's exponential_backoff, the provider
+client's own retries). Each row is a client session over stdio with `graphrag-mcp serve` (the rows
+of one code at once): a context-only search first (tables loaded), then one local_search with a
+progress token. "before" runs the package as it was at `--before` (its lib/ first on PYTHONPATH),
+"now" this checkout. Then `graphrag-mcp index` with a model that answers prose, before and now.
 """
 
 import argparse
@@ -54,9 +55,12 @@ REASONS = {
     "500": ("HTTP 500",),
     "hang": ("no answer within", "Timeout"),
 }
-"""What the answer must name (one of): the provider's status; for a provider that never answers, the deadline or the
-request's timeout."""
-PROSE = "The text talks about a harbour town and the people who live there. It is a story about a community."
+"""What the answer must name (one of): the provider's status; for a provider that never answers, the
+deadline or the request's timeout."""
+PROSE = (
+    "The text talks about a harbour town and the people who live there. It is a story about a "
+    "community."
+)
 
 
 def environment(lib: Path | None) -> dict[str, str]:
@@ -203,8 +207,13 @@ def report(
     for number, (policy, fault) in enumerate(ROWS):
         before, now = figures["before"][number], figures["now"][number]
         met = now["error"] and now["seconds"] < 60 and named(now, fault)
+        init = (
+            "init (bounded_backoff)"
+            if policy == "bounded"
+            else "graphrag init (exponential_backoff)"
+        )
         rows.append(
-            f"| {'init (bounded_backoff)' if policy == 'bounded' else 'graphrag init (exponential_backoff)'} "
+            f"| {init} "
             f"| {fault}{' (Retry-After: 20)' if fault == '429' else ''} | {cell(before, fault)} | "
             f"{cell(now, fault)} | {now['progress']} | {'met' if met else 'not met'} |"
         )
@@ -215,18 +224,25 @@ def report(
     )
     return f"""{SECTION}
 
-Measured by `python tests/benchmarks/bench_faults.py --before {options.before}` on a {platform.machine()} machine \
-with {os.cpu_count()} cores: the fixtures index with its completion model pointed at a local OpenAI-compatible \
-server that fails as the row says; a client over stdio calls local_search with a progress token (all rows of one \
-code at once, each its own server). "before" is the package at {options.before}, "now" this checkout; defaults \
-throughout. Target (issue 31): every search answers before 60 s (a common client timeout) naming the provider's \
-reason (its HTTP status, or for a provider that never answers, the deadline), whichever retry policy the root names.
+Measured by `python tests/benchmarks/bench_faults.py --before {options.before}` on a \
+{platform.machine()} machine \
+with {os.cpu_count()} cores: the fixtures index with its completion model pointed at a local \
+OpenAI-compatible \
+server that fails as the row says; a client over stdio calls local_search with a progress token \
+(all rows of one \
+code at once, each its own server). "before" is the package at {options.before}, "now" this \
+checkout; defaults \
+throughout. Target (issue 31): every search answers before 60 s (a common client timeout) naming \
+the provider's \
+reason (its HTTP status, or for a provider that never answers, the deadline), whichever retry \
+policy the root names.
 
 | root's retry policy | fault | before | now | progress notifications (now) | target |
 | --- | --- | --- | --- | --- | --- |
 {table}
 
-`graphrag-mcp index` over fixtures/corpus with a model that answers prose to graphrag's extraction prompt (target: \
+`graphrag-mcp index` over fixtures/corpus with a model that answers prose to graphrag's extraction \
+prompt (target: \
 stopped in seconds, naming the format and quoting the answer):
 
 | code | time to the exit | provider requests | last line |

@@ -1,21 +1,22 @@
 """Benchmark: what an update costs as a corpus with a recurring cast grows (issue 24).
 
 Run: python tests/benchmarks/bench_incremental.py [--sizes 300,1000,2000] [--before REV]
-For each size, generates the recurring corpus (corpora.py: a chain of small casts, and a board of 12 people in 3
-bodies, one of whom every document names), indexes it cold with the offline model (no key, no network), then
-runs `graphrag-mcp index` after each of these changes, one after the other:
-- edit: one document renames the person whom its board sentence names (a hub gains and loses a relationship;
-  the same role in the cast at every size);
+For each size, generates the recurring corpus (corpora.py: a chain of small casts, and a board of 12
+people in 3 bodies, one of whom every document names), indexes it cold with the offline model (no
+key, no network), then runs `graphrag-mcp index` after each of these changes, one after the other:
+- edit: one document renames the person whom its board sentence names (a hub gains and loses a
+  relationship; the same role in the cast at every size);
 - add: a new document with two new people, one of whom writes to a board member;
 - delete: one document removed;
-then serves it with `serve --watch` and renames, the same way, a person in another document: save -> queryable is
-the time until a basic_search context names them, and the watch's index worker reports its run's seconds.
-Per run: LLM calls, community reports written anew and carried over, communities kept, vector rows written or
-deleted, wall seconds of the `index` process and the run's own seconds. With `--before REV` the cold build and
-the three updates also run with the code of git revision REV (a worktree on PYTHONPATH), taking turns with this
-code on a copy of the corpus: the "before" rows.
-Writes the "Incremental updates", "Save to queryable" and "Verdict" sections of docs/benchmarks.md. Not a test:
-figures depend on the machine (about 10 minutes on 2 cores for the default sizes, twice that with --before).
+then serves it with `serve --watch` and renames, the same way, a person in another document: save ->
+queryable is the time until a basic_search context names them, and the watch's index worker reports
+its run's seconds. Per run: LLM calls, community reports written anew and carried over, communities
+kept, vector rows written or deleted, wall seconds of the `index` process and the run's own seconds.
+With `--before REV` the cold build and the three updates also run with the code of git revision REV
+(a worktree on PYTHONPATH), taking turns with this code on a copy of the corpus: the "before" rows.
+Writes the "Incremental updates", "Save to queryable" and "Verdict" sections of docs/benchmarks.md.
+Not a test: figures depend on the machine (about 10 minutes on 2 cores for the default sizes, twice
+that with --before).
 """
 
 import argparse
@@ -42,7 +43,8 @@ STEPS = ("edit", "add", "delete")
 
 @dataclass
 class Size:
-    """One corpus size's runs: summaries (with `wall`) by step, this code's and the code before's."""
+    """One corpus size's runs: summaries (with `wall`) by step, this code's and the code
+    before's."""
 
     documents: int
     now: dict[str, dict] = field(default_factory=dict)
@@ -52,8 +54,8 @@ class Size:
 
 
 def index(data: Path, root: Path, code: Path | None = None) -> dict:
-    """One `graphrag-mcp index` process (with the package at `code` first on the path, when given): its JSON
-    summary, with its wall seconds."""
+    """One `graphrag-mcp index` process (with the package at `code` first on the path, when given):
+    its JSON summary, with its wall seconds."""
     env = {**os.environ, **({"PYTHONPATH": str(code / "lib")} if code else {})}
     started = time.perf_counter()
     completed = subprocess.run(
@@ -80,8 +82,9 @@ def index(data: Path, root: Path, code: Path | None = None) -> dict:
 
 
 def named_by_the_board(near: int) -> int:
-    """The document at or after `near` whose board sentence names the second person of its cast (`cast[1]`: the same
-    role in every corpus size, so that edits of different sizes change alike)."""
+    """The document at or after `near` whose board sentence names the second person of its cast
+    (`cast[1]`: the same role in every corpus size, so that edits of different sizes change
+    alike)."""
     return near + (1 - near) % 4
 
 
@@ -92,7 +95,8 @@ def change(data: Path, documents: int, step: str) -> None:
     elif step == "add":
         cast = cast_of(documents // 2 // DOCUMENTS_PER_CLUSTER)
         (data / "doc_9999.txt").write_text(
-            f"Record 9999\n\nPerpetua Quimby met Lysander Oakhurst and {cast[0]} at the pier. Lysander Oakhurst "
+            f"Record 9999\n\nPerpetua Quimby met Lysander Oakhurst and {cast[0]} at the "
+            "pier. Lysander Oakhurst "
             f"wrote to {BOARD[5]} about the harbour dues.\n",
             encoding="utf-8",
         )
@@ -112,7 +116,7 @@ def measure(work: Path, documents: int, before: Path | None) -> Size:
         )
         for name in codes
     }
-    for name, (folder, _) in folders.items():
+    for folder, _ in folders.values():
         if folder != data:
             shutil.copytree(data, folder)
     for step in ("cold", *STEPS):
@@ -240,9 +244,12 @@ def verdicts(sizes: list[Size], rev: str | None) -> list[str]:
     ratio = edit_large / edit_small if edit_small else float("inf")
     share = edit_large / large.now["cold"]["llm_calls"]
     lines.append(
-        f"- One-document edit at {large.documents} documents: {edit_large} LLM calls, {ratio:.2f}x the "
-        f"{small.documents}-document figure ({edit_small}; target <= 1.5x) and {100 * share:.2f}% of the cold "
-        f"build's calls (target <= 0.5%): {'met' if ratio <= 1.5 and share <= 0.005 else 'NOT met'}."
+        f"- One-document edit at {large.documents} documents: {edit_large} LLM calls, "
+        f"{ratio:.2f}x the "
+        f"{small.documents}-document figure ({edit_small}; target <= 1.5x) and "
+        f"{100 * share:.2f}% of the cold "
+        "build's calls (target <= 0.5%): "
+        f"{'met' if ratio <= 1.5 and share <= 0.005 else 'NOT met'}."
     )
     for size in sizes:
         if size.documents >= 1000:
@@ -251,29 +258,36 @@ def verdicts(sizes: list[Size], rev: str | None) -> list[str]:
                 for step in STEPS
             )
             lines.append(
-                f"- Reports carried over at {size.documents} documents: at least {100 * worst:.1f}% in every "
+                f"- Reports carried over at {size.documents} documents: at least "
+                f"{100 * worst:.1f}% in every "
                 f"update (target >= 90%): {'met' if worst >= 0.9 else 'NOT met'}."
             )
     queryable = large.queryable
     lines.append(
-        f"- Save -> queryable under `serve --watch` at {large.documents} documents: {_seconds(queryable)} s "
+        f"- Save -> queryable under `serve --watch` at {large.documents} documents: "
+        f"{_seconds(queryable)} s "
         f"(target <= 6 s): {'met' if queryable is not None and queryable <= 6 else 'NOT met'}."
     )
     if queryable is not None and large.worker_seconds is not None:
         rest = queryable - SETTLE_SECONDS - large.worker_seconds
         lines.append(
-            f"  Of it: the settle window {SETTLE_SECONDS} s, the update's run in the waiting index worker "
-            f"{large.worker_seconds:.1f} s (graphrag's pipeline still walks every document: chunking, "
-            f"merging, report contexts, tables), and {rest:.1f} s for the job's hand-off, the server's reload "
+            f"  Of it: the settle window {SETTLE_SECONDS} s, the update's run in the "
+            "waiting index worker "
+            f"{large.worker_seconds:.1f} s (graphrag's pipeline still walks every "
+            "document: chunking, "
+            f"merging, report contexts, tables), and {rest:.1f} s for the job's hand-off, "
+            "the server's reload "
             "of the new version and the search."
         )
     if rev:
         for size in sizes:
             now, was = size.now["cold"], size.before["cold"]
             lines.append(
-                f"- Cold build at {size.documents} documents: {now['wall']:.1f} s wall ({now['seconds']:.1f} s"
+                f"- Cold build at {size.documents} documents: {now['wall']:.1f} s wall "
+                f"({now['seconds']:.1f} s"
                 " "
-                f"run) against {was['wall']:.1f} s ({was['seconds']:.1f} s) before ({rev}), taking turns "
+                f"run) against {was['wall']:.1f} s ({was['seconds']:.1f} s) before "
+                f"({rev}), taking turns "
                 f"(target: no slower)."
             )
     return lines
@@ -286,32 +300,46 @@ def write_report(sizes: list[Size], rev: str | None, minutes: float) -> None:
     )
     report = f"""# Benchmarks
 
-Written by the benchmarks in tests/benchmarks/ (each replaces its own sections), with the offline model on a
-{platform.machine()} machine with {os.cpu_count()} cores. Figures vary between runs and machines; compare the
+Written by the benchmarks in tests/benchmarks/ (each replaces its own sections), with the offline \
+model on a
+{platform.machine()} machine with {os.cpu_count()} cores. Figures vary between runs and machines; \
+compare the
 columns and rows of one run.
 
 ## Incremental updates
 
-Measured by `{command}` ({minutes:.0f} minutes) on generated corpora of {sizes_text} documents: a chain of small
-casts (4 people, an organisation and a place every 5 documents, each document naming one person of the group
-before) and a board of 12 people in 3 bodies, one of whom every document names (tests/benchmarks/corpora.py).
-After a cold build (`graphrag-mcp index DATA --offline`, new root, empty cache), one `index` run after each
-change, one after the other: **edit** renames, in one document, the person its board sentence names (the
-second of its cast, the same role at every size: a board member, a hub, gains a relationship and loses one);
-**add** writes a document with two new people, one writing to a board member; **delete** removes a document.
+Measured by `{command}` ({minutes:.0f} minutes) on generated corpora of {sizes_text} documents: a \
+chain of small
+casts (4 people, an organisation and a place every 5 documents, each document naming one person of \
+the group
+before) and a board of 12 people in 3 bodies, one of whom every document names \
+(tests/benchmarks/corpora.py).
+After a cold build (`graphrag-mcp index DATA --offline`, new root, empty cache), one `index` run \
+after each
+change, one after the other: **edit** renames, in one document, the person its board sentence \
+names (the
+second of its cast, the same role at every size: a board member, a hub, gains a relationship and \
+loses one);
+**add** writes a document with two new people, one writing to a board member; **delete** removes a \
+document.
 "Before" rows run the same with the code of {rev or "-"},
-taking turns with this code on a copy of the corpus. Wall seconds include the process's imports (about 6 s);
-"run s" is the summary's `seconds`, from reading the documents to the switch to the new version. Reports: written
-anew by the run / carried over from the previous version, of all. Vector rows: rows written into or deleted from
+taking turns with this code on a copy of the corpus. Wall seconds include the process's imports \
+(about 6 s);
+"run s" is the summary's `seconds`, from reading the documents to the switch to the new version. \
+Reports: written
+anew by the run / carried over from the previous version, of all. Vector rows: rows written into \
+or deleted from
 the LanceDB tables, of all rows (text units, entities, reports).
 
 {table(sizes, rev)}
 
 ## Save to queryable
 
-`serve --watch DATA` over stdio, up 10 s, settle window 0.5 s; from saving a renamed person (as in the edit above,
+`serve --watch DATA` over stdio, up 10 s, settle window 0.5 s; from saving a renamed person (as in \
+the edit above,
 in another document) to the first
-`basic_search` context (context_only) naming them; "worker" is the `seconds` of that update's summary, run in the
+`basic_search` context (context_only) naming them; "worker" is the `seconds` of that update's \
+summary, run in the
 index worker `serve --watch` keeps waiting with graphrag imported. Figures in the table above.
 
 ## Verdict

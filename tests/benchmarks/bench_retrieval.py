@@ -1,17 +1,18 @@
-"""Benchmark: does retrieval find the right entity, document and topic? (context_only, offline model)
+"""Benchmark: does retrieval find the right entity, document and topic? (context_only, offline
+model)
 
 Run: python tests/benchmarks/bench_retrieval.py
-Indexes fixtures/corpus and a generated corpus of unrelated topics (no entity shared between topics) with
-the offline model, asks a fixed question set, and reports per search type in context_only mode:
+Indexes fixtures/corpus and a generated corpus of unrelated topics (no entity shared between topics)
+with the offline model, asks a fixed question set, and reports per search type in context_only mode:
 - entity hit: the asked-about entity is among the first 3 entities of the context (local, drift);
 - source hit: a document that mentions it is among the context's sources (local, drift, basic);
 - topic hit: for theme questions, a report of the topic is in global search's context;
 - topics without a report (every topic of the generated corpus must have one).
-Each corpus is indexed twice: in one full build, and as a growing folder is (half of its documents, then one
-`index` run for each further document: incremental updates, whose communities are kept from version to version,
-issue 24); both must score alike. Prints the table and writes the "Retrieval" section of docs/benchmarks.md.
-Targets (issue 11): entity and source hits >= 90%, no topic without a report. Deterministic: no model, no
-network, no timing.
+Each corpus is indexed twice: in one full build, and as a growing folder is (half of its documents,
+then one `index` run for each further document: incremental updates, whose communities are kept from
+version to version, issue 24); both must score alike. Prints the table and writes the "Retrieval"
+section of docs/benchmarks.md. Targets (issue 11): entity and source hits >= 90%, no topic without a
+report. Deterministic: no model, no network, no timing.
 """
 
 import argparse
@@ -41,10 +42,14 @@ TOPICS = [
         "place": "Dunmore Head",
         "kind": "chapter",
         "lines": [
-            "{p0} climbed the iron stair of the lighthouse at {place} for the first time since the storm.",
-            "{p1} of the {org} had promised that the lighthouse restoration would finish before winter.",
-            "{p2} carried the new brass lamp up from the harbour and argued with {p0} about the cost.",
-            "At night {p0} and {p1} read the old keeper's log, which described every ship that passed {place}.",
+            "{p0} climbed the iron stair of the lighthouse at {place} for the first time "
+            "since the storm.",
+            "{p1} of the {org} had promised that the lighthouse restoration would finish "
+            "before winter.",
+            "{p2} carried the new brass lamp up from the harbour and argued with {p0} "
+            "about the cost.",
+            "At night {p0} and {p1} read the old keeper's log, which described every ship "
+            "that passed {place}.",
         ],
     },
     {
@@ -54,10 +59,12 @@ TOPICS = [
         "place": "Hollow Brook",
         "kind": "field note",
         "lines": [
-            "Field note: {p0} counted forty hives along the hedges of {place} for the beekeeping survey.",
+            "Field note: {p0} counted forty hives along the hedges of {place} for the "
+            "beekeeping survey.",
             "{p1} of the {org} weighed the honey frames and recorded a poor spring flow.",
             "{p2} found mites in three colonies and asked {p0} to repeat the count next week.",
-            "The {org} will publish the beekeeping survey once {p1} has checked every hive at {place}.",
+            "The {org} will publish the beekeeping survey once {p1} has checked every hive "
+            "at {place}.",
         ],
     },
     {
@@ -133,7 +140,8 @@ def generate_topics(folder: Path) -> list[Question]:
 
 
 def fixture_questions(tables: object, corpus: Path) -> list[Question]:
-    """Who/what-is questions for every person, organisation and place the index holds that a document names."""
+    """Who/what-is questions for every person, organisation and place the index holds that a
+    document names."""
     texts = {
         path.name: path.read_text(encoding="utf-8").casefold()
         for path in corpus.iterdir()
@@ -173,8 +181,8 @@ def build(data: Path, root: Path) -> None:
 
 
 def build_by_updates(data: Path, root: Path, folder: Path) -> int:
-    """Index `data` as a growing folder is: half of its documents, then one incremental `index` run for each
-    further document (in `folder`, under the same names); the number of updates."""
+    """Index `data` as a growing folder is: half of its documents, then one incremental `index` run
+    for each further document (in `folder`, under the same names); the number of updates."""
     files = sorted(data.iterdir())
     first = len(files) // 2
     folder.mkdir()
@@ -268,7 +276,8 @@ def main() -> None:
                 table += rows(f"{name} | {built}", hits)
                 missing = topics_without_report(tables) if data != FIXTURES else []
                 facts.append(
-                    f"{name}, {built}: {unclustered(tables)} of {len(tables.entities)} entities without a "
+                    f"{name}, {built}: {unclustered(tables)} of {len(tables.entities)} "
+                    "entities without a "
                     f"community"
                     + (
                         f"; topics without a report: {len(missing)} of {len(TOPICS)}"
@@ -287,15 +296,24 @@ def main() -> None:
         [
             SECTION,
             "",
-            "Measured by `python tests/benchmarks/bench_retrieval.py`: the offline model, `context_only` searches "
-            "(the handler the MCP tools call), on fixtures/corpus (a who/what-is question for every person, "
-            "organisation and place in the index that a document names) and on a generated corpus of "
-            f"{len(TOPICS)} unrelated topics ({len(TOPICS) * DOCUMENTS_PER_TOPIC} documents; chapters, field notes and "
-            "memos that share no entity). Entity hit: the entity asked about is among the context's first 3 "
-            "entities. Source hit: a document naming it is among the sources. Topic hit: global search's reports "
-            "name the topic's people and organisation. Targets: >= 90% entity and source hits, no topic without a "
-            "report. Each corpus is indexed in one full build and as a growing folder is (half of it, then one "
-            "incremental `index` run per further document); both must score alike. Deterministic (no model, no "
+            "Measured by `python tests/benchmarks/bench_retrieval.py`: the offline model, "
+            "`context_only` searches "
+            "(the handler the MCP tools call), on fixtures/corpus (a who/what-is question "
+            "for every person, "
+            "organisation and place in the index that a document names) and on a generated "
+            "corpus of "
+            f"{len(TOPICS)} unrelated topics ({len(TOPICS) * DOCUMENTS_PER_TOPIC} "
+            "documents; chapters, field notes and "
+            "memos that share no entity). Entity hit: the entity asked about is among the "
+            "context's first 3 "
+            "entities. Source hit: a document naming it is among the sources. Topic hit: "
+            "global search's reports "
+            "name the topic's people and organisation. Targets: >= 90% entity and source "
+            "hits, no topic without a "
+            "report. Each corpus is indexed in one full build and as a growing folder is "
+            "(half of it, then one "
+            "incremental `index` run per further document); both must score alike. "
+            "Deterministic (no model, no "
             "timing).",
             "",
             *table,
@@ -304,21 +322,32 @@ def main() -> None:
             "",
             "### Six topics (the no-key graph, issue 27)",
             "",
-            "Two corpora: tests/benchmarks/corpora/six_topics and six_topics_2 (see each ABOUT.md). Most of "
-            "six_topics_2's who/what questions ask for an entity they do not name (\"Who is the treasurer of the Ormond "
-            'Players?"): its entity-in-top-3 counts whether the answer is among the first 3 entities beside the one '
+            "Two corpora: tests/benchmarks/corpora/six_topics and six_topics_2 (see each "
+            "ABOUT.md). Most of "
+            "six_topics_2's who/what questions ask for an entity they do not name (\"Who "
+            "is the treasurer of the Ormond "
+            'Players?"): its entity-in-top-3 counts whether the answer is among the first '
+            "3 entities beside the one "
             "named.",
             "",
             f"{graph_quality.__doc__.strip()}",
             "",
-            "Measures: entity in top 3 and source in context / among the first 3 sources for each who/what question "
-            '(local, drift; basic with `top_k=3`); for each "What connects A to B?" question, both entities and the '
-            "relationship between them in the local / drift context; for each topic question, the rank of the first "
-            "report in global search's context whose documents are mostly that topic's; reports without findings or "
-            'titled "Unnamed community", reports with the same content, entities that are greetings, sign-offs or '
-            "bare titles, and the type of each named person, organisation and place. Targets: 0 empty or duplicate "
-            "reports; linking relationship >= 75%; source among the first 3 >= 90% (local, drift, basic top_k=3); "
-            "a report of the topic first >= 7 of 8 and in the top 3 for all; type accuracy >= 90%; 0 junk entities.",
+            "Measures: entity in top 3 and source in context / among the first 3 sources "
+            "for each who/what question "
+            '(local, drift; basic with `top_k=3`); for each "What connects A to B?" '
+            "question, both entities and the "
+            "relationship between them in the local / drift context; for each topic "
+            "question, the rank of the first "
+            "report in global search's context whose documents are mostly that topic's; "
+            "reports without findings or "
+            'titled "Unnamed community", reports with the same content, entities that are '
+            "greetings, sign-offs or "
+            "bare titles, and the type of each named person, organisation and place. "
+            "Targets: 0 empty or duplicate "
+            "reports; linking relationship >= 75%; source among the first 3 >= 90% (local, "
+            "drift, basic top_k=3); "
+            "a report of the topic first >= 7 of 8 and in the top 3 for all; type accuracy "
+            ">= 90%; 0 junk entities.",
             "",
             "| corpus | built | measure | hits | share |",
             "|---|---|---|---|---|",
@@ -333,7 +362,8 @@ def main() -> None:
 
 
 def _six_topics(work: Path) -> tuple[list[str], list[str]]:
-    """graph_quality's measures on the six-topics corpus (built in full and by updates) and the second one."""
+    """graph_quality's measures on the six-topics corpus (built in full and by updates) and the
+    second one."""
     table, facts = [], []
     for name, corpus, by_updates in (
         ("six topics", graph_quality.SIX_TOPICS, True),

@@ -1,22 +1,26 @@
-"""Benchmark: how builds, updates, searches, concurrency, memory and the CLI scale with the corpus (issue 12).
+"""Benchmark: how builds, updates, searches, concurrency, memory and the CLI scale with the corpus
+(issue 12).
 
 Run: python tests/benchmarks/bench_scale.py [--sizes 100,300,1000] [--queries 10] [--repeat 2]
-For each size, generates a corpus whose cast grows with it (4 new people, an organisation and a place every 5
-documents), indexes it with the offline model (no key, no network) and measures, side by side in one run:
-- cold build and three one-document edits' incremental `index`: wall seconds, LLM calls, reports carried over;
-  one more `index` with nothing changed;
+For each size, generates a corpus whose cast grows with it (4 new people, an organisation and a
+place every 5 documents), indexes it with the offline model (no key, no network) and measures, side
+by side in one run:
+- cold build and three one-document edits' incremental `index`: wall seconds, LLM calls, reports
+  carried over; one more `index` with nothing changed;
 - save -> queryable under `serve --watch`;
-- search latency over real MCP sessions (stdio) against the in-process floor (graphrag called directly on
-  preloaded tables, the same queries, alternating with the server's calls);
+- search latency over real MCP sessions (stdio) against the in-process floor (graphrag called
+  directly on preloaded tables, the same queries, alternating with the server's calls);
 - 16 concurrent streamable-HTTP sessions against one client; the server's resident memory;
 - cold `graphrag-mcp stats` and `graphrag-mcp query --context-only`;
-- import floors: fresh processes that only import the libraries every update, and every context-only query,
-  loads whatever the project does (graphrag's pipeline, graphrag-llm's model clients with LiteLLM, LanceDB): no
-  one-process `index` edit or cold query can be faster, so these bound what the edit and cold-query targets can reach.
+- import floors: fresh processes that only import the libraries every update, and every context-only
+  query, loads whatever the project does (graphrag's pipeline, graphrag-llm's model clients with
+  LiteLLM, LanceDB): no one-process `index` edit or cold query can be faster, so these bound what
+  the edit and cold-query targets can reach.
 Prints the table and writes the "Scale" section of docs/benchmarks.md (the other sections are kept).
 The model is always the offline one (`--offline` is accepted and changes nothing). Smoke run:
-`--sizes 20,40 --queries 3` (about 8 minutes on 2 cores). Not a test: a cold build of 1000 documents alone takes
-about 4 minutes on 2 cores; figures depend on the machine, so compare the columns of one run.
+`--sizes 20,40 --queries 3` (about 8 minutes on 2 cores). Not a test: a cold build of 1000 documents
+alone takes about 4 minutes on 2 cores; figures depend on the machine, so compare the columns of one
+run.
 """
 
 import argparse
@@ -68,17 +72,18 @@ UPDATE_IMPORTS = (
     "graphrag_llm.embedding",
     "graphrag_vectors.lancedb",
 )
-"""What every update process imports: graphrag's pipeline, the model clients (LiteLLM), the vector store."""
+"""What every update process imports: graphrag's pipeline, the model clients (LiteLLM), the vector
+store."""
 QUERY_IMPORTS = (
     "graphrag_llm.embedding",
     "graphrag_vectors.lancedb",
     "graphrag.query.structured_search.local_search.mixed_context",
 )
-"""What every context-only local query imports: the embedding client for the query, the vector store, graphrag's
-context builder."""
+"""What every context-only local query imports: the embedding client for the query, the vector
+store, graphrag's context builder."""
 
 
-# --- corpus -------------------------------------------------------------------------------------------------
+# --- corpus ---------------------------------------------------------------------------------------
 
 
 def queries(documents: int, count: int) -> list[str]:
@@ -88,11 +93,12 @@ def queries(documents: int, count: int) -> list[str]:
     return [f"Who is {person(index)}?" for index in dict.fromkeys(picked)]
 
 
-# --- CLI ----------------------------------------------------------------------------------------------------
+# --- CLI ------------------------------------------------------------------------------------------
 
 
 def cli(*args: str) -> tuple[float, dict]:
-    """Wall seconds of one `graphrag-mcp ... --format json` process, and its JSON object; exits on failure."""
+    """Wall seconds of one `graphrag-mcp ... --format json` process, and its JSON object; exits on
+    failure."""
     command = [sys.executable, "-m", "graphrag_mcp_server", *args, "--format", "json"]
     started = time.perf_counter()
     completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
@@ -107,8 +113,8 @@ def cli(*args: str) -> tuple[float, dict]:
 
 
 def import_floor(modules: tuple[str, ...]) -> float:
-    """Wall seconds of a fresh Python process that imports `modules` and does nothing else (LiteLLM's bundled cost
-    map, as the CLI sets it)."""
+    """Wall seconds of a fresh Python process that imports `modules` and does nothing else
+    (LiteLLM's bundled cost map, as the CLI sets it)."""
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     started = time.perf_counter()
     subprocess.run(
@@ -122,12 +128,13 @@ def import_floor(modules: tuple[str, ...]) -> float:
 
 
 def alternating(*runs: Callable[[], float]) -> list[float]:
-    """Each run's median over CLI_RUNS rounds, the runs taking turns (this machine's speed drifts)."""
+    """Each run's median over CLI_RUNS rounds, the runs taking turns (this machine's speed
+    drifts)."""
     rounds = [[run() for run in runs] for _ in range(CLI_RUNS)]
     return [statistics.median(figures) for figures in zip(*rounds, strict=True)]
 
 
-# --- MCP sessions -------------------------------------------------------------------------------------------
+# --- MCP sessions ---------------------------------------------------------------------------------
 
 
 def serve_args(root: Path, *extra: str) -> list[str]:
@@ -156,7 +163,8 @@ async def stdio_session(root: Path, log: Path, *extra: str, env: dict[str, str] 
 
 @contextmanager
 def http_server(root: Path, log: Path, workers: int = 1):
-    """`graphrag-mcp serve --transport streamable-http --workers N` on a free loopback port; yields (process, url)."""
+    """`graphrag-mcp serve --transport streamable-http --workers N` on a free loopback port; yields
+    (process, url)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -220,7 +228,8 @@ async def call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> 
 
 
 def server_pid(root: Path) -> int:
-    """The pid of the `serve` child this process started over `root` (the stdio client spawns it)."""
+    """The pid of the `serve` child this process started over `root` (the stdio client spawns
+    it)."""
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             text, command = status.read_text(), (status.parent / "cmdline").read_bytes()
@@ -255,7 +264,7 @@ def worker_pids(pid: int) -> list[int]:
     ]
 
 
-# --- in-process floors --------------------------------------------------------------------------------------
+# --- in-process floors ----------------------------------------------------------------------------
 
 
 @dataclass
@@ -299,8 +308,8 @@ async def floor_local_answer(index: Loaded, query: str) -> None:
 
 
 async def floor_local_context(index: Loaded, query: str) -> None:
-    """graphrag's local context for `query`: the engine built as graphrag.api.local_search builds it, then its
-    context builder once, with the server's default budget."""
+    """graphrag's local context for `query`: the engine built as graphrag.api.local_search builds
+    it, then its context builder once, with the server's default budget."""
     from graphrag.config.embeddings import entity_description_embedding
     from graphrag.query.factory import get_local_search_engine
     from graphrag.query.indexer_adapters import (
@@ -334,7 +343,7 @@ async def floor_local_context(index: Loaded, query: str) -> None:
     )
 
 
-# --- measurements -------------------------------------------------------------------------------------------
+# --- measurements ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -369,7 +378,8 @@ class Scale:
 
 @dataclass
 class Load:
-    """One client, then SESSIONS at once, against `serve --transport streamable-http --workers N`."""
+    """One client, then SESSIONS at once, against
+    `serve --transport streamable-http --workers N`."""
 
     single_rate: float = 0.0
     concurrent_rate: float = 0.0
@@ -396,8 +406,8 @@ async def timed(work: Awaitable[Any]) -> float:
 
 
 async def latencies(scale: Scale, root: Path, asked: list[str], repeat: int, log: Path) -> None:
-    """p50 of each search over stdio and of its in-process floor, calls alternating; then the server's RSS.
-    One untimed round first warms both (imports, caches)."""
+    """p50 of each search over stdio and of its in-process floor, calls alternating; then the
+    server's RSS. One untimed round first warms both (imports, caches)."""
     index = await load_index(root)
     samples: dict[str, list[float]] = {}
     async with stdio_session(root, log) as session:
@@ -415,7 +425,8 @@ async def latencies(scale: Scale, root: Path, asked: list[str], repeat: int, log
 
 
 async def concurrency(scale: Scale, root: Path, asked: list[str], log: Path, workers: int) -> None:
-    """Local searches: one client over the query set, then SESSIONS sessions each over it at once."""
+    """Local searches: one client over the query set, then SESSIONS sessions each over it at
+    once."""
     load = scale.load[workers] = Load()
     with http_server(root, log, workers) as (process, url):
         await _sessions_at_once(url, asked)  # warm-up: every worker loads the index and answers
@@ -440,8 +451,8 @@ async def concurrency(scale: Scale, root: Path, asked: list[str], log: Path, wor
 async def _sessions_at_once(
     url: str, asked: list[str]
 ) -> tuple[float, list[float | BaseException]]:
-    """SESSIONS sessions connect, then all search at once (each its own rotation of the queries); the
-    wall seconds from the start signal to the last answer, and each call's seconds or error."""
+    """SESSIONS sessions connect, then all search at once (each its own rotation of the queries);
+    the wall seconds from the start signal to the last answer, and each call's seconds or error."""
     start, ready = asyncio.Event(), []
     outcomes: list[float | BaseException] = []
 
@@ -472,9 +483,10 @@ async def _sessions_at_once(
 async def save_to_queryable(
     data: Path, root: Path, documents: int, log: Path, number: int | None = None, slot: int = 2
 ) -> tuple[float | None, float | None]:
-    """Seconds from saving a renamed person (the `slot`-th of document `number`'s cluster; by default of the
-    document a third into the corpus) under `serve --watch` until a basic_search context shows the name, and the
-    `seconds` of that update's summary; None, None after WATCH_DEADLINE."""
+    """Seconds from saving a renamed person (the `slot`-th of document `number`'s cluster; by
+    default of the document a third into the corpus) under `serve --watch` until a basic_search
+    context shows the name, and the `seconds` of that update's summary; None, None after
+    WATCH_DEADLINE."""
     env = {"GRAPHRAG_MCP_WATCH_SETTLE_SECONDS": str(SETTLE_SECONDS)}
     async with stdio_session(
         root, log, "--watch", str(data), "--data-path", str(data), env=env
@@ -495,8 +507,8 @@ async def save_to_queryable(
 
 
 async def _run_seconds(session: ClientSession, saved: float) -> float | None:
-    """The `seconds` of the summary of the job that made the new version (the version switches before the worker
-    reports its summary); None after WATCH_DEADLINE."""
+    """The `seconds` of the summary of the job that made the new version (the version switches
+    before the worker reports its summary); None after WATCH_DEADLINE."""
     while time.monotonic() - saved < WATCH_DEADLINE:
         if (
             summary := ((await _statistics(session)).get("last_job") or {}).get("summary")
@@ -565,7 +577,7 @@ def measure(work: Path, documents: int, query_count: int, repeat: int) -> Scale:
     return scale
 
 
-# --- report -------------------------------------------------------------------------------------------------
+# --- report ---------------------------------------------------------------------------------------
 
 
 def verdict(scales: list[Scale], ok: Callable[[Scale], bool]) -> str:
@@ -582,7 +594,8 @@ def row(
     ok: Callable[[Scale], bool] | None = None,
     judged: list[Scale] | None = None,
 ) -> list[str]:
-    """One table row: `cell` for each size, the target, and whether the `judged` sizes (all by default) meet it."""
+    """One table row: `cell` for each size, the target, and whether the `judged` sizes (all by
+    default) meet it."""
     return [
         what,
         *map(cell, scales),
@@ -624,7 +637,8 @@ def build_rows(scales: list[Scale]) -> list[list[str]]:
         row(scales, "cold build: LLM calls", lambda s: str(s.cold_calls)),
         row(
             scales,
-            f"edit one document, incremental index: wall seconds, median of {len(EDITS)} [range] (of cold)",
+            f"edit one document, incremental index: wall seconds, median of {len(EDITS)} "
+            "[range] (of cold)",
             lambda s: edit_cell(s, "wall", s.cold_seconds),
             "<= 10% of cold",
             lambda s: edit_median(s, "wall") <= 0.1 * s.cold_seconds,
@@ -637,12 +651,14 @@ def build_rows(scales: list[Scale]) -> list[list[str]]:
         ),
         row(
             scales,
-            "import floor of any update process: seconds (of cold wall: the least an `index` edit can take)",
+            "import floor of any update process: seconds (of cold wall: the least an "
+            "`index` edit can take)",
             lambda s: f"{s.update_floor:.1f} ({share(s.update_floor, s.cold_seconds)})",
         ),
         row(
             scales,
-            "edit one document under serve --watch (index worker ready): the run's seconds (of cold)",
+            "edit one document under serve --watch (index worker ready): the run's seconds "
+            "(of cold)",
             lambda s: (
                 "-"
                 if s.watch_run_seconds is None
@@ -698,7 +714,8 @@ def search_rows(scales: list[Scale]) -> list[list[str]]:
             scales,
             f"{what}: server p50",
             lambda s: ms(s.p50[what]),
-            f"flat: {scales[-1].documents} docs <= 1.5x {scales[0].documents} docs (here {growth:.2f}x)",
+            f"flat: {scales[-1].documents} docs <= 1.5x {scales[0].documents} docs (here "
+            f"{growth:.2f}x)",
             lambda s: s.p50[what] <= 1.5 * scales[0].p50[what],
             scales[-1:],
         )
@@ -791,39 +808,65 @@ def section(scales: list[Scale], query_count: int, repeat: int, minutes: float) 
     sizes = ", ".join(str(scale.documents) for scale in scales)
     return f"""{SECTION}
 
-Measured by `python tests/benchmarks/bench_scale.py --sizes {sizes.replace(", ", ",")} --queries {query_count} \
---repeat {repeat}` ({minutes:.0f} minutes) on generated corpora of {sizes} documents of about 200 words whose cast \
-grows with them (4 new people, an organisation and a place every 5 documents), the offline model, a \
-{platform.machine()} machine with {os.cpu_count()} cores. Queries: "Who is X?" for {query_count} people spread over \
+Measured by `python tests/benchmarks/bench_scale.py --sizes {sizes.replace(", ", ",")} --queries \
+{query_count} \
+--repeat {repeat}` ({minutes:.0f} minutes) on generated corpora of {sizes} documents of about 200 \
+words whose cast \
+grows with them (4 new people, an organisation and a place every 5 documents), the offline model, \
+a \
+{platform.machine()} machine with {os.cpu_count()} cores. Queries: "Who is X?" for {query_count} \
+people spread over \
 each corpus. Figures vary between runs and machines; compare columns of the same run.
 
-- Builds: `graphrag-mcp index DATA --offline` (cold: new index root, empty cache), then {len(EDITS)} edits one after \
-the other, each renaming a person in one document (a quarter, half and three quarters into the corpus) and \
-running `index --incremental`; the table gives their median and range. What an edit costs depends on whom it \
-renames: graphrag's Leiden clustering of the changed graph moves some unrelated entities between communities, whose \
-reports are then written anew, as a rebuild would. Wall seconds include the process's imports (about 6 s); "the \
-run itself" is the `seconds` of the index summary, from reading the documents to the switch to the new version. \
-After the edits, one more `index --incremental` with nothing changed (it stops before importing graphrag's pipeline \
+- Builds: `graphrag-mcp index DATA --offline` (cold: new index root, empty cache), then \
+{len(EDITS)} edits one after \
+the other, each renaming a person in one document (a quarter, half and three quarters into the \
+corpus) and \
+running `index --incremental`; the table gives their median and range. What an edit costs depends \
+on whom it \
+renames: graphrag's Leiden clustering of the changed graph moves some unrelated entities between \
+communities, whose \
+reports are then written anew, as a rebuild would. Wall seconds include the process's imports \
+(about 6 s); "the \
+run itself" is the `seconds` of the index summary, from reading the documents to the switch to the \
+new version. \
+After the edits, one more `index --incremental` with nothing changed (it stops before importing \
+graphrag's pipeline \
 and the model libraries).
 - Save -> queryable: `serve --watch DATA` over stdio, up {IDLE_BEFORE_SAVE:.0f} s, settle window \
-{SETTLE_SECONDS} s; from saving a renamed person to the first `basic_search` context (context_only) naming them.
-- Latency: p50 of {repeat} timed round(s) over the queries (after an untimed round) of MCP tool calls over stdio to \
-`graphrag-mcp serve`, as the client sees them. The in-process floor runs in the benchmark process on tables \
-loaded once, alternating with the server's calls: `graphrag.api.local_search` for answers; for context_only, \
-graphrag's local engine built as `graphrag.api.local_search` builds it and its context builder once, within the \
+{SETTLE_SECONDS} s; from saving a renamed person to the first `basic_search` context \
+(context_only) naming them.
+- Latency: p50 of {repeat} timed round(s) over the queries (after an untimed round) of MCP tool \
+calls over stdio to \
+`graphrag-mcp serve`, as the client sees them. The in-process floor runs in the benchmark process \
+on tables \
+loaded once, alternating with the server's calls: `graphrag.api.local_search` for answers; for \
+context_only, \
+graphrag's local engine built as `graphrag.api.local_search` builds it and its context builder \
+once, within the \
 same 8000-token budget.
-- Concurrency: `serve --transport streamable-http --workers N` for N in {", ".join(map(str, WORKERS))}; after an untimed \
-round of {SESSIONS} sessions (every worker loaded), one session runs `local_search` over the queries \
+- Concurrency: `serve --transport streamable-http --workers N` for N in \
+{", ".join(map(str, WORKERS))}; after an untimed \
+round of {SESSIONS} sessions (every worker loaded), one session runs `local_search` over the \
+queries \
 {SINGLE_ROUNDS} times, then \
-{SESSIONS} sessions do so at once (each from another query). Throughput is compared with one client on one \
-worker; the benchmark's clients share the machine's cores with the server. RSS: VmRSS of the server process after the \
-stdio searches, of the HTTP server after the {SESSIONS} sessions, and of the largest worker with --workers.
-- Cold CLI: median of {CLI_RUNS} fresh processes, taking turns with the import floors: `graphrag-mcp stats` and \
+{SESSIONS} sessions do so at once (each from another query). Throughput is compared with one \
+client on one \
+worker; the benchmark's clients share the machine's cores with the server. RSS: VmRSS of the \
+server process after the \
+stdio searches, of the HTTP server after the {SESSIONS} sessions, and of the largest worker with \
+--workers.
+- Cold CLI: median of {CLI_RUNS} fresh processes, taking turns with the import floors: \
+`graphrag-mcp stats` and \
 `graphrag-mcp query "Who is X?" --type local --context-only`.
-- Import floors: median of {CLI_RUNS} fresh Python processes that only import what every update loads \
-(`{", ".join(UPDATE_IMPORTS)}`) and what every context-only query loads (`{", ".join(QUERY_IMPORTS)}`). graphrag \
-3.3 pins LiteLLM (1.100.1), which graphrag-llm imports with its types, and LanceDB (0.38), which imports its REST \
-namespace client: an edit run as its own `index` process cannot take less than the update floor, nor a cold query \
+- Import floors: median of {CLI_RUNS} fresh Python processes that only import what every update \
+loads \
+(`{", ".join(UPDATE_IMPORTS)}`) and what every context-only query loads \
+(`{", ".join(QUERY_IMPORTS)}`). graphrag \
+3.3 pins LiteLLM (1.100.1), which graphrag-llm imports with its types, and LanceDB (0.38), which \
+imports its REST \
+namespace client: an edit run as its own `index` process cannot take less than the update floor, \
+nor a cold query \
 less than the query floor, whatever this project does.
 
 {table(scales)}

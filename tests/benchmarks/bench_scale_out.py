@@ -1,22 +1,25 @@
-"""Scale out through blob storage (issue 28), against Azurite on this machine; writes the "Scale out" section of
-docs/benchmarks.md.
+"""Scale out through blob storage (issue 28), against Azurite on this machine; writes the "Scale
+out" section of docs/benchmarks.md.
 
     python tests/benchmarks/bench_scale_out.py [--documents 300] [--kills 10]
 
-- An indexer (`graphrag-mcp index --storage`) builds a generated corpus into a container; two stateless replicas
-  (`serve --transport streamable-http --stateless --storage`, default 2 s poll) each follow it from an empty folder;
-  a third server serves the indexer's own local folder (the same version, no storage): the local baseline.
-- Latency: local_search answers, p50 over rounds taking turns between a replica and the local server, after a
-  warm-up round.
-- Throughput: 16 concurrent clients (stateless sessions), each over the queries: all on one replica, then 8 on
-  each replica.
-- Two switches under load: 4 clients (2 a replica) ask basic_search (context only) for a marker sentence without
-  pause while the indexer publishes two updates, each adding a document with a marker of its own; then on until
-  500 answers. Failed = a call error; mixed = an index_version whose answers disagree on which markers exist.
-  Visible = the first answer of each replica holding the new marker, minus the time current.json was switched.
-- Kills: the indexer updating (one more document each time) is killed (SIGKILL) at a random point of a normal
-  run's duration, 10 times; after each, current.json must name a version that a fresh local copy downloads and
-  loads (`stats --storage` into an empty folder) with the documents of that version: else it is broken.
+- An indexer (`graphrag-mcp index --storage`) builds a generated corpus into a container; two
+  stateless replicas (`serve --transport streamable-http --stateless --storage`, default 2 s poll)
+  each follow it from an empty folder; a third server serves the indexer's own local folder (the
+  same version, no storage): the local baseline.
+- Latency: local_search answers, p50 over rounds taking turns between a replica and the local
+  server, after a warm-up round.
+- Throughput: 16 concurrent clients (stateless sessions), each over the queries: all on one replica,
+  then 8 on each replica.
+- Two switches under load: 4 clients (2 a replica) ask basic_search (context only) for a marker
+  sentence without pause while the indexer publishes two updates, each adding a document with a
+  marker of its own; then on until 500 answers. Failed = a call error; mixed = an index_version
+  whose answers disagree on which markers exist. Visible = the first answer of each replica holding
+  the new marker, minus the time current.json was switched.
+- Kills: the indexer updating (one more document each time) is killed (SIGKILL) at a random point of
+  a normal run's duration, 10 times; after each, current.json must name a version that a fresh local
+  copy downloads and loads (`stats --storage` into an empty folder) with the documents of that
+  version: else it is broken.
 """
 
 import argparse
@@ -166,7 +169,8 @@ async def latency(replica: str, local: str, queries: list[str]) -> tuple[float, 
 
 
 async def throughput(urls: list[str], queries: list[str]) -> tuple[float, int]:
-    """Searches a second of CLIENTS clients at once, client k on urls[k % len(urls)]; and the errors."""
+    """Searches a second of CLIENTS clients at once, client k on urls[k % len(urls)]; and the
+    errors."""
     start = asyncio.Event()
 
     async def searches(k: int) -> list[float | BaseException]:
@@ -195,7 +199,8 @@ async def throughput(urls: list[str], queries: list[str]) -> tuple[float, int]:
 async def switches(
     azurite: Azurite, location: str, data: Path, work: Path, replicas: list[str]
 ) -> dict[str, Any]:
-    """Two updates published while STREAM_CLIENTS clients ask without pause (see the module's docstring)."""
+    """Two updates published while STREAM_CLIENTS clients ask without pause (see the module's
+    docstring)."""
     answers: list[tuple[float, int, dict | BaseException]] = []
     stop = asyncio.Event()
 
@@ -221,7 +226,8 @@ async def switches(
     visible: list[float] = []
     for number, marker in enumerate(MARKERS):
         (data / f"zz_marker_{number}.txt").write_text(
-            f"The {marker} met in the old customs house. {person(10_000 + number)} kept its records.\n",
+            f"The {marker} met in the old customs house. {person(10_000 + number)} kept "
+            "its records.\n",
             encoding="utf-8",
         )
         _, process = await asyncio.to_thread(
@@ -445,13 +451,15 @@ def report(
         ),
         ("a version in the container: files, MB", f"{blobs[0]}, {blobs[1] / 1e6:.1f}", "-", "-"),
         (
-            "new version visible on both replicas after the switch (poll 2 s): seconds, each switch",
+            "new version visible on both replicas after the switch (poll 2 s): seconds, "
+            "each switch",
             ", ".join(f"{seconds:.2f}" for seconds in switching["visible"]),
             "<= 5 s",
             met(visible <= 5),
         ),
         (
-            f"answers across two switches ({STREAM_CLIENTS} clients, 2 a replica): failed / mixed versions",
+            f"answers across two switches ({STREAM_CLIENTS} clients, 2 a replica): failed "
+            "/ mixed versions",
             f"{switching['failed']} / {switching['mixed']} of {switching['answers']}",
             "0 of >= 500",
             met(
@@ -468,12 +476,14 @@ def report(
         ),
         (
             f"{CLIENTS} clients: searches/s over two replicas vs one replica (errors)",
-            f"{spread_rate:.1f} vs {single_rate:.1f} = {gain:.2f}x ({spread_errors + single_errors})",
+            f"{spread_rate:.1f} vs {single_rate:.1f} = {gain:.2f}x "
+            f"({spread_errors + single_errors})",
             ">= 1.6x",
             met(gain >= 1.6 and spread_errors + single_errors == 0),
         ),
         (
-            f"indexer killed at {killing['kills']} random points: broken versions (killed before / after its switch)",
+            f"indexer killed at {killing['kills']} random points: broken versions (killed "
+            "before / after its switch)",
             f"{killing['broken']} ({killing['before_switch']} / {killing['after_switch']})",
             "0",
             met(killing["broken"] == 0),
@@ -484,12 +494,18 @@ def report(
     )
     return f"""{SECTION}
 
-Measured by `python tests/benchmarks/bench_scale_out.py --documents {options.documents} --kills {options.kills}` on \
-a generated corpus of {options.documents} documents ({built["entities"]} entities), the offline model, Azurite \
-3.34 (blob service, on this machine), a {platform.machine()} machine with {os.cpu_count()} cores. An indexer \
-publishes to a container; two stateless replicas each follow it from an empty folder of their own (poll 2 s); the \
-local baseline serves the indexer's own folder. Replica, local server, Azurite and the benchmark's clients share \
-the cores. See the benchmark's docstring for each measure; [deployment.md](deployment.md) for the topology.
+Measured by `python tests/benchmarks/bench_scale_out.py --documents {options.documents} --kills \
+{options.kills}` on \
+a generated corpus of {options.documents} documents ({built["entities"]} entities), the offline \
+model, Azurite \
+3.34 (blob service, on this machine), a {platform.machine()} machine with {os.cpu_count()} cores. \
+An indexer \
+publishes to a container; two stateless replicas each follow it from an empty folder of their own \
+(poll 2 s); the \
+local baseline serves the indexer's own folder. Replica, local server, Azurite and the benchmark's \
+clients share \
+the cores. See the benchmark's docstring for each measure; [deployment.md](deployment.md) for the \
+topology.
 
 | what | measured | target | met |
 | --- | --- | --- | --- |

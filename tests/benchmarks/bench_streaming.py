@@ -1,14 +1,15 @@
-"""Streamed answers (issue 30): how soon the first text of an answer reaches an MCP client; writes the "Streaming"
-section of docs/benchmarks.md.
+"""Streamed answers (issue 30): how soon the first text of an answer reaches an MCP client; writes
+the "Streaming" section of docs/benchmarks.md.
 
     python tests/benchmarks/bench_streaming.py [--words 150] [--word-ms 25] [--runs 3]
 
-The fixtures index, built offline; its completion model pointed at tests/fake_provider.py, an OpenAI-compatible
-server on loopback that streams its answer as server-sent events, one word every WORD_MS (a model writing about
-40 words a second), and answers graphrag's JSON requests (global's map, drift's steps) with a fixed JSON object.
-A client session over stdio (`graphrag-mcp serve`) calls each search with a progress token: first text = the first
-notification after `writing the answer`, complete = the tool result; then the same call without a progress token,
-whose answer and usage must be the same (drift excepted: its follow-ups differ between any two calls).
+The fixtures index, built offline; its completion model pointed at tests/fake_provider.py, an
+OpenAI-compatible server on loopback that streams its answer as server-sent events, one word every
+WORD_MS (a model writing about 40 words a second), and answers graphrag's JSON requests (global's
+map, drift's steps) with a fixed JSON object. A client session over stdio (`graphrag-mcp serve`)
+calls each search with a progress token: first text = the first notification after
+`writing the answer`, complete = the tool result; then the same call without a progress token, whose
+answer and usage must be the same (drift excepted: its follow-ups differ between any two calls).
 """
 
 import argparse
@@ -42,7 +43,8 @@ QUESTIONS = {
     "global": "What are the main themes?",
     "drift": "What did Ines Halloran study at Marrow Sands?",
 }
-STRUCTURED = {  # keys as they appear in a request's JSON; short JSON answers, as a model gives for these steps
+# keys as they appear in a request's JSON; short JSON answers, as a model gives for these steps
+STRUCTURED = {
     '\\"points\\"': json.dumps(
         {
             "points": [
@@ -76,7 +78,8 @@ def environment() -> dict[str, str]:
 
 
 def point_at(root: Path, url: str, **model: object) -> None:
-    """The root's completion model: OpenAI's API at `url`, with `model`'s other settings (a retry policy)."""
+    """The root's completion model: OpenAI's API at `url`, with `model`'s other settings (a retry
+    policy)."""
     settings = yaml.safe_load((root / "settings.yaml").read_text())
     settings["completion_models"]["default_completion_model"] = {
         "model_provider": "openai",
@@ -186,20 +189,27 @@ def report(options: argparse.Namespace, figures: dict[str, dict]) -> str:
         share = figure["first"] / figure["total"]
         equal = f"{figure['equal']} of {figure['runs']}"
         rows.append(
-            f"| {search} | {figure['first'] * 1000:.0f} ms | {figure['total'] * 1000:.0f} ms | {share:.0%} | "
-            f"{'met' if share <= 0.25 else 'not met'} | {equal}{' (drift varies)' if search == 'drift' else ''} |"
+            f"| {search} | {figure['first'] * 1000:.0f} ms | {figure['total'] * 1000:.0f} "
+            f"ms | {share:.0%} | "
+            f"{'met' if share <= 0.25 else 'not met'} | "
+            f"{equal}{' (drift varies)' if search == 'drift' else ''} |"
         )
     table = "\n".join(rows)
     return f"""{SECTION}
 
-Measured by `python tests/benchmarks/bench_streaming.py --words {options.words} --word-ms {options.word_ms:g} --runs \
-{options.runs}` on the fixtures index, a {platform.machine()} machine with {os.cpu_count()} cores: the completion \
+Measured by `python tests/benchmarks/bench_streaming.py --words {options.words} --word-ms \
+{options.word_ms:g} --runs \
+{options.runs}` on the fixtures index, a {platform.machine()} machine with {os.cpu_count()} cores: \
+the completion \
 model is a local OpenAI-compatible server streaming a {options.words}-word answer, one word every \
-{options.word_ms:g} ms; a client over stdio calls each search with a progress token (median of {options.runs} runs \
-after one warm-up), then without one. Target: the first text within 25% of the complete answer's time; the same \
+{options.word_ms:g} ms; a client over stdio calls each search with a progress token (median of \
+{options.runs} runs \
+after one warm-up), then without one. Target: the first text within 25% of the complete answer's \
+time; the same \
 answer and usage either way (docs/tools.md#streamed-answers).
 
-| search | first text | complete answer | first / complete | <= 25% | same answer and usage as unstreamed |
+| search | first text | complete answer | first / complete | <= 25% | same answer and usage as \
+unstreamed |
 | --- | --- | --- | --- | --- | --- |
 {table}
 """

@@ -1,13 +1,13 @@
-"""A provider that fails part of a build (issue 38), before and after, side by side in one run; writes the "Whole
-versions" section of docs/benchmarks.md.
+"""A provider that fails part of a build (issue 38), before and after, side by side in one run;
+writes the "Whole versions" section of docs/benchmarks.md.
 
     python tests/benchmarks/bench_whole_versions.py [--before 35876bb]
 
-Each row: the fixtures corpus indexed by tests/fake_provider.py answering well (completion and embeddings), then the
-row's change and fault, then `stats`, then the same `index` with the provider healthy again. "before" runs the
-package as it was at `--before` (its lib/ first on PYTHONPATH), "now" this checkout. The retry policy is init's
-bounded_backoff with one quick retry (what is measured is what a failure that outlasts the retries leaves, not the
-waits).
+Each row: the fixtures corpus indexed by tests/fake_provider.py answering well (completion and
+embeddings), then the row's change and fault, then `stats`, then the same `index` with the provider
+healthy again. "before" runs the package as it was at `--before` (its lib/ first on PYTHONPATH),
+"now" this checkout. The retry policy is init's bounded_backoff with one quick retry (what is
+measured is what a failure that outlasts the retries leaves, not the waits).
 """
 
 import argparse
@@ -152,7 +152,8 @@ def cell(figure: dict) -> str:
     served = f"{'new version' if figure['switched'] else 'previous version'} ({figure['served']})"
     return (
         f"exit {figure['exit']}, {figure['calls']} requests; serves the {served}; stats: "
-        f"{figure['issues']} issue(s); next run: exit {figure['next_exit']}, {figure['next_calls']} requests, "
+        f"{figure['issues']} issue(s); next run: exit {figure['next_exit']}, "
+        f"{figure['next_calls']} requests, "
         f"{figure['next_served']}"
     )
 
@@ -168,12 +169,18 @@ def report(options: argparse.Namespace, figures: dict[str, dict[str, dict]]) -> 
     ).stdout.strip()
     return f"""{SECTION}
 
-Measured by `python tests/benchmarks/bench_whole_versions.py --before {options.before}` at commit {commit} (\
-"now", uncommitted changes included) on a {platform.machine()} machine with {os.cpu_count()} cores: the fixtures \
-corpus indexed through a local OpenAI-compatible server (tests/fake_provider.py), then the row's change with the \
-fault, `stats`, and the same `index` with the server answering well again. Requests count the chat requests the \
-server received (the one-token model check included). Target (issue 38): a run whose provider fails part of the \
-build exits non-zero and publishes nothing, the version served before stays whole, and the next run repairs it \
+Measured by `python tests/benchmarks/bench_whole_versions.py --before {options.before}` at commit \
+{commit} (\
+"now", uncommitted changes included) on a {platform.machine()} machine with {os.cpu_count()} \
+cores: the fixtures \
+corpus indexed through a local OpenAI-compatible server (tests/fake_provider.py), then the row's \
+change with the \
+fault, `stats`, and the same `index` with the server answering well again. Requests count the chat \
+requests the \
+server received (the one-token model check included). Target (issue 38): a run whose provider \
+fails part of the \
+build exits non-zero and publishes nothing, the version served before stays whole, and the next \
+run repairs it \
 with only the missing calls; changed settings are part of what changed.
 
 | row | before ({options.before}) | now |

@@ -19,8 +19,9 @@ def _sections(text: str) -> dict[str, str]:
 
 
 def write_sections(text: str) -> None:
-    """Put the sections of `text` into docs/benchmarks.md in place of those with the same headings (the
-    part before the first heading counts as one when `text` has it); other sections are kept, new ones appended."""
+    """Put the sections of `text` into docs/benchmarks.md in place of those with the same headings
+    (the part before the first heading counts as one when `text` has it); other sections are kept,
+    new ones appended."""
     document = _sections(
         BENCHMARKS_DOC.read_text(encoding="utf-8") if BENCHMARKS_DOC.exists() else ""
     )

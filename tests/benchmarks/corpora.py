@@ -1,10 +1,12 @@
-"""Generated corpora for the benchmarks and tests: a chain of small casts, with or without a recurring board.
+"""Generated corpora for the benchmarks and tests: a chain of small casts, with or without a
+recurring board.
 
-`chain_corpus`: every 5 documents share 4 new people, an organisation and a place, and mention one person of
-the group before, so entities, relationships and communities grow with the corpus (bench_scale.py).
-`recurring_corpus`: the same chain, and in every document one sentence about a member of a board of 12 people
-in 3 bodies who recur across the whole corpus (the same board, the same firm, the same town of any real
-archive): hubs whose descriptions and relationships grow with every document (bench_incremental.py, issue 24).
+`chain_corpus`: every 5 documents share 4 new people, an organisation and a place, and mention one
+person of the group before, so entities, relationships and communities grow with the corpus
+(bench_scale.py). `recurring_corpus`: the same chain, and in every document one sentence about a
+member of a board of 12 people in 3 bodies who recur across the whole corpus (the same board, the
+same firm, the same town of any real archive): hubs whose descriptions and relationships grow with
+every document (bench_incremental.py, issue 24).
 """
 
 from pathlib import Path
@@ -109,8 +111,8 @@ BODIES = ["Harbour Commission", "County Council", "River Trust"]
 
 
 def person(index: int) -> str:
-    """The index-th person of the generated cast: distinct for 25 x 116 people (enough for 3600 documents), and
-    people next to each other have different surnames."""
+    """The index-th person of the generated cast: distinct for 25 x 116 people (enough for 3600
+    documents), and people next to each other have different surnames."""
     first = index % len(FIRST)
     return f"{FIRST[first]} {SURNAMES[(index // len(FIRST) + 7 * first) % len(SURNAMES)]}"
 
@@ -120,14 +122,18 @@ def cast_of(cluster: int) -> list[str]:
 
 
 def chain_corpus(folder: Path, documents: int, board: bool = False) -> None:
-    """Write `documents` files: every 5 share 4 new people, an organisation and a place, and mention one person
-    of the group before, so entities, relationships and communities grow with the corpus."""
+    """Write `documents` files: every 5 share 4 new people, an organisation and a place, and mention
+    one person of the group before, so entities, relationships and communities grow with the
+    corpus."""
     folder.mkdir(parents=True)
     for number in range(documents):
         cluster = number // DOCUMENTS_PER_CLUSTER
         cast = cast_of(cluster)
         neighbour = person(max(cluster - 1, 0) * 4 + number % 4)
-        org = f"{SURNAMES[cluster % len(SURNAMES)]} {ORG_KINDS[cluster // len(SURNAMES) % len(ORG_KINDS)]}"
+        org = (
+            f"{SURNAMES[cluster % len(SURNAMES)]} "
+            f"{ORG_KINDS[cluster // len(SURNAMES) % len(ORG_KINDS)]}"
+        )
         places = len(PLACE_STARTS) * len(PLACE_ENDS)
         place = (
             PLACE_STARTS[cluster % len(PLACE_STARTS)]
@@ -136,7 +142,8 @@ def chain_corpus(folder: Path, documents: int, board: bool = False) -> None:
         )
         topic = TOPICS[number % len(TOPICS)]
         sentences = [
-            f"In {1900 + number % 120} {cast[0]} of the {org} travelled to {place} to discuss {topic}.",
+            f"In {1900 + number % 120} {cast[0]} of the {org} travelled to {place} to "
+            f"discuss {topic}.",
             f"{cast[0]} met {cast[1]}, who had worked for the {org} for many years.",
             f"{cast[2]} kept the minutes and wrote that {cast[0]} and {cast[1]} agreed on little.",
             f"{cast[3]} reported on {topic} to {neighbour}, who had led the talks the year before.",
@@ -144,7 +151,10 @@ def chain_corpus(folder: Path, documents: int, board: bool = False) -> None:
         body = " ".join(sentences * 3)
         if board:
             member = BOARD[number % len(BOARD)]
-            body += f" {member} of the {BODIES[number % len(BODIES)]} reviewed the file with {cast[number % 4]}."
+            body += (
+                f" {member} of the {BODIES[number % len(BODIES)]} reviewed the file with "
+                f"{cast[number % 4]}."
+            )
         (folder / f"doc_{number:04d}.txt").write_text(
             f"Record {number}\n\n{body}\n", encoding="utf-8"
         )

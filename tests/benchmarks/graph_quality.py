@@ -1,9 +1,14 @@
-"""The no-key graph's measures on a held-out-style corpus (tests/benchmarks/corpora/six_topics, issue 27).
+"""The no-key graph's measures on a held-out-style corpus (tests/benchmarks/corpora/six_topics, \
+issue 27).
 
-Used by bench_retrieval.py. The corpus (32 letters, minutes, reports, notices and e-mails in 6 unrelated topics)
-was written for these measures and is used by no test; `questions.json` holds its ground truth: the named people,
-organisations and places with their types and documents, who/what questions, "What connects A to B?" questions,
-topic questions, and capitalised strings that are not entities (greetings, sign-offs, bare role titles).
+Used by bench_retrieval.py. The corpus (32 letters, minutes, reports, notices and e-mails in 6 \
+unrelated topics)
+was written for these measures and is used by no test; `questions.json` holds its ground truth: \
+the named people,
+organisations and places with their types and documents, who/what questions, "What connects A to \
+B?" questions,
+topic questions, and capitalised strings that are not entities (greetings, sign-offs, bare role \
+titles).
 """
 
 import json
@@ -13,7 +18,8 @@ from pathlib import Path
 
 SIX_TOPICS = Path(__file__).resolve().parent / "corpora" / "six_topics"
 SECOND = Path(__file__).resolve().parent / "corpora" / "six_topics_2"
-"""A second corpus of the same kind (see its ABOUT.md: written after the first rules, then used to add two)."""
+"""A second corpus of the same kind (see its ABOUT.md: written after the first rules, then used to
+add two)."""
 TOP = 3
 
 
@@ -37,7 +43,8 @@ def ground_truth(corpus: Path = SIX_TOPICS) -> dict:
 
 
 def measure(config: object, tables: object, corpus: Path = SIX_TOPICS) -> Measures:
-    """Every measure of issue 27 on an index of `corpus` (a folder with docs/ and questions.json)."""
+    """Every measure of issue 27 on an index of `corpus` (a folder with docs/ and
+    questions.json)."""
     truth, found = ground_truth(corpus), Measures()
     _graph_measures(tables, truth, found)
     _lookup_measures(config, tables, truth, found)
@@ -121,7 +128,8 @@ def _relation_measures(config: object, tables: object, truth: dict, found: Measu
 
 
 def _topic_measures(config: object, tables: object, truth: dict, found: Measures) -> None:
-    """The rank (1 = first) of the first report in global search's context whose documents are mostly the asked
+    """The rank (1 = first) of the first report in global search's context whose documents are \
+mostly the asked
     topic's."""
     topic_of = {
         document: entry["topic"]
@@ -155,7 +163,8 @@ def section_lines(
         )
     ranks = ", ".join(map(str, found.topic_ranks))
     facts = [
-        f"{corpus}, {built}: rank of the first report of the asked topic in global search, per question: {ranks}.",
+        f"{corpus}, {built}: rank of the first report of the asked topic in global search, "
+        f"per question: {ranks}.",
         f"{corpus}, {built}: empty reports {len(found.empty_reports)}, duplicate reports "
         f"{len(found.duplicate_reports)}, junk entities {len(found.junk_entities)}"
         + (f" ({', '.join(found.junk_entities)})" if found.junk_entities else "")
