@@ -35,7 +35,8 @@ class CorpusReader:
         for path in paths:
             try:
                 documents = await self._read_file(path)
-            except Exception as error:  # noqa: BLE001 - any reader failure leaves only this file out
+            # any reader failure leaves only this file out
+            except Exception as error:  # noqa: BLE001
                 self.unreadable[path] = _reason(error)
                 continue
             documents = [document for document in documents if str(document.text or "").strip()]
@@ -79,7 +80,8 @@ class CorpusReader:
         return self._readers[input_type]
 
     def _check_container(self, path: str, suffix: str) -> None:
-        """Refuse a file whose bytes are not its format (markitdown would read them as plain text)."""
+        """Refuse a file whose bytes are not its format (markitdown would read them as plain
+        text)."""
         file = Path(self._config.input_storage.base_dir) / path
         if suffix in OFFICE and not zipfile.is_zipfile(file):
             raise ValueError(f"not a valid {suffix[1:].upper()} file")

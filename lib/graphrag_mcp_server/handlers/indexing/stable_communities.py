@@ -1,23 +1,29 @@
-"""Communities kept across updates: graphrag's hierarchical Leiden seeded with the previous version's partition.
+"""Communities kept across updates: graphrag's hierarchical Leiden seeded with the previous
+version's partition.
 
-graphrag clusters the whole relationship graph from scratch on every run (`cluster_graph`), and Leiden's
-partition of a changed graph moves entities far from the change: every community that moved gets a new
-context and so a new report. An incremental run (graphrag's create_communities workflow replaced in its
-pipeline by create_communities_kept, kept_communities.py) instead keeps the previous version's communities and moves
-only what the change touches (the "Dynamic Frontier" approach, Sahu, arXiv 2405.11658):
+graphrag clusters the whole relationship graph from scratch on every run (`cluster_graph`), and
+Leiden's partition of a changed graph moves entities far from the change: every community that moved
+gets a new context and so a new report. An incremental run (graphrag's create_communities workflow
+replaced in its pipeline by create_communities_kept, kept_communities.py) instead keeps the previous
+version's communities and moves only what the change touches (the "Dynamic Frontier" approach, Sahu,
+arXiv 2405.11658):
 
-- every entity starts in its previous community; a new entity joins the community most of its (weighted)
-  links go to, or starts one of its own;
-- the entities at a changed relationship (added, removed, re-weighted) and the new ones are moved by Leiden's
-  local-moving rule (the best modularity gain), and an entity that moves sends its neighbours to be visited;
-- a community left in pieces keeps its largest piece; each other piece becomes a community of its own;
-- a community of `max_cluster_size` or more is split as graphrag's hierarchical Leiden splits it: seeded
-  with its previous sub-communities where it had any, by a fresh hierarchical Leiden of its subgraph where not.
+- every entity starts in its previous community; a new entity joins the community most of its
+  (weighted) links go to, or starts one of its own;
+- the entities at a changed relationship (added, removed, re-weighted) and the new ones are moved by
+  Leiden's local-moving rule (the best modularity gain), and an entity that moves sends its
+  neighbours to be visited;
+- a community left in pieces keeps its largest piece; each other piece becomes a community of its
+  own;
+- a community of `max_cluster_size` or more is split as graphrag's hierarchical Leiden splits it:
+  seeded with its previous sub-communities where it had any, by a fresh hierarchical Leiden of its
+  subgraph where not.
 
-Every partition made this way (the whole graph, each split) is checked against one fresh Leiden run on the
-same graph: milliseconds in graspologic's Rust and no model call, so the check runs on every update. Where the
-kept partition's modularity is below 0.97x the fresh one's, the fresh clustering is taken there (for the whole
-graph: graphrag's own, as a rebuild clusters). `index --full` runs graphrag's clustering untouched.
+Every partition made this way (the whole graph, each split) is checked against one fresh Leiden run
+on the same graph: milliseconds in graspologic's Rust and no model call, so the check runs on every
+update. Where the kept partition's modularity is below 0.97x the fresh one's, the fresh clustering
+is taken there (for the whole graph: graphrag's own, as a rebuild clusters). `index --full` runs
+graphrag's clustering untouched.
 """
 
 import itertools
@@ -45,7 +51,8 @@ Edge = tuple[str, str]
 
 @dataclass(frozen=True)
 class Cluster:
-    """One node's community at one level: what graphrag's cluster_graph reads of graspologic's result."""
+    """One node's community at one level: what graphrag's cluster_graph reads of graspologic's
+    result."""
 
     node: str
     cluster: int
@@ -56,7 +63,8 @@ class Cluster:
 
 @dataclass
 class Partition:
-    """A version's clustering: each level's node -> community, each community's parent, and the graph's edges."""
+    """A version's clustering: each level's node -> community, each community's parent, and the
+    graph's edges."""
 
     levels: list[dict[str, int]]
     parents: dict[int, int]
@@ -73,8 +81,9 @@ class Partition:
 
 @dataclass
 class KeptCommunities:
-    """An incremental run's clustering: the previous partition, graphrag's parameters (set when it clusters), the
-    next free community ids, the nodes at changed relationships, and what is reported."""
+    """An incremental run's clustering: the previous partition, graphrag's parameters (set when it
+    clusters), the next free community ids, the nodes at changed relationships, and what is
+    reported."""
 
     previous: Partition
     clustering: Clustering
@@ -85,7 +94,8 @@ class KeptCommunities:
 
 
 STATE = "stable_communities"
-"""The key of a run's KeptCommunities in the state graphrag hands its workflows (kept_communities.py)."""
+"""The key of a run's KeptCommunities in the state graphrag hands its workflows
+(kept_communities.py)."""
 
 
 def communities_kept(previous: "PreviousVersion | None") -> KeptCommunities | None:
@@ -145,8 +155,8 @@ def kept_hierarchical_leiden(
     max_cluster_size: int = 10,
     random_seed: int | None = 0xDEADBEEF,
 ) -> list[Any]:
-    """graphrag's hierarchical Leiden of `edges` (as graphrag's cluster_graph hands them), keeping the
-    previous version's communities."""
+    """graphrag's hierarchical Leiden of `edges` (as graphrag's cluster_graph hands them), keeping
+    the previous version's communities."""
     if not edges:
         run.clustering.seeded = False
         return graphrag_leiden(edges, max_cluster_size, random_seed)
@@ -202,8 +212,8 @@ def _edge_list(graph: Graph) -> list[tuple[str, str, float]]:
 def _kept_partition(
     graph: Graph, seed: dict[str, int], run: KeptCommunities
 ) -> tuple[dict[str, int] | None, float, float]:
-    """The seeded partition of `graph`, its modularity and a fresh Leiden run's; None for the partition when
-    there is nothing to keep or it scores below MODULARITY_FLOOR of the fresh one."""
+    """The seeded partition of `graph`, its modularity and a fresh Leiden run's; None for the
+    partition when there is nothing to keep or it scores below MODULARITY_FLOOR of the fresh one."""
     import graspologic_native as gn
 
     edges = _edge_list(graph)
@@ -223,7 +233,8 @@ def _kept_partition(
 def _maintained(
     graph: Graph, seed: dict[str, int], frontier: set[str], ids: Iterator[int]
 ) -> dict[str, int]:
-    """`seed` extended to every node of `graph`, with the frontier's nodes moved and broken communities split."""
+    """`seed` extended to every node of `graph`, with the frontier's nodes moved and broken
+    communities split."""
     membership = dict(seed)
     pending = sorted(graph.keys() - membership.keys())
     while pending:
@@ -250,8 +261,9 @@ def _maintained(
 def _move_frontier(
     graph: Graph, membership: dict[str, int], frontier: set[str], ids: Iterator[int]
 ) -> None:
-    """Leiden's local moving, started from the frontier: each visited node goes to the neighbouring community
-    (or a community of its own) of the best modularity gain; a node that moves queues its neighbours."""
+    """Leiden's local moving, started from the frontier: each visited node goes to the neighbouring
+    community (or a community of its own) of the best modularity gain; a node that moves queues its
+    neighbours."""
     degree = {node: sum(neighbours.values()) for node, neighbours in graph.items()}
     twice_weight = sum(degree.values()) or 1.0
     totals: Counter[int] = Counter()
@@ -290,7 +302,8 @@ def _move_frontier(
 
 
 def _split_disconnected(graph: Graph, membership: dict[str, int], ids: Iterator[int]) -> None:
-    """Give each piece of a community but its largest a community of its own (Leiden's are connected)."""
+    """Give each piece of a community but its largest a community of its own (Leiden's are
+    connected)."""
     pieces: dict[int, list[list[str]]] = {}
     seen: set[str] = set()
     for start in sorted(graph):
@@ -337,7 +350,8 @@ def _place(
 def _split(
     graph: Graph, community: int, level: int, run: KeptCommunities, clusters: list[Cluster]
 ) -> None:
-    """A community's sub-communities: its previous ones kept where they still score, else a fresh split."""
+    """A community's sub-communities: its previous ones kept where they still score, else a fresh
+    split."""
     previous = run.previous.levels[level] if level < len(run.previous.levels) else {}
     seed = {
         node: child
@@ -363,7 +377,8 @@ def _split(
 def _fresh_split(
     graph: Graph, community: int, level: int, run: KeptCommunities, clusters: list[Cluster]
 ) -> None:
-    """graphrag's hierarchical Leiden of a community's subgraph, its levels and ids placed below `community`."""
+    """graphrag's hierarchical Leiden of a community's subgraph, its levels and ids placed below
+    `community`."""
     fresh = graphrag_leiden(_edge_list(graph), run.max_cluster_size, run.seed)
     renumbered: dict[int, int] = {}
     for found in fresh:

@@ -1,5 +1,6 @@
-"""Prompt tuning: graphrag.api.generate_indexing_prompts adapts the extraction, summary and report prompts to a
-corpus; the tuned prompts replace the root's after the previous ones are kept in prompts.bak-<time>/."""
+"""Prompt tuning: graphrag.api.generate_indexing_prompts adapts the extraction, summary and report
+prompts to a corpus; the tuned prompts replace the root's after the previous ones are kept in
+prompts.bak-<time>/."""
 
 import hashlib
 import logging
@@ -25,8 +26,9 @@ TUNING_LOGGER = "graphrag.api.prompt_tune"
 
 
 class DocSelectionType(StrEnum):
-    """How graphrag picks the chunks it tunes from: the values of graphrag.prompt_tune.types.DocSelectionType,
-    not imported here so that `graphrag-mcp --help` loads no graphrag."""
+    """How graphrag picks the chunks it tunes from: the values of
+    graphrag.prompt_tune.types.DocSelectionType, not imported here so that `graphrag-mcp --help`
+    loads no graphrag."""
 
     RANDOM = "random"
     TOP = "top"
@@ -56,13 +58,13 @@ class TuneOptions(BaseModel):
 
 
 def tuning_config(root: Path, data_path: Path | None) -> "GraphRagConfig":
-    """The root's config reading the documents to tune from: `data_path`, else the root's own input folder (a
-    graphrag project's `input/`); neither is an InputDataError saying what to give."""
+    """The root's config reading the documents to tune from: `data_path`, else the root's own input
+    folder (a graphrag project's `input/`); neither is an InputDataError saying what to give."""
     folder = data_path or root / "input"
     if not folder.is_dir():
         msg = (
-            f"no documents to tune from: {folder} is not a folder; give the folder you index with --data-path "
-            "(or the data_path argument)"
+            f"no documents to tune from: {folder} is not a folder; give the folder you index "
+            "with --data-path (or the data_path argument)"
         )
         raise InputDataError(msg)
     return load_index_config(
@@ -107,7 +109,8 @@ TUNED = ("extract_graph", "summarize_descriptions", "community_report_graph")
 
 
 def prompt_digests(config: "GraphRagConfig", root: Path) -> dict[str, str]:
-    """sha256 of each prompt an index build uses (recorded with each version: a changed prompt is a change)."""
+    """sha256 of each prompt an index build uses (recorded with each version: a changed prompt is a
+    change)."""
     return {
         name: hashlib.sha256(path.read_bytes()).hexdigest()
         for name, path in index_prompts(config, root).items()
@@ -122,8 +125,8 @@ def changed_prompts(
     built: Path,
     current: dict[str, str],
 ) -> list[str]:
-    """The prompts whose text differs from the previous version's; for a version that recorded none (built before
-    versions did), those written after it was (`built`: a file of that version)."""
+    """The prompts whose text differs from the previous version's; for a version that recorded none
+    (built before versions did), those written after it was (`built`: a file of that version)."""
     if previous is not None:
         return [name for name, digest in current.items() if previous.get(name) != digest]
     since = built.stat().st_mtime if built.exists() else float("inf")
@@ -149,8 +152,8 @@ async def tune_prompts(
     options: TuneOptions,
     on_stage: Callable[[str], None] | None = None,
 ) -> tuple[TunedPrompts, dict[Path, str]]:
-    """Run graphrag's prompt tuning over the config's documents: what would change, and the tuned texts by file
-    (nothing is written). `on_stage` hears each stage graphrag logs."""
+    """Run graphrag's prompt tuning over the config's documents: what would change, and the tuned
+    texts by file (nothing is written). `on_stage` hears each stage graphrag logs."""
     use_models(config)
     from graphrag.api import generate_indexing_prompts
 
@@ -195,7 +198,8 @@ async def tune_prompts(
 
 
 def write_prompts(root: Path, tuned: dict[Path, str], result: TunedPrompts) -> TunedPrompts:
-    """Keep the root's prompts in prompts.bak-<time>/, then write the tuned ones; the result with the backup."""
+    """Keep the root's prompts in prompts.bak-<time>/, then write the tuned ones; the result with
+    the backup."""
     if not result.changed:
         return result
     prompts = root / "prompts"
