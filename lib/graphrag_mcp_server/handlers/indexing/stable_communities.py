@@ -28,10 +28,10 @@ graphrag's clustering untouched.
 
 import itertools
 import logging
-from collections import Counter, deque
+from collections import defaultdict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from graphrag_mcp_server.handlers.results import Clustering
 
@@ -42,7 +42,23 @@ logger = logging.getLogger(__name__)
 
 MODULARITY_FLOOR = 0.97
 """A kept partition must score at least this share of a fresh clustering's modularity."""
-LEIDEN = {"resolution": 1.0, "randomness": 0.001, "iterations": 1, "use_modularity": True}
+
+
+class LeidenParameters(TypedDict):
+    """The arguments of graspologic's `leiden` that graphrag sets."""
+
+    resolution: float
+    randomness: float
+    iterations: int
+    use_modularity: bool
+
+
+LEIDEN: LeidenParameters = {
+    "resolution": 1.0,
+    "randomness": 0.001,
+    "iterations": 1,
+    "use_modularity": True,
+}
 """graphrag's Leiden parameters (graphrag.graphs.hierarchical_leiden)."""
 
 Graph = dict[str, dict[str, float]]
@@ -217,11 +233,11 @@ def _kept_partition(
     import graspologic_native as gn
 
     edges = _edge_list(graph)
-    fresh, _ = gn.leiden(edges, seed=run.seed, **LEIDEN)
+    fresh, _ = gn.leiden(edges, starting_communities=None, seed=run.seed, trials=1, **LEIDEN)
     if not seed:
         return None, 0.0, fresh
     partition = _maintained(graph, seed, run.frontier & graph.keys(), run.ids)
-    modularity = gn.modularity(edges, partition)
+    modularity = gn.modularity(edges, partition, LEIDEN["resolution"])
     if modularity < fresh - (1 - MODULARITY_FLOOR) * abs(fresh):
         logger.info(
             "kept communities score %.4f against %.4f fresh: clustering afresh", modularity, fresh
@@ -240,7 +256,7 @@ def _maintained(
     while pending:
         unplaced = []
         for node in pending:
-            votes: Counter[int] = Counter()
+            votes: defaultdict[int, float] = defaultdict(float)
             for neighbour, weight in graph[node].items():
                 if neighbour in membership:
                     votes[membership[neighbour]] += weight
@@ -248,9 +264,8 @@ def _maintained(
                 membership[node] = min(votes, key=lambda community: (-votes[community], community))
             else:
                 unplaced.append(node)
-        if len(unplaced) == len(
-            pending
-        ):  # new nodes linked only to each other: the first starts a community
+        # new nodes linked only to each other: the first starts a community
+        if len(unplaced) == len(pending):
             membership[unplaced.pop(0)] = next(ids)
         pending = unplaced
     _move_frontier(graph, membership, frontier | (graph.keys() - seed.keys()), ids)
@@ -266,7 +281,7 @@ def _move_frontier(
     neighbours."""
     degree = {node: sum(neighbours.values()) for node, neighbours in graph.items()}
     twice_weight = sum(degree.values()) or 1.0
-    totals: Counter[int] = Counter()
+    totals: defaultdict[int, float] = defaultdict(float)
     for node, community in membership.items():
         totals[community] += degree[node]
     queue = deque(sorted(frontier))
@@ -277,14 +292,14 @@ def _move_frontier(
         queued.discard(node)
         visits += 1
         current = membership[node]
-        links: Counter[int] = Counter()
+        links: defaultdict[int, float] = defaultdict(float)
         for neighbour, weight in graph[node].items():
             if neighbour != node:
                 links[membership[neighbour]] += weight
         totals[current] -= degree[node]
 
-        def gain(community: int, node: str = node, links: Counter[int] = links) -> float:
-            return links[community] - degree[node] * totals[community] / twice_weight
+        def gain(community: int, node: str = node, links: dict[int, float] = links) -> float:
+            return links.get(community, 0.0) - degree[node] * totals[community] / twice_weight
 
         best, best_gain = current, gain(current)
         for community in sorted(links):
@@ -409,5 +424,5 @@ def _count_kept(run: KeptCommunities, clusters: list[Any]) -> None:
     before = run.previous.members()
     run.clustering.communities = len(members)
     run.clustering.kept = sum(
-        1 for community, nodes in members.items() if before.get(community) == nodes
+        1 for community, nodes in members.items() if before.get(community) == frozenset(nodes)
     )
