@@ -58,7 +58,9 @@ def sort_context_batch(
     return community_df
 
 
-def ranked_records(records: list[dict]) -> tuple[list[dict], dict[str, list[int]]]:
+def ranked_records(
+    records: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
     """A community's records with each entity, relationship and claim number replaced by its rank
     among those of its kind, and each kind's numbers in rank order (by the context's table
     titles)."""
@@ -122,7 +124,10 @@ def ranked_records(records: list[dict]) -> tuple[list[dict], dict[str, list[int]
 
 
 def renumbered_context(
-    stored: list, ids: dict[str, list[int]], tokenizer: "Tokenizer", max_context_tokens: int | None
+    stored: list[Any],
+    ids: dict[str, list[int]],
+    tokenizer: "Tokenizer",
+    max_context_tokens: int | None,
 ) -> tuple[str, int] | None:
     """A stored context (text, tokens, its records' numbers) with its records' numbers changed to
     `ids` (those of the same rank); None where that could change what the budget lets in (a cut
@@ -166,7 +171,7 @@ not reused."""
 
 
 def community_context(
-    records: list[dict], tokenizer: "Tokenizer", max_context_tokens: int | None
+    records: list[dict[str, Any]], tokenizer: "Tokenizer", max_context_tokens: int | None
 ) -> tuple[str, int]:
     """graphrag's `sort_context` of a community's records, and its tokens, with the members that
     have no edge in the community after those that do.
@@ -190,7 +195,7 @@ def community_context(
     return text, tokenizer.num_tokens(text)
 
 
-def _whole_context(records: list[dict]) -> str:
+def _whole_context(records: list[dict[str, Any]]) -> str:
     """What graphrag's `sort_context` returns with no budget (the entities, claims and relationships
     of every edge in its order, each once, as its CSV tables), then the members no edge brought, by
     degree and number."""
@@ -221,7 +226,11 @@ def _whole_context(records: list[dict]) -> str:
         if isinstance(record.get(schemas.CLAIM_DETAILS), list)
     }
     edges.sort(key=lambda edge: (-edge.get(schemas.EDGE_DEGREE, 0), edge.get(short_id, "")))
-    tables: dict[str, dict] = {"Entities": {}, "Claims": {}, "Relationships": {}}
+    tables: dict[str, dict[int, dict[str, Any]]] = {
+        "Entities": {},
+        "Claims": {},
+        "Relationships": {},
+    }
     for edge in edges:
         for title in (edge[schemas.EDGE_SOURCE], edge[schemas.EDGE_TARGET]):
             if (node := nodes.get(title)) is not None:
@@ -292,7 +301,7 @@ DEGREES = ("degree", "combined_degree")
 """graphrag's degree columns of report contexts: ranking signals, not what a report says."""
 
 
-def report_rows(context: str) -> tuple[list, dict[str, dict[str, str]]]:
+def report_rows(context: str) -> tuple[list[Any], dict[str, dict[str, str]]]:
     """What a report is written from: each table of its context with its rows sorted, without
     graphrag's record numbers and degrees; and each table's record numbers -> a digest of their row
     (what a citation points at). A table whose first column is not graphrag's record number is kept
@@ -300,7 +309,7 @@ def report_rows(context: str) -> tuple[list, dict[str, dict[str, str]]]:
     import graphrag.data_model.schemas as schemas
 
     parts = _TABLE_TITLE.split(context)
-    tables: list = [parts[0]]
+    tables: list[Any] = [parts[0]]
     rows: dict[str, dict[str, str]] = {}
     for title, body in zip(parts[1::2], parts[2::2], strict=True):
         header, *records = [record for record in csv.reader(io.StringIO(body)) if record]
@@ -333,7 +342,7 @@ def renumbered(
     ):
         return report  # every row kept its number (stable ids: most reports of an update)
 
-    def table(match: re.Match) -> str:
+    def table(match: re.Match[str]) -> str:
         title = match.group(1)
         if title not in numbers:
             return match.group(0)
@@ -353,6 +362,7 @@ def renumbered(
         return value
 
     try:
-        return text(report)
+        moved: dict[str, Any] = text(report)
     except KeyError:
         return None
+    return moved
