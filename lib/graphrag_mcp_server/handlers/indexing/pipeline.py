@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from graphrag.callbacks.workflow_callbacks import WorkflowCallbacks
     from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag.index.typing.pipeline_run_result import PipelineRunResult
 
     from graphrag_mcp_server.handlers.indexing.kept import Kept
 
@@ -91,7 +92,10 @@ def _with_crash_points(
 
 
 def raise_first_failure(
-    config: "GraphRagConfig", outputs: list, provider_failure: str | None, last_error: str | None
+    config: "GraphRagConfig",
+    outputs: "list[PipelineRunResult]",
+    provider_failure: str | None,
+    last_error: str | None,
 ) -> None:
     """The first failed workflow as an error; the provider's reason when it stopped answering."""
     failed = [output for output in outputs if output.error is not None]
