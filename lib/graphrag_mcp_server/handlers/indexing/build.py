@@ -36,7 +36,7 @@ from graphrag_mcp_server.handlers.indexing.documents import (
 )
 from graphrag_mcp_server.handlers.indexing.model_caches import caches_follow_models
 from graphrag_mcp_server.handlers.indexing.pipeline import run_pipeline
-from graphrag_mcp_server.handlers.indexing.readers import CorpusReader
+from graphrag_mcp_server.handlers.indexing.readers import CorpusReader, input_folder
 from graphrag_mcp_server.handlers.indexing.tuning import (
     changed_prompts,
     prompt_digests,
@@ -147,7 +147,7 @@ async def read_documents(
 
     from graphrag_mcp_server.handlers.indexing.local_files import LocalFileStorage
 
-    data_path = Path(config.input_storage.base_dir)
+    data_path = input_folder(config)
     pattern = config.input.file_pattern or INPUT_FILE_PATTERN
     selection = select_documents(data_path, root, pattern, limits)
     reader = CorpusReader(
@@ -240,9 +240,8 @@ async def build(
         use_models(config)
         import graphrag.api  # noqa: F401 - its import is not the run's time
 
-        started += (
-            time.perf_counter() - importing
-        )  # `seconds` is the run's, as when these were imported first
+        # `seconds` is the run's, as when these were imported first
+        started += time.perf_counter() - importing
         settings = ServerSettings()
         time_workflows_without_tracemalloc()
         log_no_item_progress()
@@ -256,8 +255,9 @@ async def build(
                 else None
             )
             dimensions = await probe_models(config, settings.provider_probe_seconds, sample)
-            if (told := _embedding_width_changed(config, root, dimensions)) and notice is not None:
-                notice(told)
+            width_changed = _embedding_width_changed(config, root, dimensions)
+            if width_changed is not None and notice is not None:
+                notice(width_changed)
             version = versions.new_version(root)
             versions.crash_point("version-made")
             try:
@@ -306,7 +306,8 @@ def read_prompt_digests(version: Path | None) -> dict[str, str] | None:
     """The prompt digests a version recorded; None for a version from before they were recorded."""
     if version is None or not (version / PROMPT_DIGESTS).is_file():
         return None
-    return json.loads((version / PROMPT_DIGESTS).read_text(encoding="utf-8"))
+    digests: dict[str, str] = json.loads((version / PROMPT_DIGESTS).read_text(encoding="utf-8"))
+    return digests
 
 
 def sized_vectors(config: "GraphRagConfig", dimensions: dict[str, int]) -> "GraphRagConfig":
@@ -385,12 +386,8 @@ def _embedding_width_changed(
         f"the embedding model now returns vectors of {found} numbers, the served version holds "
         f"{', '.join(map(str, sorted(set(held.values()))))}: every vector is computed again"
     )
-    if config.cache.storage.type == "file":
-        cache = (
-            root
-            / (config.cache.storage.base_dir or "cache")
-            / config.embed_text.model_instance_name
-        )
+    if (storage := config.cache.storage) is not None and storage.type == "file":
+        cache = root / (storage.base_dir or "cache") / config.embed_text.model_instance_name
         if cache.is_dir():
             shutil.rmtree(cache)
             told += f", and the old model's cached vectors in {cache} are dropped"

@@ -27,9 +27,10 @@ def caches_follow_models(
 ) -> list[str]:
     """Swap in each changed step's cache folder for its new model; the folders swapped, as `old ->
     new` lines."""
-    if config.cache.storage.type != "file":
+    storage = config.cache.storage
+    if storage is None or storage.type != "file":
         return []
-    base = root / (config.cache.storage.base_dir or "cache")
+    base = root / (storage.base_dir or "cache")
     folders = {
         "extract_graph": config.extract_graph.model_instance_name,
         "summarize_descriptions": config.summarize_descriptions.model_instance_name,
@@ -46,9 +47,8 @@ def caches_follow_models(
     for folder, old, new in changed:
         current = base / folder
         if current.is_dir() and old is not None:
-            shutil.rmtree(
-                _kept(base, folder, old), ignore_errors=True
-            )  # older answers of the same model
+            # older answers of the same model
+            shutil.rmtree(_kept(base, folder, old), ignore_errors=True)
             current.rename(_kept(base, folder, old))
         if (kept := _kept(base, folder, new)).is_dir() and not current.exists():
             kept.rename(current)

@@ -86,7 +86,8 @@ def read_manifest(version: Path | None) -> dict[str, str] | None:
     """title -> content id of a version's documents; None when it has no manifest."""
     if version is None or not (version / MANIFEST).exists():
         return None
-    return json.loads((version / MANIFEST).read_text(encoding="utf-8"))
+    manifest: dict[str, str] = json.loads((version / MANIFEST).read_text(encoding="utf-8"))
+    return manifest
 
 
 def diff(previous: dict[str, str] | None, current: dict[str, str]) -> DocumentChanges:
