@@ -106,7 +106,7 @@ def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
     import numpy as np
     import pandas as pd
 
-    rows = []
+    rows: list[tuple[str, str, str | None, Any, str]] = []  # step, key, result, vector, models
     for step, memo in carried.items():
         for key, result in memo.used.items():
             stored = memo.stored_form.get(key)

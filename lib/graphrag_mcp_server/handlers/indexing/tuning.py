@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -55,6 +55,16 @@ class TuneOptions(BaseModel):
     discover_entity_types: bool = Field(
         default=True, description="Let the model name the entity types"
     )
+
+
+class TuningArguments(TypedDict):
+    """The TuneOptions that graphrag.api.generate_indexing_prompts takes as they are."""
+
+    domain: str | None
+    language: str | None
+    max_tokens: int
+    discover_entity_types: bool
+    limit: int
 
 
 def tuning_config(root: Path, data_path: Path | None) -> "GraphRagConfig":
@@ -156,10 +166,11 @@ async def tune_prompts(
     texts by file (nothing is written). `on_stage` hears each stage graphrag logs."""
     use_models(config)
     from graphrag.api import generate_indexing_prompts
+    from graphrag.prompt_tune.types import DocSelectionType as Selection
 
     started = time.perf_counter()
     with track_usage() as usage, _stages(on_stage):
-        tuning = {
+        tuning: TuningArguments = {
             "domain": options.domain,
             "language": options.language,
             "max_tokens": options.max_tokens,
@@ -168,15 +179,14 @@ async def tune_prompts(
         }
         try:
             prompts = await generate_indexing_prompts(
-                config, selection_method=options.selection_method.value, **tuning
+                config, selection_method=Selection(options.selection_method.value), **tuning
             )
-        except (
-            ValueError
-        ) as error:  # graphrag's random selection of more chunks than there are (before any call)
+        # graphrag's random selection of more chunks than there are (before any call)
+        except ValueError as error:
             if "larger sample than population" not in str(error):
                 raise
             prompts = await generate_indexing_prompts(
-                config, selection_method=DocSelectionType.ALL.value, **tuning
+                config, selection_method=Selection.ALL, **tuning
             )
     files = index_prompts(config, root)
     tuned = dict(zip((files[name] for name in TUNED), prompts, strict=True))
@@ -223,10 +233,11 @@ def _stages(on_stage: Callable[[str], None] | None) -> Iterator[None]:
     if on_stage is None:
         yield
         return
+    hear = on_stage  # narrowed to not None, which the class below does not see of `on_stage`
 
     class Stage(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            on_stage(record.getMessage().rstrip("."))
+            hear(record.getMessage().rstrip("."))
 
     logger, handler = logging.getLogger(TUNING_LOGGER), Stage(logging.INFO)
     logger.addHandler(handler)
