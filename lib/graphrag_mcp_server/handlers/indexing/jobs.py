@@ -157,8 +157,7 @@ class IndexJobs:
                 )
             if job.state is JobState.RUNNING:
                 job.state = JobState.SUCCEEDED if job.error is None else JobState.FAILED
-        # a failed build is reported on the job, not raised
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:  # noqa: BLE001 - a failed build is reported on the job
             if job.state is JobState.RUNNING:
                 job.error, job.state = f"{type(error).__name__}: {error}", JobState.FAILED
         finally:

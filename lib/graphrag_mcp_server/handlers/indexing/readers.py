@@ -36,8 +36,7 @@ class CorpusReader:
         for path in paths:
             try:
                 documents = await self._read_file(path)
-            # any reader failure leaves only this file out
-            except Exception as error:  # noqa: BLE001
+            except Exception as error:  # noqa: BLE001 - a reader failure leaves out only this file
                 self.unreadable[path] = _reason(error)
                 continue
             documents = [document for document in documents if str(document.text or "").strip()]

@@ -97,8 +97,8 @@ def _warm_up() -> None:
     from graphrag_mcp_server.config.runtime import prepare_models
 
     prepare_models()
-    import graphrag.api  # noqa: F401
-    import graphrag_vectors.lancedb  # noqa: F401
+    import graphrag.api  # noqa: F401 - imported to be loaded, not used here
+    import graphrag_vectors.lancedb  # noqa: F401 - imported to be loaded, not used here
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
     get_tokenizer()  # loads and keeps graphrag's default tiktoken encoding
