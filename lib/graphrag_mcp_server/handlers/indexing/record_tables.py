@@ -19,7 +19,8 @@ from graphrag_storage.tables.table import RowTransformer, Table
 from graphrag_storage.tables.table_provider_factory import register_table_provider
 from graphrag_storage.tables.table_type import TableType
 
-ROWS_PER_BATCH = 1024  # rows turned into dicts at a time, so a large table is never all dicts
+# rows turned into dicts at a time, so a large table is never all dicts at once
+ROWS_PER_BATCH = 1024
 
 
 class RecordParquetTable(ParquetTable):

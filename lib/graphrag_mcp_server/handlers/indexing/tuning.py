@@ -58,7 +58,7 @@ class TuneOptions(BaseModel):
 
 
 class TuningArguments(TypedDict):
-    """The TuneOptions that graphrag.api.generate_indexing_prompts takes as they are."""
+    """The TuneOptions fields that graphrag.api.generate_indexing_prompts takes as they are."""
 
     domain: str | None
     language: str | None
