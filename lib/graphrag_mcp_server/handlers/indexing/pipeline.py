@@ -57,9 +57,8 @@ async def run_pipeline(
         )
     kept.workflows = [output.workflow for output in outputs]
     stopped = next((output for output in outputs if output.error is not None), None)
-    if (
-        failures.count() and stopped is not None and not breaker.tripped
-    ):  # a tripped breaker names the provider
+    # a tripped breaker names the provider
+    if failures.count() and stopped is not None and not breaker.tripped:
         refuse_incomplete(
             [], failures, usage, current, f"{stopped.workflow} stopped: {stopped.error}"
         )

@@ -114,9 +114,8 @@ async def watch_folder(
                 )
     finally:
         observer.stop()
-        observer.join(
-            timeout=10
-        )  # watchdog's threads are daemons: a stuck one must not keep Ctrl-C from exiting
+        # watchdog's threads are daemons: a stuck one must not keep Ctrl-C from exiting
+        observer.join(timeout=10)
 
 
 async def _updated(on_change: Callable[[], Awaitable[bool]], data_path: Path) -> bool:
