@@ -1,1 +1,2 @@
-"""Building and updating an index: documents, readers, graphrag's pipeline with carried-over work, versions, jobs, the watcher."""
+"""Building and updating an index: documents, readers, graphrag's pipeline with carried-over work,
+versions, jobs, the watcher."""

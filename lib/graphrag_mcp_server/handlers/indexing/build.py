@@ -36,7 +36,7 @@ from graphrag_mcp_server.handlers.indexing.documents import (
 )
 from graphrag_mcp_server.handlers.indexing.model_caches import caches_follow_models
 from graphrag_mcp_server.handlers.indexing.pipeline import run_pipeline
-from graphrag_mcp_server.handlers.indexing.readers import CorpusReader
+from graphrag_mcp_server.handlers.indexing.readers import CorpusReader, input_folder
 from graphrag_mcp_server.handlers.indexing.tuning import (
     changed_prompts,
     prompt_digests,
@@ -88,8 +88,9 @@ def _check_data_path(data_path: Path) -> None:
 
 
 def index_config(root: Path, data_path: Path, offline: bool = False) -> "GraphRagConfig":
-    """The root's config reading input from `data_path`; a root without settings.yaml gets one. Its models
-    are made ready by `build` once it knows there is work (a run with no change imports no model library).
+    """The root's config reading input from `data_path`; a root without settings.yaml gets one. Its
+    models are made ready by `build` once it knows there is work (a run with no change imports no
+    model library).
 
     A new root is configured for the offline model when `offline` is asked for or no
     GRAPHRAG_API_KEY is set, else for OpenAI. `offline` refuses a root set up for other models.
@@ -105,8 +106,9 @@ def index_config(root: Path, data_path: Path, offline: bool = False) -> "GraphRa
     )
     if offline and not is_offline(config):
         msg = (
-            f"{root / SETTINGS_FILE} configures other models than the offline one; drop --offline, "
-            f"or switch this root to it with: graphrag-mcp init --index-path {root} --provider offline --force"
+            f"{root / SETTINGS_FILE} configures other models than the offline one; drop "
+            "--offline, or switch this root to it with: graphrag-mcp init --index-path "
+            f"{root} --provider offline --force"
         )
         raise ConfigError(msg)
     return config
@@ -114,10 +116,10 @@ def index_config(root: Path, data_path: Path, offline: bool = False) -> "GraphRa
 
 @contextmanager
 def undone_unless_published(root: Path) -> Iterator[None]:
-    """A root this block initialises (index_config writes settings.yaml, .env, prompts/ and input/ into a root
-    without settings) is put back as it was when the block fails before any version is published: a failed first
-    run must not tie the root to the model it guessed (say, the offline one before a key was set). The LLM cache
-    and logs stay: what was paid for is kept."""
+    """A root this block initialises (index_config writes settings.yaml, .env, prompts/ and input/
+    into a root without settings) is put back as it was when the block fails before any version is
+    published: a failed first run must not tie the root to the model it guessed (say, the offline
+    one before a key was set). The LLM cache and logs stay: what was paid for is kept."""
     existed, fresh = root.exists(), not (root / SETTINGS_FILE).exists()
     try:
         yield
@@ -139,13 +141,13 @@ def _remove_initialised(root: Path, remove_root: bool) -> None:
 async def read_documents(
     config: "GraphRagConfig", root: Path, limits: Limits | None = None
 ) -> "tuple[pd.DataFrame, Selection]":
-    """The input documents as graphrag's documents table, each selected file read by the graphrag reader
-    that fits its format (readers.py), and that selection (what was skipped, and why)."""
+    """The input documents as graphrag's documents table, each selected file read by the graphrag
+    reader that fits its format (readers.py), and that selection (what was skipped, and why)."""
     import pandas as pd
 
     from graphrag_mcp_server.handlers.indexing.local_files import LocalFileStorage
 
-    data_path = Path(config.input_storage.base_dir)
+    data_path = input_folder(config)
     pattern = config.input.file_pattern or INPUT_FILE_PATTERN
     selection = select_documents(data_path, root, pattern, limits)
     reader = CorpusReader(
@@ -179,16 +181,17 @@ async def build(
 ) -> IndexSummary:
     """Index the current documents into a new version and switch to it.
 
-    Every run is graphrag's full pipeline over all current documents; graphrag's LLM cache answers every
-    request that unchanged content repeats, so only what changed costs model calls, and an incremental run
-    takes from the previous version its unchanged extractions, summaries, report contexts, reports and
-    embeddings, its communities, the ids of its records and its vector rows (kept.py): it then differs from
-    a rebuild in how communities are drawn (and so in the reports of communities drawn otherwise)
-    and in its records' ids and numbers (kept from the previous version; a rebuild draws them). An
-    incremental run with no changed document, prompt or setting does nothing on a whole version, without importing
-    graphrag's pipeline or a model library (about 1 s instead of 6 s). Changed prompts (a prompt tuning), changed
-    settings and the gaps of the served version are told to `notice` before any call: the work that depends on
-    them is computed again. A new version with gaps (graphrag's extractors swallow failed calls) is not published.
+    Every run is graphrag's full pipeline over all current documents; graphrag's LLM cache answers
+    every request that unchanged content repeats, so only what changed costs model calls, and an
+    incremental run takes from the previous version its unchanged extractions, summaries, report
+    contexts, reports and embeddings, its communities, the ids of its records and its vector rows
+    (kept.py): it then differs from a rebuild in how communities are drawn (and so in the reports of
+    communities drawn otherwise) and in its records' ids and numbers (kept from the previous
+    version; a rebuild draws them). An incremental run with no changed document, prompt or setting
+    does nothing on a whole version, without importing graphrag's pipeline or a model library (about
+    1 s instead of 6 s). Changed prompts (a prompt tuning), changed settings and the gaps of the
+    served version are told to `notice` before any call: the work that depends on them is computed
+    again. A new version with gaps (graphrag's extractors swallow failed calls) is not published.
     """
     from graphrag_mcp_server.config.runtime import (
         fewer_garbage_collections,
@@ -237,9 +240,8 @@ async def build(
         use_models(config)
         import graphrag.api  # noqa: F401 - its import is not the run's time
 
-        started += (
-            time.perf_counter() - importing
-        )  # `seconds` is the run's, as when these were imported first
+        # `seconds` is the run's, as when these were imported first
+        started += time.perf_counter() - importing
         settings = ServerSettings()
         time_workflows_without_tracemalloc()
         log_no_item_progress()
@@ -253,8 +255,9 @@ async def build(
                 else None
             )
             dimensions = await probe_models(config, settings.provider_probe_seconds, sample)
-            if (told := _embedding_width_changed(config, root, dimensions)) and notice is not None:
-                notice(told)
+            width_changed = _embedding_width_changed(config, root, dimensions)
+            if width_changed is not None and notice is not None:
+                notice(width_changed)
             version = versions.new_version(root)
             versions.crash_point("version-made")
             try:
@@ -290,8 +293,8 @@ PROMPT_DIGESTS = "prompts.json"
 
 
 PASSED_PROBE = "extraction_probe"
-"""A version's record of the extraction check its build passed (probe.extraction_probe_key): not sent again while
-the extraction model, prompt and entity types stay the same."""
+"""A version's record of the extraction check its build passed (probe.extraction_probe_key): not
+sent again while the extraction model, prompt and entity types stay the same."""
 
 
 def _passed_probe(version: Path | None) -> str | None:
@@ -303,13 +306,14 @@ def read_prompt_digests(version: Path | None) -> dict[str, str] | None:
     """The prompt digests a version recorded; None for a version from before they were recorded."""
     if version is None or not (version / PROMPT_DIGESTS).is_file():
         return None
-    return json.loads((version / PROMPT_DIGESTS).read_text(encoding="utf-8"))
+    digests: dict[str, str] = json.loads((version / PROMPT_DIGESTS).read_text(encoding="utf-8"))
+    return digests
 
 
 def sized_vectors(config: "GraphRagConfig", dimensions: dict[str, int]) -> "GraphRagConfig":
-    """The config with its vector store sized to the vectors the embedding model returned when probed (a
-    settings.yaml copied from another model says 3072 where the model gives 1536: LanceDB then refused every
-    row); a warning names the setting to change."""
+    """The config with its vector store sized to the vectors the embedding model returned when
+    probed (a settings.yaml copied from another model says 3072 where the model gives 1536: LanceDB
+    then refused every row); a warning names the setting to change."""
     model = config.embed_text.embedding_model_id
     found, store = dimensions.get(model), config.vector_store
     sizes = {
@@ -319,8 +323,11 @@ def sized_vectors(config: "GraphRagConfig", dimensions: dict[str, int]) -> "Grap
     if found is None or sizes == {found}:
         return config
     logger.warning(
-        "embedding model %s returns vectors of %d numbers, settings.yaml's vector_store.vector_size "
-        "says %s: indexing with %d (set vector_size: %d in settings.yaml to say so)",
+        (
+            "embedding model %s returns vectors of %d numbers, settings.yaml's "
+            "vector_store.vector_size says %s: indexing with %d (set vector_size: %d in "
+            "settings.yaml to say so)"
+        ),
         model,
         found,
         store.vector_size,
@@ -339,8 +346,9 @@ def sized_vectors(config: "GraphRagConfig", dimensions: dict[str, int]) -> "Grap
 
 
 def _stale(config: "GraphRagConfig", current: Path) -> list[str]:
-    """Why the served version must be built again although no document changed: settings.yaml differs from
-    what it was built with, or it lacks reports, extractions or vectors (each what it makes the run redo)."""
+    """Why the served version must be built again although no document changed: settings.yaml
+    differs from what it was built with, or it lacks reports, extractions or vectors (each what it
+    makes the run redo)."""
     before = built_with.recorded(current)
     told = [
         f"settings.yaml changed since the served version was built: {change}"
@@ -350,8 +358,10 @@ def _stale(config: "GraphRagConfig", current: Path) -> list[str]:
         gaps = version_gaps(config, current)
         told += (
             [
-                f"the served version is incomplete ({'; '.join(map(str, gaps))}): this run computes only what "
-                "is missing"
+                (
+                    f"the served version is incomplete ({'; '.join(map(str, gaps))}): this run "
+                    "computes only what is missing"
+                )
             ]
             if gaps
             else []
@@ -362,10 +372,10 @@ def _stale(config: "GraphRagConfig", current: Path) -> list[str]:
 def _embedding_width_changed(
     config: "GraphRagConfig", root: Path, dimensions: dict[str, int]
 ) -> str | None:
-    """When the embedding model now returns vectors of another width than the served tables hold (it changed
-    behind its name): its cached vectors are dropped, since graphrag's cache answers by the request alone and would
-    replay the old model's, and what to tell is returned (every vector is computed again: the width is part of the
-    embeddings' fingerprint)."""
+    """When the embedding model now returns vectors of another width than the served tables hold (it
+    changed behind its name): its cached vectors are dropped, since graphrag's cache answers by the
+    request alone and would replay the old model's, and what to tell is returned (every vector is
+    computed again: the width is part of the embeddings' fingerprint)."""
     found, held = (
         dimensions.get(config.embed_text.embedding_model_id),
         recorded_vector_widths(config),
@@ -376,12 +386,8 @@ def _embedding_width_changed(
         f"the embedding model now returns vectors of {found} numbers, the served version holds "
         f"{', '.join(map(str, sorted(set(held.values()))))}: every vector is computed again"
     )
-    if config.cache.storage.type == "file":
-        cache = (
-            root
-            / (config.cache.storage.base_dir or "cache")
-            / config.embed_text.model_instance_name
-        )
+    if (storage := config.cache.storage) is not None and storage.type == "file":
+        cache = root / (storage.base_dir or "cache") / config.embed_text.model_instance_name
         if cache.is_dir():
             shutil.rmtree(cache)
             told += f", and the old model's cached vectors in {cache} are dropped"

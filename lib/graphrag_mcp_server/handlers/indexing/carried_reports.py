@@ -1,11 +1,12 @@
 """Community report contexts and reports carried over from the previous version (see carry_over.py).
 
-graphrag numbers entities and relationships in stream order, so an edit early in the corpus shifts the numbers
-in most communities' contexts although their records are unchanged. A stored context is matched by its records
-with each number replaced by its rank, and shown with the records' new numbers. A stored report is matched by
-what it is written from: its context's rows without record numbers and without the degrees (ranking signals
-that change whenever a neighbour gains a relationship: a hub growing must not rewrite every report beside it);
-its `[Data: ...]` citations follow each cited row to its number in the new context.
+graphrag numbers entities and relationships in stream order, so an edit early in the corpus shifts
+the numbers in most communities' contexts although their records are unchanged. A stored context is
+matched by its records with each number replaced by its rank, and shown with the records' new
+numbers. A stored report is matched by what it is written from: its context's rows without record
+numbers and without the degrees (ranking signals that change whenever a neighbour gains a
+relationship: a hub growing must not rewrite every report beside it); its `[Data: ...]` citations
+follow each cited row to its number in the new context.
 """
 
 import csv
@@ -57,9 +58,12 @@ def sort_context_batch(
     return community_df
 
 
-def ranked_records(records: list[dict]) -> tuple[list[dict], dict[str, list[int]]]:
+def ranked_records(
+    records: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
     """A community's records with each entity, relationship and claim number replaced by its rank
-    among those of its kind, and each kind's numbers in rank order (by the context's table titles)."""
+    among those of its kind, and each kind's numbers in rank order (by the context's table
+    titles)."""
     import graphrag.data_model.schemas as schemas
 
     short_id = schemas.SHORT_ID
@@ -120,10 +124,14 @@ def ranked_records(records: list[dict]) -> tuple[list[dict], dict[str, list[int]
 
 
 def renumbered_context(
-    stored: list, ids: dict[str, list[int]], tokenizer: "Tokenizer", max_context_tokens: int | None
+    stored: list[Any],
+    ids: dict[str, list[int]],
+    tokenizer: "Tokenizer",
+    max_context_tokens: int | None,
 ) -> tuple[str, int] | None:
-    """A stored context (text, tokens, its records' numbers) with its records' numbers changed to `ids`
-    (those of the same rank); None where that could change what the budget lets in (a cut context)."""
+    """A stored context (text, tokens, its records' numbers) with its records' numbers changed to
+    `ids` (those of the same rank); None where that could change what the budget lets in (a cut
+    context)."""
     if len(stored) != 3:
         return None
     text, tokens, cited = stored
@@ -158,21 +166,22 @@ def _renumbered_rows(table: str, numbers: dict[int, int]) -> str:
 
 
 CONTEXT_FORM = "members-without-edges"
-"""Part of a stored context's key: contexts stored before members without an edge were written are not reused."""
+"""Part of a stored context's key: contexts stored before members without an edge were written are
+not reused."""
 
 
 def community_context(
-    records: list[dict], tokenizer: "Tokenizer", max_context_tokens: int | None
+    records: list[dict[str, Any]], tokenizer: "Tokenizer", max_context_tokens: int | None
 ) -> tuple[str, int]:
-    """graphrag's `sort_context` of a community's records, and its tokens, with the members that have no edge in
-    the community after those that do.
+    """graphrag's `sort_context` of a community's records, and its tokens, with the members that
+    have no edge in the community after those that do.
 
     graphrag adds members only through the community's edges, so a community of one entity without
-    relationships got an empty context (and a report written from nothing). graphrag adds the edges one
-    at a time (by degree, then id), rewriting and re-tokenising the whole context after each, until the
-    budget is exceeded: quadratic in the community's size. When the whole context fits, that loop ends
-    with the whole context, so it is written once here; otherwise graphrag's own `sort_context` cuts it
-    (members without an edge are then left out, as graphrag leaves them).
+    relationships got an empty context (and a report written from nothing). graphrag adds the edges
+    one at a time (by degree, then id), rewriting and re-tokenising the whole context after each,
+    until the budget is exceeded: quadratic in the community's size. When the whole context fits,
+    that loop ends with the whole context, so it is written once here; otherwise graphrag's own
+    `sort_context` cuts it (members without an edge are then left out, as graphrag leaves them).
     """
     from graphrag.index.operations.summarize_communities.graph_context.sort_context import (
         sort_context,
@@ -186,9 +195,10 @@ def community_context(
     return text, tokenizer.num_tokens(text)
 
 
-def _whole_context(records: list[dict]) -> str:
-    """What graphrag's `sort_context` returns with no budget (the entities, claims and relationships of every
-    edge in its order, each once, as its CSV tables), then the members no edge brought, by degree and number."""
+def _whole_context(records: list[dict[str, Any]]) -> str:
+    """What graphrag's `sort_context` returns with no budget (the entities, claims and relationships
+    of every edge in its order, each once, as its CSV tables), then the members no edge brought, by
+    degree and number."""
     import graphrag.data_model.schemas as schemas
     import pandas as pd
 
@@ -216,7 +226,11 @@ def _whole_context(records: list[dict]) -> str:
         if isinstance(record.get(schemas.CLAIM_DETAILS), list)
     }
     edges.sort(key=lambda edge: (-edge.get(schemas.EDGE_DEGREE, 0), edge.get(short_id, "")))
-    tables: dict[str, dict] = {"Entities": {}, "Claims": {}, "Relationships": {}}
+    tables: dict[str, dict[int, dict[str, Any]]] = {
+        "Entities": {},
+        "Claims": {},
+        "Relationships": {},
+    }
     for edge in edges:
         for title in (edge[schemas.EDGE_SOURCE], edge[schemas.EDGE_TARGET]):
             if (node := nodes.get(title)) is not None:
@@ -287,14 +301,15 @@ DEGREES = ("degree", "combined_degree")
 """graphrag's degree columns of report contexts: ranking signals, not what a report says."""
 
 
-def report_rows(context: str) -> tuple[list, dict[str, dict[str, str]]]:
-    """What a report is written from: each table of its context with its rows sorted, without graphrag's record
-    numbers and degrees; and each table's record numbers -> a digest of their row (what a citation points at).
-    A table whose first column is not graphrag's record number is kept as it is."""
+def report_rows(context: str) -> tuple[list[Any], dict[str, dict[str, str]]]:
+    """What a report is written from: each table of its context with its rows sorted, without
+    graphrag's record numbers and degrees; and each table's record numbers -> a digest of their row
+    (what a citation points at). A table whose first column is not graphrag's record number is kept
+    as it is."""
     import graphrag.data_model.schemas as schemas
 
     parts = _TABLE_TITLE.split(context)
-    tables: list = [parts[0]]
+    tables: list[Any] = [parts[0]]
     rows: dict[str, dict[str, str]] = {}
     for title, body in zip(parts[1::2], parts[2::2], strict=True):
         header, *records = [record for record in csv.reader(io.StringIO(body)) if record]
@@ -314,9 +329,9 @@ def report_rows(context: str) -> tuple[list, dict[str, dict[str, str]]]:
 def renumbered(
     report: dict[str, Any], cited: dict[str, dict[str, str]], current: dict[str, dict[str, str]]
 ) -> dict[str, Any] | None:
-    """`report` with the record numbers it cites (`[Data: Entities (3, 7); Relationships (12)]`) changed from
-    those of the context it was written for (`cited`: number -> row digest) to those of the same rows in this
-    context; None when it cites a number that context did not hold."""
+    """`report` with the record numbers it cites (`[Data: Entities (3, 7); Relationships (12)]`)
+    changed from those of the context it was written for (`cited`: number -> row digest) to those of
+    the same rows in this context; None when it cites a number that context did not hold."""
     numbers: dict[str, dict[int, int]] = {}
     for title, was in cited.items():
         now = {row: int(number) for number, row in current.get(title, {}).items()}
@@ -327,7 +342,7 @@ def renumbered(
     ):
         return report  # every row kept its number (stable ids: most reports of an update)
 
-    def table(match: re.Match) -> str:
+    def table(match: re.Match[str]) -> str:
         title = match.group(1)
         if title not in numbers:
             return match.group(0)
@@ -347,6 +362,7 @@ def renumbered(
         return value
 
     try:
-        return text(report)
+        moved: dict[str, Any] = text(report)
     except KeyError:
         return None
+    return moved

@@ -14,12 +14,13 @@ each record costs although an edit touches a few:
 
 Extraction and summaries are carried over by the workflow extract_graph_kept (kept_extraction.py),
 embeddings by generate_text_embeddings_kept (vector_delta.py), report contexts and reports by
-create_community_reports_kept (kept_reports.py, carried_reports.py); this module holds the memos. Each version stores what these steps produced, by a hash of their whole input, in
+create_community_reports_kept (kept_reports.py, carried_reports.py); this module holds the memos.
+Each version stores what these steps produced, by a hash of their whole input, in
 `carried_over.parquet`; the next run takes from there every result whose input is unchanged and
-computes the others with graphrag's own functions. Report contexts and reports are matched up to
-the numbering of their records (carried_reports.py). Stored results are used only while the models
-are configured as before (`fingerprints`: each step's own model). A failed extraction (graphrag returns no entities) or
-report is never stored, so a provider fault is retried.
+computes the others with graphrag's own functions. Report contexts and reports are matched up to the
+numbering of their records (carried_reports.py). Stored results are used only while the models are
+configured as before (`fingerprints`: each step's own model). A failed extraction (graphrag returns
+no entities) or report is never stored, so a provider fault is retried.
 """
 
 import json
@@ -45,8 +46,8 @@ CONNECTION_ARGS = {"max_retries", "timeout"}
 
 
 def _answering(model: Any) -> dict[str, Any]:
-    """What decides a model's answers: its kind, provider, name, server and call arguments (not its key, retry
-    policy, rate limits, metrics or timeouts, which change how a request is sent)."""
+    """What decides a model's answers: its kind, provider, name, server and call arguments (not its
+    key, retry policy, rate limits, metrics or timeouts, which change how a request is sent)."""
     return {
         "type": model.type,
         "provider": model.model_provider,
@@ -60,8 +61,9 @@ def _answering(model: Any) -> dict[str, Any]:
 
 
 def fingerprints(config: "GraphRagConfig") -> dict[Step, str]:
-    """A hash per step of what its stored results depend on besides their input: the model that step calls
-    (and the vector size, for embeddings). A changed model redoes exactly the steps that call it."""
+    """A hash per step of what its stored results depend on besides their input: the model that step
+    calls (and the vector size, for embeddings). A changed model redoes exactly the steps that call
+    it."""
 
     def completion(model_id: str) -> str:
         return input_hash(_answering(config.get_completion_model_config(model_id)))
@@ -81,8 +83,9 @@ def fingerprints(config: "GraphRagConfig") -> dict[Step, str]:
 def work_carried_over(
     previous: "PreviousVersion | None", version: Path, models: dict[Step, str]
 ) -> Iterator[CarriedOver]:
-    """Within the block, results whose input is unchanged come from `previous` (each step's when it was made
-    under the same `models` fingerprint); when the block completes, `version` stores those this run used."""
+    """Within the block, results whose input is unchanged come from `previous` (each step's when it
+    was made under the same `models` fingerprint); when the block completes, `version` stores those
+    this run used."""
     stored = _read(previous.path if previous is not None else None, models)
     carried = {step: Memo(previous=stored.get(step, {}), decode=_decoder(step)) for step in Step}
     yield carried
@@ -92,16 +95,18 @@ def work_carried_over(
 
 
 def _decoder(step: Step) -> Any:
-    """How a step's stored result becomes the result: vectors (float32 arrays) as lists, the others from JSON."""
+    """How a step's stored result becomes the result: vectors (float32 arrays) as lists, the others
+    from JSON."""
     return (lambda vector: vector.tolist()) if step is Step.EMBEDDING else json.loads
 
 
 def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
-    """Store the results this run used: vectors as float32 arrays, the others as JSON (carried ones as stored)."""
+    """Store the results this run used: vectors as float32 arrays, the others as JSON (carried ones
+    as stored)."""
     import numpy as np
     import pandas as pd
 
-    rows = []
+    rows: list[tuple[str, str, str | None, Any, str]] = []  # step, key, result, vector, models
     for step, memo in carried.items():
         for key, result in memo.used.items():
             stored = memo.stored_form.get(key)
@@ -131,8 +136,8 @@ def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
 
 
 def _read(version: Path | None, models: dict[Step, str]) -> dict[Step, dict[str, Any]]:
-    """A version's stored results made under each step's same models, by step, as stored (JSON text, float32
-    arrays); none when it has no readable table."""
+    """A version's stored results made under each step's same models, by step, as stored (JSON text,
+    float32 arrays); none when it has no readable table."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq

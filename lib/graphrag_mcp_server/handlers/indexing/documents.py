@@ -1,4 +1,5 @@
-"""Which files of a data folder are documents: the same rule for `index`, `build_index` and the watcher.
+"""Which files of a data folder are documents: the same rule for `index`, `build_index` and the
+watcher.
 
 Never indexed: the index root (when it lies inside the data folder), hidden files and folders (a
 name starting with '.': .git, .venv, editor state), and symbolic links whose target lies outside the
@@ -15,7 +16,8 @@ from pathlib import Path
 from graphrag_mcp_server.errors import InputDataError
 
 INDEX_FOLDERS = ("output", "versions", "cache", "logs", "prompts")
-"""What an index root holds of its own (a data folder may still live in it, as graphrag's `input/`)."""
+"""What an index root holds of its own (a data folder may still live in it, as graphrag's
+`input/`)."""
 
 
 class SkipReason:
@@ -68,7 +70,10 @@ def select_documents(
     if data_path == index_root or any(
         data_path.is_relative_to(index_root / name) for name in INDEX_FOLDERS
     ):
-        msg = f"data path {data_path} is the index root or inside its own files; give the folder of your documents"
+        msg = (
+            f"data path {data_path} is the index root or inside its own files; give the "
+            "folder of your documents"
+        )
         raise InputDataError(msg)
     pattern, selection = re.compile(file_pattern), Selection()
     folders, seen = [data_path], set()
@@ -127,13 +132,14 @@ def _consider(
 def _check(selection: Selection, data_path: Path, limits: Limits) -> None:
     if len(selection.files) > limits.max_documents:
         msg = (
-            f"{data_path} holds more than {limits.max_documents:,} documents, the limit of one index job "
-            f"({limits.setting}); index a smaller folder"
+            f"{data_path} holds more than {limits.max_documents:,} documents, the limit of "
+            f"one index job ({limits.setting}); index a smaller folder"
         )
         raise InputDataError(msg)
     if selection.bytes > limits.max_bytes:
         msg = (
-            f"{data_path} holds more than {limits.max_bytes:,} bytes of documents ({len(selection.files):,} "
-            f"documents so far), the limit of one index job ({limits.setting}); index a smaller folder"
+            f"{data_path} holds more than {limits.max_bytes:,} bytes of documents "
+            f"({len(selection.files):,} documents so far), the limit of one index job "
+            f"({limits.setting}); index a smaller folder"
         )
         raise InputDataError(msg)

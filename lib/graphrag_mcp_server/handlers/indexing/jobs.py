@@ -1,4 +1,5 @@
-"""Index builds as background jobs: one at a time, in a worker process, observable while they run."""
+"""Index builds as background jobs: one at a time, in a worker process, observable while they
+run."""
 
 import asyncio
 import json
@@ -33,7 +34,8 @@ class IndexJobs:
         self._spare: asyncio.Task[asyncio.subprocess.Process] | None = None
 
     def keep_warm(self) -> None:
-        """From now on keep a worker started ahead, waiting with graphrag imported (about 5 s saved per job)."""
+        """From now on keep a worker started ahead, waiting with graphrag imported (about 5 s saved
+        per job)."""
         self._keep_warm = True
         self._start_spare()
 
@@ -42,7 +44,8 @@ class IndexJobs:
             self._spare = asyncio.create_task(_spawn_worker())
 
     async def stop_warm(self) -> None:
-        """Stop keeping a worker ahead and end the waiting one (it also ends when this process goes)."""
+        """Stop keeping a worker ahead and end the waiting one (it also ends when this process
+        goes)."""
         self._keep_warm = False
         if (worker := await self._take_spare()) is not None:
             worker.kill()
@@ -83,10 +86,13 @@ class IndexJobs:
         limits: Limits | None = None,
         tune: TuneOptions | None = None,
     ) -> IndexJob:
-        """Start a build of `data_path` into `root` (with `tune`: a prompt tuning from its documents, mode `tune`)
-        in a worker process; refuse while another job runs."""
+        """Start a build of `data_path` into `root` (with `tune`: a prompt tuning from its
+        documents, mode `tune`) in a worker process; refuse while another job runs."""
         if (running := self.running) is not None:
-            msg = f"index job {running.job_id} is still running ({running.workflow or 'starting'}); check it with index_status"
+            msg = (
+                f"index job {running.job_id} is still running "
+                f"({running.workflow or 'starting'}); check it with index_status"
+            )
             raise JobBusyError(msg)
         job = IndexJob(
             job_id=uuid.uuid4().hex[:12],
@@ -151,7 +157,7 @@ class IndexJobs:
                 )
             if job.state is JobState.RUNNING:
                 job.state = JobState.SUCCEEDED if job.error is None else JobState.FAILED
-        except Exception as error:  # noqa: BLE001 - a failed build is reported on the job, not raised
+        except Exception as error:  # noqa: BLE001 - a failed build is reported on the job
             if job.state is JobState.RUNNING:
                 job.error, job.state = f"{type(error).__name__}: {error}", JobState.FAILED
         finally:
@@ -159,7 +165,8 @@ class IndexJobs:
             job.finished_at = datetime.now(UTC)
             on_end(job)
             changed.set()
-            self._start_spare()  # after the build, not beside it: on 2 cores its imports slowed the build by ~0.5 s
+            # after the build, not beside it: on 2 cores its imports slowed the build by ~0.5 s
+            self._start_spare()
 
     async def wait(
         self, job_id: str, timeout: float, on_change: Callable[[IndexJob], Awaitable[None]]
@@ -194,7 +201,8 @@ async def _spawn_worker() -> asyncio.subprocess.Process:
 
 
 async def _stop(worker: asyncio.subprocess.Process, grace_seconds: float = 10) -> None:
-    """End a worker: SIGTERM lets it remove its half-written version; SIGKILL if it does not end in time."""
+    """End a worker: SIGTERM lets it remove its half-written version; SIGKILL if it does not end in
+    time."""
     if worker.returncode is not None:
         return
     worker.terminate()

@@ -64,7 +64,7 @@ def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) ->
     kept_version = PreviousVersion.of(previous, config, version)
     communities = stable_communities.communities_kept(kept_version)
     vectors = vector_delta.vectors_by_delta(kept_version, models[Step.EMBEDDING])
-    state = {
+    state: dict[str, Any] = {
         stable_communities.STATE: communities,
         stable_ids.STATE: stable_ids.identities_kept(kept_version),
         vector_delta.STATE: vectors,

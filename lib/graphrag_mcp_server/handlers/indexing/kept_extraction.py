@@ -136,9 +136,10 @@ async def extracted_graph(
     )
 
     async def extract(row: "pd.Series") -> "tuple[pd.DataFrame, pd.DataFrame]":
-        return await extract_one(
+        frames: tuple[pd.DataFrame, pd.DataFrame] = await extract_one(
             row[text_column], row[id_column], entity_types, model, prompt, max_gleanings
         )
+        return frames
 
     extracted = await derive_from_rows(
         text_units.iloc[missing],
@@ -267,7 +268,7 @@ def _summary_key(
 
 
 def _merged(
-    splits: list[tuple[dict[str, list], str]], keys: tuple[str, str], total: str
+    splits: list[tuple[dict[str, list[Any]], str]], keys: tuple[str, str], total: str
 ) -> "pd.DataFrame":
     """graphrag's `_merge_entities` (`total` "frequency": rows counted) or `_merge_relationships`
     ("weight": weights summed) of text units' extraction frames
@@ -279,8 +280,8 @@ def _merged(
     import numpy as np
     import pandas as pd
 
-    groups: dict[tuple, int] = {}
-    descriptions: list[list] = []
+    groups: dict[tuple[Any, Any], int] = {}
+    descriptions: list[list[Any]] = []
     units: list[list[str]] = []
     codes: list[int] = []
     weights: list[Any] = []

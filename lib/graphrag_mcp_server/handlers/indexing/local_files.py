@@ -1,9 +1,9 @@
 """graphrag's file storage, reading and writing in the calling thread.
 
-graphrag's `FileStorage` opens every file through aiofiles (a hop to a worker thread and back for the
-open, each read and the close) and resolves the path three times per `get`: about 0.65 ms a file,
-so 0.65 s to read 1000 small documents, and as much again for each thousand LLM cache entries a
-build looks up or writes. Local files of this size read faster than the hop: the same documents
+graphrag's `FileStorage` opens every file through aiofiles (a hop to a worker thread and back for
+the open, each read and the close) and resolves the path three times per `get`: about 0.65 ms a
+file, so 0.65 s to read 1000 small documents, and as much again for each thousand LLM cache entries
+a build looks up or writes. Local files of this size read faster than the hop: the same documents
 read in 0.1 s, with the same rows. Registered under graphrag's own `file` storage type, so
 settings.yaml and graphrag's CLI see no difference; it runs in the index worker's process, whose
 event loop has nothing else to serve.
@@ -66,5 +66,6 @@ class LocalFileStorage(FileStorage):
 
 
 def use_local_file_storage() -> None:
-    """Have graphrag's pipeline open its `file` storages (input, output, cache) as LocalFileStorage (in this process)."""
+    """Have graphrag's pipeline open its `file` storages (input, output, cache) as LocalFileStorage
+    (in this process)."""
     register_storage(StorageType.File, LocalFileStorage)

@@ -1,4 +1,5 @@
-"""Every entity in a community: a graphrag workflow that gives each entity without relationships its own.
+"""Every entity in a community: a graphrag workflow that gives each entity without relationships its
+own.
 
 graphrag clusters the relationship graph with Leiden. An entity with no relationship is in no edge,
 so no community holds it, and local, global and drift search (which read entities through their
@@ -6,8 +7,8 @@ communities, up to a level) never see it. (With `cluster_graph.use_lcc: true`, g
 every connected component but the largest is left out the same way: `init` writes `use_lcc: false`,
 and a root that keeps `true` keeps that choice, reported by `stats`.) This workflow runs after
 graphrag's `create_communities` and adds a level-0 community for each entity without relationships,
-so the next workflow writes its report from that entity's row (`lone_entity_report`: there is nothing
-for a model to summarise, and a paid call would only paraphrase the description).
+so the next workflow writes its report from that entity's row (`lone_entity_report`: there is
+nothing for a model to summarise, and a paid call would only paraphrase the description).
 """
 
 import csv
@@ -64,7 +65,8 @@ async def run_workflow(
 
 
 def with_every_entity_clustered(config: "GraphRagConfig", method: str) -> "GraphRagConfig":
-    """The config running graphrag's pipeline for `method` with this workflow after create_communities."""
+    """The config running graphrag's pipeline for `method` with this workflow after
+    create_communities."""
     from graphrag.index.workflows.factory import PipelineFactory
 
     PipelineFactory.register(WORKFLOW, run_workflow)
@@ -80,9 +82,9 @@ entity that nothing in the corpus relates to has the least."""
 
 
 def lone_entity_report(context: str) -> dict[str, Any] | None:
-    """The report of a community whose context is one entity and nothing else (no relationship, claim or
-    sub-community report), written from that entity's row as graphrag writes a model's report; None for
-    any other context."""
+    """The report of a community whose context is one entity and nothing else (no relationship,
+    claim or sub-community report), written from that entity's row as graphrag writes a model's
+    report; None for any other context."""
     from graphrag.index.operations.summarize_communities.community_reports_extractor import (
         CommunityReportResponse,
         FindingModel,
@@ -99,7 +101,9 @@ def lone_entity_report(context: str) -> dict[str, Any] | None:
         title=title,
         summary=description,
         rating=LONE_ENTITY_RANK,
-        rating_explanation=f"{title} is one entity that no relationship in the corpus links to another.",
+        rating_explanation=(
+            f"{title} is one entity that no relationship in the corpus links to another."
+        ),
         findings=[
             FindingModel(
                 summary=title,

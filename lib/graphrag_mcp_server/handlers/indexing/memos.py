@@ -1,4 +1,5 @@
-"""Memos of the steps whose results an update carries over from the previous version (carry_over.py)."""
+"""Memos of the steps whose results an update carries over from the previous version
+(carry_over.py)."""
 
 import hashlib
 import json
@@ -14,8 +15,9 @@ if TYPE_CHECKING:
 
 @dataclass
 class Memo:
-    """Results by input hash: the previous version's (as stored: decoded only when used), and those this run used
-    (stored for the next; a carried one keeps its stored form, so it is not encoded again)."""
+    """Results by input hash: the previous version's (as stored: decoded only when used), and those
+    this run used (stored for the next; a carried one keeps its stored form, so it is not encoded
+    again)."""
 
     previous: dict[str, Any] = field(default_factory=dict)
     decode: Callable[[Any], Any] = lambda stored: stored
@@ -65,8 +67,8 @@ def input_hash(*parts: Any) -> str:
 
 @cache
 def text_digest(text: str) -> str:
-    """sha256 of a text, once per text: a prompt in memo keys (hashed again for each of 10,000 rows, it cost
-    a third of a second of a 2000-document update)."""
+    """sha256 of a text, once per text: a prompt in memo keys (hashed again for each of 10,000 rows,
+    it cost a third of a second of a 2000-document update)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -1,11 +1,14 @@
-"""graphrag's LLM cache kept per model: a step whose model changed gets that model's cache, not the old one's.
+"""graphrag's LLM cache kept per model: a step whose model changed gets that model's cache, not the
+old one's.
 
-graphrag 3.3 keys a cached answer by the request's messages and arguments alone: the model name, base URL and key
-are bound inside graphrag-llm's completion, so after settings.yaml names another model every unchanged prompt is
-answered from the old model's cache, and nothing is redone. Each step caches in its own folder
-(`cache/<model_instance_name>`: extract_graph, summarize_descriptions, community_reporting, text_embedding); when a
-step's model changed since the served version was built, its folder is set aside under the old model's name
-(`cache/extract_graph@openai_gpt-4.1-mini`) and the new model's folder, kept from an earlier switch, put in its place.
+graphrag 3.3 keys a cached answer by the request's messages and arguments alone: the model name,
+base URL and key are bound inside graphrag-llm's completion, so after settings.yaml names another
+model every unchanged prompt is answered from the old model's cache, and nothing is redone. Each
+step caches in its own folder (`cache/<model_instance_name>`: extract_graph, summarize_descriptions,
+community_reporting, text_embedding); when a step's model changed since the served version was
+built, its folder is set aside under the old model's name
+(`cache/extract_graph@openai_gpt-4.1-mini`) and the new model's folder, kept from an earlier switch,
+put in its place.
 """
 
 import re
@@ -22,10 +25,12 @@ if TYPE_CHECKING:
 def caches_follow_models(
     config: "GraphRagConfig", root: Path, before: BuiltWith, now: BuiltWith
 ) -> list[str]:
-    """Swap in each changed step's cache folder for its new model; the folders swapped, as `old -> new` lines."""
-    if config.cache.storage.type != "file":
+    """Swap in each changed step's cache folder for its new model; the folders swapped, as `old ->
+    new` lines."""
+    storage = config.cache.storage
+    if storage is None or storage.type != "file":
         return []
-    base = root / (config.cache.storage.base_dir or "cache")
+    base = root / (storage.base_dir or "cache")
     folders = {
         "extract_graph": config.extract_graph.model_instance_name,
         "summarize_descriptions": config.summarize_descriptions.model_instance_name,
@@ -42,9 +47,8 @@ def caches_follow_models(
     for folder, old, new in changed:
         current = base / folder
         if current.is_dir() and old is not None:
-            shutil.rmtree(
-                _kept(base, folder, old), ignore_errors=True
-            )  # older answers of the same model
+            # older answers of the same model
+            shutil.rmtree(_kept(base, folder, old), ignore_errors=True)
             current.rename(_kept(base, folder, old))
         if (kept := _kept(base, folder, new)).is_dir() and not current.exists():
             kept.rename(current)

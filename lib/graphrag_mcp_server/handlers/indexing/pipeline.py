@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from graphrag.callbacks.workflow_callbacks import WorkflowCallbacks
     from graphrag.config.models.graph_rag_config import GraphRagConfig
+    from graphrag.index.typing.pipeline_run_result import PipelineRunResult
 
     from graphrag_mcp_server.handlers.indexing.kept import Kept
 
@@ -34,9 +35,9 @@ async def run_pipeline(
     failure_limit: int,
     usage: Usage,
 ) -> "tuple[Kept, dict[str, int]]":
-    """graphrag's pipeline over `documents` into `version` (`target` pinned to it), keeping what the served version
-    `current` allows when `incremental`; the version checked whole (refused with what it lacks otherwise) and its
-    records written. What it kept, and the rows of each table."""
+    """graphrag's pipeline over `documents` into `version` (`target` pinned to it), keeping what the
+    served version `current` allows when `incremental`; the version checked whole (refused with what
+    it lacks otherwise) and its records written. What it kept, and the rows of each table."""
     from graphrag.api import build_index
 
     from graphrag_mcp_server.handlers.indexing.kept import kept_from, with_kept_workflows
@@ -56,9 +57,8 @@ async def run_pipeline(
         )
     kept.workflows = [output.workflow for output in outputs]
     stopped = next((output for output in outputs if output.error is not None), None)
-    if (
-        failures.count() and stopped is not None and not breaker.tripped
-    ):  # a tripped breaker names the provider
+    # a tripped breaker names the provider
+    if failures.count() and stopped is not None and not breaker.tripped:
         refuse_incomplete(
             [], failures, usage, current, f"{stopped.workflow} stopped: {stopped.error}"
         )
@@ -77,7 +77,8 @@ async def run_pipeline(
 def _with_crash_points(
     callbacks: "list[WorkflowCallbacks] | None",
 ) -> "list[WorkflowCallbacks] | None":
-    """The callbacks, plus one that makes each workflow's end a crash point while the test hook is set."""
+    """The callbacks, plus one that makes each workflow's end a crash point while the test hook is
+    set."""
     if not os.environ.get(versions.CRASH_AT):
         return callbacks
     from graphrag.callbacks.noop_workflow_callbacks import NoopWorkflowCallbacks
@@ -90,18 +91,27 @@ def _with_crash_points(
 
 
 def raise_first_failure(
-    config: "GraphRagConfig", outputs: list, provider_failure: str | None, last_error: str | None
+    config: "GraphRagConfig",
+    outputs: "list[PipelineRunResult]",
+    provider_failure: str | None,
+    last_error: str | None,
 ) -> None:
     """The first failed workflow as an error; the provider's reason when it stopped answering."""
     failed = [output for output in outputs if output.error is not None]
     if failed and provider_failure is not None:
         advised = advice(kind_of(provider_failure), Operation.BUILD, reason=provider_failure)
-        msg = f"indexing stopped: the model provider failed call after call: {provider_failure.rstrip('.')}. {advised}"
+        msg = (
+            "indexing stopped: the model provider failed call after call: "
+            f"{provider_failure.rstrip('.')}. {advised}"
+        )
         raise ProviderError(msg)
     if failed:
         logs = Path(config.reporting.base_dir or "logs").resolve()
         provider = f"; the model provider's last error: {last_error}" if last_error else ""
-        msg = f"indexing failed in workflow {failed[0].workflow}: {failed[0].error}{provider} (details in {logs})"
+        msg = (
+            f"indexing failed in workflow {failed[0].workflow}: {failed[0].error}{provider} "
+            f"(details in {logs})"
+        )
         raise IndexBuildError(msg)
 
 
@@ -112,8 +122,8 @@ def refuse_incomplete(
     current: Path | None,
     stopped: str | None = None,
 ) -> None:
-    """Refuse to publish a version with gaps (or whose model calls failed until a workflow `stopped`), naming
-    what it lacks, the provider's last error and what to do."""
+    """Refuse to publish a version with gaps (or whose model calls failed until a workflow
+    `stopped`), naming what it lacks, the provider's last error and what to do."""
     if not gaps and not failures.count():
         return
     reason = failures.last_reason() or usage.last_error
@@ -127,8 +137,9 @@ def refuse_incomplete(
     if stopped:
         missing += f" ({stopped})"
     msg = (
-        f"indexing did not publish the new version, it is incomplete: {missing}{why}. {served.capitalize()}; "
-        "run the same index command again once the model provider answers: only the missing work is sent "
-        "to the model (what succeeded is in graphrag's cache)"
+        f"indexing did not publish the new version, it is incomplete: {missing}{why}. "
+        f"{served.capitalize()}; run the same index command again once the model provider "
+        "answers: only the missing work is sent to the model (what succeeded is in "
+        "graphrag's cache)"
     )
     raise IndexIncompleteError(msg)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.config.formats import MARKITDOWN, OFFICE, STRUCTURED
+from graphrag_mcp_server.errors import ConfigError
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
@@ -35,7 +36,7 @@ class CorpusReader:
         for path in paths:
             try:
                 documents = await self._read_file(path)
-            except Exception as error:  # noqa: BLE001 - any reader failure leaves only this file out
+            except Exception as error:  # noqa: BLE001 - a reader failure leaves out only this file
                 self.unreadable[path] = _reason(error)
                 continue
             documents = [document for document in documents if str(document.text or "").strip()]
@@ -48,25 +49,25 @@ class CorpusReader:
     async def _read_file(self, path: str) -> list[Any]:
         suffix = Path(path).suffix.lower()
         if suffix in STRUCTURED and self._config.input.type not in ("text", "markitdown"):
-            return await self._reader(self._config.input.type).read_file(
-                path
-            )  # configured as structured input
+            # configured as structured input
+            return await self._read_as(self._config.input.type, path)
         if suffix in STRUCTURED:
             try:
-                return await self._reader(STRUCTURED[suffix]).read_file(path)
-            except (
-                KeyError,
-                ValueError,
-                TypeError,
-            ):  # rows without the text column: the whole file is the text
-                pass
+                return await self._read_as(STRUCTURED[suffix], path)
+            except (KeyError, ValueError, TypeError):
+                pass  # rows without the text column: the whole file is the text
         if suffix in MARKITDOWN or suffix in STRUCTURED:
             self._check_container(path, suffix)
-            documents = await self._reader("markitdown").read_file(path)
+            documents = await self._read_as("markitdown", path)
         else:
-            documents = await self._reader("text").read_file(path)
+            documents = await self._read_as("text", path)
         for document in documents:
             document.title = path
+        return documents
+
+    async def _read_as(self, input_type: str, path: str) -> list[Any]:
+        """`path` read by graphrag's reader for `input_type` (graphrag_input ships no types)."""
+        documents: list[Any] = await self._reader(input_type).read_file(path)
         return documents
 
     def _reader(self, input_type: str) -> "InputReader":
@@ -79,12 +80,20 @@ class CorpusReader:
         return self._readers[input_type]
 
     def _check_container(self, path: str, suffix: str) -> None:
-        """Refuse a file whose bytes are not its format (markitdown would read them as plain text)."""
-        file = Path(self._config.input_storage.base_dir) / path
+        """Refuse a file whose bytes are not its format (markitdown would read them as plain
+        text)."""
+        file = input_folder(self._config) / path
         if suffix in OFFICE and not zipfile.is_zipfile(file):
             raise ValueError(f"not a valid {suffix[1:].upper()} file")
         if suffix == ".pdf" and not file.read_bytes()[:1024].lstrip().startswith(b"%PDF"):
             raise ValueError("not a valid PDF file")
+
+
+def input_folder(config: "GraphRagConfig") -> Path:
+    """The folder a config reads its documents from (index_config and tuning name it)."""
+    if config.input_storage.base_dir is None:
+        raise ConfigError("the index config names no input folder (input_storage.base_dir)")
+    return Path(config.input_storage.base_dir)
 
 
 def _reason(error: Exception) -> str:

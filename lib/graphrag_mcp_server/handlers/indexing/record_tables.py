@@ -19,9 +19,8 @@ from graphrag_storage.tables.table import RowTransformer, Table
 from graphrag_storage.tables.table_provider_factory import register_table_provider
 from graphrag_storage.tables.table_type import TableType
 
-ROWS_PER_BATCH = (
-    1024  # rows turned into dicts at a time, so a large table is never all dicts at once
-)
+# rows turned into dicts at a time, so a large table is never all dicts at once
+ROWS_PER_BATCH = 1024
 
 
 class RecordParquetTable(ParquetTable):
@@ -29,9 +28,11 @@ class RecordParquetTable(ParquetTable):
 
     async def _aiter_impl(self) -> AsyncIterator[Any]:
         if self._df is None:
-            stored = await self._storage.has(self._file_key)
-            data = await self._storage.get(self._file_key, as_bytes=True) if stored else None
-            self._df = pd.read_parquet(BytesIO(data)) if stored else pd.DataFrame()
+            if await self._storage.has(self._file_key):
+                data = await self._storage.get(self._file_key, as_bytes=True)
+                self._df = pd.read_parquet(BytesIO(data))
+            else:
+                self._df = pd.DataFrame()
         for start in range(0, len(self._df), ROWS_PER_BATCH):
             for row in self._df.iloc[start : start + ROWS_PER_BATCH].to_dict("records"):
                 yield _apply_transformer(self._transformer, row)

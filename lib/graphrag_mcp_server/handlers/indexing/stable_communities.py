@@ -1,31 +1,37 @@
-"""Communities kept across updates: graphrag's hierarchical Leiden seeded with the previous version's partition.
+"""Communities kept across updates: graphrag's hierarchical Leiden seeded with the previous
+version's partition.
 
-graphrag clusters the whole relationship graph from scratch on every run (`cluster_graph`), and Leiden's
-partition of a changed graph moves entities far from the change: every community that moved gets a new
-context and so a new report. An incremental run (graphrag's create_communities workflow replaced in its
-pipeline by create_communities_kept, kept_communities.py) instead keeps the previous version's communities and moves
-only what the change touches (the "Dynamic Frontier" approach, Sahu, arXiv 2405.11658):
+graphrag clusters the whole relationship graph from scratch on every run (`cluster_graph`), and
+Leiden's partition of a changed graph moves entities far from the change: every community that moved
+gets a new context and so a new report. An incremental run (graphrag's create_communities workflow
+replaced in its pipeline by create_communities_kept, kept_communities.py) instead keeps the previous
+version's communities and moves only what the change touches (the "Dynamic Frontier" approach, Sahu,
+arXiv 2405.11658):
 
-- every entity starts in its previous community; a new entity joins the community most of its (weighted)
-  links go to, or starts one of its own;
-- the entities at a changed relationship (added, removed, re-weighted) and the new ones are moved by Leiden's
-  local-moving rule (the best modularity gain), and an entity that moves sends its neighbours to be visited;
-- a community left in pieces keeps its largest piece; each other piece becomes a community of its own;
-- a community of `max_cluster_size` or more is split as graphrag's hierarchical Leiden splits it: seeded
-  with its previous sub-communities where it had any, by a fresh hierarchical Leiden of its subgraph where not.
+- every entity starts in its previous community; a new entity joins the community most of its
+  (weighted) links go to, or starts one of its own;
+- the entities at a changed relationship (added, removed, re-weighted) and the new ones are moved by
+  Leiden's local-moving rule (the best modularity gain), and an entity that moves sends its
+  neighbours to be visited;
+- a community left in pieces keeps its largest piece; each other piece becomes a community of its
+  own;
+- a community of `max_cluster_size` or more is split as graphrag's hierarchical Leiden splits it:
+  seeded with its previous sub-communities where it had any, by a fresh hierarchical Leiden of its
+  subgraph where not.
 
-Every partition made this way (the whole graph, each split) is checked against one fresh Leiden run on the
-same graph: milliseconds in graspologic's Rust and no model call, so the check runs on every update. Where the
-kept partition's modularity is below 0.97x the fresh one's, the fresh clustering is taken there (for the whole
-graph: graphrag's own, as a rebuild clusters). `index --full` runs graphrag's clustering untouched.
+Every partition made this way (the whole graph, each split) is checked against one fresh Leiden run
+on the same graph: milliseconds in graspologic's Rust and no model call, so the check runs on every
+update. Where the kept partition's modularity is below 0.97x the fresh one's, the fresh clustering
+is taken there (for the whole graph: graphrag's own, as a rebuild clusters). `index --full` runs
+graphrag's clustering untouched.
 """
 
 import itertools
 import logging
-from collections import Counter, deque
+from collections import defaultdict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from graphrag_mcp_server.handlers.results import Clustering
 
@@ -36,7 +42,23 @@ logger = logging.getLogger(__name__)
 
 MODULARITY_FLOOR = 0.97
 """A kept partition must score at least this share of a fresh clustering's modularity."""
-LEIDEN = {"resolution": 1.0, "randomness": 0.001, "iterations": 1, "use_modularity": True}
+
+
+class LeidenParameters(TypedDict):
+    """The arguments of graspologic's `leiden` that graphrag sets."""
+
+    resolution: float
+    randomness: float
+    iterations: int
+    use_modularity: bool
+
+
+LEIDEN: LeidenParameters = {
+    "resolution": 1.0,
+    "randomness": 0.001,
+    "iterations": 1,
+    "use_modularity": True,
+}
 """graphrag's Leiden parameters (graphrag.graphs.hierarchical_leiden)."""
 
 Graph = dict[str, dict[str, float]]
@@ -45,7 +67,8 @@ Edge = tuple[str, str]
 
 @dataclass(frozen=True)
 class Cluster:
-    """One node's community at one level: what graphrag's cluster_graph reads of graspologic's result."""
+    """One node's community at one level: what graphrag's cluster_graph reads of graspologic's
+    result."""
 
     node: str
     cluster: int
@@ -56,7 +79,8 @@ class Cluster:
 
 @dataclass
 class Partition:
-    """A version's clustering: each level's node -> community, each community's parent, and the graph's edges."""
+    """A version's clustering: each level's node -> community, each community's parent, and the
+    graph's edges."""
 
     levels: list[dict[str, int]]
     parents: dict[int, int]
@@ -73,8 +97,9 @@ class Partition:
 
 @dataclass
 class KeptCommunities:
-    """An incremental run's clustering: the previous partition, graphrag's parameters (set when it clusters), the
-    next free community ids, the nodes at changed relationships, and what is reported."""
+    """An incremental run's clustering: the previous partition, graphrag's parameters (set when it
+    clusters), the next free community ids, the nodes at changed relationships, and what is
+    reported."""
 
     previous: Partition
     clustering: Clustering
@@ -85,7 +110,8 @@ class KeptCommunities:
 
 
 STATE = "stable_communities"
-"""The key of a run's KeptCommunities in the state graphrag hands its workflows (kept_communities.py)."""
+"""The key of a run's KeptCommunities in the state graphrag hands its workflows
+(kept_communities.py)."""
 
 
 def communities_kept(previous: "PreviousVersion | None") -> KeptCommunities | None:
@@ -145,8 +171,8 @@ def kept_hierarchical_leiden(
     max_cluster_size: int = 10,
     random_seed: int | None = 0xDEADBEEF,
 ) -> list[Any]:
-    """graphrag's hierarchical Leiden of `edges` (as graphrag's cluster_graph hands them), keeping the
-    previous version's communities."""
+    """graphrag's hierarchical Leiden of `edges` (as graphrag's cluster_graph hands them), keeping
+    the previous version's communities."""
     if not edges:
         run.clustering.seeded = False
         return graphrag_leiden(edges, max_cluster_size, random_seed)
@@ -202,16 +228,16 @@ def _edge_list(graph: Graph) -> list[tuple[str, str, float]]:
 def _kept_partition(
     graph: Graph, seed: dict[str, int], run: KeptCommunities
 ) -> tuple[dict[str, int] | None, float, float]:
-    """The seeded partition of `graph`, its modularity and a fresh Leiden run's; None for the partition when
-    there is nothing to keep or it scores below MODULARITY_FLOOR of the fresh one."""
+    """The seeded partition of `graph`, its modularity and a fresh Leiden run's; None for the
+    partition when there is nothing to keep or it scores below MODULARITY_FLOOR of the fresh one."""
     import graspologic_native as gn
 
     edges = _edge_list(graph)
-    fresh, _ = gn.leiden(edges, seed=run.seed, **LEIDEN)
+    fresh, _ = gn.leiden(edges, starting_communities=None, seed=run.seed, trials=1, **LEIDEN)
     if not seed:
         return None, 0.0, fresh
     partition = _maintained(graph, seed, run.frontier & graph.keys(), run.ids)
-    modularity = gn.modularity(edges, partition)
+    modularity = gn.modularity(edges, partition, LEIDEN["resolution"])
     if modularity < fresh - (1 - MODULARITY_FLOOR) * abs(fresh):
         logger.info(
             "kept communities score %.4f against %.4f fresh: clustering afresh", modularity, fresh
@@ -223,13 +249,14 @@ def _kept_partition(
 def _maintained(
     graph: Graph, seed: dict[str, int], frontier: set[str], ids: Iterator[int]
 ) -> dict[str, int]:
-    """`seed` extended to every node of `graph`, with the frontier's nodes moved and broken communities split."""
+    """`seed` extended to every node of `graph`, with the frontier's nodes moved and broken
+    communities split."""
     membership = dict(seed)
     pending = sorted(graph.keys() - membership.keys())
     while pending:
         unplaced = []
         for node in pending:
-            votes: Counter[int] = Counter()
+            votes: defaultdict[int, float] = defaultdict(float)
             for neighbour, weight in graph[node].items():
                 if neighbour in membership:
                     votes[membership[neighbour]] += weight
@@ -237,9 +264,8 @@ def _maintained(
                 membership[node] = min(votes, key=lambda community: (-votes[community], community))
             else:
                 unplaced.append(node)
-        if len(unplaced) == len(
-            pending
-        ):  # new nodes linked only to each other: the first starts a community
+        # new nodes linked only to each other: the first starts a community
+        if len(unplaced) == len(pending):
             membership[unplaced.pop(0)] = next(ids)
         pending = unplaced
     _move_frontier(graph, membership, frontier | (graph.keys() - seed.keys()), ids)
@@ -250,11 +276,12 @@ def _maintained(
 def _move_frontier(
     graph: Graph, membership: dict[str, int], frontier: set[str], ids: Iterator[int]
 ) -> None:
-    """Leiden's local moving, started from the frontier: each visited node goes to the neighbouring community
-    (or a community of its own) of the best modularity gain; a node that moves queues its neighbours."""
+    """Leiden's local moving, started from the frontier: each visited node goes to the neighbouring
+    community (or a community of its own) of the best modularity gain; a node that moves queues its
+    neighbours."""
     degree = {node: sum(neighbours.values()) for node, neighbours in graph.items()}
     twice_weight = sum(degree.values()) or 1.0
-    totals: Counter[int] = Counter()
+    totals: defaultdict[int, float] = defaultdict(float)
     for node, community in membership.items():
         totals[community] += degree[node]
     queue = deque(sorted(frontier))
@@ -265,14 +292,14 @@ def _move_frontier(
         queued.discard(node)
         visits += 1
         current = membership[node]
-        links: Counter[int] = Counter()
+        links: defaultdict[int, float] = defaultdict(float)
         for neighbour, weight in graph[node].items():
             if neighbour != node:
                 links[membership[neighbour]] += weight
         totals[current] -= degree[node]
 
-        def gain(community: int, node: str = node, links: Counter[int] = links) -> float:
-            return links[community] - degree[node] * totals[community] / twice_weight
+        def gain(community: int, node: str = node, links: dict[int, float] = links) -> float:
+            return links.get(community, 0.0) - degree[node] * totals[community] / twice_weight
 
         best, best_gain = current, gain(current)
         for community in sorted(links):
@@ -290,7 +317,8 @@ def _move_frontier(
 
 
 def _split_disconnected(graph: Graph, membership: dict[str, int], ids: Iterator[int]) -> None:
-    """Give each piece of a community but its largest a community of its own (Leiden's are connected)."""
+    """Give each piece of a community but its largest a community of its own (Leiden's are
+    connected)."""
     pieces: dict[int, list[list[str]]] = {}
     seen: set[str] = set()
     for start in sorted(graph):
@@ -337,7 +365,8 @@ def _place(
 def _split(
     graph: Graph, community: int, level: int, run: KeptCommunities, clusters: list[Cluster]
 ) -> None:
-    """A community's sub-communities: its previous ones kept where they still score, else a fresh split."""
+    """A community's sub-communities: its previous ones kept where they still score, else a fresh
+    split."""
     previous = run.previous.levels[level] if level < len(run.previous.levels) else {}
     seed = {
         node: child
@@ -363,7 +392,8 @@ def _split(
 def _fresh_split(
     graph: Graph, community: int, level: int, run: KeptCommunities, clusters: list[Cluster]
 ) -> None:
-    """graphrag's hierarchical Leiden of a community's subgraph, its levels and ids placed below `community`."""
+    """graphrag's hierarchical Leiden of a community's subgraph, its levels and ids placed below
+    `community`."""
     fresh = graphrag_leiden(_edge_list(graph), run.max_cluster_size, run.seed)
     renumbered: dict[int, int] = {}
     for found in fresh:
@@ -394,5 +424,5 @@ def _count_kept(run: KeptCommunities, clusters: list[Any]) -> None:
     before = run.previous.members()
     run.clustering.communities = len(members)
     run.clustering.kept = sum(
-        1 for community, nodes in members.items() if before.get(community) == nodes
+        1 for community, nodes in members.items() if before.get(community) == frozenset(nodes)
     )

@@ -1,9 +1,11 @@
-"""Model calls whose failure graphrag's extractors swallow: collected from graphrag's own log records.
+"""Model calls whose failure graphrag's extractors swallow: collected from graphrag's own log
+records.
 
-graph_extractor, claim_extractor and community_reports_extractor catch a failed call, log it and return
-nothing, so the workflow "succeeds" with the text unit's entities or the community's report missing. Their
-log records are graphrag's extension point for this: a handler on graphrag's operations logger keeps each
-failure's reason (and the text unit it concerns) for the build in progress, which then refuses to publish.
+graph_extractor, claim_extractor and community_reports_extractor catch a failed call, log it and
+return nothing, so the workflow "succeeds" with the text unit's entities or the community's report
+missing. Their log records are graphrag's extension point for this: a handler on graphrag's
+operations logger keeps each failure's reason (and the text unit it concerns) for the build in
+progress, which then refuses to publish.
 """
 
 import logging
@@ -18,12 +20,14 @@ EXTRACTION_ERRORS = {
     "graphrag.index.operations.extract_covariates.extract_covariates": "claims",
     "graphrag.index.operations.summarize_communities.summarize_communities": "report",
 }
-"""The loggers of graphrag's extractors' `on_error` records, and the step each one's failures belong to."""
+"""The loggers of graphrag's extractors' `on_error` records, and the step each one's failures belong
+to."""
 
 
 @dataclass
 class SwallowedFailures:
-    """A build's failed extractions (text unit id -> reason) and the reasons of its failed reports and claims."""
+    """A build's failed extractions (text unit id -> reason) and the reasons of its failed reports
+    and claims."""
 
     extractions: dict[str, str] = field(default_factory=dict)
     reports: list[str] = field(default_factory=list)
@@ -77,7 +81,8 @@ def _reason(record: logging.LogRecord) -> str:
 
 @contextmanager
 def failures_recorded() -> Iterator[SwallowedFailures]:
-    """Collect the extractor failures graphrag logs inside the block (tasks spawned inside included)."""
+    """Collect the extractor failures graphrag logs inside the block (tasks spawned inside
+    included)."""
     operations = logging.getLogger(OPERATIONS_LOGGER)
     if not any(isinstance(handler, _Recorder) for handler in operations.handlers):
         operations.addHandler(_Recorder(logging.ERROR))

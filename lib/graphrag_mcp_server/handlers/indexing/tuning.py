@@ -1,5 +1,6 @@
-"""Prompt tuning: graphrag.api.generate_indexing_prompts adapts the extraction, summary and report prompts to a
-corpus; the tuned prompts replace the root's after the previous ones are kept in prompts.bak-<time>/."""
+"""Prompt tuning: graphrag.api.generate_indexing_prompts adapts the extraction, summary and report
+prompts to a corpus; the tuned prompts replace the root's after the previous ones are kept in
+prompts.bak-<time>/."""
 
 import hashlib
 import logging
@@ -9,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -25,8 +26,9 @@ TUNING_LOGGER = "graphrag.api.prompt_tune"
 
 
 class DocSelectionType(StrEnum):
-    """How graphrag picks the chunks it tunes from: the values of graphrag.prompt_tune.types.DocSelectionType,
-    not imported here so that `graphrag-mcp --help` loads no graphrag."""
+    """How graphrag picks the chunks it tunes from: the values of
+    graphrag.prompt_tune.types.DocSelectionType, not imported here so that `graphrag-mcp --help`
+    loads no graphrag."""
 
     RANDOM = "random"
     TOP = "top"
@@ -55,14 +57,24 @@ class TuneOptions(BaseModel):
     )
 
 
+class TuningArguments(TypedDict):
+    """The TuneOptions fields that graphrag.api.generate_indexing_prompts takes as they are."""
+
+    domain: str | None
+    language: str | None
+    max_tokens: int
+    discover_entity_types: bool
+    limit: int
+
+
 def tuning_config(root: Path, data_path: Path | None) -> "GraphRagConfig":
-    """The root's config reading the documents to tune from: `data_path`, else the root's own input folder (a
-    graphrag project's `input/`); neither is an InputDataError saying what to give."""
+    """The root's config reading the documents to tune from: `data_path`, else the root's own input
+    folder (a graphrag project's `input/`); neither is an InputDataError saying what to give."""
     folder = data_path or root / "input"
     if not folder.is_dir():
         msg = (
-            f"no documents to tune from: {folder} is not a folder; give the folder you index with --data-path "
-            "(or the data_path argument)"
+            f"no documents to tune from: {folder} is not a folder; give the folder you index "
+            "with --data-path (or the data_path argument)"
         )
         raise InputDataError(msg)
     return load_index_config(
@@ -107,7 +119,8 @@ TUNED = ("extract_graph", "summarize_descriptions", "community_report_graph")
 
 
 def prompt_digests(config: "GraphRagConfig", root: Path) -> dict[str, str]:
-    """sha256 of each prompt an index build uses (recorded with each version: a changed prompt is a change)."""
+    """sha256 of each prompt an index build uses (recorded with each version: a changed prompt is a
+    change)."""
     return {
         name: hashlib.sha256(path.read_bytes()).hexdigest()
         for name, path in index_prompts(config, root).items()
@@ -122,8 +135,8 @@ def changed_prompts(
     built: Path,
     current: dict[str, str],
 ) -> list[str]:
-    """The prompts whose text differs from the previous version's; for a version that recorded none (built before
-    versions did), those written after it was (`built`: a file of that version)."""
+    """The prompts whose text differs from the previous version's; for a version that recorded none
+    (built before versions did), those written after it was (`built`: a file of that version)."""
     if previous is not None:
         return [name for name, digest in current.items() if previous.get(name) != digest]
     since = built.stat().st_mtime if built.exists() else float("inf")
@@ -149,14 +162,15 @@ async def tune_prompts(
     options: TuneOptions,
     on_stage: Callable[[str], None] | None = None,
 ) -> tuple[TunedPrompts, dict[Path, str]]:
-    """Run graphrag's prompt tuning over the config's documents: what would change, and the tuned texts by file
-    (nothing is written). `on_stage` hears each stage graphrag logs."""
+    """Run graphrag's prompt tuning over the config's documents: what would change, and the tuned
+    texts by file (nothing is written). `on_stage` hears each stage graphrag logs."""
     use_models(config)
     from graphrag.api import generate_indexing_prompts
+    from graphrag.prompt_tune.types import DocSelectionType as Selection
 
     started = time.perf_counter()
     with track_usage() as usage, _stages(on_stage):
-        tuning = {
+        tuning: TuningArguments = {
             "domain": options.domain,
             "language": options.language,
             "max_tokens": options.max_tokens,
@@ -165,15 +179,14 @@ async def tune_prompts(
         }
         try:
             prompts = await generate_indexing_prompts(
-                config, selection_method=options.selection_method.value, **tuning
+                config, selection_method=Selection(options.selection_method.value), **tuning
             )
-        except (
-            ValueError
-        ) as error:  # graphrag's random selection of more chunks than there are (before any call)
+        # graphrag's random selection of more chunks than there are (before any call)
+        except ValueError as error:
             if "larger sample than population" not in str(error):
                 raise
             prompts = await generate_indexing_prompts(
-                config, selection_method=DocSelectionType.ALL.value, **tuning
+                config, selection_method=Selection.ALL, **tuning
             )
     files = index_prompts(config, root)
     tuned = dict(zip((files[name] for name in TUNED), prompts, strict=True))
@@ -195,7 +208,8 @@ async def tune_prompts(
 
 
 def write_prompts(root: Path, tuned: dict[Path, str], result: TunedPrompts) -> TunedPrompts:
-    """Keep the root's prompts in prompts.bak-<time>/, then write the tuned ones; the result with the backup."""
+    """Keep the root's prompts in prompts.bak-<time>/, then write the tuned ones; the result with
+    the backup."""
     if not result.changed:
         return result
     prompts = root / "prompts"
@@ -219,10 +233,11 @@ def _stages(on_stage: Callable[[str], None] | None) -> Iterator[None]:
     if on_stage is None:
         yield
         return
+    hear = on_stage  # narrowed to not None, which the class below does not see of `on_stage`
 
     class Stage(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            on_stage(record.getMessage().rstrip("."))
+            hear(record.getMessage().rstrip("."))
 
     logger, handler = logging.getLogger(TUNING_LOGGER), Stage(logging.INFO)
     logger.addHandler(handler)

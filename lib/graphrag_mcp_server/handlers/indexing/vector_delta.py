@@ -244,9 +244,8 @@ async def carried_embeddings(
             texts, callbacks, model, tokenizer, batch_size, batch_max_tokens, num_threads
         )
         return list(found.embeddings or [None] * len(texts))
-    model_id = getattr(
-        model, "_model_id", type(model).__qualname__
-    )  # graphrag-llm gives every model one
+    # graphrag-llm gives every model one
+    model_id = getattr(model, "_model_id", type(model).__qualname__)
     keys = [input_hash(model_id, batch_max_tokens, text) for text in texts]
     vectors = [memo.take(key) for key in keys]
     missing = [index for index, vector in enumerate(vectors) if vector is None]
@@ -299,9 +298,8 @@ def _copy_of_previous(
             .limit(None)
             .to_arrow()
         )
-        if (
-            set(held[vector_store.id_field].to_pylist()) != before.keys()
-        ):  # reads every data file's ids (~30 ms)
+        # reads every data file's ids (~30 ms)
+        if set(held[vector_store.id_field].to_pylist()) != before.keys():
             msg = "its rows are not those recorded"
             raise ValueError(msg)
         if stale:

@@ -3,9 +3,11 @@
 Layout of an index root::
 
     output -> versions/<id>     symlink, replaced atomically (os.replace) when a run succeeds
-    versions/<id>/              parquet tables, lancedb/, stats.json, manifest.json (read-only once complete)
+    versions/<id>/              parquet tables, lancedb/, stats.json, manifest.json
+                                (read-only once complete)
     cache/                      graphrag's LLM cache, shared by all versions
-    .holds/<id>.lock            shared-locked by each process reading version <id> (not pruned meanwhile)
+    .holds/<id>.lock            shared-locked by each process reading version <id>
+                                (not pruned meanwhile)
 
 A run killed at any point leaves `output` on the previous, complete version; the partial version
 is removed by the next run. The previous version is kept, and any older one a reader still holds. A
@@ -62,20 +64,21 @@ class DocumentChanges(BaseModel):
 
 
 def current_version(root: Path) -> Path | None:
-    """The directory `output` points to (or `output` itself in a root from before versions; `versions/legacy`
-    after a takeover killed before `output` was linked)."""
+    """The directory `output` points to (or `output` itself in a root from before versions;
+    `versions/legacy` after a takeover killed before `output` was linked)."""
     return served_output(root)
 
 
 def graphrag_output(root: Path) -> Path | None:
-    """`output` when it is a folder written by `graphrag index` (not yet a link to a version); the next run
-    moves it to `legacy_version(root)`."""
+    """`output` when it is a folder written by `graphrag index` (not yet a link to a version); the
+    next run moves it to `legacy_version(root)`."""
     output = root / OUTPUT
     return output if output.is_dir() and not output.is_symlink() else None
 
 
 def legacy_version(root: Path) -> Path:
-    """Where a `graphrag index` output folder is kept (until the run after) once a version replaces it."""
+    """Where a `graphrag index` output folder is kept (until the run after) once a version replaces
+    it."""
     return root / LEGACY_OUTPUT
 
 
@@ -83,11 +86,13 @@ def read_manifest(version: Path | None) -> dict[str, str] | None:
     """title -> content id of a version's documents; None when it has no manifest."""
     if version is None or not (version / MANIFEST).exists():
         return None
-    return json.loads((version / MANIFEST).read_text(encoding="utf-8"))
+    manifest: dict[str, str] = json.loads((version / MANIFEST).read_text(encoding="utf-8"))
+    return manifest
 
 
 def diff(previous: dict[str, str] | None, current: dict[str, str]) -> DocumentChanges:
-    """Added, updated (same title, new content), deleted and renamed (same content, new title) documents."""
+    """Added, updated (same title, new content), deleted and renamed (same content, new title)
+    documents."""
     previous = previous or {}
     gone = {title: content for title, content in previous.items() if title not in current}
     new = {title: content for title, content in current.items() if title not in previous}
@@ -124,8 +129,9 @@ def new_version(root: Path) -> Path:
 
 
 CRASH_AT = "GRAPHRAG_MCP_TEST_CRASH_AT"
-"""Test hook: a run whose environment names one of its step boundaries here is killed there (SIGKILL), as a power
-cut would kill it (tests/test_crash_safety.py); unset, `crash_point` costs one dictionary lookup."""
+"""Test hook: a run whose environment names one of its step boundaries here is killed there
+(SIGKILL), as a power cut would kill it (tests/test_crash_safety.py); unset, `crash_point` costs one
+dictionary lookup."""
 
 
 def crash_point(boundary: str) -> None:
@@ -135,9 +141,10 @@ def crash_point(boundary: str) -> None:
 
 
 def switch_to(root: Path, version: Path, manifest: dict[str, str]) -> None:
-    """Make `version` current in one atomic step, then keep only it and the one before. Killed at any point, the
-    root still serves a whole version: the previous one until the link is replaced, this one after (a graphrag
-    output folder moved aside is read where it lies until `output` links a version)."""
+    """Make `version` current in one atomic step, then keep only it and the one before. Killed at
+    any point, the root still serves a whole version: the previous one until the link is replaced,
+    this one after (a graphrag output folder moved aside is read where it lies until `output` links
+    a version)."""
     (version / MANIFEST).write_text(
         json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8"
     )
@@ -161,16 +168,17 @@ def switch_to(root: Path, version: Path, manifest: dict[str, str]) -> None:
 
 
 def _prune(root: Path, keep: set[Path | None]) -> None:
-    """Remove every version but those in `keep` and those a process holds (older ones and the leftovers of
-    killed runs)."""
+    """Remove every version but those in `keep` and those a process holds (older ones and the
+    leftovers of killed runs)."""
     for version in (root / VERSIONS).iterdir():
         if version.resolve() not in {path.resolve() for path in keep if path is not None}:
             remove_unheld(root, version)
 
 
 class VersionHold:
-    """A shared lock on `.holds/<version>.lock` while this object lives: the version is not removed under it
-    (released when the last reference goes: a replaced snapshot once its running searches end)."""
+    """A shared lock on `.holds/<version>.lock` while this object lives: the version is not removed
+    under it (released when the last reference goes: a replaced snapshot once its running searches
+    end)."""
 
     def __init__(self, root: Path, version: Path) -> None:
         (root / HOLDS).mkdir(exist_ok=True)
@@ -181,8 +189,9 @@ class VersionHold:
 
 
 def hold_version(root: Path, version: Path | None) -> VersionHold | None:
-    """A hold on `version` while a reader (a loaded snapshot and its searches) uses it; None where there is no
-    version to hold (a graphrag project's own output/) or the root cannot be written (a read-only mount)."""
+    """A hold on `version` while a reader (a loaded snapshot and its searches) uses it; None where
+    there is no version to hold (a graphrag project's own output/) or the root cannot be written (a
+    read-only mount)."""
     if version is None or version.parent != (root / VERSIONS).resolve():
         return None
     try:
@@ -220,8 +229,9 @@ def discard(version: Path) -> None:
 
 
 def linked_copy(source: Path, target: Path) -> None:
-    """`source`'s tree at `target`, each file hard-linked (copied where links are refused), folders writable: for
-    data that is never changed in place (LanceDB's files), a copy that costs no data written."""
+    """`source`'s tree at `target`, each file hard-linked (copied where links are refused), folders
+    writable: for data that is never changed in place (LanceDB's files), a copy that costs no data
+    written."""
 
     def link(source_file: str, target_file: str) -> None:
         try:

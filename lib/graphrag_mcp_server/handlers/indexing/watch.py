@@ -17,8 +17,8 @@ IGNORED_EVENTS = {"opened", "closed_no_write"}
 
 
 def is_document_change(path: Path, data_path: Path, index_root: Path) -> bool:
-    """False for temporary files and for what is never a document (handlers/documents.py: hidden files,
-    the index root, links leaving the data folder)."""
+    """False for temporary files and for what is never a document (handlers/documents.py: hidden
+    files, the index root, links leaving the data folder)."""
     if not path.is_relative_to(data_path):
         return False
     name = path.name
@@ -59,7 +59,8 @@ class _Changes(FileSystemEventHandler):
 
 
 RETRY_LIMIT_SECONDS = 600.0
-"""The longest wait between two retries of a failed update (the wait doubles from the first retry's)."""
+"""The longest wait between two retries of a failed update (the wait doubles from the first
+retry's)."""
 
 
 async def watch_folder(
@@ -69,12 +70,14 @@ async def watch_folder(
     on_change: Callable[[], Awaitable[bool]],
     retry_seconds: float = 30.0,
 ) -> None:
-    """Call `on_change` after each burst of document changes, once `settle_seconds` pass without one.
+    """Call `on_change` after each burst of document changes, once `settle_seconds` pass without
+    one.
 
-    Changes made while `on_change` runs lead to one more call after it. An update that fails (`on_change` raises
-    or returns False: the provider failed, the version was not published) is run again after `retry_seconds`,
-    then after twice as long each time (at most RETRY_LIMIT_SECONDS), until one succeeds, or at once when a
-    document changes: the index catches up with the folder without a file edited to wake it. Runs until cancelled.
+    Changes made while `on_change` runs lead to one more call after it. An update that fails
+    (`on_change` raises or returns False: the provider failed, the version was not published) is run
+    again after `retry_seconds`, then after twice as long each time (at most RETRY_LIMIT_SECONDS),
+    until one succeeds, or at once when a document changes: the index catches up with the folder
+    without a file edited to wake it. Runs until cancelled.
     """
     changed = asyncio.Event()
     observer = Observer()
@@ -111,9 +114,8 @@ async def watch_folder(
                 )
     finally:
         observer.stop()
-        observer.join(
-            timeout=10
-        )  # watchdog's threads are daemons: a stuck one must not keep Ctrl-C from exiting
+        # watchdog's threads are daemons: a stuck one must not keep Ctrl-C from exiting
+        observer.join(timeout=10)
 
 
 async def _updated(on_change: Callable[[], Awaitable[bool]], data_path: Path) -> bool:

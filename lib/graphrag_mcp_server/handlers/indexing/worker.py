@@ -5,9 +5,9 @@ another thread of the same process reads one, and a separate process also keeps 
 work off the server's interpreter.
 
 The worker first imports graphrag, LanceDB and the tokenizer (about 5 s), says `ready`, then reads
-its job from stdin as one JSON line ({"root", "data_path", "mode", "limits"}, or with "tune": the options of a
-prompt tuning, which writes the root's prompts); so a server can start one ahead and hand it the next job warm.
-End of input before a job ends it quietly.
+its job from stdin as one JSON line ({"root", "data_path", "mode", "limits"}, or with "tune": the
+options of a prompt tuning, which writes the root's prompts); so a server can start one ahead and
+hand it the next job warm. End of input before a job ends it quietly.
 
     python -m graphrag_mcp_server.handlers.indexing.worker
 """
@@ -31,7 +31,8 @@ class LineProgress:
     """graphrag WorkflowCallbacks that print each step as a JSON line."""
 
     def pipeline_start(self, names: list[str]) -> None:
-        """Announce the workflows that will run (graphrag lists the input loader that build() skips)."""
+        """Announce the workflows that will run (graphrag lists the input loader that build()
+        skips)."""
         _emit(
             "pipeline_start", total=len([name for name in names if name != "load_input_documents"])
         )
@@ -96,8 +97,8 @@ def _warm_up() -> None:
     from graphrag_mcp_server.config.runtime import prepare_models
 
     prepare_models()
-    import graphrag.api  # noqa: F401
-    import graphrag_vectors.lancedb  # noqa: F401
+    import graphrag.api  # noqa: F401 - imported to be loaded, not used here
+    import graphrag_vectors.lancedb  # noqa: F401 - imported to be loaded, not used here
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
     get_tokenizer()  # loads and keeps graphrag's default tiktoken encoding
