@@ -16,7 +16,7 @@ FUNCTIONS = {"replace", "replace_on", "private"}
 
 
 def _text(node: ast.expr) -> str | None:
-    """A string argument's text; carry_over.py's f"{operations}..." prefix expanded."""
+    """A string argument's text (an f-string's placeholder read as graphrag.index.operations)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):

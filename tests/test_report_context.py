@@ -96,6 +96,24 @@ def test_community_context_is_graphrags(
         assert cut > 0, "a small budget cuts some community's context"
 
 
+@pytest.mark.parametrize("budget", [1, 30, 60, 100, 150, 250, 400, 700, 1200, 2000, 5000])
+def test_the_bisected_cut_is_graphrags(community_records: list[list[dict]], budget: int) -> None:
+    """cut_context finds the prefix graphrag's edge-by-edge loop stops at, for every community of
+    the fixtures (a budget below the first edge's context gives that context, as graphrag's)."""
+    from graphrag.index.operations.summarize_communities.graph_context.sort_context import (
+        sort_context,
+    )
+    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+    from graphrag_mcp_server.handlers.indexing.cut_context import cut_context
+
+    tokenizer = get_tokenizer()
+    for records in community_records:
+        assert cut_context(records, tokenizer, budget) == sort_context(
+            records, tokenizer, max_context_tokens=budget
+        )
+
+
 def _renumbered_records(records: list[dict], number: Callable[[int], int]) -> list[dict]:
     """A community's records with every entity, relationship and claim number n changed to
     number(n)."""
@@ -195,10 +213,11 @@ def test_a_context_follows_its_records_to_new_numbers(
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
     from graphrag_mcp_server.handlers.indexing.carried_reports import (
+        carried_context,
         community_context,
         ranked_records,
-        renumbered_context,
     )
+    from graphrag_mcp_server.handlers.indexing.context_rows import degrees_by_rank
 
     tokenizer = get_tokenizer()
     carried = 0
@@ -209,14 +228,16 @@ def test_a_context_follows_its_records_to_new_numbers(
             ranked_records(renumbered),
         )
         assert ranked == ranked_after and ids != ids_after
-        stored = [*community_context(records, tokenizer, budget), ids]
-        context = renumbered_context(stored, ids_after, tokenizer, budget)
-        if context is None:
-            assert (
-                budget is not None
-                and stored[1] > budget
-                or community_context(renumbered, tokenizer, budget)[1] > budget
-            )
+        stored = [
+            *community_context(records, tokenizer, budget),
+            ids,
+            degrees_by_rank(records, ids),
+        ]
+        now = (ids_after, degrees_by_rank(renumbered, ids_after))
+        context = carried_context(stored, now, renumbered, tokenizer, budget)
+        if context is None:  # only a context the budget cut is written anew
+            assert budget is not None
+            assert community_context(records, tokenizer, None)[1] > budget
             continue
         assert context == community_context(renumbered, tokenizer, budget)
         carried += 1
@@ -274,3 +295,67 @@ def test_a_member_without_an_edge_is_in_its_communitys_context(
     assert lone_entity_report(joined) is None, (
         "a community with relationships gets a model's report"
     )
+
+
+def _regraded_records(records: list[dict], degree: Callable[[int], int]) -> list[dict]:
+    """A community's records with each entity's degree d changed to degree(d) and each edge's
+    combined degree to the sum of its ends' new degrees (or degree(c) for an end outside)."""
+    import graphrag.data_model.schemas as schemas
+
+    new_degree = {
+        record[schemas.TITLE]: degree(int(record[schemas.NODE_DEGREE])) for record in records
+    }
+
+    def edge(details: dict) -> dict:
+        ends = (details[schemas.EDGE_SOURCE], details[schemas.EDGE_TARGET])
+        combined = sum(new_degree.get(end, degree(1)) for end in ends)
+        return {**details, schemas.EDGE_DEGREE: combined}
+
+    return [
+        {
+            **record,
+            schemas.NODE_DEGREE: new_degree[record[schemas.TITLE]],
+            schemas.NODE_DETAILS: {
+                **record[schemas.NODE_DETAILS],
+                schemas.NODE_DEGREE: new_degree[record[schemas.TITLE]],
+            },
+            schemas.EDGE_DETAILS: [edge(e) for e in record.get(schemas.EDGE_DETAILS, [])],
+        }
+        for record in records
+    ]
+
+
+@pytest.mark.parametrize(
+    "degree", [lambda d: d + 1, lambda d: 1000 * d + 7, lambda d: max(1, 20 - d)]
+)
+def test_a_whole_context_is_rewritten_for_new_degrees_and_numbers(
+    community_records: list[list[dict]], degree: Callable[[int], int]
+) -> None:
+    """A stored whole context rewritten for records whose degrees (and so the edges' order) and
+    numbers changed equals the context written afresh, and so do its tokens (1000x: a degree's
+    digits take another token)."""
+    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+    from graphrag_mcp_server.handlers.indexing.carried_reports import (
+        community_context,
+        ranked_records,
+    )
+    from graphrag_mcp_server.handlers.indexing.context_rows import degrees_by_rank, rewritten
+
+    tokenizer = get_tokenizer()
+    reordered = 0
+    for records in community_records:
+        text, tokens = community_context(records, tokenizer, None)
+        changed = _renumbered_records(_regraded_records(records, degree), lambda n: 3 * n + 5)
+        fresh, fresh_tokens = community_context(changed, tokenizer, None)
+        was_ids, now_ids = ranked_records(records)[1], ranked_records(changed)[1]
+        was = (was_ids, degrees_by_rank(records, was_ids))
+        now = (now_ids, degrees_by_rank(changed, now_ids))
+        assert rewritten(text, tokens, was, now, changed, tokenizer) == (fresh, fresh_tokens)
+        reordered += _rows_without_numbers(text) != _rows_without_numbers(fresh)
+    assert reordered > 0, "some community's rows change order with their degrees"
+
+
+def _rows_without_numbers(context: str) -> list[str]:
+    """A context's lines without their first and last cells (record number, degree)."""
+    return [line.partition(",")[2].rpartition(",")[0] for line in context.split("\n")]

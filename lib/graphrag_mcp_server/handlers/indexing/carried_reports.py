@@ -1,12 +1,13 @@
 """Community report contexts and reports carried over from the previous version (see carry_over.py).
 
 graphrag numbers entities and relationships in stream order, so an edit early in the corpus shifts
-the numbers in most communities' contexts although their records are unchanged. A stored context is
-matched by its records with each number replaced by its rank, and shown with the records' new
-numbers. A stored report is matched by what it is written from: its context's rows without record
-numbers and without the degrees (ranking signals that change whenever a neighbour gains a
-relationship: a hub growing must not rewrite every report beside it); its `[Data: ...]` citations
-follow each cited row to its number in the new context.
+the numbers in most communities' contexts although their records are unchanged; and a hub's degree
+changes the degrees in every context its edges reach. A stored context is matched by its records
+with each number replaced by its rank and without degrees, and shown with the records' new numbers
+and degrees (context_rows.py). A stored report is matched by what it is written from: its context's
+rows without record numbers and without the degrees (ranking signals that change whenever a
+neighbour gains a relationship: a hub growing must not rewrite every report beside it); its
+`[Data: ...]` citations follow each cited row to its number in the new context.
 """
 
 import csv
@@ -16,6 +17,14 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing import lone_entities, memos
+from graphrag_mcp_server.handlers.indexing.context_rows import (
+    Numbered,
+    degrees_by_rank,
+    render_tables,
+    rewritten,
+    whole_order,
+)
+from graphrag_mcp_server.handlers.indexing.cut_context import cut_context
 from graphrag_mcp_server.handlers.tables import CITATION
 
 if TYPE_CHECKING:
@@ -39,16 +48,17 @@ def sort_context_batch(
             found.append(community_context(records, tokenizer, max_context_tokens))
             continue
         ranked, ids = ranked_records(records)
-        key = memos.input_hash(CONTEXT_FORM, max_context_tokens, ranked)
+        numbered = (ids, degrees_by_rank(records, ids))
+        key = memos.input_hash(CONTEXT_FORM, max_context_tokens, _without_degrees(ranked))
         stored = carried[memos.Step.REPORT_CONTEXT].take(key)
         context = (
             None
             if stored is None
-            else renumbered_context(stored, ids, tokenizer, max_context_tokens)
+            else carried_context(stored, numbered, records, tokenizer, max_context_tokens)
         )
         if context is None:
             context = community_context(records, tokenizer, max_context_tokens)
-            carried[memos.Step.REPORT_CONTEXT].put(key, [*context, ids])
+            carried[memos.Step.REPORT_CONTEXT].put(key, [*context, *numbered])
         found.append(context)
     community_df[schemas.CONTEXT_STRING] = [text for text, _ in found]
     community_df[schemas.CONTEXT_SIZE] = [size for _, size in found]
@@ -123,51 +133,61 @@ def ranked_records(
     ], ids
 
 
-def renumbered_context(
+def carried_context(
     stored: list[Any],
-    ids: dict[str, list[int]],
+    now: Numbered,
+    records: list[dict[str, Any]],
     tokenizer: "Tokenizer",
     max_context_tokens: int | None,
 ) -> tuple[str, int] | None:
-    """A stored context (text, tokens, its records' numbers) with its records' numbers changed to
-    `ids` (those of the same rank); None where that could change what the budget lets in (a cut
-    context)."""
-    if len(stored) != 3:
+    """A stored context (text, tokens, its rows' numbers and degrees by rank) for records that
+    differ from its own at most in numbers and degrees: as stored when they are the same, its rows
+    renumbered, regraded and reordered when it was whole (context_rows.py); None where the budget
+    cut it (rows of the records are missing from it: which fit follows the degrees' order) or
+    where it no longer fits."""
+    if len(stored) != 4:  # stored before degrees were kept apart: written anew once
         return None
-    text, tokens, cited = stored
-    if cited == ids:
+    text, tokens, ids, degrees = stored
+    if (ids, degrees) == now:
         return text, tokens
     if max_context_tokens and tokens > max_context_tokens:
         return None
-    numbers = {title: dict(zip(cited[title], ids[title], strict=True)) for title in cited}
-    parts = _TABLE_TITLE.split(text)
-    try:
-        for position in range(2, len(parts), 2):
-            parts[position] = _renumbered_rows(parts[position], numbers[parts[position - 1]])
-    except KeyError:  # a table or row number the records do not hold: write the context anew
+    context = rewritten(text, tokens, (ids, degrees), now, records, tokenizer)
+    if context is None or (max_context_tokens and context[1] > max_context_tokens):
         return None
-    renumbered = "".join(
-        f"-----{part}-----\n" if position % 2 else part for position, part in enumerate(parts)
-    )
-    size = tokenizer.num_tokens(renumbered)
-    return None if max_context_tokens and size > max_context_tokens else (renumbered, size)
+    return context
 
 
-def _renumbered_rows(table: str, numbers: dict[int, int]) -> str:
-    """A CSV table (header first) with the number that starts each row changed by `numbers`; lines
-    inside a quoted field (an odd number of quotes opened it) are left alone."""
-    lines = table.split("\n")
-    quoted = False
-    for position, line in enumerate(lines):
-        if position and not quoted and (match := _ROW_NUMBER.match(line)) is not None:
-            lines[position] = f"{numbers[int(match.group(1))]}{line[match.end(1) :]}"
-        quoted ^= line.count('"') % 2 == 1
-    return "\n".join(lines)
+def _without_degrees(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Ranked records without their degrees: the part of a context's key that must be the same
+    for a stored context to be carried (its degrees are rewritten)."""
+    import graphrag.data_model.schemas as schemas
+
+    def edges(record: dict[str, Any]) -> list[Any]:
+        return [
+            {name: value for name, value in edge.items() if name != schemas.EDGE_DEGREE}
+            if isinstance(edge, dict)
+            else edge
+            for edge in record.get(schemas.EDGE_DETAILS, [])
+        ]
+
+    return [
+        {
+            **{name: value for name, value in record.items() if name != schemas.NODE_DEGREE},
+            schemas.NODE_DETAILS: {
+                name: value
+                for name, value in record[schemas.NODE_DETAILS].items()
+                if name != schemas.NODE_DEGREE
+            },
+            schemas.EDGE_DETAILS: edges(record),
+        }
+        for record in ranked
+    ]
 
 
-CONTEXT_FORM = "members-without-edges"
-"""Part of a stored context's key: contexts stored before members without an edge were written are
-not reused."""
+CONTEXT_FORM = "members-without-edges/degrees-apart"
+"""Part of a stored context's key: contexts stored before members without an edge were written, or
+before degrees were kept apart from the key, are not reused."""
 
 
 def community_context(
@@ -180,76 +200,23 @@ def community_context(
     relationships got an empty context (and a report written from nothing). graphrag adds the edges
     one at a time (by degree, then id), rewriting and re-tokenising the whole context after each,
     until the budget is exceeded: quadratic in the community's size. When the whole context fits,
-    that loop ends with the whole context, so it is written once here; otherwise graphrag's own
-    `sort_context` cuts it (members without an edge are then left out, as graphrag leaves them).
+    that loop ends with the whole context, so it is written once here; otherwise cut_context.py
+    finds graphrag's cut by bisection (members without an edge are then left out, as graphrag
+    leaves them).
     """
-    from graphrag.index.operations.summarize_communities.graph_context.sort_context import (
-        sort_context,
-    )
 
     whole = _whole_context(records)
     tokens = tokenizer.num_tokens(whole)
     if not max_context_tokens or tokens <= max_context_tokens:
         return whole, tokens
-    text = sort_context(records, tokenizer, max_context_tokens=max_context_tokens)
+    text = cut_context(records, tokenizer, max_context_tokens)
     return text, tokenizer.num_tokens(text)
 
 
 def _whole_context(records: list[dict[str, Any]]) -> str:
-    """What graphrag's `sort_context` returns with no budget (the entities, claims and relationships
-    of every edge in its order, each once, as its CSV tables), then the members no edge brought, by
-    degree and number."""
-    import graphrag.data_model.schemas as schemas
-    import pandas as pd
-
-    short_id = schemas.SHORT_ID
-    edges = [
-        {**edge, short_id: int(edge[short_id])}
-        for record in records
-        for edge in record.get(schemas.EDGE_DETAILS, [])
-        if isinstance(edge, dict)
-    ]
-    nodes = {
-        record[schemas.TITLE]: {
-            **record[schemas.NODE_DETAILS],
-            short_id: int(record[schemas.NODE_DETAILS][short_id]),
-        }
-        for record in records
-    }
-    claims = {
-        record[schemas.TITLE]: [
-            {**claim, short_id: int(claim[short_id])}
-            for claim in record.get(schemas.CLAIM_DETAILS, [])
-            if isinstance(claim, dict) and claim.get(short_id) is not None
-        ]
-        for record in records
-        if isinstance(record.get(schemas.CLAIM_DETAILS), list)
-    }
-    edges.sort(key=lambda edge: (-edge.get(schemas.EDGE_DEGREE, 0), edge.get(short_id, "")))
-    tables: dict[str, dict[int, dict[str, Any]]] = {
-        "Entities": {},
-        "Claims": {},
-        "Relationships": {},
-    }
-    for edge in edges:
-        for title in (edge[schemas.EDGE_SOURCE], edge[schemas.EDGE_TARGET]):
-            if (node := nodes.get(title)) is not None:
-                tables["Entities"].setdefault(node[short_id], node)
-            for claim in claims.get(title) or []:
-                tables["Claims"].setdefault(claim[short_id], claim)
-        tables["Relationships"].setdefault(edge[short_id], edge)
-    for title, node in sorted(
-        nodes.items(), key=lambda item: (-item[1].get(schemas.NODE_DEGREE, 0), item[1][short_id])
-    ):
-        if node[short_id] not in tables["Entities"]:
-            tables["Entities"][node[short_id]] = node
-            for claim in claims.get(title) or []:
-                tables["Claims"].setdefault(claim[short_id], claim)
-    return "\n\n".join(
-        f"-----{label}-----\n{pd.DataFrame(list(rows.values())).to_csv(index=False, sep=',')}"
-        for label, rows in tables.items()
-        if rows
-    )
+    """What graphrag's `sort_context` returns with no budget, then the members no edge brought
+    (context_rows.whole_order)."""
+    return render_tables(whole_order(records))
 
 
 async def report_of(
@@ -294,7 +261,6 @@ async def report_of(
 _TABLE_TITLE = re.compile(r"^-----(\w+)-----\n", re.MULTILINE)
 _CITED_TABLE = re.compile(r"(\w+)\s*\(([^)]*)\)")
 _NUMBER = re.compile(r"\d+")
-_ROW_NUMBER = re.compile(r"(\d+),")
 
 
 DEGREES = ("degree", "combined_degree")

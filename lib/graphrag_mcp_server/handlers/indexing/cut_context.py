@@ -1,0 +1,110 @@
+"""graphrag's `sort_context` cut to a token budget, found by bisection instead of edge by edge.
+
+graphrag 3.3's `sort_context` adds a community's edges one at a time (by degree, then number), each
+with its entities and claims, and writes and tokenises the whole context after each edge until it
+exceeds the budget: quadratic in the community's size, and most of an update's time on a large
+archive (a community of 2,000 edges wrote and tokenised 2,000 growing contexts). Adding an edge only
+adds rows, so a context's tokens grow with the number of edges it holds; the last prefix within the
+budget is then found by galloping and bisection, writing and tokenising about 2 log2(n) contexts of
+at most twice the answer's length (n: the edges the answer holds). The text is
+graphrag's: the same rows in the same order, written by the same `to_csv`
+(tests/test_report_context.py compares the two at several budgets).
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from graphrag_mcp_server.handlers.indexing.context_rows import render_tables
+
+if TYPE_CHECKING:
+    from graphrag_llm.tokenizer import Tokenizer
+
+Row = dict[str, Any]
+
+
+def cut_context(records: list[Row], tokenizer: "Tokenizer", max_context_tokens: int) -> str:
+    """What graphrag's `sort_context(records, tokenizer, max_context_tokens=...)` returns: the
+    context of the longest prefix of edges within the budget (of the first edge alone when none
+    fits)."""
+    nodes, claims, edges, sizes = _prefixes(records)
+    if not sizes:
+        return ""
+
+    def context(prefix: int) -> str:
+        held_nodes, held_claims, held_edges = sizes[prefix - 1]
+        return render_tables(
+            {
+                "Entities": nodes[:held_nodes],
+                "Claims": claims[:held_claims],
+                "Relationships": edges[:held_edges],
+            }
+        )
+
+    def fits(prefix: int) -> bool:
+        return tokenizer.num_tokens(context(prefix)) <= max_context_tokens
+
+    # Galloping from the first edge (1, 2, 4, ...), then bisection: about 2 log2(answer) contexts,
+    # none much longer than the answer's (a small budget on a large community writes small ones).
+    low, step = 0, 1
+    while low + step <= len(sizes) and fits(low + step):
+        low, step = low + step, step * 2
+    high = min(low + step - 1, len(sizes))  # the longest fitting prefix lies in [low, high]
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return context(max(low, 1))
+
+
+def _prefixes(
+    records: list[Row],
+) -> tuple[list[Row], list[Row], list[Row], list[tuple[int, int, int]]]:
+    """The entities, claims and edges in the order graphrag's loop adds them, and after each edge
+    how many of each the context holds."""
+    import graphrag.data_model.schemas as schemas
+
+    short_id = schemas.SHORT_ID
+    edges = [
+        {**edge, short_id: int(edge[short_id])}
+        for record in records
+        for edge in record.get(schemas.EDGE_DETAILS, [])
+        if isinstance(edge, dict)
+    ]
+    details = {
+        record[schemas.TITLE]: {
+            **record[schemas.NODE_DETAILS],
+            short_id: int(record[schemas.NODE_DETAILS][short_id]),
+        }
+        for record in records
+    }
+    claims_of = {
+        record[schemas.TITLE]: [
+            {**claim, short_id: int(claim[short_id])}
+            for claim in record.get(schemas.CLAIM_DETAILS, [])
+            if isinstance(claim, dict) and claim.get(short_id) is not None
+        ]
+        for record in records
+        if isinstance(record.get(schemas.CLAIM_DETAILS), list)
+    }
+    edges.sort(key=lambda edge: (-edge.get(schemas.EDGE_DEGREE, 0), edge.get(short_id, "")))
+    nodes: list[Row] = []
+    claims: list[Row] = []
+    kept_edges: list[Row] = []
+    seen: dict[str, set[int]] = {"nodes": set(), "claims": set(), "edges": set()}
+    sizes = []
+    for edge in edges:
+        ends = (edge[schemas.EDGE_SOURCE], edge[schemas.EDGE_TARGET])
+        for node in (details.get(end) for end in ends):
+            if node and node[short_id] not in seen["nodes"]:
+                seen["nodes"].add(node[short_id])
+                nodes.append(node)
+        for claim in (claim for end in ends for claim in claims_of.get(end) or []):
+            if claim[short_id] not in seen["claims"]:
+                seen["claims"].add(claim[short_id])
+                claims.append(claim)
+        if edge[short_id] not in seen["edges"]:
+            seen["edges"].add(edge[short_id])
+            kept_edges.append(edge)
+        sizes.append((len(nodes), len(claims), len(kept_edges)))
+    return nodes, claims, kept_edges, sizes
