@@ -9,6 +9,7 @@ the document's text, the chunking settings and the metadata values prepended to 
 `chunk_document` and tokenizer. Without memos it is graphrag's own workflow.
 """
 
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import (
@@ -66,19 +67,26 @@ async def run_workflow(
 
 
 class Chunking:
-    """graphrag's chunker and tokenizer as `config.chunking` sets them up, and what their chunks
-    of a document depend on besides its text."""
+    """graphrag's chunker and tokenizer as `config.chunking` sets them up (made when a document
+    is first chunked: loading the encoding takes most of a second), and what their chunks of a
+    document depend on besides its text."""
 
     def __init__(self, config: "GraphRagConfig") -> None:
-        from graphrag.tokenizer.get_tokenizer import get_tokenizer
-        from graphrag_chunking.chunker_factory import create_chunker
-
+        self.config = config.chunking
         self.settings = config.chunking.model_dump(mode="json")
         self.prepend_metadata: list[str] | None = config.chunking.prepend_metadata
-        self.tokenizer: Tokenizer = get_tokenizer(encoding_model=config.chunking.encoding_model)
-        self.chunker: Chunker = create_chunker(
-            config.chunking, self.tokenizer.encode, self.tokenizer.decode
-        )
+
+    @cached_property
+    def tokenizer(self) -> "Tokenizer":
+        from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+        return get_tokenizer(encoding_model=self.config.encoding_model)
+
+    @cached_property
+    def chunker(self) -> "Chunker":
+        from graphrag_chunking.chunker_factory import create_chunker
+
+        return create_chunker(self.config, self.tokenizer.encode, self.tokenizer.decode)
 
     def chunks(self, memo: Memo, document: dict[str, Any]) -> Chunks:
         """The document's chunks: the previous version's when chunked alike, else chunked now
