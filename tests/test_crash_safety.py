@@ -15,6 +15,7 @@ from graphrag_mcp_server.handlers.indexing.versions import CRASH_AT
 UPDATE_BOUNDARIES = [
     "documents-read",
     "version-made",
+    "workflow:create_base_text_units_kept",
     "workflow:extract_graph_kept",
     "workflow:create_communities_kept",
     "workflow:create_community_reports_kept",

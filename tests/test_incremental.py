@@ -162,6 +162,9 @@ def test_every_change_leaves_the_index_equal_to_a_full_rebuild(tmp_path: Path) -
         edited["documents_updated"] == 1
         and edited["documents_added"] == edited["documents_deleted"] == 0
     )
+    # only the edited document is chunked again (its text units equal the rebuild's, above)
+    chunked = (edited["computed"]["chunks"], edited["carried_over"]["chunks"])
+    assert chunked == (1, edited["documents"] - 1), edited
     # every community of these 4 documents holds an entity whose description quotes the renamed
     # person, so no report is carried here; the next step (a name added) carries reports
     assert min(edited["carried_over"][step] for step in ("extraction", "summary")) > 0, edited

@@ -169,8 +169,8 @@ class IndexSummary(TableCounts):
         default={},
         description=(
             "Results taken from the previous version because their input is unchanged, by "
-            "step: extraction (text units), summary (descriptions), report_context "
-            "(community contexts), report (community reports), embedding (vectors)"
+            "step: chunks (documents), extraction (text units), summary (descriptions), "
+            "report_context (community contexts), report (community reports), embedding (vectors)"
         ),
     )
     computed: dict[str, int] = Field(

@@ -71,6 +71,7 @@ def fingerprints(config: "GraphRagConfig") -> dict[Step, str]:
     reports = completion(config.community_reports.completion_model_id)
     embedding = config.get_embedding_model_config(config.embed_text.embedding_model_id)
     return {
+        Step.CHUNKS: input_hash(config.chunking.model_dump(mode="json")),
         Step.EXTRACTION: completion(config.extract_graph.completion_model_id),
         Step.SUMMARY: completion(config.summarize_descriptions.completion_model_id),
         Step.REPORT_CONTEXT: reports,

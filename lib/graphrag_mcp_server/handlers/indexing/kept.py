@@ -12,6 +12,7 @@ from graphrag_mcp_server.handlers.indexing import (
     kept_extraction,
     kept_reports,
     kept_text_reports,
+    kept_text_units,
     stable_communities,
     stable_ids,
     vector_delta,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 KEPT_WORKFLOWS = {
     module.REPLACES: (module.WORKFLOW, module.run_workflow)
     for module in (
+        kept_text_units,
         kept_extraction,
         stable_ids,
         kept_communities,

@@ -47,6 +47,7 @@ class Memo:
 class Step(StrEnum):
     """The steps whose results are carried over (the `step` column of the table)."""
 
+    CHUNKS = "chunks"
     EXTRACTION = "extraction"
     SUMMARY = "summary"
     REPORT_CONTEXT = "report_context"

@@ -1,0 +1,126 @@
+"""The workflow create_base_text_units_kept writes the rows graphrag's create_base_text_units
+writes, chunking only the documents whose chunker input the previous version did not chunk."""
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from graphrag_mcp_server.config.index_root import load_index_config
+from graphrag_mcp_server.handlers.indexing import kept_text_units
+from graphrag_mcp_server.handlers.indexing.carry_over import fingerprints, work_carried_over
+from graphrag_mcp_server.handlers.indexing.memos import CARRIED, CarriedOver, Step
+from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
+from graphrag_mcp_server.handlers.indexing.record_tables import RecordParquetTableProvider
+
+SMALL_CHUNKS = {"size": 60, "overlap": 10, "prepend_metadata": ["title"]}
+"""Chunking that cuts each fixtures document into several units, each headed by its title."""
+
+
+@pytest.fixture
+def documents(built_index: tuple[Path, dict]) -> pd.DataFrame:
+    """The fixtures index's documents, as graphrag's pipeline hands them to chunking."""
+    stored = pd.read_parquet(built_index[0] / "output" / "documents.parquet")
+    return stored[["id", "title", "text", "creation_date", "raw_data"]]
+
+
+@pytest.fixture
+def config(built_index: tuple[Path, dict]) -> Any:
+    return load_index_config(built_index[0], with_models=False)
+
+
+def _chunked(config: Any, **settings: Any) -> Any:
+    return config.model_copy(
+        update={"chunking": config.chunking.model_copy(update=settings)}, deep=True
+    )
+
+
+async def _text_units(
+    workflow: Any, config: Any, documents: pd.DataFrame, carried: CarriedOver | None = None
+) -> pd.DataFrame:
+    """The text_units table `workflow` writes from `documents`, in a pipeline context of its own
+    (with the run's memos in its state, as kept.py hands them)."""
+    from graphrag.index.run.utils import create_run_context
+    from graphrag_storage.memory_storage import MemoryStorage
+
+    storage = MemoryStorage()
+    tables = RecordParquetTableProvider(storage=storage)
+    await tables.write_dataframe("documents", documents)
+    state = {} if carried is None else {"additional_context": {CARRIED: carried}}
+    context = create_run_context(output_storage=storage, output_table_provider=tables, state=state)
+    await workflow(config, context)
+    return await tables.read_dataframe("text_units")
+
+
+async def _graphrags(config: Any, documents: pd.DataFrame) -> pd.DataFrame:
+    from graphrag.index.workflows import create_base_text_units
+
+    return await _text_units(create_base_text_units.run_workflow, config, documents)
+
+
+async def _version(
+    path: Path, previous: Path | None, config: Any, documents: pd.DataFrame
+) -> tuple[pd.DataFrame, int, int]:
+    """A version's text units by the kept workflow, its chunks memo stored in `path` and taken
+    from `previous`: (rows, documents chunked, documents carried)."""
+    path.mkdir()
+    kept = PreviousVersion(previous) if previous is not None else None
+    with work_carried_over(kept, path, fingerprints(config)) as carried:
+        rows = await _text_units(kept_text_units.run_workflow, config, documents, carried)
+    return rows, carried[Step.CHUNKS].computed, carried[Step.CHUNKS].reused
+
+
+@pytest.mark.parametrize("settings", [{}, SMALL_CHUNKS], ids=["configured", "small-titled"])
+async def test_rows_equal_graphrags_fresh_and_carried(
+    config: Any, documents: pd.DataFrame, tmp_path: Path, settings: dict
+) -> None:
+    """Fresh (every document chunked) and carried (none chunked): graphrag's rows, ids, columns,
+    dtypes and order."""
+    config = _chunked(config, **settings)
+    expected = await _graphrags(config, documents)
+    assert len(expected) >= len(documents) > 5
+    if settings:  # several units a document, the title prepended to each
+        assert len(expected) > 2 * len(documents)
+        assert expected["text"].str.startswith("title: ").all()
+
+    fresh, chunked, carried = await _version(tmp_path / "v1", None, config, documents)
+    again, chunked_again, carried_again = await _version(
+        tmp_path / "v2", tmp_path / "v1", config, documents
+    )
+
+    assert (chunked, carried) == (len(documents), 0)
+    assert (chunked_again, carried_again) == (0, len(documents))
+    pd.testing.assert_frame_equal(fresh, expected)
+    pd.testing.assert_frame_equal(again, expected)
+
+
+async def test_changed_text_or_settings_chunk_again(
+    config: Any, documents: pd.DataFrame, tmp_path: Path
+) -> None:
+    """An edited document is chunked again, the others carried; a changed chunk size or prepended
+    metadata chunks every document again. The rows stay graphrag's."""
+    await _version(tmp_path / "v1", None, config, documents)
+    edited = documents.copy()
+    edited.loc[3, "text"] = edited.loc[3, "text"] + "\n\nA closing line added in an edit."
+    rows, chunked, carried = await _version(tmp_path / "v2", tmp_path / "v1", config, edited)
+    assert (chunked, carried) == (1, len(documents) - 1)
+    pd.testing.assert_frame_equal(rows, await _graphrags(config, edited))
+
+    smaller = _chunked(config, size=300)
+    rows, chunked, carried = await _version(tmp_path / "v3", tmp_path / "v2", smaller, edited)
+    assert (chunked, carried) == (len(documents), 0)
+    pd.testing.assert_frame_equal(rows, await _graphrags(smaller, edited))
+
+    titled = _chunked(smaller, prepend_metadata=["title"])
+    renamed = edited.assign(title=edited["title"].where(edited.index != 5, "renamed.md"))
+    await _version(tmp_path / "v4", tmp_path / "v3", titled, edited)
+    rows, chunked, carried = await _version(tmp_path / "v5", tmp_path / "v4", titled, renamed)
+    assert (chunked, carried) == (1, len(documents) - 1)  # its title is in its units
+    pd.testing.assert_frame_equal(rows, await _graphrags(titled, renamed))
+
+
+async def test_without_memos_it_is_graphrags_workflow(config: Any, documents: pd.DataFrame) -> None:
+    """A run that hands no memos (graphrag's own `index`) gets graphrag's rows."""
+    rows = await _text_units(kept_text_units.run_workflow, config, documents)
+    pd.testing.assert_frame_equal(rows, await _graphrags(config, documents))
