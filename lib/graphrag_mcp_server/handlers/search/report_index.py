@@ -83,9 +83,7 @@ class ReportIndex:
         """Whether these are the indexed reports, in the same order."""
         return list(report_ids) == self.ids
 
-    def word_scores(
-        self, query: str, k1: float = BM25_K1, b: float = BM25_B
-    ) -> dict[str, float]:
+    def word_scores(self, query: str, k1: float = BM25_K1, b: float = BM25_B) -> dict[str, float]:
         """BM25 of the query's words in each report (id -> score; reports sharing none of its words
         left out): words rare among the reports weigh most, as an embedding of a whole report does
         not weigh them. Walks only the postings of the query's words."""
