@@ -349,3 +349,32 @@ async def test_report_similarity_asks_for_a_shortlist_that_heads_the_full_rankin
     with prepared(tables).reports(2) as reports:
         index = context._report_index(config, tables, 2, reports)
     assert asked == [index.shortlist(1000)]
+
+
+@pytest.mark.parametrize("search_type", ["global", "drift"])
+async def test_a_short_shortlist_gives_the_context_of_a_full_ranking(
+    loaded: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch, search_type: str
+) -> None:
+    """However short the embedding shortlist, the context is the one every report's similarity
+    gives: where a report past the shortlist might count, every report is ranked."""
+    from graphrag_mcp_server.handlers.search import report_index
+    from graphrag_mcp_server.handlers.search.context import search_context
+    from graphrag_mcp_server.handlers.search.run import SearchType
+
+    config, tables = loaded
+
+    def contexts(shortlist: int) -> list[dict]:
+        monkeypatch.setattr(report_index, "SHORTLIST_FLOOR", shortlist)
+        monkeypatch.setattr(report_index, "SHORTLIST_MARGIN", 0)
+        return [
+            search_context(
+                config, tables, SearchType(search_type), query, max_tokens=budget
+            ).context.model_dump(mode="json")
+            for query in QUESTIONS
+            for budget in (800, 3000, 8000)
+        ]
+
+    full = contexts(10_000)
+    assert any(context["reports"] for context in full)
+    for shortlist in (1, 3, 8):
+        assert contexts(shortlist) == full, shortlist

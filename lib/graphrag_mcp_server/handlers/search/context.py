@@ -23,6 +23,7 @@ from graphrag_mcp_server.handlers.search.report_index import (
     ReportIndex,
     fused,
     report_text,
+    settled,
 )
 from graphrag_mcp_server.handlers.search.run import (
     SearchType,
@@ -354,25 +355,22 @@ def _reports(
     only (the reports' vector table is damaged)."""
     import pandas as pd
 
-    similarity = (
-        {}
-        if embedder is None
-        else _report_similarity(config, query, embedder, index.shortlist(max_tokens))
-    )
-    relevance = fused((index.word_scores(query), WORDS_WEIGHT), (similarity, 1.0))
-    ranked = sorted(
-        reports,
-        key=lambda report: (relevance.get(report.id, 0.0), report.rank or 0.0),
-        reverse=True,
-    )
-    candidates = ranked[:limit] if limit is not None else ranked
-    kept, tokens = [], 0
-    for report in candidates:
-        cost = index.tokens[report.id]
-        if tokens + cost > max_tokens:
-            break
-        kept.append(report)
-        tokens += cost
+    shortlist = index.shortlist(max_tokens)
+    similarity = {} if embedder is None else _report_similarity(config, query, embedder, shortlist)
+    words = index.word_scores(query)
+    ranked, candidates, kept, tokens = _ranked(reports, index, words, similarity, max_tokens, limit)
+    decisive = candidates if limit is not None else ranked[: len(kept) + 1]
+    if not settled(
+        [report.id for report in decisive],
+        (report.id for report in ranked[len(decisive) :]),
+        fused((words, WORDS_WEIGHT), (similarity, 1.0)),
+        similarity,
+        shortlist,
+    ):  # a report past the shortlist might count: rank by every report's similarity
+        similarity = _report_similarity(config, query, embedder, None)
+        ranked, candidates, kept, tokens = _ranked(
+            reports, index, words, similarity, max_tokens, limit
+        )
     frame = pd.DataFrame(
         [
             {
@@ -391,12 +389,39 @@ def _reports(
     )
 
 
+def _ranked(
+    reports: list["CommunityReport"],
+    index: ReportIndex,
+    words: dict[str, float],
+    similarity: dict[str, float],
+    max_tokens: int,
+    limit: int | None,
+) -> tuple[list["CommunityReport"], list["CommunityReport"], list["CommunityReport"], int]:
+    """The reports by relevance (then rating); the first `limit` of them (all without one); those
+    of these that fit `max_tokens`, in order until one does not; and the tokens they take."""
+    relevance = fused((words, WORDS_WEIGHT), (similarity, 1.0))
+    ranked = sorted(
+        reports,
+        key=lambda report: (relevance.get(report.id, 0.0), report.rank or 0.0),
+        reverse=True,
+    )
+    candidates = ranked[:limit] if limit is not None else ranked
+    kept, tokens = [], 0
+    for report in candidates:
+        cost = index.tokens[report.id]
+        if tokens + cost > max_tokens:
+            break
+        kept.append(report)
+        tokens += cost
+    return ranked, candidates, kept, tokens
+
+
 def _report_similarity(
-    config: "GraphRagConfig", query: str, embedder: Any, shortlist: int
+    config: "GraphRagConfig", query: str, embedder: Any, shortlist: int | None
 ) -> dict[str, float]:
     """Report id -> similarity of its full content's embedding to the query, for the `shortlist`
-    most similar reports (of every level, as the vector table holds them); empty without report
-    embeddings."""
+    most similar reports (every report if None; of every level, as the vector table holds them);
+    empty without report embeddings."""
     from graphrag.config.embeddings import community_full_content_embedding
     from graphrag.utils.api import get_embedding_store
 
@@ -408,7 +433,7 @@ def _report_similarity(
     found = store.similarity_search_by_text(
         query,
         lambda text: embedder.embedding(input=[text]).first_embedding,
-        k=shortlist,
+        k=max(store.count(), 1) if shortlist is None else shortlist,
         include_vectors=False,
     )
     return {str(result.document.id): float(result.score) for result in found}

@@ -101,13 +101,31 @@ class ReportIndex:
         return scores
 
     def shortlist(self, max_tokens: int) -> int:
-        """How many reports, most similar first, to ask the embedding store for.
-
-        A budget of `max_tokens` holds at most max_tokens / (the cheapest report's tokens) reports;
-        the shortlist asks for SHORTLIST_MARGIN times that, and at least SHORTLIST_FLOOR. A report
-        beyond the shortlist loses at most 1/(FUSION_RANK_OFFSET + the shortlist + 1) of relevance
-        (its rank by embedding), against a rank by words twice as weighty, so the reports the
-        budget holds are those of a full ranking unless two of them are that close in relevance
-        (docs/benchmarks.md: none changed on the archive's questions)."""
+        """How many reports, most similar first, to ask the embedding store for: SHORTLIST_MARGIN
+        times what a budget of `max_tokens` can hold (max_tokens / the cheapest report's tokens),
+        at least SHORTLIST_FLOOR; enough that the reports the budget holds almost always have their
+        similarity (`settled` checks it, and the caller ranks every report where not)."""
         cheapest = max(min(self.tokens.values(), default=1), 1)
         return max(SHORTLIST_FLOOR, SHORTLIST_MARGIN * (max_tokens // cheapest + 1))
+
+
+def settled(
+    decisive: list[str],
+    others: Iterable[str],
+    relevance: dict[str, float],
+    similarity: dict[str, float],
+    shortlist: int,
+) -> bool:
+    """Whether a ranking fused from the similarity of only the `shortlist` most similar reports
+    puts the `decisive` reports (those whose order decides the context) first, in the order a
+    ranking of every report would: each of them has its similarity, and none of the `others` that
+    lacks one could gain enough from it (under 1/(FUSION_RANK_OFFSET + shortlist + 1), its rank
+    being past the shortlist) to reach the last of them. Always true when the store returned fewer
+    than `shortlist`: then it returned every report."""
+    if len(similarity) < shortlist:
+        return True
+    if not decisive or any(key not in similarity for key in decisive):
+        return not decisive
+    last = min(relevance.get(key, 0.0) for key in decisive)
+    gain = 1 / (FUSION_RANK_OFFSET + shortlist + 1)
+    return all(relevance.get(key, 0.0) + gain < last for key in others if key not in similarity)
