@@ -280,7 +280,9 @@ async def test_indexed_reports_score_and_cost_as_counted_on_each_query(
             }
             index = _report_index(config, tables, level, reports)
         assert index.ids == list(texts) and len(texts) > 1
-        assert index.tokens == {key: tokenizer.num_tokens(text) for key, text in texts.items()}
+        assert {key: index.tokens(key, text) for key, text in texts.items()} == {
+            key: tokenizer.num_tokens(text) for key, text in texts.items()
+        }
         for question in questions:
             assert list(index.word_scores(question).items()) == list(
                 _counted_bm25(question, texts).items()

@@ -408,7 +408,7 @@ def _ranked(
     candidates = ranked[:limit] if limit is not None else ranked
     kept, tokens = [], 0
     for report in candidates:
-        cost = index.tokens[report.id]
+        cost = index.tokens(report.id, report_text(report.title, report.full_content))
         if tokens + cost > max_tokens:
             break
         kept.append(report)

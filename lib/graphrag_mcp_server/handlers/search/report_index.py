@@ -10,7 +10,7 @@ import re
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 FUSION_RANK_OFFSET = 5
 """Reciprocal rank fusion's k: a report's relevance is 1/(k + its rank by embedding) + 1/(k + its
@@ -55,14 +55,16 @@ def fused(*weighted: tuple[dict[str, float], float]) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class ReportIndex:
-    """Reports' words and token costs, counted once: `ids` in the reports' order, `postings` word ->
-    (positions in `ids` of the reports holding it, its count in each), `lengths` in words,
-    `tokens` each report's cost in tokens."""
+    """Reports' words and token costs, each counted once: `ids` in the reports' order, `postings`
+    word -> (positions in `ids` of the reports holding it, its count in each), `lengths` in words;
+    a report's cost in tokens is counted by `count_tokens` the first time a context reaches it
+    (`tokens`), so that indexing costs no tokenising of reports no budget reaches."""
 
     ids: list[str]
     postings: dict[str, tuple["array[int]", "array[int]"]]
     lengths: "array[int]"
-    tokens: dict[str, int]
+    count_tokens: Callable[[str], int]
+    counted: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, texts: dict[str, str], count_tokens: Callable[[str], int]) -> "ReportIndex":
@@ -76,8 +78,13 @@ class ReportIndex:
                 holding = postings.setdefault(word, (array("q"), array("q")))
                 holding[0].append(position)
                 holding[1].append(count)
-        tokens = {key: count_tokens(text) for key, text in texts.items()}
-        return cls(list(texts), postings, lengths, tokens)
+        return cls(list(texts), postings, lengths, count_tokens)
+
+    def tokens(self, report_id: str, text: str) -> int:
+        """The cost in tokens of the report `report_id`, whose text is `text` (kept once counted)."""
+        if report_id not in self.counted:
+            self.counted[report_id] = self.count_tokens(text)
+        return self.counted[report_id]
 
     def indexes(self, report_ids: Iterable[str]) -> bool:
         """Whether these are the indexed reports, in the same order."""
@@ -102,11 +109,12 @@ class ReportIndex:
 
     def shortlist(self, max_tokens: int) -> int:
         """How many reports, most similar first, to ask the embedding store for: SHORTLIST_MARGIN
-        times what a budget of `max_tokens` can hold (max_tokens / the cheapest report's tokens),
-        at least SHORTLIST_FLOOR; enough that the reports the budget holds almost always have their
-        similarity (`settled` checks it, and the caller ranks every report where not)."""
-        cheapest = max(min(self.tokens.values(), default=1), 1)
-        return max(SHORTLIST_FLOOR, SHORTLIST_MARGIN * (max_tokens // cheapest + 1))
+        times what a budget of `max_tokens` can hold (at most max_tokens / the shortest report's
+        words, each word being a token or more), at least SHORTLIST_FLOOR; enough that the reports
+        the budget holds almost always have their similarity (`settled` checks it, and the caller
+        ranks every report where not)."""
+        shortest = max(min(self.lengths, default=1), 1)
+        return max(SHORTLIST_FLOOR, SHORTLIST_MARGIN * (max_tokens // shortest + 1))
 
 
 def settled(
