@@ -358,7 +358,7 @@ def test_global_context_ranks_reports_by_the_questions_words_and_embedding() -> 
     """A word rare among the reports ("hospital") outweighs one they all share ("volunteers"), and
     the rank by words, counting twice, outweighs an embedding rank that puts another report
     first."""
-    from graphrag_mcp_server.handlers.search.context import WORDS_WEIGHT, _fused, _word_scores
+    from graphrag_mcp_server.handlers.search.report_index import WORDS_WEIGHT, ReportIndex, fused
 
     reports = {
         "library": "Friends of the library: volunteers, volunteers and more volunteers run the "
@@ -366,15 +366,17 @@ def test_global_context_ranks_reports_by_the_questions_words_and_embedding() -> 
         "hospital": "The hospital volunteer programme recruits volunteers for the wards.",
         "ferry": "The ferry timetable changes in winter.",
     }
-    words = _word_scores("How is the hospital volunteer programme developing?", reports)
+    words = ReportIndex.of(reports, len).word_scores(
+        "How is the hospital volunteer programme developing?"
+    )
     assert (
         words["hospital"] > words["library"] > words.get("ferry", 0.0)
     )  # the ferry shares only "the"
     similarity = {"library": 0.4, "hospital": 0.1, "ferry": 0.3}
-    fused = _fused((words, WORDS_WEIGHT), (similarity, 1.0))
-    assert sorted(fused, key=fused.__getitem__, reverse=True) == ["hospital", "library", "ferry"]
+    both = fused((words, WORDS_WEIGHT), (similarity, 1.0))
+    assert sorted(both, key=both.__getitem__, reverse=True) == ["hospital", "library", "ferry"]
     assert (
-        sorted(_fused((similarity, 1.0)), key=similarity.__getitem__, reverse=True)[0] == "library"
+        sorted(fused((similarity, 1.0)), key=similarity.__getitem__, reverse=True)[0] == "library"
     )
 
 

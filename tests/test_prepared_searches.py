@@ -233,3 +233,150 @@ async def test_objects_graphrag_writes_into_are_lent_to_one_search_at_a_time(
     with objects.relationships() as again:
         assert again in (first, second)
         assert all(relationship.attributes is None for relationship in again)
+
+
+def _counted_bm25(query: str, texts: dict[str, str], k1: float = 1.2, b: float = 0.75) -> dict:
+    """BM25 counting every text's words for the query: what context-only global computed on each
+    query before its reports were indexed once per version."""
+    import math
+    from collections import Counter
+
+    from graphrag_mcp_server.handlers.search.report_index import words
+
+    counted = {key: Counter(words(text)) for key, text in texts.items()}
+    lengths = {key: counts.total() for key, counts in counted.items()}
+    average = sum(lengths.values()) / max(len(counted), 1)
+    scores: dict[str, float] = {}
+    for word in set(words(query)):
+        holding = [key for key, counts in counted.items() if word in counts]
+        weight = math.log(1 + (len(counted) - len(holding) + 0.5) / (len(holding) + 0.5))
+        for key in holding:
+            count = counted[key][word]
+            scores[key] = scores.get(key, 0.0) + weight * count * (k1 + 1) / (
+                count + k1 * (1 - b + b * lengths[key] / average)
+            )
+    return scores
+
+
+async def test_indexed_reports_score_and_cost_as_counted_on_each_query(
+    loaded: tuple[Any, Any],
+) -> None:
+    """The report index of each level gives the scores (same values, same order) and token costs
+    that counting every report's words and tokens on each query gives."""
+    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+    from graphrag_mcp_server.handlers.search.context import _report_index
+    from graphrag_mcp_server.handlers.search.report_index import report_text
+
+    config, tables = loaded
+    tokenizer = get_tokenizer(
+        config.get_completion_model_config(config.global_search.completion_model_id)
+    )
+    questions = [*QUESTIONS, "the harbour", "Quist tidal cooperative power", "zzz unknown"]
+    for level in (0, 1, 2):
+        with prepared(tables).reports(level) as reports:
+            texts = {
+                report.id: report_text(report.title, report.full_content) for report in reports
+            }
+            index = _report_index(config, tables, level, reports)
+        assert index.ids == list(texts) and len(texts) > 1
+        assert {key: index.tokens(key, text) for key, text in texts.items()} == {
+            key: tokenizer.num_tokens(text) for key, text in texts.items()
+        }
+        for question in questions:
+            assert list(index.word_scores(question).items()) == list(
+                _counted_bm25(question, texts).items()
+            ), (level, question)
+        assert index.word_scores(QUESTIONS[0])  # the fixtures' reports name Quist
+
+
+async def test_reports_are_indexed_once_per_version_and_level_whatever_the_threads(
+    loaded: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Global and drift searches of one version share one index of a level's reports, made once
+    even when searches start together."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from graphrag_mcp_server.handlers.search.context import search_context
+    from graphrag_mcp_server.handlers.search.report_index import ReportIndex
+    from graphrag_mcp_server.handlers.search.run import SearchType
+
+    config, tables = loaded
+    made: list[int] = []
+    make = ReportIndex.of.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type, texts: dict, count_tokens: Any) -> ReportIndex:
+        made.append(len(texts))
+        return make(cls, texts, count_tokens)
+
+    monkeypatch.setattr(ReportIndex, "of", classmethod(counted))
+    searches = [(SearchType.GLOBAL, 2), (SearchType.DRIFT, 2)] * 3 + [(SearchType.GLOBAL, 1)]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(
+            pool.map(
+                lambda search: search_context(
+                    config, tables, search[0], QUESTIONS[1], community_level=search[1]
+                ),
+                searches,
+            )
+        )
+    assert all(result.context.reports for result in results)
+    assert len(made) == 2  # level 2 (global and drift), level 1
+
+
+async def test_report_similarity_asks_for_a_shortlist_that_heads_the_full_ranking(
+    loaded: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Context-only global asks the vector store for the budget's shortlist, not every report; a
+    shortlist is the head of the ranking of every report by similarity."""
+    from graphrag_mcp_server.handlers.search import context
+    from graphrag_mcp_server.handlers.search.run import SearchType
+
+    config, tables = loaded
+    embedder = context._report_embedder(config)
+    for question in QUESTIONS:
+        everything = context._report_similarity(config, question, embedder, 10_000)
+        head = context._report_similarity(config, question, embedder, 3)
+        assert len(everything) > 3 and list(head.items()) == list(everything.items())[:3]
+
+    asked: list[int] = []
+    similarity = context._report_similarity
+
+    def recorded(config: Any, query: str, embedder: Any, shortlist: int) -> dict:
+        asked.append(shortlist)
+        return similarity(config, query, embedder, shortlist)
+
+    monkeypatch.setattr(context, "_report_similarity", recorded)
+    context.search_context(config, tables, SearchType.GLOBAL, QUESTIONS[0], max_tokens=1000)
+    with prepared(tables).reports(2) as reports:
+        index = context._report_index(config, tables, 2, reports)
+    assert asked == [index.shortlist(1000)]
+
+
+@pytest.mark.parametrize("search_type", ["global", "drift"])
+async def test_a_short_shortlist_gives_the_context_of_a_full_ranking(
+    loaded: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch, search_type: str
+) -> None:
+    """However short the embedding shortlist, the context is the one every report's similarity
+    gives: where a report past the shortlist might count, every report is ranked."""
+    from graphrag_mcp_server.handlers.search import report_index
+    from graphrag_mcp_server.handlers.search.context import search_context
+    from graphrag_mcp_server.handlers.search.run import SearchType
+
+    config, tables = loaded
+
+    def contexts(shortlist: int) -> list[dict]:
+        monkeypatch.setattr(report_index, "SHORTLIST_FLOOR", shortlist)
+        monkeypatch.setattr(report_index, "SHORTLIST_MARGIN", 0)
+        return [
+            search_context(
+                config, tables, SearchType(search_type), query, max_tokens=budget
+            ).context.model_dump(mode="json")
+            for query in QUESTIONS
+            for budget in (800, 3000, 8000)
+        ]
+
+    full = contexts(10_000)
+    assert any(context["reports"] for context in full)
+    for shortlist in (1, 3, 8):
+        assert contexts(shortlist) == full, shortlist

@@ -61,7 +61,7 @@ class Prepared:
         self._objects: dict[Hashable, Any] = {}
         self._lent: dict[Hashable, list[list[Any]]] = {}
 
-    def _once(self, key: Hashable, make: Callable[[], T]) -> T:
+    def once(self, key: Hashable, make: Callable[[], T]) -> T:
         """`make()` the first time `key` is asked for (once, whatever the threads); the same object
         after."""
         with self._lock:
@@ -93,7 +93,7 @@ class Prepared:
         """Every text unit (local search copies those it ranks; basic search only reads)."""
         from graphrag.query.indexer_adapters import read_indexer_text_units
 
-        return self._once("text_units", lambda: read_indexer_text_units(self._tables.text_units))
+        return self.once("text_units", lambda: read_indexer_text_units(self._tables.text_units))
 
     def entities(self, level: int, entity_types: list[str] | None = None) -> list["Entity"]:
         """The entities with their communities up to `level`; only those of `entity_types` if given
@@ -101,7 +101,7 @@ class Prepared:
         from graphrag.query.indexer_adapters import read_indexer_entities
 
         tables = self._tables
-        entities = self._once(
+        entities = self.once(
             ("entities", level),
             lambda: read_indexer_entities(tables.entities, tables.communities, level),
         )
@@ -119,7 +119,7 @@ class Prepared:
         from graphrag.query.indexer_adapters import read_indexer_communities
 
         tables = self._tables
-        return self._once(
+        return self.once(
             "communities",
             lambda: read_indexer_communities(tables.communities, tables.community_reports),
         )
@@ -129,7 +129,7 @@ class Prepared:
         from graphrag.query.indexer_adapters import read_indexer_covariates
 
         covariates = self._tables.covariates
-        return self._once(
+        return self.once(
             "covariates",
             lambda: read_indexer_covariates(covariates) if covariates is not None else [],
         )
@@ -167,7 +167,7 @@ class Prepared:
 
     def lookup(self) -> "Lookup":
         """The version's short-id lookups."""
-        return self._once("lookup", lambda: Lookup(self._tables))
+        return self.once("lookup", lambda: Lookup(self._tables))
 
     def warm(self, level: int = DEFAULT_LEVEL) -> None:
         """Make what a local or basic search at `level` and the lookups need, so the first search

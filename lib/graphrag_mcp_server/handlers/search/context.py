@@ -9,7 +9,6 @@ out, from the same selection graphrag's builder makes (no second build).
 """
 
 import logging
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -19,6 +18,13 @@ from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.results import SearchResult
 from graphrag_mcp_server.handlers.search.engines import basic_engine, local_engine
 from graphrag_mcp_server.handlers.search.entries import typed_context
+from graphrag_mcp_server.handlers.search.report_index import (
+    WORDS_WEIGHT,
+    ReportIndex,
+    fused,
+    report_text,
+    settled,
+)
 from graphrag_mcp_server.handlers.search.run import (
     SearchType,
     check_ready,
@@ -109,13 +115,16 @@ def search_context(
             case SearchType.GLOBAL:
                 embedder = _report_embedder(config) if _report_vectors_readable(tables) else None
                 with prepared(tables).reports(community_level) as reports:
-                    part = _reports(config, reports, query, max_tokens, embedder)
+                    index = _report_index(config, tables, community_level, reports)
+                    part = _reports(config, reports, index, query, max_tokens, embedder)
             case SearchType.DRIFT:
                 with local_engine(config, tables, community_level) as engine:
                     builder = _remembering(engine).context_builder
+                    reports = list(builder.community_reports.values())
                     primer = _reports(
                         config,
-                        list(builder.community_reports.values()),
+                        reports,
+                        _report_index(config, tables, community_level, reports),
                         query,
                         max_tokens // 2,
                         builder.text_embedder,
@@ -312,41 +321,56 @@ def _report_vectors_readable(tables: IndexTables) -> bool:
     return problem is None
 
 
+def _report_index(
+    config: "GraphRagConfig", tables: IndexTables, level: int, reports: list["CommunityReport"]
+) -> ReportIndex:
+    """The index of the level's reports, made on the version's first global or drift query at that
+    level and kept with it (made anew, not kept, for reports other than the level's)."""
+    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+    model_id = config.global_search.completion_model_id
+
+    def made() -> ReportIndex:
+        tokenizer = get_tokenizer(config.get_completion_model_config(model_id))
+        return ReportIndex.of(
+            {report.id: report_text(report.title, report.full_content) for report in reports},
+            tokenizer.num_tokens,
+        )
+
+    index = prepared(tables).once(("report_index", level, model_id), made)
+    return index if index.indexes(report.id for report in reports) else made()
+
+
 def _reports(
     config: "GraphRagConfig",
     reports: list["CommunityReport"],
+    index: ReportIndex,
     query: str,
     max_tokens: int,
     embedder: Any | None,
     limit: int | None = None,
 ) -> _Part:
-    """The level's community reports, most similar to the query first (then highest rated), within
-    the budget; without `embedder` by the question's words only (the reports' vector table is
-    damaged)."""
+    """The level's community reports (`index` holds their words and tokens), most similar to the
+    query first (then highest rated), within the budget; without `embedder` by the question's words
+    only (the reports' vector table is damaged)."""
     import pandas as pd
-    from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
-    similarity = {} if embedder is None else _report_similarity(config, query, embedder)
-    words = _word_scores(
-        query, {report.id: f"{report.title}\n{report.full_content}" for report in reports}
-    )
-    relevance = _fused((words, WORDS_WEIGHT), (similarity, 1.0))
-    ranked = sorted(
-        reports,
-        key=lambda report: (relevance.get(report.id, 0.0), report.rank or 0.0),
-        reverse=True,
-    )
-    candidates = ranked[:limit] if limit is not None else ranked
-    tokenizer = get_tokenizer(
-        config.get_completion_model_config(config.global_search.completion_model_id)
-    )
-    kept, tokens = [], 0
-    for report in candidates:
-        cost = tokenizer.num_tokens(f"{report.title}\n{report.full_content}")
-        if tokens + cost > max_tokens:
-            break
-        kept.append(report)
-        tokens += cost
+    shortlist = index.shortlist(max_tokens)
+    similarity = {} if embedder is None else _report_similarity(config, query, embedder, shortlist)
+    words = index.word_scores(query)
+    ranked, candidates, kept, tokens = _ranked(reports, index, words, similarity, max_tokens, limit)
+    decisive = candidates if limit is not None else ranked[: len(kept) + 1]
+    if not settled(
+        [report.id for report in decisive],
+        (report.id for report in ranked[len(decisive) :]),
+        fused((words, WORDS_WEIGHT), (similarity, 1.0)),
+        similarity,
+        shortlist,
+    ):  # a report past the shortlist might count: rank by every report's similarity
+        similarity = _report_similarity(config, query, embedder, None)
+        ranked, candidates, kept, tokens = _ranked(
+            reports, index, words, similarity, max_tokens, limit
+        )
     frame = pd.DataFrame(
         [
             {
@@ -365,64 +389,39 @@ def _reports(
     )
 
 
-FUSION_RANK_OFFSET = 5
-"""Reciprocal rank fusion's k: a report's relevance is 1/(k + its rank by embedding) + 1/(k + its
-rank by words)."""
+def _ranked(
+    reports: list["CommunityReport"],
+    index: ReportIndex,
+    words: dict[str, float],
+    similarity: dict[str, float],
+    max_tokens: int,
+    limit: int | None,
+) -> tuple[list["CommunityReport"], list["CommunityReport"], list["CommunityReport"], int]:
+    """The reports by relevance (then rating); the first `limit` of them (all without one); those
+    of these that fit `max_tokens`, in order until one does not; and the tokens they take."""
+    relevance = fused((words, WORDS_WEIGHT), (similarity, 1.0))
+    ranked = sorted(
+        reports,
+        key=lambda report: (relevance.get(report.id, 0.0), report.rank or 0.0),
+        reverse=True,
+    )
+    candidates = ranked[:limit] if limit is not None else ranked
+    kept, tokens = [], 0
+    for report in candidates:
+        cost = index.tokens(report.id, report_text(report.title, report.full_content))
+        if tokens + cost > max_tokens:
+            break
+        kept.append(report)
+        tokens += cost
+    return ranked, candidates, kept, tokens
 
 
-WORDS_WEIGHT = 2.0
-"""The weight of the rank by words against the rank by embedding (1): the question's rare words (a
-topic's own terms) are the surer sign; the embedding adds what is said in other words."""
-
-
-def _fused(*weighted: tuple[dict[str, float], float]) -> dict[str, float]:
-    """Weighted reciprocal rank fusion of scores by id (higher is better in each)."""
-    fused: dict[str, float] = {}
-    for scored, weight in weighted:
-        for rank, key in enumerate(sorted(scored, key=scored.__getitem__, reverse=True), 1):
-            fused[key] = fused.get(key, 0.0) + weight / (FUSION_RANK_OFFSET + rank)
-    return fused
-
-
-def _word_scores(
-    query: str, texts: dict[str, str], k1: float = 1.2, b: float = 0.75
+def _report_similarity(
+    config: "GraphRagConfig", query: str, embedder: Any, shortlist: int | None
 ) -> dict[str, float]:
-    """BM25 of the query's words in each text (id -> score; texts sharing none of its words left
-    out): words rare among the texts weigh most, as an embedding of a whole report does not weigh
-    them."""
-    import math
-    from collections import Counter
-
-    counted = {key: Counter(_words(text)) for key, text in texts.items()}
-    lengths = {key: counts.total() for key, counts in counted.items()}
-    average = sum(lengths.values()) / max(len(counted), 1)
-    scores: dict[str, float] = {}
-    for word in set(_words(query)):
-        holding = [key for key, counts in counted.items() if word in counts]
-        weight = math.log(1 + (len(counted) - len(holding) + 0.5) / (len(holding) + 0.5))
-        for key in holding:
-            count = counted[key][word]
-            scores[key] = scores.get(key, 0.0) + weight * count * (k1 + 1) / (
-                count + k1 * (1 - b + b * lengths[key] / average)
-            )
-    return scores
-
-
-def _words(text: str) -> list[str]:
-    """Lower-case words of three letters or more, a plural's s dropped."""
-    return [
-        word[:-1] if len(word) > 4 and word.endswith("s") else word
-        for word in _WORD.findall(text.lower())
-        if len(word) > 2
-    ]
-
-
-_WORD = re.compile(r"[^\W\d_]+")
-
-
-def _report_similarity(config: "GraphRagConfig", query: str, embedder: Any) -> dict[str, float]:
-    """Report id -> similarity of its full content's embedding to the query; empty without report
-    embeddings."""
+    """Report id -> similarity of its full content's embedding to the query, for the `shortlist`
+    most similar reports (every report if None; of every level, as the vector table holds them);
+    empty without report embeddings."""
     from graphrag.config.embeddings import community_full_content_embedding
     from graphrag.utils.api import get_embedding_store
 
@@ -434,7 +433,7 @@ def _report_similarity(config: "GraphRagConfig", query: str, embedder: Any) -> d
     found = store.similarity_search_by_text(
         query,
         lambda text: embedder.embedding(input=[text]).first_embedding,
-        k=max(store.count(), 1),
+        k=max(store.count(), 1) if shortlist is None else shortlist,
         include_vectors=False,
     )
     return {str(result.document.id): float(result.score) for result in found}

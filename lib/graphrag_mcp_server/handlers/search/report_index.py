@@ -1,0 +1,139 @@
+"""The community reports of one level, indexed once per loaded version for context-only global
+and drift: each report's word counts (postings by word), its length in words and its cost in
+tokens, so that a query's BM25 walks only the postings of its own words and no report is
+tokenised again per query. The index lives with the version's prepared objects
+(handlers/prepared.py): a new version indexes its reports anew on its first global or drift query.
+"""
+
+import math
+import re
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+FUSION_RANK_OFFSET = 5
+"""Reciprocal rank fusion's k: a report's relevance is 1/(k + its rank by embedding) + 1/(k + its
+rank by words)."""
+WORDS_WEIGHT = 2.0
+"""The weight of the rank by words against the rank by embedding (1): the question's rare words (a
+topic's own terms) are the surer sign; the embedding adds what is said in other words."""
+SHORTLIST_MARGIN = 8
+"""How many times the reports a budget can hold the embedding shortlist asks for (see
+`ReportIndex.shortlist`)."""
+SHORTLIST_FLOOR = 200
+"""The fewest reports the embedding shortlist asks for."""
+BM25_K1, BM25_B = 1.2, 0.75
+"""BM25's term-frequency saturation and length normalisation."""
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words of three letters or more, a plural's s dropped."""
+    return [
+        word[:-1] if len(word) > 4 and word.endswith("s") else word
+        for word in _WORD.findall(text.lower())
+        if len(word) > 2
+    ]
+
+
+def report_text(title: str, content: str) -> str:
+    """What a report puts in a context, as it is ranked by words and counted in tokens."""
+    return f"{title}\n{content}"
+
+
+def fused(*weighted: tuple[dict[str, float], float]) -> dict[str, float]:
+    """Weighted reciprocal rank fusion of scores by id (higher is better in each); an id missing
+    from one scoring adds nothing from it."""
+    fused: dict[str, float] = {}
+    for scored, weight in weighted:
+        for rank, key in enumerate(sorted(scored, key=scored.__getitem__, reverse=True), 1):
+            fused[key] = fused.get(key, 0.0) + weight / (FUSION_RANK_OFFSET + rank)
+    return fused
+
+
+@dataclass(frozen=True)
+class ReportIndex:
+    """Reports' words and token costs, each counted once: `ids` in the reports' order, `postings`
+    word -> (positions in `ids` of the reports holding it, its count in each), `lengths` in words;
+    a report's cost in tokens is counted by `count_tokens` the first time a context reaches it
+    (`tokens`), so that indexing costs no tokenising of reports no budget reaches."""
+
+    ids: list[str]
+    postings: dict[str, tuple["array[int]", "array[int]"]]
+    lengths: "array[int]"
+    count_tokens: Callable[[str], int]
+    counted: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, texts: dict[str, str], count_tokens: Callable[[str], int]) -> "ReportIndex":
+        """The index of `texts` (report id -> text), each costing `count_tokens(text)`."""
+        postings: dict[str, tuple[array[int], array[int]]] = {}
+        lengths: array[int] = array("q")
+        for position, text in enumerate(texts.values()):
+            counts = Counter(words(text))
+            lengths.append(counts.total())
+            for word, count in counts.items():
+                holding = postings.setdefault(word, (array("q"), array("q")))
+                holding[0].append(position)
+                holding[1].append(count)
+        return cls(list(texts), postings, lengths, count_tokens)
+
+    def tokens(self, report_id: str, text: str) -> int:
+        """The cost in tokens of the report `report_id`, whose text is `text` (kept once counted)."""
+        if report_id not in self.counted:
+            self.counted[report_id] = self.count_tokens(text)
+        return self.counted[report_id]
+
+    def indexes(self, report_ids: Iterable[str]) -> bool:
+        """Whether these are the indexed reports, in the same order."""
+        return list(report_ids) == self.ids
+
+    def word_scores(self, query: str, k1: float = BM25_K1, b: float = BM25_B) -> dict[str, float]:
+        """BM25 of the query's words in each report (id -> score; reports sharing none of its words
+        left out): words rare among the reports weigh most, as an embedding of a whole report does
+        not weigh them. Walks only the postings of the query's words."""
+        total = len(self.ids)
+        average = sum(self.lengths) / max(total, 1)
+        scores: dict[str, float] = {}
+        for word in set(words(query)):
+            positions, counts = self.postings.get(word, (array("q"), array("q")))
+            weight = math.log(1 + (total - len(positions) + 0.5) / (len(positions) + 0.5))
+            for position, count in zip(positions, counts, strict=True):
+                key = self.ids[position]
+                scores[key] = scores.get(key, 0.0) + weight * count * (k1 + 1) / (
+                    count + k1 * (1 - b + b * self.lengths[position] / average)
+                )
+        return scores
+
+    def shortlist(self, max_tokens: int) -> int:
+        """How many reports, most similar first, to ask the embedding store for: SHORTLIST_MARGIN
+        times what a budget of `max_tokens` can hold (at most max_tokens / the shortest report's
+        words, each word being a token or more), at least SHORTLIST_FLOOR; enough that the reports
+        the budget holds almost always have their similarity (`settled` checks it, and the caller
+        ranks every report where not)."""
+        shortest = max(min(self.lengths, default=1), 1)
+        return max(SHORTLIST_FLOOR, SHORTLIST_MARGIN * (max_tokens // shortest + 1))
+
+
+def settled(
+    decisive: list[str],
+    others: Iterable[str],
+    relevance: dict[str, float],
+    similarity: dict[str, float],
+    shortlist: int,
+) -> bool:
+    """Whether a ranking fused from the similarity of only the `shortlist` most similar reports
+    puts the `decisive` reports (those whose order decides the context) first, in the order a
+    ranking of every report would: each of them has its similarity, and none of the `others` that
+    lacks one could gain enough from it (under 1/(FUSION_RANK_OFFSET + shortlist + 1), its rank
+    being past the shortlist) to reach the last of them. Always true when the store returned fewer
+    than `shortlist`: then it returned every report."""
+    if len(similarity) < shortlist:
+        return True
+    if not decisive or any(key not in similarity for key in decisive):
+        return not decisive
+    last = min(relevance.get(key, 0.0) for key in decisive)
+    gain = 1 / (FUSION_RANK_OFFSET + shortlist + 1)
+    return all(relevance.get(key, 0.0) + gain < last for key in others if key not in similarity)
