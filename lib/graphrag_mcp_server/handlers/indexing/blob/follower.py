@@ -209,7 +209,7 @@ async def follow(
             status = status.model_copy(
                 update={"version": version, "last_successful_poll": now, "consecutive_failures": 0}
             )
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - any failure: the served version stays
             if once:
                 raise _one_line(error, location) from None
             status = status.model_copy(
