@@ -324,12 +324,12 @@ def _quoted(ids: list[str]) -> str:
 
 def _compact(table: Any, folder: Path) -> None:
     """Compact a table whose data files (a fragment more each update, and those of fragments
-    whose rows were all deleted) grew past COMPACT_FRAGMENTS; else drop the bookkeeping files its
-    latest version no longer reads (`_drop_superseded`): a version's file count stays bounded."""
+    whose rows were all deleted) grew past COMPACT_FRAGMENTS (every file the new version does not
+    read deleted: only this run writes its folder), then drop the bookkeeping files its latest
+    version no longer reads (`_drop_superseded`): a version's file count stays bounded."""
     if len(list((folder / "data").iterdir())) > COMPACT_FRAGMENTS:
-        table.optimize(cleanup_older_than=timedelta(0))
-    else:
-        _drop_superseded(table, folder)
+        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+    _drop_superseded(folder)
 
 
 def vectors_by_delta(previous: "PreviousVersion | None", models: str) -> VectorWrites:
@@ -373,18 +373,15 @@ def _read(version: Path, models: str) -> dict[str, dict[str, str]]:
     return held
 
 
-def _drop_superseded(table: Any, folder: Path) -> None:
+def _drop_superseded(folder: Path) -> None:
     """Remove from this version's copy of a table the files its latest LanceDB version does not
     read: older manifests and transactions, and deletion files a newer one of the same fragment
     replaced (Lance's own cleanup needs pylance; lancedb's `optimize` also rewrites every data
     file). Only links in this version's folder go: the previous version's files stay as they are.
     They are put back when the table then fails to read."""
-    latest = table.version
-    superseded = [
-        path
-        for path in (folder / "_versions").glob("*.manifest")
-        if _manifest_version(path) < latest
-    ]
+    manifests = list((folder / "_versions").glob("*.manifest"))
+    latest = max(map(_manifest_version, manifests))
+    superseded = [path for path in manifests if _manifest_version(path) < latest]
     superseded += [
         path
         for path in (folder / "_transactions").glob("*.txn")
