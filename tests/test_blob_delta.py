@@ -1,6 +1,6 @@
 """Blob storage by delta (issue 40), against Azurite with real LanceDB: an edit uploads only the
 content the container lacks, a replica downloads only what its version lacks, garbage collection
-keeps content a kept version still lists, and a version's LanceDB files stay bounded over updates."""
+keeps content a kept version still lists, and a version's LanceDB files stay bounded."""
 
 import asyncio
 import json
@@ -115,7 +115,9 @@ def test_an_edit_moves_only_changed_content_and_collection_keeps_shared_content(
         assert served.name == version
         now = _files(served)
         assert set(now) == {name.removeprefix("output/") for name in listing if "output/" in name}
-        linked = {name for name, stat in now.items() if stat.st_ino == before.get(name, stat).st_ino}
+        linked = {
+            name for name, stat in now.items() if stat.st_ino == before.get(name, stat).st_ino
+        }
         linked = {name for name in linked if name in before}
         same = {
             name.removeprefix("output/")
