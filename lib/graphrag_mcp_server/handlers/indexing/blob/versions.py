@@ -78,7 +78,7 @@ class BlobIndex:
         try:
             download = self.container.download_blob(self.location.blob(POINTER))
         except ResourceNotFoundError as error:
-            if error.error_code == "ContainerNotFound":
+            if getattr(error, "error_code", None) == "ContainerNotFound":
                 msg = (
                     f"{self.location}: the container {self.location.container} does not exist "
                     "(deleted, or not created yet); the indexer creates it and publishes a "
