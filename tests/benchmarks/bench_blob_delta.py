@@ -37,6 +37,14 @@ REPO = TESTS.parent
 GENERATOR = REPO.parent / "shared" / "corpora" / "archive" / "generate.py"
 SECTION = "## Blob storage by delta (issue 40)"
 SKIPPED = ("cache/", "current.json", "indexer.lock")
+NOTE = (
+    "Shared between versions are whole files: graphrag rewrites every parquet table on each "
+    "update, so an edit still uploads (and a replica downloads) every table again; what is no "
+    "longer sent again is LanceDB's data (hard-linked from the previous version by vector_delta), "
+    "settings and prompts. Files: at most one data file a table more per update (a fragment whose "
+    "rows were all deleted), until COMPACT_FRAGMENTS (10) data files compact the table; older "
+    "manifests, transactions and superseded deletion files are dropped at each update."
+)
 
 
 @dataclass
@@ -217,6 +225,7 @@ def section(runs: list[Series], documents: int) -> str:
             )
         name = f"edit {number}" if number else "cold build"
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", NOTE]
     return "\n".join(lines) + "\n"
 
 
