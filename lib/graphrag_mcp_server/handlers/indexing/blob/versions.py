@@ -319,7 +319,11 @@ class BlobIndex:
             self._delete(names[version])
         listed: set[str] = set()
         for version in names.keys() - set(old):
-            listing = self.listing(version)
+            try:
+                listing = self.listing(version)
+            except GraphRagMcpError as error:  # what it lists is unknown: no content is deleted
+                logger.warning("content not collected: %s", error)
+                return old
             listed |= {entry.sha256 for entry in listing.files.values()} if listing else set()
         self._delete(
             [
