@@ -544,17 +544,23 @@ async def _wait_for(
 def _copy_version(
     azurite: Azurite, location: str, version: str, new: str, manifest: bytes | None = None
 ) -> None:
-    """Version `version`'s blobs copied under `new` (with another manifest.json, when given)."""
+    """Version `version`'s listing copied under `new` (its manifest.json another content, when
+    given)."""
+    import hashlib
+
     container, prefix = (
         _container(azurite, location),
         location.removeprefix("az://").split("/", 1)[1],
     )
-    for blob in container.list_blobs(name_starts_with=f"{prefix}/versions/{version}/"):
-        data = container.download_blob(blob.name).readall()
-        name = blob.name.replace(f"/versions/{version}/", f"/versions/{new}/", 1)
-        container.upload_blob(
-            name, manifest if name.endswith("output/manifest.json") and manifest else data
-        )
+    listing = json.loads(
+        container.download_blob(f"{prefix}/versions/{version}/files.json").readall()
+    )
+    if manifest is not None:
+        sha256 = hashlib.sha256(manifest).hexdigest()
+        container.upload_blob(f"{prefix}/objects/{sha256}", manifest, overwrite=True)
+        entry = listing["files"]["output/manifest.json"]
+        entry.update(sha256=sha256, size=len(manifest))
+    container.upload_blob(f"{prefix}/versions/{new}/files.json", json.dumps(listing))
 
 
 def _put_pointer(azurite: Azurite, location: str, content: bytes) -> None:

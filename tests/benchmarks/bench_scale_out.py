@@ -413,13 +413,11 @@ def _blob_bytes(azurite: Azurite, location: str) -> tuple[int, int]:
         azurite.env()["AZURE_STORAGE_CONNECTION_STRING"]
     )
     version = pointer(azurite, location)["version"]
-    sizes = [
-        blob.size
-        for blob in client.get_container_client(container).list_blobs(
-            name_starts_with=f"{prefix}/versions/{version}/"
-        )
-    ]
-    return len(sizes), sum(sizes)
+    listing = client.get_container_client(container).download_blob(
+        f"{prefix}/versions/{version}/files.json"
+    )
+    sizes = [entry["size"] for entry in json.loads(listing.readall())["files"].values()]
+    return len(sizes), sum(sizes)  # the version's files (stored by content since issue 40)
 
 
 def report(

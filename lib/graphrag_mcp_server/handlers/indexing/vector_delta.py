@@ -10,8 +10,9 @@ changed are deleted and the new and changed rows written by graphrag's own embed
 (embeddings of unchanged texts come from carry_over's memo). Each version records every row's id
 and text digest (`vector_rows.parquet`) for the next run to compare against. The new version is
 still a folder of its own, switched to atomically; a killed run leaves only that folder, which
-the next run removes. A table whose fragments grow past COMPACT_FRAGMENTS is compacted (once in
-many updates)."""
+the next run removes. A table whose data files grow past COMPACT_FRAGMENTS is compacted (once in
+several updates); in between, the manifests and deletion files its latest version no longer reads
+are dropped from the new version's copy."""
 
 import logging
 import shutil
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
 
 ROWS = "vector_rows.parquet"
-COMPACT_FRAGMENTS = 32
+COMPACT_FRAGMENTS = 10
 logger = logging.getLogger(__name__)
 
 
@@ -164,7 +165,7 @@ async def embed_by_delta(
     changed, stale = delta
     if changed:
         await write(changed, create=False)  # the copied table is the index
-    _compact(vector_store.document_collection)
+    _compact(vector_store.document_collection, Path(vector_store.db_uri) / f"{name}.lance")
     writes.written[name] = len(changed) + len(stale)
     return len(rows)
 
@@ -319,10 +320,14 @@ def _quoted(ids: list[str]) -> str:
     return ", ".join("'" + identity.replace("'", "''") + "'" for identity in ids)
 
 
-def _compact(table: Any) -> None:
-    """Compact a table whose fragments (one or two more each update) grew past COMPACT_FRAGMENTS."""
-    if table.stats()["fragment_stats"]["num_fragments"] > COMPACT_FRAGMENTS:
-        table.optimize(cleanup_older_than=timedelta(0))
+def _compact(table: Any, folder: Path) -> None:
+    """Compact a table whose data files (a fragment more each update, and those of fragments
+    whose rows were all deleted) grew past COMPACT_FRAGMENTS (every file the new version does not
+    read deleted: only this run writes its folder), then drop the bookkeeping files its latest
+    version no longer reads (`_drop_superseded`): a version's file count stays bounded."""
+    if len(list((folder / "data").iterdir())) > COMPACT_FRAGMENTS:
+        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+    _drop_superseded(folder)
 
 
 def vectors_by_delta(previous: "PreviousVersion | None", models: str) -> VectorWrites:
@@ -364,3 +369,49 @@ def _read(version: Path, models: str) -> dict[str, dict[str, str]]:
     for name, identity, digest in same[["table", "id", "text"]].itertuples(index=False):
         held.setdefault(name, {})[identity] = digest
     return held
+
+
+def _drop_superseded(folder: Path) -> None:
+    """Remove from this version's copy of a table the files its latest LanceDB version does not
+    read: older manifests and transactions, and deletion files a newer one of the same fragment
+    replaced (Lance's own cleanup needs pylance; lancedb's `optimize` also rewrites every data
+    file). Only links in this version's folder go: the previous version's files stay as they are.
+    They are put back when the table then fails to read."""
+    manifests = list((folder / "_versions").glob("*.manifest"))
+    latest = max(map(_manifest_version, manifests))
+    superseded = [path for path in manifests if _manifest_version(path) < latest]
+    superseded += [
+        path
+        for path in (folder / "_transactions").glob("*.txn")
+        if int(path.name.split("-", 1)[0]) < latest - 1
+    ]
+    newest: dict[str, int] = {}
+    deletions = sorted((folder / "_deletions").glob("*-*-*.*"))
+    for path in deletions:
+        fragment, read_version, _ = path.stem.split("-", 2)
+        newest[fragment] = max(newest.get(fragment, 0), int(read_version))
+    superseded += [
+        path
+        for path in deletions
+        if int(path.stem.split("-", 2)[1]) < newest[path.stem.split("-", 1)[0]]
+    ]
+    aside = folder / ".superseded"
+    aside.mkdir()
+    for path in superseded:
+        path.rename(aside / f"{path.parent.name}.{path.name}")
+    try:
+        import lancedb
+
+        reopened = lancedb.connect(str(folder.parent)).open_table(folder.stem)
+        reopened.search().select([reopened.schema.names[0]]).limit(None).to_arrow()
+    except Exception as error:  # noqa: BLE001 - any failure to read: the files go back
+        logger.warning("superseded files of %s kept (%s)", folder.name, error)
+        for path in superseded:
+            (aside / f"{path.parent.name}.{path.name}").rename(path)
+    shutil.rmtree(aside)
+
+
+def _manifest_version(path: Path) -> int:
+    """The table version of a manifest file (named by the version, or by u64::MAX - version)."""
+    number = int(path.stem)
+    return (1 << 64) - 1 - number if number >= 1 << 63 else number

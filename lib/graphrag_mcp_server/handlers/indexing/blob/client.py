@@ -5,13 +5,14 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from graphrag_mcp_server.errors import ConfigError, GraphRagMcpError
 
 if TYPE_CHECKING:
+    from azure.core.credentials import TokenCredential
     from azure.storage.blob import ContainerClient
 
 
@@ -93,21 +94,24 @@ def container_of(
     if key is None:
         from azure.identity import DefaultAzureCredential
 
-        credential: object = DefaultAzureCredential()
+        credential: TokenCredential | dict[str, str] = DefaultAzureCredential()
     else:
         credential = key
     service = BlobServiceClient(endpoint or "", credential=credential, **_bounded_retries())
     return service.get_container_client(name)
 
 
-def _bounded_retries() -> dict[str, object]:
+def _bounded_retries() -> dict[str, Any]:
     """Two retries of a failed storage call, ~1.5 s apart (the SDK's default waits 15 s, then
     more, per call: a replica polling every 2 s, or a command facing a wrong endpoint, waited
     minutes); a failed run is run again."""
     from azure.storage.blob import ExponentialRetry
 
-    retry = ExponentialRetry(
-        initial_backoff=0.5, increment_base=1, retry_total=2, random_jitter_range=0.5
+    retry = ExponentialRetry(  # the SDK's annotations say int; it takes seconds as float
+        initial_backoff=0.5,  # type: ignore[arg-type]
+        increment_base=1,
+        retry_total=2,
+        random_jitter_range=0.5,  # type: ignore[arg-type]
     )
     return {"retry_policy": retry, "connection_timeout": 10}
 
@@ -122,7 +126,7 @@ def storage_errors(action: str, location: BlobLocation) -> Iterator[None]:
         yield
     except HttpResponseError as error:
         reason = (
-            getattr(error.error_code, "value", error.error_code)
+            getattr(code := getattr(error, "error_code", None), "value", code)
             or error.reason
             or str(error).splitlines()[0]
         )

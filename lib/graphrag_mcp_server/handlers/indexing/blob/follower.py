@@ -184,7 +184,7 @@ def _record(root: Path, status: ReplicaStatus) -> None:
 def next_wait(poll_seconds: float, failures: int) -> float:
     """The wait before the next poll: the poll period, doubled by each failure since the last good
     poll, up to BACKOFF_LIMIT_SECONDS (or the poll period when that is longer)."""
-    return min(poll_seconds * 2 ** min(failures, 16), max(poll_seconds, BACKOFF_LIMIT_SECONDS))
+    return min(poll_seconds * 2.0 ** min(failures, 16), max(poll_seconds, BACKOFF_LIMIT_SECONDS))
 
 
 async def follow(
@@ -200,16 +200,18 @@ async def follow(
     disk) is recorded in .follower.json and the next poll waits longer (next_wait); the served
     version stays. With `once`: one poll, whose errors are raised; returns the version then current
     (None before the first)."""
-    status, index = ReplicaStatus(location=str(location)), None
+    status = ReplicaStatus(location=str(location))
+    index: BlobIndex | None = None
     while True:
         now = datetime.now(UTC)
         try:
-            index = index or await asyncio.to_thread(BlobIndex, location)
+            if index is None:
+                index = await asyncio.to_thread(BlobIndex, location)
             version = await _poll(index, root, switched)
             status = status.model_copy(
                 update={"version": version, "last_successful_poll": now, "consecutive_failures": 0}
             )
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - any failure: the served version stays
             if once:
                 raise _one_line(error, location) from None
             status = status.model_copy(

@@ -5,7 +5,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.errors import GraphRagMcpError
@@ -33,10 +33,8 @@ def indexer_lease(
     from azure.core.exceptions import ResourceExistsError
 
     lock = container.get_blob_client(location.blob(LEASE_BLOB))
-    try:
+    with suppress(ResourceExistsError):
         lock.upload_blob(b"", overwrite=False)
-    except ResourceExistsError:
-        pass
     deadline = time.monotonic() + wait_seconds
     while True:
         try:

@@ -26,8 +26,9 @@ async def published_build(
 ) -> Result:
     """Run an index build over the local copy `root` as the one indexer of `location`: take the
     lease, bring the current version and the cache down where the local copy lacks them, `run`
-    the build, upload the version it wrote and the new cache entries, switch current.json to it,
-    and delete versions past the grace period."""
+    the build, upload the version it wrote (the content the container lacks, and its listing) and
+    the new cache entries, switch current.json to it, and delete versions and content past the
+    grace period."""
     with storage_errors(f"indexing into {location}", location):
         index = BlobIndex(location)
         await asyncio.to_thread(index.create_container)
@@ -40,7 +41,10 @@ async def published_build(
             result = await run()
             built = local.current_version(root)
             if built is not None and (pointer is None or built.name != pointer.version):
-                await asyncio.to_thread(index.upload_version, root, built)
+                sent = await asyncio.to_thread(
+                    index.upload_version, root, built, pointer.version if pointer else None
+                )
+                logger.info("%s: version %s uploaded: %s", location, built.name, sent)
                 await asyncio.to_thread(index.upload_cache, root)
                 pointer = await asyncio.to_thread(index.switch, built.name, pointer, etag)
                 logger.info("%s: version %s is current", location, built.name)

@@ -3,13 +3,15 @@ write, a version's files uploaded and downloaded whole, the LLM cache synced, ol
 collected (the layout is in this package's docstring)."""
 
 import json
+import logging
 import os
 import shutil
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
@@ -17,6 +19,7 @@ from pydantic import BaseModel
 from graphrag_mcp_server.config.index_root import SETTINGS_FILE
 from graphrag_mcp_server.errors import GraphRagMcpError
 from graphrag_mcp_server.handlers.indexing import versions as local
+from graphrag_mcp_server.handlers.indexing.blob import objects
 from graphrag_mcp_server.handlers.indexing.blob.client import (
     BlobLocation,
     container_client,
@@ -25,6 +28,8 @@ from graphrag_mcp_server.handlers.indexing.blob.client import (
 
 if TYPE_CHECKING:
     from azure.storage.blob import ContentSettings
+
+logger = logging.getLogger(__name__)
 
 POINTER = "current.json"
 ROOT_FILES = (SETTINGS_FILE, "prompts")
@@ -62,10 +67,8 @@ class BlobIndex:
         """Create the container if it does not exist."""
         from azure.core.exceptions import ResourceExistsError
 
-        try:
+        with suppress(ResourceExistsError):
             self.container.create_container()
-        except ResourceExistsError:
-            pass
 
     def pointer(self) -> tuple[Pointer | None, str | None]:
         """current.json and its ETag; (None, None) before the first version."""
@@ -75,7 +78,7 @@ class BlobIndex:
         try:
             download = self.container.download_blob(self.location.blob(POINTER))
         except ResourceNotFoundError as error:
-            if error.error_code == "ContainerNotFound":
+            if getattr(error, "error_code", None) == "ContainerNotFound":
                 msg = (
                     f"{self.location}: the container {self.location.container} does not exist "
                     "(deleted, or not created yet); the indexer creates it and publishes a "
@@ -127,19 +130,69 @@ class BlobIndex:
             raise VersionConflictError(msg) from None
         return pointer
 
-    def upload_version(self, root: Path, version: Path) -> int:
-        """Upload a built version's files and the root files it goes with; the number of files."""
-
-        def blob(part: str, path: Path, under: Path) -> str:
-            return self.location.blob(
-                local.VERSIONS, version.name, part, path.relative_to(under).as_posix()
-            )
-
-        files = [(path, blob("output", path, version)) for path in _files(version)]
+    def upload_version(
+        self, root: Path, version: Path, previous: str | None = None
+    ) -> objects.Transfer:
+        """Upload a built version: the content of its files (and of the root files it goes with)
+        that the container's objects lack, then its listing; what it uploaded of all it holds.
+        `previous`: the version it was built from, whose files' mtimes unchanged ones keep."""
+        files = {f"output/{path.relative_to(version).as_posix()}": path for path in _files(version)}
         for name in ROOT_FILES:
-            files += [(path, blob("root", path, root)) for path in _files(root / name)]
-        self._upload(files)
-        return len(files)
+            files |= {
+                f"root/{path.relative_to(root).as_posix()}": path for path in _files(root / name)
+            }
+        listing = objects.listing_of(
+            files, self.listing(previous) if previous else None, datetime.now(UTC)
+        )
+        held = self._objects()
+        missing = {
+            entry.sha256: files[name]
+            for name, entry in listing.files.items()
+            if held.get(entry.sha256, (-1,))[0] != entry.size
+        }
+        self._upload([(path, self._object(sha256)) for sha256, path in missing.items()])
+        self.container.upload_blob(
+            self.location.blob(local.VERSIONS, version.name, objects.LISTING),
+            listing.model_dump_json(),
+            overwrite=True,
+            content_settings=_json_content(),
+        )
+        return objects.Transfer(
+            files=len(files),
+            bytes=sum(entry.size for entry in listing.files.values()),
+            moved_files=len(missing),
+            moved_bytes=sum(path.stat().st_size for path in missing.values()),
+        )
+
+    def listing(self, version: str) -> objects.Listing | None:
+        """The listing of `version`; None for a version without one (published before listings,
+        or not uploaded whole); a malformed one is a one-line error."""
+        from azure.core.exceptions import ResourceNotFoundError
+        from pydantic import ValidationError
+
+        name = self.location.blob(local.VERSIONS, version, objects.LISTING)
+        try:
+            return objects.Listing.model_validate_json(self.container.download_blob(name).readall())
+        except ResourceNotFoundError:
+            return None
+        except ValidationError:
+            msg = (
+                f"{self.location}: version {version}'s {objects.LISTING} is malformed; publish a "
+                f"new version: run graphrag-mcp index DATA_PATH --storage {self.location} --full "
+                "on the indexer host"
+            )
+            raise GraphRagMcpError(msg) from None
+
+    def _objects(self) -> dict[str, tuple[int, datetime]]:
+        """The content the container holds: sha256 -> (size, last modified)."""
+        prefix = self.location.blob(objects.OBJECTS) + "/"
+        return {
+            blob.name[len(prefix) :]: (blob.size, blob.last_modified)
+            for blob in self.container.list_blobs(name_starts_with=prefix)
+        }
+
+    def _object(self, sha256: str) -> str:
+        return self.location.blob(objects.OBJECTS, sha256)
 
     def upload_cache(self, root: Path) -> int:
         """Upload the local cache entries the container does not hold; their number."""
@@ -166,24 +219,73 @@ class BlobIndex:
         return len(missing)
 
     def download(self, root: Path, version: str) -> Path:
-        """Download `version` whole into a staging folder of the local copy (beside what it
-        serves): its `output` and its `root` files, every file with the version's time, so each
-        host's copy of a version has the same index_version; the staging folder."""
+        """Download `version` into a staging folder of the local copy (beside what it serves): its
+        `output` and its `root` files, the content the local copy holds at the same name (its
+        current version, its root files) linked or copied from there, not downloaded; every file
+        with the same mtime on every host, so each host's copy of a version has the same
+        index_version; the staging folder."""
+        staging = root / local.VERSIONS / f"{STAGING}{version}-{uuid.uuid4().hex[:6]}"
+        try:
+            listing = self.listing(version)
+            if listing is None:  # published before listings: every file under the version
+                self._download_whole(version, staging)
+            else:
+                moved = self._download_listed(root, version, listing, staging)
+                logger.info("%s: version %s downloaded: %s", self.location, version, moved)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return staging
+
+    def _download_listed(
+        self, root: Path, version: str, listing: objects.Listing, staging: Path
+    ) -> objects.Transfer:
+        """The listed files into `staging`: from the local copy where it holds their content, else
+        from the objects; the files fetched of all."""
+        if f"output/{local.MANIFEST}" not in listing.files:
+            msg = f"{self.location}: version {version} is named current but its files are missing"
+            raise GraphRagMcpError(msg)
+        held = {"output": local.current_version(root), "root": root}
+        wanted: list[tuple[str, Path]] = []
+        for name, entry in listing.files.items():
+            part, _, rest = name.partition("/")
+            if part not in held or ".." in PurePosixPath(rest).parts or not rest:
+                msg = (
+                    f"{self.location}: version {version}'s {objects.LISTING} names {name!r}, "
+                    "outside a version; publish a new version: run graphrag-mcp index DATA_PATH "
+                    f"--storage {self.location} --full on the indexer host"
+                )
+                raise GraphRagMcpError(msg)
+            base = held[part]
+            source = (base / rest).resolve() if base is not None else None
+            if not objects.reuse_local(entry, source, staging / name):
+                wanted.append((self._object(entry.sha256), staging / name))
+        self._download(wanted)
+        for _, path in wanted:
+            mtime_ns = listing.files[path.relative_to(staging).as_posix()].mtime_ns
+            os.utime(path, ns=(mtime_ns, mtime_ns))
+        stamp = listing.published_at.timestamp()
+        for folder in [staging, *(path for path in staging.rglob("*") if path.is_dir())]:
+            os.utime(folder, (stamp, stamp))
+        return objects.Transfer(
+            files=len(listing.files),
+            bytes=sum(entry.size for entry in listing.files.values()),
+            moved_files=len(wanted),
+            moved_bytes=sum(path.stat().st_size for _, path in wanted),
+        )
+
+    def _download_whole(self, version: str, staging: Path) -> None:
+        """A version published before listings: every blob under it, each file and folder with the
+        version's newest blob time."""
         prefix = self.location.blob(local.VERSIONS, version) + "/"
         blobs = list(self.container.list_blobs(name_starts_with=prefix))
         if not any(blob.name == prefix + "output/" + local.MANIFEST for blob in blobs):
             msg = f"{self.location}: version {version} is named current but its files are missing"
             raise GraphRagMcpError(msg)
-        staging = root / local.VERSIONS / f"{STAGING}{version}-{uuid.uuid4().hex[:6]}"
-        try:
-            self._download([(blob.name, staging / blob.name[len(prefix) :]) for blob in blobs])
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+        self._download([(blob.name, staging / blob.name[len(prefix) :]) for blob in blobs])
         stamp = max(blob.last_modified for blob in blobs).timestamp()
         for path in [staging, *staging.rglob("*")]:
             os.utime(path, (stamp, stamp))
-        return staging
 
     def fetch(self, root: Path, version: str) -> Path:
         """The indexer's copy of `version`: downloaded, its settings.yaml and prompts replacing
@@ -202,8 +304,8 @@ class BlobIndex:
 
     def collect_garbage(self, keep: set[str], grace_seconds: float) -> list[str]:
         """Delete the versions not in `keep` whose newest file is older than the grace period
-        (left by earlier switches, or by an indexer killed before its switch); the versions
-        deleted."""
+        (left by earlier switches, or by an indexer killed before its switch), then the objects
+        older than that which no remaining version lists; the versions deleted."""
         prefix = self.location.blob(local.VERSIONS) + "/"
         newest: dict[str, datetime] = {}
         names: dict[str, list[str]] = {}
@@ -214,9 +316,27 @@ class BlobIndex:
         cutoff = datetime.now(UTC) - timedelta(seconds=grace_seconds)
         old = [version for version in names if version not in keep and newest[version] < cutoff]
         for version in old:
-            for start in range(0, len(names[version]), 256):
-                self.container.delete_blobs(*names[version][start : start + 256])
+            self._delete(names[version])
+        listed: set[str] = set()
+        for version in names.keys() - set(old):
+            try:
+                listing = self.listing(version)
+            except GraphRagMcpError as error:  # what it lists is unknown: no content is deleted
+                logger.warning("content not collected: %s", error)
+                return old
+            listed |= {entry.sha256 for entry in listing.files.values()} if listing else set()
+        self._delete(
+            [
+                self._object(sha256)
+                for sha256, (_, modified) in self._objects().items()
+                if sha256 not in listed and modified < cutoff
+            ]
+        )
         return old
+
+    def _delete(self, blobs: list[str]) -> None:
+        for start in range(0, len(blobs), 256):
+            self.container.delete_blobs(*blobs[start : start + 256])
 
     def _upload(self, files: list[tuple[Path, str]]) -> None:
         def upload(item: tuple[Path, str]) -> None:
