@@ -1,10 +1,12 @@
 """Work carried over from the previous version where its input is unchanged.
 
-An update runs graphrag's whole pipeline over every current document (build.py). Five steps of it
+An update runs graphrag's whole pipeline over every current document (build.py). Six steps of it
 are pure functions of their input (with the same models): a result carried over is the one graphrag
 would compute again (or replay from its LLM cache), so carrying it changes no output, only the time
 each record costs although an edit touches a few:
 
+- the chunks of a document (tokenising every document: the text units of an unchanged one are
+  carried by create_base_text_units_kept, kept_text_units.py);
 - graph extraction of a text unit, the summary of an entity's or relationship's descriptions and
   a community's report from its context (LLM calls, answered by graphrag's cache when unchanged,
   but each lookup hashes the prompt and reads a file);
@@ -18,7 +20,7 @@ create_community_reports_kept (kept_reports.py, carried_reports.py); this module
 Each version stores what these steps produced, by a hash of their whole input, in
 `carried_over.parquet`; the next run takes from there every result whose input is unchanged and
 computes the others with graphrag's own functions. Report contexts and reports are matched up to the
-numbering of their records (carried_reports.py). Stored results are used only while the models are
+numbering and degrees of their records (carried_reports.py). Stored results are used only while the models are
 configured as before (`fingerprints`: each step's own model). A failed extraction (graphrag returns
 no entities) or report is never stored, so a provider fault is retried.
 """

@@ -81,7 +81,8 @@ class ReportIndex:
         return cls(list(texts), postings, lengths, count_tokens)
 
     def tokens(self, report_id: str, text: str) -> int:
-        """The cost in tokens of the report `report_id`, whose text is `text` (kept once counted)."""
+        """The cost in tokens of the report `report_id`, whose text is `text` (kept once
+        counted)."""
         if report_id not in self.counted:
             self.counted[report_id] = self.count_tokens(text)
         return self.counted[report_id]
