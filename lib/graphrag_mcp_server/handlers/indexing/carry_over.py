@@ -20,9 +20,9 @@ create_community_reports_kept (kept_reports.py, carried_reports.py); this module
 Each version stores what these steps produced, by a hash of their whole input, in
 `carried_over.parquet`; the next run takes from there every result whose input is unchanged and
 computes the others with graphrag's own functions. Report contexts and reports are matched up to the
-numbering and degrees of their records (carried_reports.py). Stored results are used only while the models are
-configured as before (`fingerprints`: each step's own model). A failed extraction (graphrag returns
-no entities) or report is never stored, so a provider fault is retried.
+numbering and degrees of their records (carried_reports.py). Stored results are used only while
+the models are configured as before (`fingerprints`: each step's own model). A failed extraction
+(graphrag returns no entities) or report is never stored, so a provider fault is retried.
 """
 
 import json
