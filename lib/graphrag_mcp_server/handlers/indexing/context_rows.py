@@ -23,10 +23,11 @@ DEGREE_COLUMNS = {"Entities": "degree", "Relationships": "combined_degree"}
 """The tables whose rows end with a degree, and its column."""
 
 
-def whole_order(records: list[Row]) -> dict[str, list[Row]]:
-    """The rows of a community's whole context, by table, in graphrag's `sort_context` order: the
-    entities, claims and relationships of each edge by degree then number, then the members no
-    edge brought by degree then number."""
+def sorted_details(
+    records: list[Row],
+) -> tuple[list[Row], dict[str, Row], dict[str, list[Row]]]:
+    """A community's edges by degree then number, its members' details by title and their claims
+    by title, each record number an int (graphrag's `sort_context` preparation)."""
     import graphrag.data_model.schemas as schemas
 
     short_id = schemas.SHORT_ID
@@ -53,6 +54,17 @@ def whole_order(records: list[Row]) -> dict[str, list[Row]]:
         if isinstance(record.get(schemas.CLAIM_DETAILS), list)
     }
     edges.sort(key=lambda edge: (-edge.get(schemas.EDGE_DEGREE, 0), edge.get(short_id, "")))
+    return edges, nodes, claims
+
+
+def whole_order(records: list[Row]) -> dict[str, list[Row]]:
+    """The rows of a community's whole context, by table, in graphrag's `sort_context` order: the
+    entities, claims and relationships of each edge by degree then number, then the members no
+    edge brought by degree then number."""
+    import graphrag.data_model.schemas as schemas
+
+    short_id = schemas.SHORT_ID
+    edges, nodes, claims = sorted_details(records)
     tables: dict[str, dict[int, Row]] = {"Entities": {}, "Claims": {}, "Relationships": {}}
     for edge in edges:
         for title in (edge[schemas.EDGE_SOURCE], edge[schemas.EDGE_TARGET]):
@@ -86,10 +98,19 @@ def degrees_by_rank(records: list[Row], ids: dict[str, list[int]]) -> dict[str, 
     """Each degree table's degrees in the order of its record numbers `ids` (ranked_records')."""
     import graphrag.data_model.schemas as schemas
 
-    order = whole_order(records)
+    short_id = schemas.SHORT_ID
+    rows = {
+        "Entities": [record[schemas.NODE_DETAILS] for record in records],
+        "Relationships": [
+            edge
+            for record in records
+            for edge in record.get(schemas.EDGE_DETAILS, [])
+            if isinstance(edge, dict)
+        ],
+    }
     found = {}
     for label, column in DEGREE_COLUMNS.items():
-        degree_of = {row[schemas.SHORT_ID]: row.get(column) for row in order[label]}
+        degree_of = {int(row[short_id]): row.get(column) for row in rows[label]}
         found[label] = [degree_of.get(number) for number in ids.get(label, [])]
     return found
 

@@ -13,7 +13,7 @@ graphrag's: the same rows in the same order, written by the same `to_csv`
 
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing.context_rows import render_tables
+from graphrag_mcp_server.handlers.indexing.context_rows import render_tables, sorted_details
 
 if TYPE_CHECKING:
     from graphrag_llm.tokenizer import Tokenizer
@@ -65,29 +65,7 @@ def _prefixes(
     import graphrag.data_model.schemas as schemas
 
     short_id = schemas.SHORT_ID
-    edges = [
-        {**edge, short_id: int(edge[short_id])}
-        for record in records
-        for edge in record.get(schemas.EDGE_DETAILS, [])
-        if isinstance(edge, dict)
-    ]
-    details = {
-        record[schemas.TITLE]: {
-            **record[schemas.NODE_DETAILS],
-            short_id: int(record[schemas.NODE_DETAILS][short_id]),
-        }
-        for record in records
-    }
-    claims_of = {
-        record[schemas.TITLE]: [
-            {**claim, short_id: int(claim[short_id])}
-            for claim in record.get(schemas.CLAIM_DETAILS, [])
-            if isinstance(claim, dict) and claim.get(short_id) is not None
-        ]
-        for record in records
-        if isinstance(record.get(schemas.CLAIM_DETAILS), list)
-    }
-    edges.sort(key=lambda edge: (-edge.get(schemas.EDGE_DEGREE, 0), edge.get(short_id, "")))
+    edges, details, claims_of = sorted_details(records)
     nodes: list[Row] = []
     claims: list[Row] = []
     kept_edges: list[Row] = []
