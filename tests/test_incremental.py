@@ -277,6 +277,35 @@ def _modularity_share(root: Path) -> float:
     return gn.modularity(edge_list, partition) / fresh
 
 
+def test_hub_summaries_follow_their_top_descriptions_as_a_rebuild_does(tmp_path: Path) -> None:
+    """With a summary budget small enough that several description lists need more than one call
+    (hub_summaries.py), an edit of a hub's document leaves the index equal to a rebuild, and each
+    hub whose list changed costs at most one summary call."""
+    data, root = _corpus(tmp_path / "data"), tmp_path / "index"
+    assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
+    settings = root / "settings.yaml"
+    settings.write_text(
+        settings.read_text().replace(
+            "  max_length: 500\n", "  max_length: 500\n  max_input_tokens: 300\n"
+        )
+    )
+    assert "max_input_tokens: 300" in settings.read_text()
+    _index(data, root)
+    before = _table(root, "entities").set_index("title")
+    report = data / "04_inspection_report_1994.md"
+    report.write_text(report.read_text() + "\nLeonard Quist met Zora Quillfeather at the pier.\n")
+    edited = _index(data, root, "--incremental")
+    rebuild = tmp_path / "rebuild"
+    shutil.copytree(root, rebuild, ignore=shutil.ignore_patterns("output", "versions", "cache"))
+    _index(data, rebuild, "--full")
+    assert _content(root) == _content(rebuild)
+    after = _table(root, "entities").set_index("title")
+    assert "ZORA QUILLFEATHER" in after.index
+    grew = [title for title in before.index if len(after.loc[title, "text_unit_ids"]) > 1]
+    assert grew, "no entity named in several units"
+    assert edited["llm_calls"] < 12, edited  # extraction, a few summaries and reports
+
+
 @pytest.mark.slow
 def test_updates_of_a_recurring_corpus_keep_communities_and_follow_the_change(
     tmp_path: Path,

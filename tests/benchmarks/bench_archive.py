@@ -36,7 +36,14 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(TESTS / "benchmarks"), str(TESTS)]
-from bench_scale import REPO, call  # noqa: E402
+from bench_scale import (  # noqa: E402
+    IDLE_BEFORE_SAVE,
+    REPO,
+    SETTLE_SECONDS,
+    WATCH_DEADLINE,
+    call,
+    stdio_session,
+)
 from benchmarks_doc import write_sections  # noqa: E402
 
 from mcp_client import IN_PROCESS, mcp_session  # noqa: E402
@@ -48,6 +55,7 @@ STEPS = (*EDITS, "add", "delete")
 SEARCHES = ("local", "global", "drift", "basic")
 HUBS = 3
 NEWCOMERS = ("Zora Quillfeather", "Quentin Larkspur", "Ottilie Vance")  # one new person per edit
+WATCHED = "Perdita Ravensworth"  # the person a watched edit adds
 
 
 @dataclass
@@ -79,6 +87,10 @@ class Size:
     hubs: list[str] = field(default_factory=list)
     edited: dict[str, str] = field(default_factory=dict)
     searches: dict[str, list[float]] = field(default_factory=dict)
+    queryable: float | None = None
+    """Seconds from saving an edit under `serve --watch` to a local_search context naming it."""
+    server_mib: dict[str, float] = field(default_factory=dict)
+    """The watching server's RSS: loaded (before the save), after the update, and its peak."""
     minutes: float = 0.0
     queries: int = 0
     rounds: int = 0
@@ -192,6 +204,66 @@ async def search_latencies(size: Size, root: Path, count: int, rounds: int) -> N
                         size.searches.setdefault(search, []).append(seconds)
 
 
+async def watched_edit(size: Size, data: Path, root: Path, log: Path) -> None:
+    """Under `serve --watch` (a subprocess over stdio), the seconds from appending a sentence naming
+    WATCHED to a document of the first hub until a local_search context names WATCHED (a basic
+    search does not find one new name in a 512-word text unit: issue 42), and the
+    server's RSS before the save, after the update and at its peak."""
+    env = {"GRAPHRAG_MCP_WATCH_SETTLE_SECONDS": str(SETTLE_SECONDS)}
+    async with stdio_session(
+        root, log, "--watch", str(data), "--data-path", str(data), env=env
+    ) as session:
+        await asyncio.sleep(IDLE_BEFORE_SAVE)
+        server = served_by()
+        size.server_mib["loaded"] = memory(server, "VmRSS")
+        version = await index_version(session)
+        hub = size.hubs[0]
+        path = naming(data, hub, size.hubs[1:], size.documents * 3 // 4)
+        saved = time.monotonic()
+        path.write_text(
+            path.read_text(encoding="utf-8").rstrip("\n") + f" {hub.title()} met {WATCHED} at "
+            "the pier.\n",
+            encoding="utf-8",
+        )
+        while time.monotonic() - saved < WATCH_DEADLINE / 3:
+            if await index_version(session) != version:
+                result = await session.call_tool(
+                    "local_search", {"query": f"Who is {WATCHED}?", "context_only": True}
+                )
+                if WATCHED in json.dumps(result.structured_content):
+                    size.queryable = time.monotonic() - saved
+                    break
+            await asyncio.sleep(0.2)
+        size.server_mib["updated"] = memory(server, "VmRSS")
+        size.server_mib["peak"] = memory(server, "VmHWM")
+
+
+async def index_version(session) -> str:
+    return (await session.call_tool("get_statistics", {})).structured_content["index_version"]
+
+
+def served_by() -> int:
+    """The pid of this process's `graphrag-mcp serve` child."""
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+            command = (status.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = next(line for line in text.splitlines() if line.startswith("PPid:"))
+        if int(parent.split()[1]) == os.getpid() and b"serve" in command:
+            return int(status.parent.name)
+    sys.exit("no serve process found under this benchmark")
+
+
+def memory(pid: int, field_name: str) -> float:
+    """A /proc/PID/status memory field (VmRSS, VmHWM) in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field_name}:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def measure(
     work: Path, documents: int, count: int, rounds: int, hubs_of_smallest: list[str]
 ) -> Size:
@@ -227,6 +299,12 @@ def measure(
             flush=True,
         )
     asyncio.run(search_latencies(size, root, count, rounds))
+    asyncio.run(watched_edit(size, data, root, work / f"server_{documents}.log"))
+    print(
+        f"{documents} save -> queryable under serve --watch: {size.queryable} s, server MiB "
+        f"{size.server_mib}",
+        flush=True,
+    )
     print(
         f"{documents} p50 ms: "
         + ", ".join(f"{search} {1000 * p50(size, search):.0f}" for search in SEARCHES),
@@ -381,6 +459,20 @@ def table(sizes: list[Size]) -> str:
                 f"{judged(p50(s, search), 2 * p50(base, search))}"
             ),
         )
+    row(
+        "save -> queryable under `serve --watch` (a hub's document edited), s",
+        lambda s: "-" if s.queryable is None else f"{s.queryable:.1f}",
+        "<= 6 s (at 10,000)",
+        lambda s: "-" if s.queryable is None else judged(s.queryable, 6),
+    )
+    row(
+        "server RSS MiB: loaded / after the watched update / peak",
+        lambda s: (
+            " / ".join(f"{s.server_mib[k]:.0f}" for k in ("loaded", "updated", "peak"))
+            if s.server_mib
+            else "-"
+        ),
+    )
     row("benchmark minutes at this size", lambda s: f"{s.minutes:.1f}")
     return "\n".join(lines)
 
@@ -435,10 +527,14 @@ naming hubs,
 untimed round then
 `--rounds` timed ones. The issue's targets are for 10,000 documents against 300; the verdict \
 column applies
-them to each larger size measured against the smallest. Not measured here: save -> queryable under
-`serve --watch`, the server's RSS and blob bytes uploaded per edit (left for a later round; \
-bench_incremental.py
-and bench_scale_out.py measure the first and the last on their own corpora).
+them to each larger size measured against the smallest. Last, `serve --watch DATA` over stdio (a
+subprocess, settle window {SETTLE_SECONDS} s): a sentence naming a new person appended to a \
+document of the first
+hub; "save -> queryable" runs until a local_search context (context_only) names that person; the \
+server's RSS is
+read from /proc before the save, after the update, and its peak (VmHWM). Blob bytes uploaded per \
+edit:
+bench_blob_delta.py.
 
 {table(sizes)}
 """

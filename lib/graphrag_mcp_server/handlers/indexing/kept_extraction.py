@@ -11,6 +11,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.config.replacements import private
+from graphrag_mcp_server.handlers.indexing.hub_summaries import (
+    fits_one_call,
+    hub_summaries,
+    usable_tokens,
+)
 from graphrag_mcp_server.handlers.indexing.memos import (
     CARRIED,
     CarriedOver,
@@ -210,6 +215,28 @@ async def summarized(
     ]
     missing_nodes = [memo.take(found) is None for _, found in nodes]
     missing_edges = [memo.take(found) is None for _, found in edges]
+    usable = usable_tokens(model, prompt, max_input_tokens)
+    long_nodes = _too_long(entities_df, missing_nodes, model, usable)
+    long_edges = _too_long(relationships_df, missing_edges, model, usable)
+    hubs = _hub_rows(entities_df, long_nodes, nodes) + _hub_rows(
+        relationships_df, long_edges, edges
+    )
+    await hub_summaries(
+        hubs,
+        relationships_df,
+        memo,
+        key,
+        model,
+        usable,
+        lambda identity, top: _summary_of(
+            identity, top, model, max_summary_length, max_input_tokens, prompt
+        ),
+        num_threads,
+    )
+    for row in long_nodes:
+        missing_nodes[row] = False
+    for row in long_edges:
+        missing_edges[row] = False
     if any(missing_nodes) or any(missing_edges):  # graphrag answers row by row, in order
         new_nodes, new_edges = await summarize_descriptions(
             entities_df[missing_nodes],
@@ -243,6 +270,42 @@ async def summarized(
         }
     )
     return entities, relationships
+
+
+def _too_long(frame: "pd.DataFrame", missing: list[bool], model: Any, usable: int) -> list[int]:
+    """The positions of the missing rows whose descriptions graphrag would summarise in more than
+    one call (hub_summaries.py's rows)."""
+    return [
+        row
+        for row, (absent, listed) in enumerate(zip(missing, frame["description"], strict=True))
+        if absent and not fits_one_call(sorted(set(listed)), model, usable)
+    ]
+
+
+def _hub_rows(frame: "pd.DataFrame", rows: list[int], keyed: list[Any]) -> list[Any]:
+    """hub_summaries.py's input for the rows at `rows`: identity, the whole list's memo key (from
+    `keyed`), descriptions and the text units that state them."""
+    descriptions, units = frame["description"], frame["text_unit_ids"]
+    return [(*keyed[row], descriptions.iat[row], units.iat[row]) for row in rows]
+
+
+async def _summary_of(
+    identity: Any,
+    descriptions: list[str],
+    model: Any,
+    max_summary_length: int,
+    max_input_tokens: int,
+    prompt: str,
+) -> str:
+    """graphrag's summary of one row's descriptions."""
+    from graphrag.index.operations.summarize_descriptions.summarize_descriptions import (
+        run_summarize_descriptions,
+    )
+
+    result = await run_summarize_descriptions(
+        identity, descriptions, model, max_summary_length, max_input_tokens, prompt
+    )
+    return str(result.description)
 
 
 def _picked(rows: list[Any], chosen: list[bool]) -> list[Any]:

@@ -38,10 +38,11 @@ class Memo:
             self.reused += 1
         return found
 
-    def put(self, key: str, result: Any) -> None:
-        """Remember a result computed by this run."""
+    def put(self, key: str, result: Any, counted: bool = True) -> None:
+        """Remember a result computed by this run (`counted` False: one taken or computed under
+        another key, remembered under this one too)."""
         self.used[key] = result
-        self.computed += 1
+        self.computed += counted
 
 
 class Step(StrEnum):
