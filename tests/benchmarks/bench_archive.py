@@ -355,7 +355,10 @@ def update_target(size: Size, base: Size, step: str) -> str:
     run, was = size.runs[step], base.runs[step]
     seconds = run.summary["seconds"] / was.summary["seconds"]
     contexts = run.computed("report_context") / max(was.computed("report_context"), 1)
-    return f"s {seconds:.2f}x {judged(seconds, 2)}; contexts {contexts:.2f}x {judged(contexts, 3)}"
+    return (
+        f"s {seconds:.2f}x {judged(seconds, 2)} (process CPU s {run.cpu / was.cpu:.2f}x); "
+        f"contexts {contexts:.2f}x {judged(contexts, 3)}"
+    )
 
 
 def reports(run: Run) -> str:
@@ -425,10 +428,10 @@ def table(sizes: list[Size]) -> str:
             lambda s, step=step: str(s.runs[step].computed("report_context")),
         )
         row(
-            f"{step}: run s (`index` wall s, peak RSS MiB)",
+            f"{step}: run s (`index` wall s, CPU s, peak RSS MiB)",
             lambda s, step=step: (
                 f"{s.runs[step].summary['seconds']:.1f} ({s.runs[step].wall:.1f}, "
-                f"{s.runs[step].rss_mib:.0f})"
+                f"{s.runs[step].cpu:.1f}, {s.runs[step].rss_mib:.0f})"
             ),
         )
     row(
