@@ -92,3 +92,41 @@ def test_recorded_rows_count_only_under_the_same_models(
     writes.now[TABLE] = {identity: input_hash(text) for identity, text in TEXTS.items()}
     vector_delta._write(writes, tmp_path / vector_delta.ROWS, "m1")
     assert len(vector_delta._read(tmp_path, models).get(TABLE, {})) == rows
+
+
+@pytest.mark.parametrize("name", ["text_unit_text", "entity_description", "community_full_content"])
+def test_rows_are_read_by_column_as_graphrag_reads_them(tmp_path: Path, name: str) -> None:
+    """embedded_rows gives each row's id and embedded text as graphrag's step reads them (whole
+    rows through the table and its row transformer), nulls included."""
+    import asyncio
+
+    import pandas as pd
+    from graphrag.index.workflows.generate_text_embeddings import EMBEDDING_FIELDS
+    from graphrag_storage.file_storage import FileStorage
+    from graphrag_storage.tables.parquet_table_provider import ParquetTableProvider
+
+    field = EMBEDDING_FIELDS[name]
+    frame = pd.DataFrame(
+        {
+            "id": ["r1", "r2", "r3"],
+            "title": ["ALPHA", "BETA", None],
+            "description": ["first", None, "third"],
+            "text": ["one", "two", "three"],
+            "full_content": ["# A", "# B", None],
+            "text_unit_ids": [["u1"], ["u1", "u2"], []],
+        }
+    )
+    tables = ParquetTableProvider(storage=FileStorage(base_dir=str(tmp_path)))
+
+    async def both() -> tuple[list[dict], list[dict]]:
+        await tables.write_dataframe(field.table_name, frame)
+        table = tables.open(field.table_name, truncate=False, transformer=field.row_transform)
+        async with table:
+            whole = [
+                {"id": row["id"], field.embed_column: row.get(field.embed_column)}
+                async for row in table
+            ]
+        return whole, await vector_delta.embedded_rows(tables, field)
+
+    whole, by_column = asyncio.run(both())
+    assert by_column == whole and len(whole) == 3

@@ -9,9 +9,10 @@ descriptions: those that fit the call, ranked by how many of the row's text unit
 then by the strongest link in the text unit that states them (the highest degree among the
 other entities the row's entities are related to there), then by text. The summary is written
 again only when that top set changes: an edit costs a hub at most one summary call, and none
-when the descriptions it changed rank below the budget. The ranking reads only this run's graph, so an update and a rebuild
-of the same documents summarise alike. What is left out: the descriptions ranked below the
-budget, as graphrag's chain keeps of them only what each batch's summary kept.
+when the descriptions it changed rank below the budget. The ranking reads only this run's graph,
+so an update and a rebuild of the same documents summarise alike. What is left out: the
+descriptions ranked below the budget, as graphrag's chain keeps of them only what each batch's
+summary kept.
 """
 
 import logging
