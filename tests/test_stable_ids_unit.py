@@ -1,5 +1,5 @@
-"""stable_ids without an index build: a previous version's entities and relationships, and
-graphrag's own finalize operations writing through the table stable_ids hands them."""
+"""stable_ids without an index build: a previous version's entities and relationships, and the
+finalize step by columns (`finalized`) against graphrag's own finalize_graph on the same tables."""
 
 import asyncio
 from pathlib import Path
@@ -9,20 +9,6 @@ import pandas as pd
 
 from graphrag_mcp_server.handlers.indexing import stable_ids
 from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
-
-
-class Rows:
-    """The smallest graphrag Table: rows read by `async for`, rows written collected."""
-
-    def __init__(self, rows: list[dict[str, Any]]) -> None:
-        self.rows, self.written = rows, []
-
-    async def __aiter__(self) -> Any:
-        for row in self.rows:
-            yield dict(row)
-
-    async def write(self, row: dict[str, Any]) -> None:
-        self.written.append(row)
 
 
 def previous_version(folder: Path) -> PreviousVersion:
@@ -42,67 +28,124 @@ def previous_version(folder: Path) -> PreviousVersion:
     return PreviousVersion(folder)
 
 
-def finalized(previous: PreviousVersion | None, entities: Rows, relationships: Rows) -> None:
-    """graphrag's finalize_graph operation over the tables finalize_graph_kept hands it (graphrag's
-    own tables when there is no previous version)."""
-    from graphrag.index.workflows.finalize_graph import finalize_graph
-
-    identities = stable_ids.identities_kept(previous)
-    tables = (
-        (entities, relationships)
-        if identities is None
-        else stable_ids.keeping_tables(entities, relationships, identities)
-    )
-    asyncio.run(finalize_graph(*tables))
-
-
-def entity(title: str) -> dict[str, Any]:
+def entity(title: str | None, frequency: int = 1) -> dict[str, Any]:
     return {
         "title": title,
         "type": "THING",
         "description": f"{title} text",
-        "text_unit_ids": ["t1"],
+        "text_unit_ids": ["t1", "t2"][:frequency],
+        "frequency": frequency,
     }
 
 
-def relationship(source: str, target: str) -> dict[str, Any]:
+def relationship(source: str, target: str, weight: float = 1.0) -> dict[str, Any]:
     return {
         "source": source,
         "target": target,
-        "description": "linked",
-        "weight": 1.0,
+        "description": f"{source} and {target}",
+        "weight": weight,
         "text_unit_ids": ["t1"],
     }
 
 
-def test_unchanged_titles_and_pairs_keep_their_ids_and_numbers(
-    tmp_path: Path,
-) -> None:
-    entities = Rows([entity("GAMMA"), entity("BETA"), entity("ALPHA")])
-    relationships = Rows([relationship("BETA", "GAMMA"), relationship("ALPHA", "BETA")])
-    finalized(previous_version(tmp_path / "v1"), entities, relationships)
-    by_title = {row["title"]: (row["id"], row["human_readable_id"]) for row in entities.written}
+ENTITIES = [entity("GAMMA", 2), entity("BETA"), entity("ALPHA"), entity("BETA", 2), entity("")]
+RELATIONSHIPS = [
+    relationship("BETA", "GAMMA"),
+    relationship("ALPHA", "BETA", 2.0),
+    relationship("GAMMA", "BETA", 3.0),  # the same undirected edge: counted once for degrees
+    relationship("ALPHA", "BETA", 4.0),  # the same pair: left out
+    relationship("ALPHA", "ALPHA"),
+]
+
+
+def tables_in(folder: Path) -> Any:
+    """graphrag's parquet tables in `folder`, holding ENTITIES and RELATIONSHIPS."""
+    from graphrag_storage.file_storage import FileStorage
+    from graphrag_storage.tables.parquet_table_provider import ParquetTableProvider
+
+    tables = ParquetTableProvider(storage=FileStorage(base_dir=str(folder)))
+
+    async def write() -> None:
+        await tables.write_dataframe("entities", pd.DataFrame(ENTITIES))
+        await tables.write_dataframe("relationships", pd.DataFrame(RELATIONSHIPS))
+
+    asyncio.run(write())
+    return tables
+
+
+def by_graphrag(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """graphrag's finalize_graph over the tables, opened as its workflow opens them."""
+    from graphrag.data_model.row_transformers import (
+        transform_entity_row,
+        transform_relationship_row,
+    )
+    from graphrag.index.workflows.finalize_graph import finalize_graph
+
+    tables = tables_in(folder)
+
+    async def run() -> tuple[pd.DataFrame, pd.DataFrame]:
+        async with (
+            tables.open("entities", transformer=transform_entity_row) as entities,
+            tables.open("relationships", transformer=transform_relationship_row) as relations,
+        ):
+            await finalize_graph(entities, relations)
+        return await tables.read_dataframe("entities"), await tables.read_dataframe("relationships")
+
+    return asyncio.run(run())
+
+
+def by_columns(folder: Path, previous: PreviousVersion | None) -> tuple[pd.DataFrame, ...]:
+    tables = tables_in(folder)
+    identities = stable_ids.identities_kept(previous) or stable_ids.Identities(
+        stable_ids._Kept({}, iter(range(100))), stable_ids._Kept({}, iter(range(100)))
+    )
+
+    async def run() -> tuple[pd.DataFrame, pd.DataFrame]:
+        await stable_ids.finalized(tables, identities)
+        return await tables.read_dataframe("entities"), await tables.read_dataframe("relationships")
+
+    return asyncio.run(run())
+
+
+def _without_ids(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    rows = frame.drop(columns=["id"]).to_dict("records")
+    return [{k: list(v) if k == "text_unit_ids" else v for k, v in row.items()} for row in rows]
+
+
+def test_finalized_by_columns_equals_graphrags_finalize(tmp_path: Path) -> None:
+    """Same rows, columns, order, degrees and numbers as graphrag's (ids are new uuids in both)."""
+    ours = by_columns(tmp_path / "ours", None)
+    theirs = by_graphrag(tmp_path / "graphrag")
+    for mine, graphrags in zip(ours, theirs, strict=True):
+        assert list(mine.columns) == list(graphrags.columns)
+        assert dict(mine.dtypes) == dict(graphrags.dtypes)
+        assert _without_ids(mine) == _without_ids(graphrags)
+    entities = ours[0].set_index("title")
+    assert entities.loc["BETA", "degree"] == 2 and entities.loc["ALPHA", "degree"] == 3
+
+
+def test_unchanged_titles_and_pairs_keep_their_ids_and_numbers(tmp_path: Path) -> None:
+    entities, relationships = by_columns(tmp_path / "v2", previous_version(tmp_path / "v1"))
+    by_title = dict(
+        zip(
+            entities["title"],
+            zip(entities["id"], entities["human_readable_id"], strict=True),
+            strict=True,
+        )
+    )
     assert by_title["ALPHA"] == ("id-alpha", 0) and by_title["BETA"] == ("id-beta", 5)
     gamma_id, gamma_number = by_title["GAMMA"]
     assert gamma_id not in ("id-alpha", "id-beta") and gamma_number == 6  # max + 1
-    by_pair = {
-        (row["source"], row["target"]): (row["id"], row["human_readable_id"])
-        for row in relationships.written
-    }
+    pairs = zip(relationships["source"], relationships["target"], strict=True)
+    by_pair = dict(
+        zip(
+            pairs,
+            zip(relationships["id"], relationships["human_readable_id"], strict=True),
+            strict=True,
+        )
+    )
     assert by_pair[("ALPHA", "BETA")] == ("id-ab", 3)
-    new_id, new_number = by_pair[("BETA", "GAMMA")]
-    assert new_id != "id-ab" and new_number == 4
-
-
-def test_without_a_previous_version_graphrag_numbers_afresh(
-    tmp_path: Path,
-) -> None:
-    entities = Rows([entity("ALPHA"), entity("BETA")])
-    relationships = Rows([relationship("ALPHA", "BETA")])
-    finalized(None, entities, relationships)
-    assert [row["human_readable_id"] for row in entities.written] == [0, 1]
-    assert "id-alpha" not in {row["id"] for row in entities.written}
-    assert [row["human_readable_id"] for row in relationships.written] == [0]
+    assert by_pair[("BETA", "GAMMA")][1] == 4 and by_pair[("GAMMA", "BETA")][1] == 5
 
 
 def test_unreadable_previous_version_numbers_afresh(tmp_path: Path) -> None:
