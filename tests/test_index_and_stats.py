@@ -56,7 +56,7 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
     _, summary = built_index
     assert set(summary) == SUMMARY_KEYS
     assert summary["mode"] == "full"
-    # graphrag's standard pipeline (documents handed in), this project's workflows in place of six
+    # graphrag's standard pipeline (documents handed in), this project's workflows in place of seven
     assert summary["workflows"] == [
         "create_base_text_units_kept",
         "create_final_documents",
@@ -65,7 +65,7 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
         "extract_covariates",
         "create_communities_kept",
         "cluster_unclustered_entities",
-        "create_final_text_units",
+        "create_final_text_units_kept",
         "create_community_reports_kept",
         "generate_text_embeddings_kept",
     ]

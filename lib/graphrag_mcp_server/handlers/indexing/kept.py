@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from graphrag_mcp_server.handlers.indexing import (
     kept_communities,
     kept_extraction,
+    kept_final_text_units,
     kept_reports,
     kept_text_reports,
     kept_text_units,
@@ -33,6 +34,7 @@ KEPT_WORKFLOWS = {
         kept_extraction,
         stable_ids,
         kept_communities,
+        kept_final_text_units,
         kept_reports,
         kept_text_reports,
         vector_delta,
