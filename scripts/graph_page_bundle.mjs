@@ -1,7 +1,7 @@
 // Builds lib/graphrag_mcp_server/handlers/explore/vendor/graph_libs.js: sigma.js, graphology and
 // @sigma/node-border (versions pinned in package-lock.json) as one minified script that sets
 // window.GraphLibs, with the licence text of every bundled package kept at its top.
-// Run: npm ci && npm run graph-page-bundle (the file is committed, so a pip-installed package
+// Run: npm ci && npm run graph-page-bundle [-- OTHER_FILE] (the file is committed, so a pip-installed package
 // draws its graph page without Node).
 import { build } from "esbuild";
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
@@ -9,7 +9,7 @@ import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
-const target = join(repo, "lib/graphrag_mcp_server/handlers/explore/vendor/graph_libs.js");
+const target = process.argv[2] || join(repo, "lib/graphrag_mcp_server/handlers/explore/vendor/graph_libs.js");
 const entry = `
 import Graph from "graphology";
 import Sigma from "sigma";

@@ -407,3 +407,56 @@ def test_html_page_zoomed_in_colours_sub_communities(
         for name, colour in expected.items()
     )
     assert {name for name, fill in zoomed.items() if fill != default[name]} == split
+
+
+BUNDLE = REPO / "lib" / "graphrag_mcp_server" / "handlers" / "explore" / "vendor" / "graph_libs.js"
+
+
+def test_vendored_graph_libraries_are_the_locked_npm_packages(tmp_path: Path) -> None:
+    """The graph page's committed bundle names (with their licences) exactly the versions that
+    package-lock.json pins, and `npm run graph-page-bundle` rebuilds it byte for byte where
+    `npm ci` has run."""
+    text = BUNDLE.read_text()
+    header = text[: text.index("*/")]
+    bundled = dict(re.findall(r"^(@?[a-z][\w./-]*) (\d+\.\d+\.\d+)$", header, re.M))
+    locked = json.loads((REPO / "package-lock.json").read_text())["packages"]
+    assert {"sigma", "graphology", "@sigma/node-border"} <= set(bundled)
+    assert bundled == {name: locked[f"node_modules/{name}"]["version"] for name in bundled}
+    assert header.count("Permission is hereby granted") == len(bundled), "every licence kept"
+    if not (REPO / "node_modules" / "esbuild").is_dir() or not shutil.which("node"):
+        if os.environ.get("CI"):
+            pytest.fail("CI runs the README's `npm ci`: node_modules/esbuild is missing")
+        pytest.skip("no node_modules (npm ci) to rebuild the bundle from")
+    rebuilt = tmp_path / "graph_libs.js"
+    command = ["node", "scripts/graph_page_bundle.mjs", str(rebuilt)]
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True)
+    assert rebuilt.read_bytes() == BUNDLE.read_bytes(), "rebuilt the same: commit the new bundle"
+
+
+def test_layout_spreads_communities_without_overlap_and_is_the_same_each_time() -> None:
+    """graph_layout on 12 communities of 15 (each a clique, one link between neighbours): no two
+    circles closer than the sum of their radii, each community's members nearer their own centre
+    than another's, and the same positions on a second run."""
+    from graphrag_mcp_server.handlers.explore.graph_layout import graph_layout
+
+    graph = nx.MultiDiGraph()
+    for group in range(12):
+        members = [f"E{group}-{index}" for index in range(15)]
+        graph.add_nodes_from(members, community=group)
+        graph.add_edges_from(itertools.combinations(members, 2), weight=1.0)
+        graph.add_edge(members[0], f"E{(group + 1) % 12}-0", weight=1.0)
+    placed = graph_layout(graph)
+    assert placed == graph_layout(graph)
+    assert all(
+        math.dist(a[:2], b[:2]) >= a[2] + b[2]
+        for a, b in itertools.combinations(placed.values(), 2)
+    )
+    centres = {
+        group: tuple(
+            sum(placed[f"E{group}-{index}"][axis] for index in range(15)) / 15 for axis in (0, 1)
+        )
+        for group in range(12)
+    }
+    for name, (x, y, _) in placed.items():
+        own = int(name[1:].split("-")[0])
+        assert min(centres, key=lambda group: math.dist((x, y), centres[group])) == own, name

@@ -2,6 +2,7 @@
 then the communities placed as discs by their links, and no two circles left overlapping.
 Deterministic (fixed seeds, sorted input), so a page is the same for the same index."""
 
+import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ PAIR_BLOCK = 512
 
 def node_radius(degree: int) -> float:
     """The drawn radius of an entity: grows with the square root of its degree."""
-    return 1.0 + 0.45 * float(degree) ** 0.5
+    return 1.0 + 0.45 * math.sqrt(degree)
 
 
 def graph_layout(graph: "nx.MultiDiGraph") -> Placed:
@@ -55,7 +56,6 @@ def graph_layout(graph: "nx.MultiDiGraph") -> Placed:
 
 def _weighted(graph: "nx.MultiDiGraph") -> "nx.Graph":
     """The graph undirected and simple, a pair's relationships' weights summed (log-damped)."""
-    import math
 
     import networkx as nx
 
@@ -108,7 +108,6 @@ def _community_layout(
 
 def _spiral(index: int) -> tuple[float, float]:
     """A start position on a sunflower spiral: spread, and the same on every run."""
-    import math
 
     angle, distance = index * 2.399963, math.sqrt(index + 0.5)
     return distance * math.cos(angle), distance * math.sin(angle)
