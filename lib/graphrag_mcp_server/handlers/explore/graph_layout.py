@@ -37,7 +37,7 @@ def graph_layout(graph: "nx.MultiDiGraph") -> Placed:
     for name, community in sorted(graph.nodes(data="community"), key=lambda pair: pair[0]):
         groups.setdefault(int(community), []).append(name)
     simple = _weighted(graph)
-    local = {key: _community_layout(simple.subgraph(members)) for key, members in groups.items()}
+    local = {key: _community_layout(_ordered(simple, members)) for key, members in groups.items()}
     between = nx.Graph()
     for key, placed in local.items():
         between.add_node(key, radius=max(abs(complex(x, y)) + r for x, y, r in placed.values()))
@@ -66,6 +66,18 @@ def _weighted(graph: "nx.MultiDiGraph") -> "nx.Graph":
             previous = simple.get_edge_data(source, target, {"weight": 0.0})["weight"]
             simple.add_edge(source, target, weight=previous + math.log1p(max(weight, 0.0)) + 0.1)
     return simple
+
+
+def _ordered(graph: "nx.Graph", members: list[str]) -> "nx.Graph":
+    """The members' subgraph with nodes and edges in sorted order: a subgraph view iterates a set,
+    whose order (string hashing) changes from process to process, and ForceAtlas2 with it."""
+    import networkx as nx
+
+    ordered = nx.Graph()
+    ordered.add_nodes_from(sorted(members))
+    edges = graph.subgraph(members).edges(data="weight")
+    ordered.add_weighted_edges_from(sorted((*sorted((u, v)), w) for u, v, w in edges))
+    return ordered
 
 
 def _community_layout(
