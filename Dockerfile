@@ -11,6 +11,8 @@ RUN pip install --no-cache-dir -e ".[test]"
 COPY tests ./tests
 COPY fixtures ./fixtures
 COPY docs ./docs
+COPY scripts ./scripts
+COPY package.json package-lock.json ./
 
 # Serving on 0.0.0.0 requires authentication: run with -e GRAPHRAG_MCP_AUTH_TOKEN=<long random secret>
 # (or GRAPHRAG_MCP_AUTH_ISSUER for OAuth); see docs/security.md. Add --read-only, or

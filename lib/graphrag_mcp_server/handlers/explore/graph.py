@@ -2,12 +2,12 @@
 HTML page."""
 
 import json
-import math
 from enum import StrEnum
 from importlib import resources
 from io import BytesIO
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from graphrag_mcp_server.handlers.explore.graph_layout import graph_layout
 from graphrag_mcp_server.handlers.explore.views import community_titles
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.tables import IndexTables
@@ -16,9 +16,6 @@ if TYPE_CHECKING:
     import networkx as nx
 
 NO_COMMUNITY = -1
-LAYOUT_GROUP_LIMIT = 1500
-"""Groups up to this size get a force-directed layout (dense, O(n²) memory); larger ones a
-circle."""
 
 
 class GraphFormat(StrEnum):
@@ -91,11 +88,18 @@ def write_graph(graph: "nx.MultiDiGraph", graph_format: GraphFormat) -> bytes:
 
 
 def graph_page(graph: "nx.MultiDiGraph") -> str:
-    """One self-contained HTML page (no network) drawing the graph: coloured by community,
-    searchable, an entity's description and documents on click."""
-    positions = layout(graph)
+    """One self-contained HTML page (no network) drawing the graph with sigma.js: laid out by
+    community, coloured by community and outlined by type, searchable, an entity's description
+    and documents on click."""
+    placed = graph_layout(graph)
     nodes = [
-        {"id": name, "x": round(positions[name][0], 2), "y": round(positions[name][1], 2), **data}
+        {
+            "id": name,
+            "x": round(placed[name][0], 3),
+            "y": round(placed[name][1], 3),
+            "radius": round(placed[name][2], 3),
+            **data,
+        }
         for name, data in graph.nodes(data=True)
     ]
     edges = [
@@ -111,36 +115,8 @@ def graph_page(graph: "nx.MultiDiGraph") -> str:
     data = json.dumps({"nodes": nodes, "edges": edges, "communities": titles}).replace(
         "<", "\\u003c"
     )  # no text can end the script
-    template = (
-        resources.files("graphrag_mcp_server.handlers.explore")
-        .joinpath("graph_view.html")
-        .read_text()
-    )
-    return template.replace("/*GRAPH_DATA*/null", data)
-
-
-def layout(graph: "nx.MultiDiGraph", scale: float = 100.0) -> dict[str, tuple[float, float]]:
-    """Positions that keep each community together: a spring layout inside every community (a circle
-    for very large ones), the communities placed on a grid, the biggest first."""
-    import networkx as nx
-
-    groups: dict[int, list[str]] = {}
-    for name, community in graph.nodes(data="community"):
-        groups.setdefault(community, []).append(name)
-    ordered = sorted(groups.values(), key=len, reverse=True)
-    columns = max(1, math.ceil(math.sqrt(len(ordered))))
-    cell = 2.6 * scale
-    positions: dict[str, tuple[float, float]] = {}
-    for index, members in enumerate(ordered):
-        group = graph.subgraph(members)
-        radius = scale * math.sqrt(len(members) / max(len(ordered[0]), 1))
-        if len(members) == 1:
-            local: dict[Any, Any] = {members[0]: (0.0, 0.0)}
-        elif len(members) <= LAYOUT_GROUP_LIMIT:
-            local = nx.spring_layout(group, seed=7, scale=radius, method="force")
-        else:
-            local = nx.circular_layout(group, scale=radius)
-        row, column = divmod(index, columns)
-        for name, (x, y) in local.items():
-            positions[name] = (float(x) + column * cell, float(y) + row * cell)
-    return positions
+    folder = resources.files("graphrag_mcp_server.handlers.explore")
+    template = folder.joinpath("graph_view.html").read_text()
+    libraries = folder.joinpath("vendor", "graph_libs.js").read_text()
+    page = template.replace("/*GRAPH_LIBS*/", libraries)  # before the data, which is any text
+    return page.replace("/*GRAPH_DATA*/null", data)
