@@ -64,6 +64,14 @@ def index(
             "indexer's lease before giving up (default: do not wait).",
         ),
     ] = 0,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Count the documents and chunks a run would process and estimate its model "
+            "calls and tokens; write nothing, call no model.",
+        ),
+    ] = False,
     output_format: FormatOption = OutputFormat.TEXT,
 ) -> None:
     """Build or update the index of DATA_PATH (GraphRAG parquet tables + LanceDB vectors); with
@@ -73,6 +81,11 @@ def index(
         raise typer.BadParameter("choose one of --full and --incremental")
     mode = IndexMode.FULL if full else IndexMode.INCREMENTAL
     data_path, root = data_path.resolve(), index_root(index_path)
+    if dry_run:
+        _print_estimate(
+            asyncio.run(_estimate(data_path, root, full, method, offline)), output_format
+        )
+        return
     if (output := graphrag_output(root)) is not None:
         notice(
             f"{output} is a folder written by `graphrag index`: this run moves it to "
@@ -161,6 +174,44 @@ def _watch(
     notice("Stopped watching.")
 
 
+async def _estimate(
+    data_path: Path, root: Path, full: bool, method: IndexMethod, offline: bool
+) -> Any:
+    from graphrag_mcp_server.handlers.indexing.build import index_config, left_as_found
+    from graphrag_mcp_server.handlers.indexing.estimate import estimate
+
+    with left_as_found(root):
+        config = index_config(root, data_path, offline)
+        return await estimate(config, root, full, method is IndexMethod.FAST)
+
+
+async def _cost_line(config: Any, root: Path, mode: IndexMode, method: IndexMethod) -> str:
+    from graphrag_mcp_server.handlers.indexing.estimate import estimate
+
+    found = await estimate(config, root, mode is IndexMode.FULL, method is IndexMethod.FAST)
+    unknown = (
+        " (summaries and reports follow what extraction finds)"
+        if found.summary_calls is None
+        else ""
+    )
+    return (
+        f"This run: {found.documents_to_index} documents, {found.chunks_to_extract} new chunks, "
+        f"about {found.calls} model calls{unknown} and {found.input_tokens} extraction input "
+        "tokens (`index --dry-run` says how)."
+    )
+
+
+def _print_estimate(found: Any, output_format: OutputFormat) -> None:
+    """The estimate: one JSON object, or a line a figure."""
+    from graphrag_mcp_server.handlers.indexing.estimate import as_rows
+
+    if output_format is OutputFormat.JSON:
+        typer.echo(found.model_dump_json())
+        return
+    for label, value in as_rows(found):
+        typer.echo(f"{label}: {value}")
+
+
 async def _run_index(
     data_path: Path, root: Path, mode: IndexMode, method: IndexMethod, offline: bool
 ) -> Any:
@@ -176,5 +227,7 @@ async def _run_index(
         config = index_config(root, data_path, offline)
         if is_offline(config):
             notice(OFFLINE_NOTICE)
+        elif sys.stdin.isatty():  # a paid build, watched: its cost first
+            notice(await _cost_line(config, root, mode, method))
         with RichWorkflowProgress() as progress:
             return await build(config, root, mode, method, callbacks=[progress], notice=notice)

@@ -129,6 +129,18 @@ def undone_unless_published(root: Path) -> Iterator[None]:
         raise
 
 
+@contextmanager
+def left_as_found(root: Path) -> Iterator[None]:
+    """A root this block initialises (index_config, for a look such as `index --dry-run`) is put
+    back as it was when the block ends, whatever happens in it."""
+    existed, fresh = root.exists(), not (root / SETTINGS_FILE).exists()
+    try:
+        yield
+    finally:
+        if fresh and versions.current_version(root) is None:
+            _remove_initialised(root, remove_root=not existed)
+
+
 def _remove_initialised(root: Path, remove_root: bool) -> None:
     for name in (SETTINGS_FILE, ".env", versions.LOCK):
         (root / name).unlink(missing_ok=True)
