@@ -26,11 +26,11 @@ TEXT = (
 WRITE_TOOLS = {"add_document", "update_document", "delete_document", "list_documents"}
 
 
-def tree_digest(folder: Path, leave_out: Path | None = None) -> str:
-    """Names and contents of every file under `folder` (but `leave_out`)."""
+def tree_digest(folder: Path, *leave_out: Path) -> str:
+    """Names and contents of every file under `folder` (but those under `leave_out`)."""
     digest = hashlib.sha256()
     for path in sorted(folder.rglob("*")):
-        if leave_out is not None and path.is_relative_to(leave_out):
+        if any(path.is_relative_to(left) for left in leave_out):
             continue
         digest.update(str(path.relative_to(folder)).encode())
         if path.is_file():
@@ -102,7 +102,7 @@ def test_add_search_update_delete(copied_index: Path, corpus: Path, transport: s
     """A written document is found once its job succeeds, changes with an update, and with a delete
     leaves the graph and every report; nothing outside the writable folder is written."""
     notes = corpus / "notes"
-    parent = tree_digest(corpus.parent, leave_out=notes)
+    parent = tree_digest(corpus.parent, notes, copied_index)
 
     async def scenario() -> None:
         env = write_env(notes)
@@ -148,7 +148,7 @@ def test_add_search_update_delete(copied_index: Path, corpus: Path, transport: s
         assert graph_mentions(copied_index, UNIQUE) == []
 
     asyncio.run(scenario())
-    assert tree_digest(corpus.parent, leave_out=notes) == parent
+    assert tree_digest(corpus.parent, notes, copied_index) == parent
     assert all(path.parent == notes for path in notes.iterdir())
 
 
@@ -156,7 +156,7 @@ def test_add_search_update_delete(copied_index: Path, corpus: Path, transport: s
 def test_ten_writes_in_a_burst_are_one_job(copied_index: Path, corpus: Path) -> None:
     """Ten add_document calls within the settle window join one queued job: it indexes all ten."""
     notes = corpus / "notes"
-    parent = tree_digest(corpus.parent, leave_out=notes)
+    parent = tree_digest(corpus.parent, notes, copied_index)
 
     async def scenario() -> None:
         env = write_env(notes, GRAPHRAG_MCP_WATCH_SETTLE_SECONDS="2")
@@ -175,7 +175,7 @@ def test_ten_writes_in_a_burst_are_one_job(copied_index: Path, corpus: Path) -> 
             assert len(mine) == 10 and all(doc["indexed"] for doc in mine)
 
     asyncio.run(scenario())
-    assert tree_digest(corpus.parent, leave_out=notes) == parent
+    assert tree_digest(corpus.parent, notes, copied_index) == parent
     assert len(list(notes.glob("note-*.md"))) == 10
 
 
@@ -207,7 +207,7 @@ def test_refusals(built_index, tmp_path: Path) -> None:
     notes = tmp_path / "space" / "notes"
     (tmp_path / "space").mkdir()
     (tmp_path / "space" / "keep.txt").write_text("untouched", encoding="utf-8")
-    parent = tree_digest(tmp_path, leave_out=notes)
+    parent = tree_digest(tmp_path, notes)
     env = write_env(
         notes,
         GRAPHRAG_MCP_WRITE_MAX_DOCUMENT_BYTES="2000",
@@ -236,7 +236,7 @@ def test_refusals(built_index, tmp_path: Path) -> None:
     asyncio.run(scenario())
     assert {path.parent for path in notes.iterdir()} == {notes}
     assert len(list(notes.glob("*.md"))) == 5
-    assert tree_digest(tmp_path, leave_out=notes) == parent
+    assert tree_digest(tmp_path, notes) == parent
 
 
 def test_cli_add_and_remove(tmp_path: Path, built_index) -> None:

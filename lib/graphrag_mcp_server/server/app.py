@@ -186,9 +186,13 @@ def create_server(
         data_roots=roots,
     )
 
+    writable = settings.write_path is not None and not settings.read_only
+
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[ServerContext]:
         shared.state.start_warm_up()
+        if writable:  # a written document's job starts with graphrag already imported
+            shared.jobs.keep_warm()
         shared.start_watching()
         shared.start_following()
         yield shared
@@ -211,7 +215,7 @@ def create_server(
     for handler in logging.getLogger().handlers:  # graphrag sets its own loggers to INFO
         handler.setLevel(settings.log_level.upper())
     register_tools(server, shared)
-    if shared.settings.write_path is not None and not shared.settings.read_only:
+    if writable:
         register_document_tools(server, shared)
     register_resources(server, shared)
     register_prompts(server, settings.max_query_chars)

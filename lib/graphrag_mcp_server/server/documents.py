@@ -57,11 +57,12 @@ Metadata = Annotated[
 
 
 def corpus_folder(shared: ServerContext, write_path: Path) -> Path:
-    """The folder the index is built from: the watched folder when it holds the writable one (the
-    written documents are part of the corpus), else the writable folder itself."""
-    if shared.watch is not None and write_path.is_relative_to(shared.watch):
-        return shared.watch
-    return write_path
+    """The folder the index is built from: the watched folder, else the first data root, holding
+    the writable one (the written documents are then part of that corpus), else the writable folder
+    itself."""
+    holding = [shared.watch] if shared.watch is not None else []
+    holding += [root for root in shared.data_roots if root not in holding]
+    return next((root for root in holding if write_path.is_relative_to(root)), write_path)
 
 
 def writable_folder(shared: ServerContext) -> DocumentFolder:
