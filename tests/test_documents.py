@@ -183,11 +183,17 @@ def test_no_write_path_or_read_only_offers_no_write_tools(built_index, tmp_path:
     """Without a write path, or on a read-only server, the write tools and `remember` are absent."""
     root, _ = built_index
 
+    sizes = {}
+
     async def tools(env: dict[str, str]) -> tuple[set[str], set[str]]:
         async with mcp_session(root, IN_PROCESS, env=env) as session:
-            listed = {tool.name for tool in (await session.list_tools()).tools}
+            listing = (await session.list_tools()).tools
             prompts = {prompt.name for prompt in (await session.list_prompts()).prompts}
-            return listed, prompts
+        dumped = [
+            tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listing
+        ]
+        sizes[len(listing)] = len(json.dumps({"tools": dumped}).encode())
+        return {tool.name for tool in listing}, prompts
 
     notes = tmp_path / "notes"
     plain, plain_prompts = asyncio.run(tools({}))
@@ -195,6 +201,7 @@ def test_no_write_path_or_read_only_offers_no_write_tools(built_index, tmp_path:
     writable, writable_prompts = asyncio.run(tools(write_env(notes)))
     assert not WRITE_TOOLS & plain and not WRITE_TOOLS & read_only and writable >= WRITE_TOOLS
     assert "remember" not in plain_prompts and "remember" in writable_prompts
+    assert sizes[13] - sizes[9] < 4_500  # the four tools' share of a context
     assert not notes.exists() or not any(notes.iterdir())
     result = run_cli("serve", "--index-path", str(root), "--write-path", str(notes), "--read-only")
     assert result.code == 1 and "exclude each other" in result.stderr
