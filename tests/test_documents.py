@@ -274,3 +274,26 @@ def test_cli_add_and_remove(tmp_path: Path, built_index) -> None:
     assert unknown.code == 1 and unknown.stderr.startswith("error: no document")
     missing = run_cli("add", str(source), "--index-path", str(root), "--no-index")
     assert missing.code == 1 and "--write-path" in missing.stderr
+
+
+@pytest.mark.slow
+def test_cli_add_then_remove_updates_the_index(copied_index: Path, corpus: Path) -> None:
+    """`add` with `--data-path` indexes the corpus with the new note (its person in the graph),
+    `remove` takes it out again; the corpus around the writable folder is untouched."""
+    notes = corpus / "notes"
+    parent = tree_digest(corpus.parent, notes, copied_index)
+    source = corpus.parent / "note.md"
+    source.write_text(TEXT, encoding="utf-8")
+    common = ["--write-path", str(notes), "--data-path", str(corpus)]
+    added = run_cli("add", str(source), "--index-path", str(copied_index), *common, "--offline")
+    assert added.code == 0, added.stderr
+    document = json.loads(added.stdout.splitlines()[0])
+    assert "Documents added 1" in added.stdout
+    assert graph_mentions(copied_index, UNIQUE)
+    removed = run_cli(
+        "remove", document["document_id"], "--index-path", str(copied_index), *common, "--offline"
+    )
+    assert removed.code == 0, removed.stderr
+    assert "deleted 1" in removed.stdout and graph_mentions(copied_index, UNIQUE) == []
+    source.unlink()
+    assert tree_digest(corpus.parent, notes, copied_index) == parent
