@@ -13,10 +13,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from conftest import CORPUS, cli_env, run_cli
-from mcp_client import IN_PROCESS, mcp_session
+from mcp_client import IN_PROCESS, mcp_session, running_server
 
 UNIQUE = "Zephyrine Quorvald"
 TEXT = (
@@ -297,3 +298,36 @@ def test_cli_add_then_remove_updates_the_index(copied_index: Path, corpus: Path)
     assert "deleted 1" in removed.stdout and graph_mentions(copied_index, UNIQUE) == []
     source.unlink()
     assert tree_digest(corpus.parent, notes, copied_index) == parent
+
+
+@pytest.mark.e2e
+def test_write_allowance_counts_per_identity_not_per_session(built_index, tmp_path: Path) -> None:
+    """Over streamable HTTP, a second session of the same client (its address, without auth)
+    shares the first one's bytes per minute; the write is logged with that identity."""
+    root, _ = built_index
+    notes = tmp_path / "notes"
+    env = write_env(
+        notes,
+        GRAPHRAG_MCP_WRITE_BYTES_PER_MINUTE="1000",
+        GRAPHRAG_MCP_WATCH_SETTLE_SECONDS="3600",  # no job starts during the test
+    )
+
+    async def scenario(url: str) -> str:
+        async with (
+            streamable_http_client(url) as (read, write, *_),
+            ClientSession(read, write) as first,
+        ):
+            await first.initialize()
+            await call(first, "add_document", title="one", text="a" * 800)
+        async with (
+            streamable_http_client(url) as (read, write, *_),
+            ClientSession(read, write) as second,
+        ):
+            await second.initialize()
+            return await refused(second, "add_document", title="two", text="b" * 300)
+
+    with running_server(root, "streamable-http", env=env) as server:
+        message = asyncio.run(scenario(server.url))
+        log = server.stderr()
+    assert "WRITE_BYTES_PER_MINUTE" in message and "wrote 800 bytes" in message
+    assert "by address:127.0.0.1" in log and len(list(notes.glob("*.md"))) == 1
