@@ -240,6 +240,9 @@ def test_refusals(built_index, tmp_path: Path) -> None:
                     await session.call_tool("delete_document", {"document_id": bad})
             message = await refused(session, "update_document", document_id="0" * 12, text="q")
             assert "no document" in message and str(notes) in message
+            await call(session, "delete_document", document_id=write["document_id"])
+            again = await call(session, "add_document", title="after", text="w" * 500)
+            assert again["action"] == "added"  # a refused update took no bytes of the minute
 
     asyncio.run(scenario())
     assert {path.parent for path in notes.iterdir()} == {notes}

@@ -97,7 +97,11 @@ def register_document_tools(server: MCPServer, shared: ServerContext) -> None:
         """Charge the caller's allowance, make the change, join the write's index job, log it."""
         identity = caller_identity(ctx)
         allowance.charge(identity, size)
-        document, action = await asyncio.to_thread(change)
+        try:
+            document, action = await asyncio.to_thread(change)
+        except Exception:
+            allowance.refund(identity, size)  # nothing was written
+            raise
         job = batches.join()
         logger.warning(
             "document %s %s by %s (%s, %d bytes; index job %s)",

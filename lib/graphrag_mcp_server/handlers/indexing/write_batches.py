@@ -93,3 +93,9 @@ class WriteAllowance:
             )
             raise DocumentRefusedError(msg)
         spent.append((now, size))
+
+    def refund(self, identity: str, size: int) -> None:
+        """Take back the last charge of `size` bytes: the write it paid for was refused."""
+        spent = self._spent.get(identity)
+        if spent and spent[-1][1] == size:
+            spent.pop()
