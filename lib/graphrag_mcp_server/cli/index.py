@@ -95,7 +95,7 @@ def index(
         )
         if sys.stdin.isatty() and not yes:
             typer.confirm("Go on?", abort=True, err=True)
-    summary = asyncio.run(publish(root, lambda: _run_index(data_path, root, mode, method, offline)))
+    summary = asyncio.run(publish(root, lambda: run_index(data_path, root, mode, method, offline)))
     print_summary(summary, output_format)
     if watch:
         _watch(data_path, root, method, offline, output_format, publish)
@@ -141,7 +141,7 @@ def _watch(
     async def update() -> bool:
         try:
             summary = await publish(
-                root, lambda: _run_index(data_path, root, IndexMode.INCREMENTAL, method, offline)
+                root, lambda: run_index(data_path, root, IndexMode.INCREMENTAL, method, offline)
             )
         except GraphRagMcpError as error:
             typer.echo(
@@ -212,9 +212,11 @@ def _print_estimate(found: Any, output_format: OutputFormat) -> None:
         typer.echo(f"{label}: {value}")
 
 
-async def _run_index(
+async def run_index(
     data_path: Path, root: Path, mode: IndexMode, method: IndexMethod, offline: bool
 ) -> Any:
+    """One build of `data_path` into `root` with a progress bar (stderr); undone unless
+    published."""
     from graphrag_mcp_server.cli.progress import RichWorkflowProgress
     from graphrag_mcp_server.config.index_root import is_offline
     from graphrag_mcp_server.handlers.indexing.build import (

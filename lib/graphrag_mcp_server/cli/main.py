@@ -6,6 +6,7 @@ from typing import Annotated
 import typer
 
 from graphrag_mcp_server import __version__
+from graphrag_mcp_server.cli.documents import add, remove
 from graphrag_mcp_server.cli.explore import export, stats
 from graphrag_mcp_server.cli.index import index
 from graphrag_mcp_server.cli.init import init
@@ -44,7 +45,7 @@ def main_options(
     """GraphRAG knowledge of your own documents for AI assistants."""
 
 
-for command in (tune, init, index, query, stats, export):
+for command in (tune, init, index, add, remove, query, stats, export):
     app.command()(command)
 app.command("graphrag", **PASSTHROUGH)(graphrag_cli)
 app.command()(serve)

@@ -42,6 +42,15 @@ def serve(
             "GRAPHRAG_MCP_DATA_ROOTS). Without it (or --watch) build_index is off.",
         ),
     ] = None,
+    write_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-path",
+            help="Folder where the add_document, update_document and delete_document tools write "
+            "Markdown documents, indexed incrementally (env GRAPHRAG_MCP_WRITE_PATH). Not with "
+            "--read-only.",
+        ),
+    ] = None,
     read_only: Annotated[
         bool,
         typer.Option(
@@ -93,6 +102,14 @@ def serve(
         overrides["data_roots"] = [folder.resolve() for folder in data_path]
     if read_only:
         overrides["read_only"] = True
+    if write_path is not None:
+        if read_only or settings.read_only:
+            fail(
+                "--write-path and --read-only exclude each other: a read-only server writes nothing"
+            )
+        if write_path.exists() and not write_path.is_dir():
+            fail(f"{write_path} is not a folder (given with --write-path)")
+        overrides["write_path"] = write_path.resolve()
     if stateless:
         overrides["stateless"] = True
     if storage is not None:

@@ -122,6 +122,16 @@ class ServerSettings(BaseSettings):
     read_only: bool = False
     """No build_index or cancel_index_job tools: the index changes only through the operator."""
 
+    write_path: Path | None = None
+    """Folder where the add_document, update_document and delete_document tools write Markdown
+    documents (serve --write-path); none: those tools are absent. Never offered when read-only."""
+
+    write_max_document_bytes: int = Field(default=200_000, ge=1)
+    """Largest document (UTF-8 bytes of its text) one add_document or update_document may write."""
+
+    write_bytes_per_minute: int = Field(default=1_000_000, ge=1)
+    """Bytes of documents one client (its identity) may write in any minute."""
+
     max_job_documents: int = Field(default=10_000, ge=1)
     """Most documents one build_index job may read; larger folders are refused before anything
     runs."""

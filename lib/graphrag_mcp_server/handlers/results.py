@@ -243,6 +243,8 @@ class VersionStatistics(IndexStatistics):
 class JobState(StrEnum):
     """Where an index job stands."""
 
+    QUEUED = "queued"
+    """Written documents wait for the settle window (or a running job) before their job starts."""
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"

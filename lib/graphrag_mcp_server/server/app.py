@@ -19,14 +19,15 @@ from graphrag_mcp_server import __version__
 from graphrag_mcp_server.config.logs import plain_logs
 from graphrag_mcp_server.config.replacements import replace_on
 from graphrag_mcp_server.config.settings import ServerSettings
-from graphrag_mcp_server.server.calls import STDIO, CallLimits
+from graphrag_mcp_server.server.calls import CallLimits
 from graphrag_mcp_server.server.completions import register_completions
-from graphrag_mcp_server.server.context import ServerContext
+from graphrag_mcp_server.server.context import ServerContext, caller_identity
+from graphrag_mcp_server.server.documents import register_document_tools
 from graphrag_mcp_server.server.notices import ChangeNotices
 from graphrag_mcp_server.server.prompts import register_prompts
 from graphrag_mcp_server.server.resources import register_resources
 from graphrag_mcp_server.server.state import IndexState
-from graphrag_mcp_server.server.tokens import authentication, identity_of
+from graphrag_mcp_server.server.tokens import authentication
 from graphrag_mcp_server.server.tools import register_tools
 
 Transport = Literal["stdio", "sse", "streamable-http"]
@@ -84,7 +85,7 @@ class GraphRagServer(MCPServer[Any]):
         """Run the tool in one of its caller's turns (CallLimits); a validation failure names each
         offending argument."""
         try:
-            async with self.calls.turn(_caller(context)):
+            async with self.calls.turn(caller_identity(context)):
                 return await super().call_tool(name, arguments, context)
         except ToolError as error:
             if not isinstance(error.__cause__, ValidationError):
@@ -122,18 +123,6 @@ class GraphRagServer(MCPServer[Any]):
             while root_cause.__cause__ is not None:  # the SDK wraps the prompt's own message
                 root_cause = root_cause.__cause__
             raise MCPError(code=INVALID_PARAMS, message=f"prompt {name}: {root_cause}") from error
-
-
-def _caller(context: Context[Any, Any] | None) -> str:
-    """Who sent the tool call: its HTTP request's verified identity; on stdio the one client there
-    is."""
-    request = (
-        context.request_context.request
-        if context is not None and context._request_context is not None
-        else None
-    )
-    scope = getattr(request, "scope", None)
-    return identity_of(scope) if isinstance(scope, dict) else STDIO
 
 
 def _untitled(schema: Any) -> Any:
@@ -197,9 +186,13 @@ def create_server(
         data_roots=roots,
     )
 
+    writable = settings.write_path is not None and not settings.read_only
+
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[ServerContext]:
         shared.state.start_warm_up()
+        if writable:  # a written document's job starts with graphrag already imported
+            shared.jobs.keep_warm()
         shared.start_watching()
         shared.start_following()
         yield shared
@@ -222,6 +215,8 @@ def create_server(
     for handler in logging.getLogger().handlers:  # graphrag sets its own loggers to INFO
         handler.setLevel(settings.log_level.upper())
     register_tools(server, shared)
+    if writable:
+        register_document_tools(server, shared)
     register_resources(server, shared)
     register_prompts(server, settings.max_query_chars)
     register_completions(server, shared)

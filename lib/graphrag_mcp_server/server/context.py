@@ -25,8 +25,10 @@ from graphrag_mcp_server.handlers.results import (
     ServerStatistics,
     TunedPrompts,
 )
+from graphrag_mcp_server.server.calls import STDIO
 from graphrag_mcp_server.server.notices import ChangeNotices
 from graphrag_mcp_server.server.state import IndexState
+from graphrag_mcp_server.server.tokens import identity_of
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +122,18 @@ async def _ignore(_: Any) -> None:
     """No progress to report for a watcher's job."""
 
 
+def caller_identity(context: Any) -> str:
+    """Who sent a tool call (an MCP Context): its HTTP request's verified identity; on stdio the one
+    client there is."""
+    request = (
+        context.request_context.request
+        if context is not None and context._request_context is not None
+        else None
+    )
+    scope = getattr(request, "scope", None)
+    return identity_of(scope) if isinstance(scope, dict) else STDIO
+
+
 async def server_statistics(shared: ServerContext) -> ServerStatistics:
     """Statistics of the loaded index and of this server process."""
     from graphrag_mcp_server.handlers.explore.stats import statistics
@@ -140,9 +154,14 @@ async def server_statistics(shared: ServerContext) -> ServerStatistics:
 
 
 async def start_build(
-    shared: ServerContext, folder: Path, mode: str, limits: Limits | None = None
+    shared: ServerContext,
+    folder: Path,
+    mode: str,
+    limits: Limits | None = None,
+    queued: IndexJob | None = None,
 ) -> IndexJob:
-    """Start an index job over `folder`; the new version is loaded as soon as it succeeds.
+    """Start an index job over `folder` (as the `queued` job if given); the new version is loaded
+    as soon as it succeeds.
 
     With `limits`, a folder over them is refused here, before a job starts.
     """
@@ -157,7 +176,9 @@ async def start_build(
         if job.state is JobState.SUCCEEDED:  # load the new version now, not at the next request
             asyncio.get_running_loop().create_task(shared.state.snapshot())
 
-    return shared.jobs.start(shared.root, folder, IndexMode(mode).value, finished, limits)
+    return shared.jobs.start(
+        shared.root, folder, IndexMode(mode).value, finished, limits, queued=queued
+    )
 
 
 def start_tuning(shared: ServerContext, folder: Path, options: TuneOptions) -> IndexJob:

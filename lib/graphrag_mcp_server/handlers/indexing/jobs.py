@@ -85,27 +85,43 @@ class IndexJobs:
         on_end: Callable[[IndexJob], None],
         limits: Limits | None = None,
         tune: TuneOptions | None = None,
+        queued: IndexJob | None = None,
     ) -> IndexJob:
         """Start a build of `data_path` into `root` (with `tune`: a prompt tuning from its
-        documents, mode `tune`) in a worker process; refuse while another job runs."""
+        documents, mode `tune`) in a worker process, as the `queued` job if one is given; refuse
+        while another job runs."""
         if (running := self.running) is not None:
             msg = (
                 f"index job {running.job_id} is still running "
                 f"({running.workflow or 'starting'}); check it with index_status"
             )
             raise JobBusyError(msg)
-        job = IndexJob(
-            job_id=uuid.uuid4().hex[:12],
-            data_path=str(data_path),
-            mode=mode,
-            started_at=datetime.now(UTC),
-        )
-        changed = asyncio.Event()
-        self._jobs[job.job_id], self._changed[job.job_id] = job, changed
+        job = queued or self.queue(data_path, mode)
+        job.state, job.started_at = JobState.RUNNING, datetime.now(UTC)
+        changed = self._changed[job.job_id]
         self._tasks[job.job_id] = asyncio.create_task(
             self._run(job, root, changed, on_end, limits, tune)
         )
         return job
+
+    def queue(self, data_path: Path, mode: str) -> IndexJob:
+        """A job known to index_status before it starts (documents written within the settle
+        window join it); `start` runs it."""
+        job = IndexJob(
+            job_id=uuid.uuid4().hex[:12],
+            state=JobState.QUEUED,
+            data_path=str(data_path),
+            mode=mode,
+            started_at=datetime.now(UTC),
+        )
+        self._jobs[job.job_id], self._changed[job.job_id] = job, asyncio.Event()
+        return job
+
+    def fail_queued(self, job: IndexJob, error: str) -> None:
+        """End a queued job that could not start (its folder or config refused), telling its
+        waiters."""
+        job.state, job.error, job.finished_at = JobState.FAILED, error, datetime.now(UTC)
+        self._changed[job.job_id].set()
 
     async def cancel(self, job_id: str | None) -> IndexJob:
         """Stop a running job (the running one when no id is given): its worker is killed, and the
@@ -174,7 +190,7 @@ class IndexJobs:
         """Wait up to `timeout` seconds for the job to end, calling `on_change` at each step."""
         job, changed = self.get(job_id), self._changed[job_id]
         deadline = asyncio.get_running_loop().time() + timeout
-        while job.state is JobState.RUNNING:
+        while job.state in (JobState.QUEUED, JobState.RUNNING):
             remaining = deadline - asyncio.get_running_loop().time()
             if remaining <= 0:
                 break
@@ -184,7 +200,7 @@ class IndexJobs:
             except TimeoutError:
                 break
             await on_change(job)
-        if job.state is not JobState.RUNNING:
+        if job.state not in (JobState.QUEUED, JobState.RUNNING):
             await on_change(job)
         return job
 
