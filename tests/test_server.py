@@ -263,7 +263,8 @@ async def test_tools_have_titles_hints_and_a_listing_that_fits_a_context(
             "tools": [
                 tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools
             ]
-        }
+        },
+        separators=(",", ":"),  # as the server sends it
     )
     assert len(listing.encode()) < 15_000, len(listing.encode())
 
