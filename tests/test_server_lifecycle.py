@@ -3,6 +3,7 @@ failures."""
 
 import asyncio
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -26,8 +27,14 @@ def _small_corpus(folder: Path, count: int = 3) -> Path:
 
 
 @pytest.mark.e2e  # the stdio transport's own bytes
-def test_stdio_writes_nothing_but_json_rpc_to_stdout(built_index: tuple[Path, dict]) -> None:
-    root, _ = built_index
+def test_stdio_writes_nothing_but_json_rpc_to_stdout(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
+    """stdout carries JSON-RPC only; stderr this project's lines only: graphrag's records of a
+    drift search go to logs/query.log, and its tqdm bars are not drawn (issue 43)."""
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    shutil.rmtree(root / "logs", ignore_errors=True)
     requests = [
         {
             "jsonrpc": "2.0",
@@ -79,8 +86,13 @@ def test_stdio_writes_nothing_but_json_rpc_to_stdout(built_index: tuple[Path, di
                 line = server.stdout.readline()
                 replies.append(json.loads(line))  # every stdout line is one JSON-RPC message
     finally:
-        rest, _ = server.communicate(timeout=60)  # closes stdin: the server ends at EOF
+        rest, errors = server.communicate(timeout=60)  # closes stdin: the server ends at EOF
     assert rest.strip() == ""
+    graphrag_lines = re.compile(r"^[A-Z]+ graphrag(_llm)?[.:]", re.MULTILINE)
+    assert not graphrag_lines.search(errors), errors[-3000:]
+    assert "%|" not in errors and "it/s]" not in errors, errors[-3000:]  # no tqdm bar
+    query_log = (root / "logs" / "query.log").read_text(encoding="utf-8")
+    assert "graphrag.query" in query_log, query_log[-2000:]  # graphrag's records kept there
     assert all(reply["jsonrpc"] == "2.0" for reply in replies)
     assert [reply["id"] for reply in replies] == [1, 2, 3, 4]
     assert "Ruth Calloway" in replies[1]["result"]["structuredContent"]["answer"]
