@@ -38,7 +38,9 @@ class ContextRelationship(BaseModel):
 class ContextReport(BaseModel):
     """A community report in a search's context."""
 
-    community: str = Field(description="The community's short id (see graphrag://communities/{id})")
+    community: str = Field(
+        description="The community's short id (get_community, graphrag://communities/{id})"
+    )
     title: str
     rating: float | None = Field(description="graphrag's importance rating of the report (0-10)")
     similarity: float | None = Field(
@@ -51,7 +53,7 @@ class ContextReport(BaseModel):
 class ContextTextUnit(BaseModel):
     """A passage of a source document in a search's context."""
 
-    id: str = Field(description="Text unit id (see graphrag://text_units/{id})")
+    id: str = Field(description="Text unit id (get_text_unit, graphrag://text_units/{id})")
     document: str
     text: str
 

@@ -25,6 +25,7 @@ from graphrag_mcp_server.server.context import ServerContext
 from graphrag_mcp_server.server.index_tools import register_index_tools
 from graphrag_mcp_server.server.notices import ChangeNotices
 from graphrag_mcp_server.server.prompts import register_prompts
+from graphrag_mcp_server.server.record_tools import register_record_tools
 from graphrag_mcp_server.server.resources import register_resources
 from graphrag_mcp_server.server.state import IndexState
 from graphrag_mcp_server.server.tokens import authentication, identity_of
@@ -235,6 +236,7 @@ def create_server(
     for handler in logging.getLogger().handlers:  # graphrag sets its own loggers to INFO
         handler.setLevel(settings.log_level.upper())
     register_tools(server, shared)
+    register_record_tools(server, shared)
     if not settings.read_only:
         register_index_tools(server, shared)
     register_resources(server, shared)
