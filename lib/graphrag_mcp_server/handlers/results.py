@@ -7,6 +7,13 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 
+class Turn(BaseModel):
+    """An earlier turn of the conversation."""
+
+    role: Literal["user", "assistant"]
+    content: str = Field(min_length=1, max_length=20_000)
+
+
 class Source(BaseModel):
     """A text unit an answer drew on, with the document it came from."""
 

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from graphrag_mcp_server.config.settings import AnswerModel
 from graphrag_mcp_server.errors import ModelCallsFailedError
-from graphrag_mcp_server.handlers.results import IndexJob, SearchResult, ServerStatistics
+from graphrag_mcp_server.handlers.results import IndexJob, SearchResult, ServerStatistics, Turn
 from graphrag_mcp_server.handlers.search.context import DEFAULT_CONTEXT_TOKENS
 from graphrag_mcp_server.handlers.search.run import SearchType, in_search_thread, tuned_config
 from graphrag_mcp_server.server.context import ServerContext, server_statistics
@@ -34,6 +34,14 @@ ContextOnly = Annotated[
 TimeoutSeconds = Annotated[
     float | None,
     Field(gt=0, le=3600, description="Seconds to wait for the model (default: the server's)"),
+]
+TopEntities = Annotated[
+    int | None,
+    Field(ge=1, le=100, description="Entities to start from (default 10)"),
+]
+Conversation = Annotated[
+    list[Turn],
+    Field(max_length=20, description="Earlier turns, oldest first"),
 ]
 MaxContextTokens = Annotated[
     int,
@@ -91,6 +99,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
                 "level"
             ),
         ] = False,
+        conversation: Conversation = [],  # noqa: B006 - pydantic copies defaults
         context_only: ContextOnly = False,
         max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
         timeout_seconds: TimeoutSeconds = None,
@@ -104,6 +113,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
                 "community_level": community_level,
                 "response_type": response_type,
                 "dynamic_community_selection": dynamic_community_selection,
+                "conversation": conversation,
                 "context_only": context_only,
                 "max_context_tokens": max_context_tokens,
                 "timeout": timeout_seconds,
@@ -126,8 +136,10 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
                 "empty = all"
             ),
         ] = [],  # noqa: B006 - pydantic copies defaults
+        top_k: TopEntities = None,
         community_level: CommunityLevel = 2,
         response_type: ResponseType = "Multiple Paragraphs",
+        conversation: Conversation = [],  # noqa: B006 - pydantic copies defaults
         context_only: ContextOnly = False,
         max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
         timeout_seconds: TimeoutSeconds = None,
@@ -139,6 +151,8 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
             ctx,
             {
                 "entity_types": entity_types,
+                "top_k": top_k,
+                "conversation": conversation,
                 "community_level": community_level,
                 "response_type": response_type,
                 "context_only": context_only,
@@ -160,6 +174,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         follow_up_depth: Annotated[
             int, Field(ge=0, le=5, description="Rounds of follow-up questions")
         ] = 2,
+        top_k: TopEntities = None,
         community_level: CommunityLevel = 2,
         response_type: ResponseType = "Multiple Paragraphs",
         context_only: ContextOnly = False,
@@ -173,6 +188,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
             ctx,
             {
                 "follow_up_depth": follow_up_depth,
+                "top_k": top_k,
                 "community_level": community_level,
                 "response_type": response_type,
                 "context_only": context_only,
