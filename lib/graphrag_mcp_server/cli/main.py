@@ -44,7 +44,7 @@ def main_options(
     """GraphRAG knowledge of your own documents for AI assistants."""
 
 
-for command in (tune, init, index, query, stats, export):
+for command in (init, index, tune, query, stats, export):
     app.command()(command)
 app.command("graphrag", **PASSTHROUGH)(graphrag_cli)
 app.command()(serve)
