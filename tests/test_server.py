@@ -11,6 +11,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
+from conftest import CORPUS, run_cli
 from mcp_client import IN_PROCESS, TRANSPORTS, mcp_session
 from test_streaming import streamed
 
@@ -470,6 +471,41 @@ async def test_a_new_index_version_tells_clients_to_list_resources_again(
         )
         await _call(session, "get_statistics", {})
         await asyncio.wait_for(changed.wait(), 10)
+
+
+@pytest.mark.e2e  # a stdio server and an index process beside it
+async def test_an_index_run_beside_the_server_reaches_an_idle_client(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
+    """`graphrag-mcp index` publishes a new version while the client sends nothing: the server
+    notices the new `output` (GRAPHRAG_MCP_INDEX_POLL_SECONDS, 2 s), loads it and pushes
+    notifications/resources/list_changed (issue 43: it waited for the client's next request)."""
+    import asyncio
+    import shutil
+
+    import mcp_types
+
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    data = tmp_path / "data"
+    shutil.copytree(CORPUS, data)
+    (data / "12_new_pier.txt").write_text(
+        "Mirela Voss opened the new pier at Port Evander in 2019.\n", encoding="utf-8"
+    )
+    changed = asyncio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, mcp_types.ResourceListChangedNotification):
+            changed.set()
+
+    async with mcp_session(root, "stdio", message_handler=on_message) as session:
+        before = (await _call(session, "get_statistics", {}))["index_version"]
+        await session.list_resources()
+        indexed = await asyncio.to_thread(run_cli, "index", data, "--index-path", root)
+        assert indexed.code == 0, indexed.stderr
+        await asyncio.wait_for(changed.wait(), 30)  # no request sent meanwhile
+        after = (await _call(session, "get_statistics", {}))["index_version"]
+    assert after != before
 
 
 async def test_a_stdio_clients_calls_are_not_limited_per_client(

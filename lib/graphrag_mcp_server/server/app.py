@@ -214,6 +214,7 @@ def create_server(
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[ServerContext]:
         shared.state.start_warm_up()
+        shared.state.start_polling(settings.index_poll_seconds)
         shared.start_watching()
         shared.start_following()
         yield shared
