@@ -1,5 +1,6 @@
 """User mistakes get one clear line and a non-zero exit, never a traceback."""
 
+import re
 import socket
 import subprocess
 import sys
@@ -39,7 +40,14 @@ def test_empty_data_path(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "image.png").write_bytes(b"\x89PNG")
     result = run_cli("index", tmp_path / "empty", "--index-path", tmp_path / "index", "--offline")
-    assert_one_line_error(result, 1, "no documents in", str(tmp_path / "empty"))
+    assert_one_line_error(result, 1, "no documents in", str(tmp_path / "empty"), ".md, .pdf")
+    assert "(^|/)" not in result.stderr  # the types it reads, not a regular expression
+
+
+def test_help_lists_init_and_index_before_tune() -> None:
+    shown = run_cli("--help").stdout
+    listed = re.findall(r"^│ (init|index|tune|query) ", shown, re.MULTILINE)  # the commands box
+    assert listed == ["init", "index", "tune", "query"], shown
 
 
 def test_unknown_query_type_is_a_usage_error(tmp_path: Path) -> None:

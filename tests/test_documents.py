@@ -193,7 +193,7 @@ def test_no_write_path_or_read_only_offers_no_write_tools(built_index, tmp_path:
         dumped = [
             tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listing
         ]
-        sizes[len(listing)] = len(json.dumps({"tools": dumped}).encode())
+        sizes[json.dumps(sorted(env.items()))] = len(json.dumps({"tools": dumped}).encode())
         return {tool.name for tool in listing}, prompts
 
     notes = tmp_path / "notes"
@@ -202,7 +202,8 @@ def test_no_write_path_or_read_only_offers_no_write_tools(built_index, tmp_path:
     writable, writable_prompts = asyncio.run(tools(write_env(notes)))
     assert not WRITE_TOOLS & plain and not WRITE_TOOLS & read_only and writable >= WRITE_TOOLS
     assert "remember" not in plain_prompts and "remember" in writable_prompts
-    assert sizes[13] - sizes[9] < 4_500  # the four tools' share of a context
+    with_writes = sizes[json.dumps(sorted(write_env(notes).items()))]
+    assert with_writes - sizes[json.dumps([])] < 4_500  # the four tools' share of a context
     assert not notes.exists() or not any(notes.iterdir())
     result = run_cli("serve", "--index-path", str(root), "--write-path", str(notes), "--read-only")
     assert result.code == 1 and "exclude each other" in result.stderr

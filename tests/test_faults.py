@@ -245,8 +245,9 @@ async def test_global_search_reports_its_stages_as_progress(built_index: tuple[P
         )
     assert not result.is_error
     messages = [message for _, message in updates]
-    assert any(message.startswith("asking the model about") for message in messages), messages
-    assert "1 partial answers received" in messages
+    # one batch of reports in the fixtures' index: said in the singular (issue 43)
+    assert "asking the model about 1 batch of community reports" in messages, messages
+    assert "1 partial answer received" in messages
     assert [value for value, _ in updates] == sorted(value for value, _ in updates)
 
 
@@ -262,25 +263,45 @@ def test_cli_query_names_the_provider_reason(copied_index: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("mode", "reason"), [("401", "Incorrect API key"), ("hang", "no answer within 3 s")]
+    ("mode", "reason"), [("401", "Incorrect API key"), ("hang", "no answer within 8 s")]
 )
 def test_index_stops_at_the_probe_with_the_provider_reason(
     tmp_path: Path, mode: str, reason: str
 ) -> None:
+    """The probe's window (8 s here) starts when its request leaves the process: a busy machine
+    importing the model libraries does not use it up (issue 43: a 3 s window ran out before the
+    request was sent, and the message blamed the provider)."""
     root = tmp_path / "index"
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
     with fake_provider(chat=mode) as provider:
         with_provider(root, provider.url)
-        started = time.monotonic()
         result = run_cli(
-            "index", CORPUS, "--index-path", root, env={"GRAPHRAG_MCP_PROVIDER_PROBE_SECONDS": "3"}
+            "index", CORPUS, "--index-path", root, env={"GRAPHRAG_MCP_PROVIDER_PROBE_SECONDS": "8"}
         )
-        seconds = time.monotonic() - started
         assert_one_line_error(
             result, 1, "before indexing started", "default_completion_model", reason
         )
-        assert seconds < 40 and provider.count("chat") == 1
+        assert provider.count("chat") == 1  # the request the message speaks of was sent
     assert not (root / "output").exists()
+
+
+async def test_a_probe_request_never_sent_does_not_blame_the_provider(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A check whose request never leaves the process (a machine too busy to import the model
+    libraries, stood in for by a call that never sends) says so, and names no provider fault."""
+    from graphrag_llm.config import ModelConfig
+
+    from graphrag_mcp_server.errors import ProviderError
+    from graphrag_mcp_server.providers import probe
+
+    monkeypatch.setattr(probe, "PREPARE_SECONDS", 1.0)
+    model = ModelConfig(model_provider="openai", model="gpt-4o-mini", api_key="k")
+    with pytest.raises(ProviderError) as stopped:
+        await probe._checked("default_completion_model", model, lambda: asyncio.sleep(60), 30)
+    message = str(stopped.value)
+    assert "could not send its request within 1 s" in message and "too busy" in message
+    assert "provider failed" not in message and "no answer" not in message
 
 
 PROSE = (

@@ -11,6 +11,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
+from conftest import CORPUS, run_cli
 from mcp_client import IN_PROCESS, TRANSPORTS, mcp_session
 from test_streaming import streamed
 
@@ -24,6 +25,9 @@ TOOLS = {
     "cancel_index_job",
     "index_status",
     "get_statistics",
+    "get_entity",
+    "get_community",
+    "get_text_unit",
 }
 PROMPTS = {"analyze", "explore", "compare", "summarize"}
 SEARCHES = [
@@ -138,6 +142,7 @@ async def test_every_tool_resource_and_prompt(
         prompt = await session.get_prompt("explore", {"entity": "Mirela Voss"})
         text = prompt.messages[0].content.text
         assert "local_search" in text and "graphrag://entities/Mirela%20Voss" in text
+        assert 'get_entity with name "Mirela Voss"' in text and "get_community" in text
         for name, arguments in (
             ("analyze", {"topic": "tidal energy"}),
             ("compare", {"a": "Mirela Voss", "b": "Ruth Calloway"}),
@@ -145,6 +150,81 @@ async def test_every_tool_resource_and_prompt(
         ):
             text = (await session.get_prompt(name, arguments)).messages[0].content.text
             assert "global_search" in text or "local_search" in text
+
+
+async def test_records_read_by_tool_as_by_resource(
+    built_index: tuple[Path, dict], corpus_titles: set[str]
+) -> None:
+    """get_entity, get_community and get_text_unit return what the resource templates hold (for
+    models that cannot read resources), read-only, as structured output; an unknown id is a tool
+    error saying so. Resources, templates and prompts have titles, as tools do (issue 43)."""
+    root, _ = built_index
+    async with mcp_session(root, IN_PROCESS) as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        voss = await _call(session, "get_entity", {"name": "Mirela Voss"})
+        assert voss == await _read_json(session, f"graphrag://entities/{quote('Mirela Voss')}")
+        number = voss["communities"][0]["id"]
+        community = await _call(session, "get_community", {"community_id": int(number)})
+        assert community == await _read_json(session, f"graphrag://communities/{number}")
+        cited = await _call(session, "local_search", {"query": "Who is Mirela Voss?"})
+        unit_id = cited["sources"][0]["text_unit_id"]
+        unit = await _call(session, "get_text_unit", {"text_unit_id": unit_id})
+        assert unit == await _read_json(session, f"graphrag://text_units/{unit_id}")
+        assert unit["document"] in corpus_titles
+        for name in ("get_entity", "get_community", "get_text_unit"):
+            hints = tools[name].annotations
+            assert hints.read_only_hint and tools[name].title and tools[name].output_schema
+        missing = await session.call_tool("get_entity", {"name": "Nobody Here"})
+        assert missing.is_error and "NOBODY HERE" in missing.content[0].text.upper()
+        assert "Traceback" not in missing.content[0].text
+        with pytest.raises(MCPError):  # not a number: invalid params
+            await session.call_tool("get_community", {"community_id": "x"})
+
+        resources = (await session.list_resources()).resources
+        templates = (await session.list_resource_templates()).resource_templates
+        prompts = (await session.list_prompts()).prompts
+        untitled = [item.name for item in (*resources, *templates, *prompts) if not item.title]
+        assert not untitled, untitled
+
+
+async def test_top_k_and_a_conversation_reach_graphrag(built_index: tuple[Path, dict]) -> None:
+    """local_search and drift_search take top_k (graphrag's top_k_entities and drift's
+    local_search_top_k_mapped_entities); local and global searches take the earlier turns of a
+    conversation, which graphrag puts in their context (issue 43); both validated."""
+    root, _ = built_index
+    question = {"query": "Who designed Old Bessie?"}
+    async with mcp_session(root, IN_PROCESS) as session:
+        narrow = await _call(session, "local_search", {**question, "top_k": 1})
+        wide = await _call(session, "local_search", {**question, "top_k": 20})
+        assert narrow["context_counts"]["entities"] < wide["context_counts"]["entities"]
+        drifts = [
+            await _call(session, "drift_search", {**question, "top_k": k, "follow_up_depth": 0})
+            for k in (1, 20)
+        ]
+        assert drifts[0]["prompt_tokens"] != drifts[1]["prompt_tokens"]  # other entities mapped
+
+        turns = [
+            {"role": "user", "content": "Tell me about Mirela Voss."},
+            {"role": "assistant", "content": "She founded the Harrowgate Tidal Cooperative."},
+        ]
+        follow_up = {"query": "What else did she do?"}
+        for tool in ("local_search", "global_search"):
+            alone = await _call(session, tool, follow_up)
+            told = await _call(session, tool, {**follow_up, "conversation": turns})
+            assert "conversation history" not in alone["context_counts"], tool
+            assert told["context_counts"]["conversation history"] == 1, (tool, told)
+            if tool == "local_search":  # the earlier question's entity found for "she"
+                assert "VOSS" in told["answer"].upper() and "VOSS" not in alone["answer"].upper()
+
+        for tool, bad in (
+            ("local_search", {"top_k": 0}),
+            ("drift_search", {"top_k": 101}),
+            ("local_search", {"conversation": [{"role": "system", "content": "x"}]}),
+            ("global_search", {"conversation": [turns[0]] * 21}),
+        ):
+            with pytest.raises(MCPError) as refused:
+                await session.call_tool(tool, {**question, **bad})
+            assert next(iter(bad)) in str(refused.value), refused.value
 
 
 async def test_statistics_resource_matches_tool(built_index: tuple[Path, dict]) -> None:
@@ -238,8 +318,8 @@ async def test_tools_have_titles_hints_and_a_listing_that_fits_a_context(
 ) -> None:
     """Every tool has a human title and all four behaviour hints (searches read only; the index
     tools write but destroy nothing, but tune_prompts rewrites the prompts); the whole tools/list
-    stays under 15 KB of JSON (a client puts it in its model's context) and still gives every tool
-    an output schema."""
+    stays under 19 KB of JSON as sent (a client puts it in its model's context) and still gives
+    every tool an output schema."""
     root, _ = built_index
     async with mcp_session(root, IN_PROCESS) as session:
         tools = (await session.list_tools()).tools
@@ -263,9 +343,10 @@ async def test_tools_have_titles_hints_and_a_listing_that_fits_a_context(
             "tools": [
                 tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools
             ]
-        }
+        },
+        separators=(",", ":"),  # as the server sends it
     )
-    assert len(listing.encode()) < 15_000, len(listing.encode())
+    assert len(listing.encode()) < 19_000, len(listing.encode())  # 15 tools, ~1.2 KB each
 
 
 async def test_arguments_complete_from_the_index(
@@ -390,6 +471,41 @@ async def test_a_new_index_version_tells_clients_to_list_resources_again(
         )
         await _call(session, "get_statistics", {})
         await asyncio.wait_for(changed.wait(), 10)
+
+
+@pytest.mark.e2e  # a stdio server and an index process beside it
+async def test_an_index_run_beside_the_server_reaches_an_idle_client(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
+    """`graphrag-mcp index` publishes a new version while the client sends nothing: the server
+    notices the new `output` (GRAPHRAG_MCP_INDEX_POLL_SECONDS, 2 s), loads it and pushes
+    notifications/resources/list_changed (issue 43: it waited for the client's next request)."""
+    import asyncio
+    import shutil
+
+    import mcp_types
+
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    data = tmp_path / "data"
+    shutil.copytree(CORPUS, data)
+    (data / "12_new_pier.txt").write_text(
+        "Mirela Voss opened the new pier at Port Evander in 2019.\n", encoding="utf-8"
+    )
+    changed = asyncio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, mcp_types.ResourceListChangedNotification):
+            changed.set()
+
+    async with mcp_session(root, "stdio", message_handler=on_message) as session:
+        before = (await _call(session, "get_statistics", {}))["index_version"]
+        await session.list_resources()
+        indexed = await asyncio.to_thread(run_cli, "index", data, "--index-path", root)
+        assert indexed.code == 0, indexed.stderr
+        await asyncio.wait_for(changed.wait(), 30)  # no request sent meanwhile
+        after = (await _call(session, "get_statistics", {}))["index_version"]
+    assert after != before
 
 
 async def test_a_stdio_clients_calls_are_not_limited_per_client(

@@ -3,11 +3,13 @@ failures."""
 
 import asyncio
 import json
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
@@ -26,8 +28,14 @@ def _small_corpus(folder: Path, count: int = 3) -> Path:
 
 
 @pytest.mark.e2e  # the stdio transport's own bytes
-def test_stdio_writes_nothing_but_json_rpc_to_stdout(built_index: tuple[Path, dict]) -> None:
-    root, _ = built_index
+def test_stdio_writes_nothing_but_json_rpc_to_stdout(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
+    """stdout carries JSON-RPC only; stderr this project's lines only: graphrag's records of a
+    drift search go to logs/query.log, and its tqdm bars are not drawn (issue 43)."""
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    shutil.rmtree(root / "logs", ignore_errors=True)
     requests = [
         {
             "jsonrpc": "2.0",
@@ -79,8 +87,13 @@ def test_stdio_writes_nothing_but_json_rpc_to_stdout(built_index: tuple[Path, di
                 line = server.stdout.readline()
                 replies.append(json.loads(line))  # every stdout line is one JSON-RPC message
     finally:
-        rest, _ = server.communicate(timeout=60)  # closes stdin: the server ends at EOF
+        rest, errors = server.communicate(timeout=60)  # closes stdin: the server ends at EOF
     assert rest.strip() == ""
+    graphrag_lines = re.compile(r"^[A-Z]+ graphrag(_llm)?[.:]", re.MULTILINE)
+    assert not graphrag_lines.search(errors), errors[-3000:]
+    assert "%|" not in errors and "it/s]" not in errors, errors[-3000:]  # no tqdm bar
+    query_log = (root / "logs" / "query.log").read_text(encoding="utf-8")
+    assert "graphrag.query" in query_log, query_log[-2000:]  # graphrag's records kept there
     assert all(reply["jsonrpc"] == "2.0" for reply in replies)
     assert [reply["id"] for reply in replies] == [1, 2, 3, 4]
     assert "Ruth Calloway" in replies[1]["result"]["structuredContent"]["answer"]
@@ -201,6 +214,38 @@ async def test_build_index_reports_progress_and_runs_one_job_at_a_time(tmp_path:
             "local_search", {"query": "Who founded the Harrowgate Tidal Cooperative?"}
         )
         assert "Mirela Voss" in local.structured_content["answer"]
+
+
+@pytest.mark.e2e  # a stdio server, its build worker and the CLI
+async def test_a_no_op_build_index_is_as_fast_as_the_cli_and_says_what_it_does(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
+    """build_index on the folder the index was built from changes nothing, in about the CLI's
+    time (its worker, started for the job, skips graphrag's imports; issue 43: 5x the CLI's), and
+    its progress says what it does before any workflow (issue 43: `workflow: null`)."""
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    messages: list[str] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        messages.append(message or "")
+
+    cli_seconds = []
+    for _ in range(2):
+        started = time.perf_counter()
+        assert run_cli("index", CORPUS, "--index-path", root).code == 0
+        cli_seconds.append(time.perf_counter() - started)
+    async with mcp_session(root, data_path=CORPUS) as session:
+        await session.call_tool("get_statistics", {})  # the server's own warm-up done
+        started = time.perf_counter()
+        result = await session.call_tool(
+            "build_index", {"data_path": str(CORPUS)}, progress_callback=on_progress
+        )
+        tool_seconds = time.perf_counter() - started
+    job = result.structured_content
+    assert job["state"] == "succeeded" and job["summary"]["llm_calls"] == 0, job
+    assert tool_seconds < 1.5 * min(cli_seconds), (tool_seconds, cli_seconds)
+    assert any("comparing the documents" in message for message in messages), messages
 
 
 @pytest.mark.e2e  # a stdio server and its build worker

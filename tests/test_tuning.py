@@ -7,7 +7,11 @@ import asyncio
 import json
 import os
 import shutil
+import time
 from pathlib import Path
+
+import pytest
+from mcp.shared.exceptions import MCPError
 
 from conftest import CORPUS, run_cli
 from mcp_client import IN_PROCESS, mcp_session
@@ -46,17 +50,22 @@ def test_tune_writes_prompts_and_the_next_index_recomputes_what_depends_on_them(
     root = _copy(built_index, tmp_path)
     before = {name: (root / name).read_text(encoding="utf-8") for name in TUNED}
 
-    refused = run_cli(
-        "tune", root, "--data-path", CORPUS
-    )  # no terminal to ask on, no --yes: nothing written
+    refused = run_cli("tune", root)  # no terminal to ask on, no --yes: refused before any call
     assert refused.code == 1 and "--yes" in refused.stderr and "Traceback" not in refused.stderr
+    assert "Generating" not in refused.stderr and "Chunking" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
     assert {name: (root / name).read_text(encoding="utf-8") for name in TUNED} == before
 
-    tuned = run_cli("tune", root, "--data-path", CORPUS, "--yes", "--format", "json")
+    # no --data-path and no documents in ROOT/input: the folder the served version was built from
+    started = time.perf_counter()
+    tuned = run_cli("tune", root, "--yes", "--format", "json")
+    wall = time.perf_counter() - started
     assert tuned.code == 0, tuned.stderr
     result = tuned.json()
     assert result["changed"] == TUNED and result["written"] and result["llm_calls"] > 5
     assert "Generating entity types" in tuned.stderr  # graphrag's stages, as they run
+    assert "Limit out of range" not in tuned.stderr  # no --limit given: nothing to warn of
+    assert result["seconds"] > 0.5 * wall, (result["seconds"], wall)  # the whole run
     backup = root / result["backup"]
     assert {
         name: (backup / Path(name).name).read_text(encoding="utf-8") for name in TUNED
@@ -108,13 +117,35 @@ def test_tune_writes_prompts_and_the_next_index_recomputes_what_depends_on_them(
     assert reports_only["llm_calls"] == reports_only["community_reports"]
 
 
+def test_tune_names_the_folder_to_give_when_there_are_no_documents(tmp_path: Path) -> None:
+    root = tmp_path / "index"
+    assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
+    (root / "input").mkdir(exist_ok=True)
+    told = run_cli("tune", root, "--yes")  # an empty input/ and no version to take the folder of
+    assert told.code == 1 and "Traceback" not in told.stderr
+    assert "no documents to tune from" in told.stderr and "--data-path" in told.stderr
+    assert len(told.stderr.strip().splitlines()) == 1, told.stderr
+
+
 async def test_the_tune_prompts_tool_runs_as_a_job(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
     root = _copy(built_index, tmp_path)
     async with mcp_session(root, IN_PROCESS, data_path=CORPUS) as session:
+        for bad in ({"limit": -3}, {"selection_method": "best"}, {"max_tokens": 10}):
+            with pytest.raises(MCPError) as refused:  # invalid params, before any job
+                await session.call_tool("tune_prompts", {"data_path": str(CORPUS), **bad})
+            assert f"tune_prompts: {next(iter(bad))}:" in str(refused.value), refused.value
         result = await session.call_tool(
-            "tune_prompts", {"data_path": str(CORPUS), "domain": "Tidal energy"}
+            "tune_prompts",
+            {
+                "data_path": str(CORPUS),
+                "domain": "Tidal energy",
+                "language": "English",
+                "selection_method": "top",
+                "limit": 3,
+                "discover_entity_types": False,
+            },
         )
         assert not result.is_error, result.content
         job = result.structured_content

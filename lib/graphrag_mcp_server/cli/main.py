@@ -45,7 +45,7 @@ def main_options(
     """GraphRAG knowledge of your own documents for AI assistants."""
 
 
-for command in (tune, init, index, add, remove, query, stats, export):
+for command in (init, index, tune, add, remove, query, stats, export):
     app.command()(command)
 app.command("graphrag", **PASSTHROUGH)(graphrag_cli)
 app.command()(serve)

@@ -3,6 +3,7 @@ agrees."""
 
 import asyncio
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -47,7 +48,10 @@ def tune(
     selection_method: Annotated[
         DocSelectionType, typer.Option(help="How text chunks are picked.")
     ] = (DocSelectionType.RANDOM),
-    limit: Annotated[int, typer.Option(min=1, help="Chunks to tune from (random, top).")] = 15,
+    limit: Annotated[
+        int | None,
+        typer.Option(min=1, help="Chunks to tune from (random, top; default 15, all when fewer)."),
+    ] = None,
     max_tokens: Annotated[
         int, typer.Option(min=200, help="Most tokens of the extraction prompt.")
     ] = 2000,
@@ -77,11 +81,18 @@ def tune(
         write_prompts,
     )
 
+    started = time.perf_counter()
     root = index_root(root or index_path)
     if not (root / "settings.yaml").is_file():
         fail(
             f"no settings.yaml in {root}: create the index root first (graphrag-mcp init "
             f"--index-path {root})"
+        )
+    if output is None and not yes and not sys.stdin.isatty():
+        fail(
+            "tune writes the root's prompts and there is no terminal to ask on: run it again "
+            "with --yes (the current prompts are kept in prompts.bak-<time>/), or with --output "
+            "DIR to write the tuned prompts elsewhere"
         )
     config = tuning_config(root, data_path.resolve() if data_path else None)
     if is_offline(config):
@@ -106,11 +117,6 @@ def tune(
             "them."
         )
     elif result.changed:
-        if not yes and not sys.stdin.isatty():
-            fail(
-                f"tuning changes {', '.join(result.changed)} in {root}; run again with --yes to "
-                "write them (the current prompts are kept in prompts.bak-<time>/)"
-            )
         if not yes:
             typer.confirm(
                 f"Write the tuned {', '.join(result.changed)} (the current prompts are kept)?",
@@ -118,6 +124,7 @@ def tune(
                 err=True,
             )
         result = write_prompts(root, tuned, result)
+    result = result.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
     if output_format is OutputFormat.JSON:
         typer.echo(result.model_dump_json())
         return

@@ -73,10 +73,28 @@ class SecretsRedacted(logging.Filter):
 
 REDACTING = SecretsRedacted()
 
+GRAPHRAG_LOGGERS = ("graphrag", "graphrag_llm")
+"""The loggers graphrag's init_loggers gives a file handler in the index's logs/ (query.log)."""
+
+
+class GraphragRecordsInLogs(logging.Filter):
+    """graphrag's and graphrag-llm's records off stderr once their loggers write them to the
+    index's logs/ (a search's "Reached token limit" lines by the hundred): stderr keeps this
+    project's own lines."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for a graphrag record that its own file handler already keeps."""
+        top = record.name.split(".", 1)[0]
+        return top not in GRAPHRAG_LOGGERS or not logging.getLogger(top).handlers
+
+
+IN_LOGS = GraphragRecordsInLogs()
+
 
 def plain_logs(level: str) -> None:
-    """Log to stderr in plain lines at `level` (before the MCP SDK would add its rich handler), and
-    redact and bound every line of every handler there is now, uvicorn's included. Idempotent."""
+    """Log to stderr in plain lines at `level` (before the MCP SDK would add its rich handler),
+    redact and bound every line of every handler there is now, uvicorn's included, and leave
+    graphrag's records to its logs/ files. Idempotent."""
     root = logging.getLogger()
     if not root.handlers:
         stderr_handler = logging.StreamHandler(sys.stderr)
@@ -90,3 +108,6 @@ def plain_logs(level: str) -> None:
         for handler in logger.handlers:
             if REDACTING not in handler.filters:
                 handler.addFilter(REDACTING)
+    for handler in root.handlers:
+        if not isinstance(handler, logging.FileHandler) and IN_LOGS not in handler.filters:
+            handler.addFilter(IN_LOGS)

@@ -19,11 +19,13 @@ def prepare_graphrag() -> None:
     """Make graphrag work offline, quiet and fast.
 
     LiteLLM's bundled cost map instead of a download (should LiteLLM be imported); LanceDB's Rust
-    log limited to errors. Imports no model library: reading an index's config and tables needs none
-    (see prepare_models).
+    log limited to errors; no tqdm bars (a drift search's, on stderr: an MCP client's server log
+    or under `query`'s answer; read by tqdm when it is first imported). Imports no model library:
+    reading an index's config and tables needs none (see prepare_models).
     """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LANCEDB_LOG", "error")
+    os.environ.setdefault("TQDM_DISABLE", "1")
 
 
 @cache

@@ -37,6 +37,10 @@ class ServerSettings(BaseSettings):
     storage_poll_seconds: float = Field(default=2.0, gt=0)
     """With storage: how often a server reads the current version's pointer."""
 
+    index_poll_seconds: float = Field(default=2.0, gt=0)
+    """How often a server looks whether the index on disk changed (an `index` run beside it), to
+    load it and tell listening clients without waiting for a request."""
+
     storage_grace_seconds: float = Field(default=600.0, ge=0)
     """With storage: how long a version neither current nor previous stays before an indexer deletes
     it."""

@@ -23,6 +23,9 @@ class BuiltWith(BaseModel):
     vector_size: int
     chunking: dict[str, object]
     entity_types: list[str]
+    data_path: str | None = None
+    """The folder the documents were read from (tune's default when the root's input/ is empty);
+    never compared by `changes`: the same documents may move."""
 
 
 def built_with(config: "GraphRagConfig") -> BuiltWith:
@@ -47,6 +50,7 @@ def built_with(config: "GraphRagConfig") -> BuiltWith:
         vector_size=config.vector_store.vector_size,
         chunking=config.chunking.model_dump(mode="json"),
         entity_types=list(config.extract_graph.entity_types),
+        data_path=config.input_storage.base_dir,
     )
 
 

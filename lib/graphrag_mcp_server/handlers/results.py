@@ -7,6 +7,13 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 
+class Turn(BaseModel):
+    """An earlier turn of the conversation."""
+
+    role: Literal["user", "assistant"]
+    content: str = Field(min_length=1, max_length=20_000)
+
+
 class Source(BaseModel):
     """A text unit an answer drew on, with the document it came from."""
 
@@ -38,7 +45,9 @@ class ContextRelationship(BaseModel):
 class ContextReport(BaseModel):
     """A community report in a search's context."""
 
-    community: str = Field(description="The community's short id (see graphrag://communities/{id})")
+    community: str = Field(
+        description="The community's short id (get_community, graphrag://communities/{id})"
+    )
     title: str
     rating: float | None = Field(description="graphrag's importance rating of the report (0-10)")
     similarity: float | None = Field(
@@ -51,7 +60,7 @@ class ContextReport(BaseModel):
 class ContextTextUnit(BaseModel):
     """A passage of a source document in a search's context."""
 
-    id: str = Field(description="Text unit id (see graphrag://text_units/{id})")
+    id: str = Field(description="Text unit id (get_text_unit, graphrag://text_units/{id})")
     document: str
     text: str
 

@@ -9,7 +9,10 @@ import hashlib
 import json
 import logging
 import re
+import threading
 from collections.abc import Awaitable, Callable, Iterable
+from contextvars import ContextVar
+from functools import cache
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +39,11 @@ EXTRACTION_TIMES = 4
 2,000 tokens)."""
 SHOWN_CHARACTERS = 200
 """How much of an unparsable answer the error quotes."""
+PREPARE_SECONDS = 60.0
+"""How long a check may take to send its request (importing the model libraries on a busy
+machine); the provider's `timeout` starts when the request leaves."""
+WATCH_SECONDS = 0.05
+"""How often a check looks whether its request has left."""
 
 
 async def probe_models(
@@ -102,19 +110,77 @@ async def _checked(
     name: str, model: "ModelConfig", call: Callable[[], Awaitable[Any]], timeout: float
 ) -> Any:
     """The answer of one check; ProviderError (its cause the TimeoutError) when it fails or takes
-    over `timeout` s. No retry waits past `timeout` (a 429's Retry-After longer than that fails the
-    check at once, naming the limit)."""
-    try:
-        with answer_by(timeout):
-            return await asyncio.wait_for(call(), timeout)
-    except TimeoutError as error:
-        raise ProviderError(
-            _failed(name, model, f"no answer within {timeout:g} s", FaultKind.TIMEOUT)
-        ) from error
-    except ModelFormatError:
-        raise
-    except Exception as error:
-        raise ProviderError(_failed(name, model, describe(error), fault_kind(error))) from error
+    over `timeout` s from the moment its request left the process (LiteLLM's pre-call hook).
+    Getting the request out (model libraries imported, clients made: slow on a busy machine) has
+    PREPARE_SECONDS of its own, and running out of them blames this machine, not the provider. No
+    retry waits past `timeout` (a 429's Retry-After longer than that fails the check at once)."""
+    sent = _request_watch()
+    with answer_by(timeout):
+        task = asyncio.ensure_future(call())
+        try:
+            answered = await _within(task, sent, timeout)
+        finally:
+            task.cancel()
+    if answered:
+        try:
+            return task.result()
+        except ModelFormatError:
+            raise
+        except Exception as error:
+            raise ProviderError(_failed(name, model, describe(error), fault_kind(error))) from error
+    if not sent.is_set():
+        msg = (
+            f"indexing did not start: the check of model {name} could not send its request "
+            f"within {PREPARE_SECONDS:g} s (this machine is too busy, or the model library is "
+            "stuck before calling the provider); run it again when the machine is less loaded"
+        )
+        raise ProviderError(msg)
+    raise ProviderError(
+        _failed(name, model, f"no answer within {timeout:g} s", FaultKind.TIMEOUT)
+    ) from TimeoutError()
+
+
+async def _within(task: "asyncio.Future[Any]", sent: threading.Event, timeout: float) -> bool:
+    """Whether `task` ends within PREPARE_SECONDS of starting, or `timeout` s of `sent`."""
+    loop = asyncio.get_running_loop()
+    prepared_by, answered_by = loop.time() + PREPARE_SECONDS, None
+    while not task.done():
+        now = loop.time()
+        if answered_by is None and sent.is_set():
+            answered_by = now + timeout
+        limit = prepared_by if answered_by is None else answered_by
+        if now >= limit:
+            return False
+        await asyncio.wait({task}, timeout=min(limit - now, WATCH_SECONDS))
+    return True
+
+
+_SENT: ContextVar[threading.Event | None] = ContextVar("probe_request_sent", default=None)
+"""Set by LiteLLM's pre-call hook when the current check's request leaves the process."""
+
+
+def _request_watch() -> threading.Event:
+    """A new event for the current check, set when its request is sent (the hook registered with
+    LiteLLM once)."""
+    _register_hook()
+    event = threading.Event()
+    _SENT.set(event)
+    return event
+
+
+@cache
+def _register_hook() -> None:
+    import litellm
+    from litellm.integrations.custom_logger import CustomLogger
+
+    class RequestSent(CustomLogger):
+        """Marks the check whose request LiteLLM is about to send."""
+
+        def log_pre_api_call(self, model: Any, messages: Any, kwargs: Any) -> None:
+            if (event := _SENT.get()) is not None:
+                event.set()
+
+    litellm.input_callback.append(RequestSent())
 
 
 async def check_extraction(

@@ -23,8 +23,10 @@ from graphrag_mcp_server.server.calls import CallLimits
 from graphrag_mcp_server.server.completions import register_completions
 from graphrag_mcp_server.server.context import ServerContext, caller_identity
 from graphrag_mcp_server.server.documents import register_document_tools
+from graphrag_mcp_server.server.index_tools import register_index_tools
 from graphrag_mcp_server.server.notices import ChangeNotices
 from graphrag_mcp_server.server.prompts import register_prompts
+from graphrag_mcp_server.server.record_tools import register_record_tools
 from graphrag_mcp_server.server.resources import register_resources
 from graphrag_mcp_server.server.state import IndexState
 from graphrag_mcp_server.server.tokens import authentication
@@ -127,14 +129,26 @@ class GraphRagServer(MCPServer[Any]):
 
 def _untitled(schema: Any) -> Any:
     """A JSON schema without pydantic's `title` keywords (a property's title only repeats its
-    name)."""
-    if isinstance(schema, dict):
-        return {
-            key: _untitled(value)
-            for key, value in schema.items()
-            if not (key == "title" and isinstance(value, str))
-        }
-    return [_untitled(item) for item in schema] if isinstance(schema, list) else schema
+    name), an optional value's `anyOf: [{type: T, ...}, {type: null}]` written as `type: [T,
+    "null"]` (the same values, a third of the bytes)."""
+    if isinstance(schema, list):
+        return [_untitled(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    options = schema.get("anyOf")
+    if (
+        isinstance(options, list)
+        and len(options) == 2
+        and options[1] == {"type": "null"}
+        and isinstance(options[0].get("type"), str)
+    ):
+        rest = {key: value for key, value in schema.items() if key != "anyOf"}
+        schema = {**options[0], **rest, "type": [options[0]["type"], "null"]}
+    return {
+        key: _untitled(value)
+        for key, value in schema.items()
+        if not (key == "title" and isinstance(value, str))
+    }
 
 
 def _outline(schema: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -193,6 +207,7 @@ def create_server(
         shared.state.start_warm_up()
         if writable:  # a written document's job starts with graphrag already imported
             shared.jobs.keep_warm()
+        shared.state.start_polling(settings.index_poll_seconds)
         shared.start_watching()
         shared.start_following()
         yield shared
@@ -217,6 +232,9 @@ def create_server(
     register_tools(server, shared)
     if writable:
         register_document_tools(server, shared)
+    register_record_tools(server, shared)
+    if not settings.read_only:
+        register_index_tools(server, shared)
     register_resources(server, shared)
     register_prompts(server, settings.max_query_chars)
     register_completions(server, shared)

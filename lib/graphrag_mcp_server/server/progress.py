@@ -59,12 +59,12 @@ async def search_progress(ctx: Context | None) -> AsyncIterator[SearchProgress]:
         """Turns graphrag's map/reduce callbacks into progress notifications."""
 
         def on_map_response_start(self, map_response_contexts: list[Any]) -> None:
-            report(
-                f"asking the model about {len(map_response_contexts)} batches of community reports"
-            )
+            batches = _counted(len(map_response_contexts), "batch", "batches")
+            report(f"asking the model about {batches} of community reports")
 
         def on_map_response_end(self, map_response_outputs: list[Any]) -> None:
-            report(f"{len(map_response_outputs)} partial answers received")
+            answers = _counted(len(map_response_outputs), "partial answer", "partial answers")
+            report(f"{answers} received")
 
         def on_reduce_response_start(self, reduce_response_context: Any) -> None:
             report("combining the partial answers")
@@ -94,3 +94,8 @@ async def search_progress(ctx: Context | None) -> AsyncIterator[SearchProgress]:
             yield SearchProgress([StageProgress()], on_text)
     finally:
         beating.cancel()
+
+
+def _counted(count: int, one: str, many: str) -> str:
+    """`count` and the noun in the number it takes ("1 batch", "4 batches")."""
+    return f"{count} {one if count == 1 else many}"

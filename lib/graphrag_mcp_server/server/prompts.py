@@ -16,7 +16,9 @@ def register_prompts(server: MCPServer, max_chars: int) -> None:
         return Field(min_length=1, max_length=max_chars, description=description)
 
     @server.prompt(
-        description="Analyse a topic across the corpus: themes first, then the entities behind them"
+        title="Analyse a topic",
+        description="Analyse a topic across the corpus: themes first, then the entities behind "
+        "them",
     )
     def analyze(topic: Annotated[str, text("Topic to analyse")]) -> str:
         return (
@@ -30,24 +32,27 @@ def register_prompts(server: MCPServer, max_chars: int) -> None:
         )
 
     @server.prompt(
-        description="Explore one entity: what it is, what it is connected to, where it is mentioned"
+        title="Explore an entity",
+        description="Explore one entity: what it is, what it is connected to, where it is "
+        "mentioned",
     )
     def explore(
         entity: Annotated[str, text("Name of a person, place, organisation or thing")],
     ) -> str:
         return (
             f'Explore "{entity}" in my documents.\n'
-            f"1. Read the resource graphrag://entities/{quote(entity)} for its description, "
-            "relationships and communities (if it is not found, read graphrag://entities for the "
-            "closest name).\n"
+            f'1. Call get_entity with name "{entity}" (or read the resource '
+            f"graphrag://entities/{quote(entity)}) for its description, relationships and "
+            "communities (if it is not found, read graphrag://entities or call local_search for "
+            "the closest name).\n"
             f'2. Call local_search with query "Who or what is {entity}, '
             'and how is it connected to the others?".\n'
-            "3. For its strongest relationships, read the communities it belongs to "
-            "(graphrag://communities/{id}).\n"
+            "3. For its strongest relationships, read the reports of the communities it belongs to "
+            "(get_community with their numbers, or graphrag://communities/{id}).\n"
             "4. Summarise: what it is, its main connections, the documents that mention it."
         )
 
-    @server.prompt(description="Compare two entities or topics")
+    @server.prompt(title="Compare two entities", description="Compare two entities or topics")
     def compare(
         a: Annotated[str, text("First entity or topic")],
         b: Annotated[str, text("Second entity or topic")],
@@ -61,7 +66,10 @@ def register_prompts(server: MCPServer, max_chars: int) -> None:
             "paragraph, citing the sources each result lists."
         )
 
-    @server.prompt(description="Summarise the whole corpus at a chosen level of detail")
+    @server.prompt(
+        title="Summarise the corpus",
+        description="Summarise the whole corpus at a chosen level of detail",
+    )
     def summarize(
         level: Annotated[
             str,

@@ -36,6 +36,7 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
     @server.resource(
         "graphrag://statistics",
         name="statistics",
+        title="Index statistics",
         mime_type=JSON,
         description="Index and server statistics (the same as the get_statistics tool)",
     )
@@ -48,6 +49,7 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
     @server.resource(
         "graphrag://graph",
         name="graph",
+        title="Entity graph (GraphML)",
         mime_type="application/graphml+xml",
         description="The whole entity graph as GraphML (entities with type, description, degree, "
         "community and documents; relationships with weight and description), for Gephi or "
@@ -67,6 +69,7 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
     @server.resource(
         "graphrag://entities",
         name="entities",
+        title="Most connected entities",
         mime_type=JSON,
         description="The 50 most connected entities: name, type, degree, short description",
     )
@@ -79,6 +82,7 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
         @server.resource(
             f"graphrag://{name}",
             name=name,
+            title=f"All {name}",
             mime_type=JSON,
             description=f"{what}, {views.PAGE_SIZE} a page; `next` names the next page",
         )
@@ -88,6 +92,7 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
         @server.resource(
             f"graphrag://{name}/page/{{page}}",
             name=f"{name}_page",
+            title=f"All {name}, page by page",
             mime_type=JSON,
             description=f"A page of graphrag://{name} (from 1)",
         )
@@ -104,6 +109,7 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
     @server.resource(
         "graphrag://entities/{name}",
         name="entity",
+        title="Entity",
         mime_type=JSON,
         description="One entity by name: type, description, degree, relationships, communities, "
         "source documents",
@@ -114,6 +120,7 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
     @server.resource(
         "graphrag://communities/{community_id}",
         name="community",
+        title="Community and its report",
         mime_type=JSON,
         description="One community by number: report title, summary, findings, rating, level, "
         "members",
@@ -128,6 +135,7 @@ def register_resources(server: MCPServer, shared: ServerContext) -> None:
     @server.resource(
         "graphrag://text_units/{text_unit_id}",
         name="text_unit",
+        title="Text unit",
         mime_type=JSON,
         description="One text unit (chunk) by id: its text, its document, the entities found in it",
     )

@@ -147,6 +147,7 @@ class IndexState:
         self.on_new_version: Callable[[], Coroutine[Any, Any, None]] | None = None
         """Called (in a task of its own) when a new version replaces the one served."""
         self._announcing: set[asyncio.Task[None]] = set()
+        self._polling: asyncio.Task[None] | None = None
 
     def start_warm_up(self) -> None:
         """Import graphrag and load the tables in the background, so the first query finds them
@@ -156,6 +157,27 @@ class IndexState:
         """
         if self._warm_up is None:
             self._warm_up = asyncio.create_task(self._try_load())
+
+    def start_polling(self, every: float) -> None:
+        """Look every `every` s whether the disk holds another version (an `index` run beside the
+        server), and load it at once: listening clients hear of it without a request of theirs.
+        Once, though HTTP runs the lifespan per session."""
+        if self._polling is None:
+            self._polling = asyncio.create_task(self._poll(every))
+
+    async def _poll(self, every: float) -> None:
+        while True:
+            await asyncio.sleep(every)
+            current = self._current
+            # a graphrag project's blob output: its tables' ETags are a request each
+            if current is None or current.config.output_storage.type == "blob":
+                continue
+            try:
+                on_disk = await asyncio.to_thread(disk_version, self.root)
+                if on_disk != current.version and (self._failed or ("",))[0] != on_disk:
+                    await self.snapshot()
+            except Exception as error:  # noqa: BLE001 - the next request reports it
+                logger.debug("index poll: %s", error)
 
     async def _try_load(self) -> Snapshot | None:
         try:

@@ -1,125 +1,52 @@
 """MCP tools: each validates its arguments, calls one handler, and returns the handler's typed
 result."""
 
-import asyncio
-import logging
-from collections.abc import Awaitable
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp_types import ClientCapabilities, SamplingCapability, ToolAnnotations
+from mcp_types import ClientCapabilities, SamplingCapability
 from pydantic import Field
 
 from graphrag_mcp_server.config.settings import AnswerModel
-from graphrag_mcp_server.errors import GraphRagMcpError, IndexNotFoundError, ModelCallsFailedError
-from graphrag_mcp_server.handlers.indexing.documents import Limits
-from graphrag_mcp_server.handlers.indexing.tuning import TuneOptions, tuning_config
-from graphrag_mcp_server.handlers.results import IndexJob, JobState, SearchResult, ServerStatistics
+from graphrag_mcp_server.errors import ModelCallsFailedError
+from graphrag_mcp_server.handlers.results import IndexJob, SearchResult, ServerStatistics, Turn
 from graphrag_mcp_server.handlers.search.context import DEFAULT_CONTEXT_TOKENS
 from graphrag_mcp_server.handlers.search.run import SearchType, in_search_thread, tuned_config
-from graphrag_mcp_server.providers.faults import Operation, provider_failure
-from graphrag_mcp_server.server.access import confined_data_path
-from graphrag_mcp_server.server.context import (
-    ServerContext,
-    server_statistics,
-    start_build,
-    start_tuning,
-)
+from graphrag_mcp_server.server.context import ServerContext, server_statistics
 from graphrag_mcp_server.server.progress import search_progress
+from graphrag_mcp_server.server.tool_base import READ, guarded
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
     from graphrag_mcp_server.handlers.tables import IndexTables
 
-T = TypeVar("T")
-logger = logging.getLogger(__name__)
-
-DataPath = Annotated[
-    str,
-    Field(
-        min_length=1,
-        max_length=4096,
-        pattern=r"^[^\x00]*$",
-        description="Folder of documents under the server's data roots (a relative path: under the "
-        "first)",
-    ),
-]
 CommunityLevel = Annotated[
     int, Field(ge=0, le=10, description="Community level: 0 = broadest, higher = finer")
 ]
-ResponseType = Annotated[
-    str, Field(min_length=1, description="Form of the answer, e.g. 'Multiple Paragraphs', 'List'")
-]
+ResponseType = Annotated[str, Field(min_length=1, description="Form of the answer, e.g. 'List'")]
 ContextOnly = Annotated[
     bool,
-    Field(
-        description="Return the ranked context (with its documents) instead of an answer: no model "
-        "call"
-    ),
+    Field(description="The ranked context (with documents) instead of an answer: no model call"),
 ]
 TimeoutSeconds = Annotated[
     float | None,
-    Field(gt=0, le=3600, description="Seconds to wait for the model (default: the server's, 45)"),
+    Field(gt=0, le=3600, description="Seconds to wait for the model (default: the server's)"),
+]
+TopEntities = Annotated[
+    int | None,
+    Field(ge=1, le=100, description="Entities to start from (default 10)"),
+]
+Conversation = Annotated[
+    list[Turn],
+    Field(max_length=20, description="Earlier turns, oldest first"),
 ]
 MaxContextTokens = Annotated[
     int,
-    Field(
-        ge=500, le=200_000, description="context_only's token budget (the rest: context.omitted)"
-    ),
+    Field(ge=500, le=200_000, description="context_only's token budget"),
 ]
-
-
-async def _guarded(shared: ServerContext, work: Awaitable[T]) -> T:
-    """Await `work`; every failure becomes a tool error that says what went wrong and, where it can,
-    what to do."""
-    try:
-        return await work
-    except (ToolError, MCPError):
-        raise
-    except Exception as error:
-        mapped = tool_error(error, shared.root)
-        if mapped is None:
-            logger.exception("unexpected failure")
-            mapped = ToolError(
-                f"internal error: {type(error).__name__}: {error} (details in the server's log); "
-                "the server keeps serving"
-            )
-        raise mapped from error
-
-
-def tool_error(error: Exception, root: Path) -> ToolError | None:
-    """A ToolError for a failure the caller can act on; None for an unexpected one."""
-    if isinstance(error, IndexNotFoundError):
-        return ToolError(
-            f"{error}; or call the build_index tool with the folder of documents as data_path"
-        )
-    if isinstance(error, GraphRagMcpError):
-        return ToolError(str(error))
-    if (
-        failure := provider_failure(error, Operation.SEARCH, str(root / "settings.yaml"))
-    ) is not None:
-        return ToolError(f"{failure}. The server keeps serving")
-    return None
-
-
-READ = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-"""Searches, statistics, job status: read the index (a search also asks the configured model);
-change nothing."""
-WRITE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-TUNE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-)
-"""tune_prompts: rewrites the project's prompts (the previous ones kept aside)."""
-"""build_index and cancel_index_job: change the served index, never the documents; the version
-before stays until the next one, and the same call twice changes nothing more."""
 
 
 def register_tools(server: MCPServer, shared: ServerContext) -> None:
@@ -147,7 +74,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
             )
             return result.model_copy(update={"index_version": snapshot.version})
 
-        result = await _guarded(shared, answer())
+        result = await guarded(shared, answer())
         shared.costs.add(
             f"{search_type.value}_search" + (" (context_only)" if result.context else ""), result
         )
@@ -172,6 +99,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
                 "level"
             ),
         ] = False,
+        conversation: Conversation = [],  # noqa: B006 - pydantic copies defaults
         context_only: ContextOnly = False,
         max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
         timeout_seconds: TimeoutSeconds = None,
@@ -185,6 +113,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
                 "community_level": community_level,
                 "response_type": response_type,
                 "dynamic_community_selection": dynamic_community_selection,
+                "conversation": conversation,
                 "context_only": context_only,
                 "max_context_tokens": max_context_tokens,
                 "timeout": timeout_seconds,
@@ -207,8 +136,10 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
                 "empty = all"
             ),
         ] = [],  # noqa: B006 - pydantic copies defaults
+        top_k: TopEntities = None,
         community_level: CommunityLevel = 2,
         response_type: ResponseType = "Multiple Paragraphs",
+        conversation: Conversation = [],  # noqa: B006 - pydantic copies defaults
         context_only: ContextOnly = False,
         max_context_tokens: MaxContextTokens = DEFAULT_CONTEXT_TOKENS,
         timeout_seconds: TimeoutSeconds = None,
@@ -220,6 +151,8 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
             ctx,
             {
                 "entity_types": entity_types,
+                "top_k": top_k,
+                "conversation": conversation,
                 "community_level": community_level,
                 "response_type": response_type,
                 "context_only": context_only,
@@ -241,6 +174,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         follow_up_depth: Annotated[
             int, Field(ge=0, le=5, description="Rounds of follow-up questions")
         ] = 2,
+        top_k: TopEntities = None,
         community_level: CommunityLevel = 2,
         response_type: ResponseType = "Multiple Paragraphs",
         context_only: ContextOnly = False,
@@ -254,6 +188,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
             ctx,
             {
                 "follow_up_depth": follow_up_depth,
+                "top_k": top_k,
                 "community_level": community_level,
                 "response_type": response_type,
                 "context_only": context_only,
@@ -293,9 +228,6 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
             },
         )
 
-    if not shared.settings.read_only:
-        _register_index_tools(server, shared)
-
     @server.tool(
         title="Index job status",
         annotations=READ,
@@ -305,7 +237,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
     async def index_status(
         job_id: Annotated[str | None, Field(description="Job id returned by build_index")] = None,
     ) -> IndexJob:
-        return await _guarded(shared, _index_status(shared, job_id))
+        return await guarded(shared, _index_status(shared, job_id))
 
     @server.tool(
         title="Index statistics",
@@ -314,60 +246,7 @@ def register_tools(server: MCPServer, shared: ServerContext) -> None:
         "reports, levels, models, vectors), the server's uptime, index version and last job.",
     )
     async def get_statistics() -> ServerStatistics:
-        return await _guarded(shared, server_statistics(shared))
-
-
-def _register_index_tools(server: MCPServer, shared: ServerContext) -> None:
-    """build_index, tune_prompts and cancel_index_job: absent on a read-only server."""
-
-    @server.tool(
-        title="Build or update the index",
-        annotations=WRITE,
-        description="Build or update the index from a folder of documents (text, Markdown, PDF, "
-        "Office, HTML, CSV, JSON) under the server's data roots. In the background: returns the "
-        "job, finished if it ends within a short wait; index_status follows it. One job at a time. "
-        "Cost: model calls for each new or changed chunk.",
-    )
-    async def build_index(
-        data_path: DataPath,
-        mode: Annotated[
-            Literal["incremental", "full"],
-            Field(description="incremental updates the index; full rebuilds it"),
-        ] = "incremental",
-        ctx: Context | None = None,
-    ) -> IndexJob:
-        return await _guarded(shared, _build_index(shared, data_path, mode, ctx))
-
-    @server.tool(
-        title="Tune the prompts to the corpus",
-        annotations=TUNE,
-        description="Adapt the extraction, summary and report prompts to a folder's documents "
-        "(graphrag's prompt tuning; the old ones are kept); the next build_index redoes what they "
-        "affect. A background job like build_index. Cost: about a dozen model calls.",
-    )
-    async def tune_prompts(
-        data_path: DataPath,
-        domain: Annotated[
-            str | None, Field(max_length=200, description="Default: the model names it")
-        ] = None,
-        ctx: Context | None = None,
-    ) -> IndexJob:
-        return await _guarded(
-            shared, _tune_prompts(shared, data_path, TuneOptions(domain=domain), ctx)
-        )
-
-    @server.tool(
-        title="Cancel an index job",
-        annotations=WRITE,
-        description="Stop a running index job (the running one when no id is given); the index "
-        "stays as it was before the job.",
-    )
-    async def cancel_index_job(
-        job_id: Annotated[
-            str | None, Field(max_length=64, description="Job id returned by build_index")
-        ] = None,
-    ) -> IndexJob:
-        return await _guarded(shared, shared.jobs.cancel(job_id))
+        return await guarded(shared, server_statistics(shared))
 
 
 async def _answer(
@@ -448,42 +327,3 @@ async def _index_status(shared: ServerContext, job_id: str | None) -> IndexJob:
     if shared.jobs.latest is None:
         raise ToolError("no index job has run on this server yet; start one with build_index")
     return shared.jobs.latest
-
-
-async def _build_index(
-    shared: ServerContext, data_path: str, mode: str, ctx: Context | None
-) -> IndexJob:
-    settings = shared.settings
-    folder = confined_data_path(data_path, shared.data_roots)
-    job = await start_build(
-        shared, folder, mode, Limits(settings.max_job_documents, settings.max_job_bytes)
-    )
-    return await _waited(shared, job, ctx, "workflow")
-
-
-async def _tune_prompts(
-    shared: ServerContext, data_path: str, options: TuneOptions, ctx: Context | None
-) -> IndexJob:
-    folder = confined_data_path(data_path, shared.data_roots)
-    # a root without settings.yaml fails the call
-    await asyncio.to_thread(tuning_config, shared.root, folder)
-    return await _waited(shared, start_tuning(shared, folder, options), ctx, "stage")
-
-
-async def _waited(
-    shared: ServerContext, job: IndexJob, ctx: Context | None, step_name: str
-) -> IndexJob:
-    """The job once it ends within the server's build wait, else still running; progress sent
-    meanwhile."""
-
-    async def report(running: IndexJob) -> None:
-        if ctx is not None:
-            step = f"{step_name} {running.workflow}" if running.workflow else "starting"
-            await ctx.report_progress(running.workflows_done, running.workflows_total, step)
-
-    job = await shared.jobs.wait(job.job_id, shared.settings.build_wait_seconds, report)
-    if job.state is JobState.FAILED:
-        raise ToolError(
-            f"{'tuning' if job.mode == 'tune' else 'index'} job {job.job_id} failed: {job.error}"
-        )
-    return job

@@ -11,6 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from graphrag_mcp_server.config.formats import SUFFIXES
 from graphrag_mcp_server.config.index_root import (
     INPUT_FILE_PATTERN,
     SETTINGS_FILE,
@@ -171,7 +172,12 @@ async def read_documents(
         selection.skipped[SkipReason.UNREADABLE] += len(reader.unreadable)
     if not rows:
         left_out = f"; unreadable: {_listed(reader.unreadable)}" if reader.unreadable else ""
-        msg = f"no documents in {data_path} (files matching {pattern}{left_out})"
+        wanted = (
+            f"files of the types it reads: .{', .'.join(SUFFIXES)}"
+            if pattern == INPUT_FILE_PATTERN
+            else f"files matching settings.yaml's input.file_pattern {pattern!r}"
+        )
+        msg = f"no documents in {data_path} ({wanted}{left_out})"
         raise InputDataError(msg)
     documents = pd.DataFrame(rows)
     documents["human_readable_id"] = range(len(documents))

@@ -243,6 +243,8 @@ def _apply(job: IndexJob, line: bytes) -> None:
             job.workflows_done += 1
         case "summary":
             job.summary = IndexSummary.model_validate(event["summary"])
+        case "step":  # before graphrag's workflows: what the worker is doing
+            job.workflow = event["name"]
         case "stage":  # a prompt tuning's
             job.workflow, job.workflows_done = event["name"], job.workflows_done + 1
         case "tuned":

@@ -14,8 +14,11 @@ from typing import TYPE_CHECKING, TypedDict
 
 from pydantic import BaseModel, Field
 
-from graphrag_mcp_server.config.index_root import load_index_config, use_models
+from graphrag_mcp_server.config.index_root import INPUT_FILE_PATTERN, load_index_config, use_models
 from graphrag_mcp_server.errors import InputDataError
+from graphrag_mcp_server.handlers import built_with
+from graphrag_mcp_server.handlers.indexing.documents import select_documents
+from graphrag_mcp_server.handlers.indexing.versions import current_version
 from graphrag_mcp_server.handlers.results import TunedPrompts
 from graphrag_mcp_server.providers.usage import track_usage
 
@@ -23,6 +26,10 @@ if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
 TUNING_LOGGER = "graphrag.api.prompt_tune"
+DEFAULT_LIMIT = 15
+"""graphrag's default number of chunks to tune from (graphrag.prompt_tune.defaults.LIMIT)."""
+LIMIT_WARNING = "Limit out of range"
+"""graphrag's warning when the limit exceeds the chunks (logged again by the retry over all)."""
 
 
 class DocSelectionType(StrEnum):
@@ -46,8 +53,11 @@ class TuneOptions(BaseModel):
         default=None, description="Language of the prompts (default: detected)"
     )
     selection_method: DocSelectionType = DocSelectionType.RANDOM
-    limit: int = Field(
-        default=15, ge=1, le=1000, description="Chunks to tune from (random and top selection)"
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        le=1000,
+        description="Chunks to tune from (random and top selection; default 15, or all when fewer)",
     )
     max_tokens: int = Field(
         default=2000, ge=200, le=100_000, description="Most tokens of the extraction prompt"
@@ -69,19 +79,32 @@ class TuningArguments(TypedDict):
 
 def tuning_config(root: Path, data_path: Path | None) -> "GraphRagConfig":
     """The root's config reading the documents to tune from: `data_path`, else the root's own input
-    folder (a graphrag project's `input/`); neither is an InputDataError saying what to give."""
-    folder = data_path or root / "input"
-    if not folder.is_dir():
-        msg = (
-            f"no documents to tune from: {folder} is not a folder; give the folder you index "
-            "with --data-path (or the data_path argument)"
+    folder (a graphrag project's `input/`), else the folder the served version was built from;
+    none holding documents is an InputDataError saying which folder to give."""
+    folders = [data_path] if data_path else [root / "input", _built_from(root)]
+    for folder in folders:
+        if folder is None or not folder.is_dir():
+            continue
+        config = load_index_config(
+            root,
+            {"input_storage": {"type": "file", "base_dir": str(folder.resolve())}},
+            with_models=False,
         )
-        raise InputDataError(msg)
-    return load_index_config(
-        root,
-        {"input_storage": {"type": "file", "base_dir": str(folder.resolve())}},
-        with_models=False,
+        pattern = config.input.file_pattern or INPUT_FILE_PATTERN
+        if select_documents(folder, root, pattern).files:
+            return config
+    where = data_path or root / "input"
+    msg = (
+        f"no documents to tune from in {where}; give the folder you index with --data-path "
+        "(or the data_path argument)"
     )
+    raise InputDataError(msg)
+
+
+def _built_from(root: Path) -> Path | None:
+    """The documents folder the served version recorded (built_with.json), if any."""
+    record = built_with.recorded(current_version(root))
+    return Path(record.data_path) if record and record.data_path else None
 
 
 def index_prompts(config: "GraphRagConfig", root: Path) -> dict[str, Path]:
@@ -164,18 +187,18 @@ async def tune_prompts(
 ) -> tuple[TunedPrompts, dict[Path, str]]:
     """Run graphrag's prompt tuning over the config's documents: what would change, and the tuned
     texts by file (nothing is written). `on_stage` hears each stage graphrag logs."""
+    started = time.perf_counter()  # graphrag's import and model setup included
     use_models(config)
     from graphrag.api import generate_indexing_prompts
     from graphrag.prompt_tune.types import DocSelectionType as Selection
 
-    started = time.perf_counter()
-    with track_usage() as usage, _stages(on_stage):
+    with track_usage() as usage, _stages(on_stage), _limit_warnings() as limit_warnings:
         tuning: TuningArguments = {
             "domain": options.domain,
             "language": options.language,
             "max_tokens": options.max_tokens,
             "discover_entity_types": options.discover_entity_types,
-            "limit": options.limit,
+            "limit": options.limit or DEFAULT_LIMIT,
         }
         try:
             prompts = await generate_indexing_prompts(
@@ -188,6 +211,8 @@ async def tune_prompts(
             prompts = await generate_indexing_prompts(
                 config, selection_method=Selection.ALL, **tuning
             )
+    if limit_warnings and options.limit is not None and on_stage is not None:
+        on_stage(f"Fewer chunks than the limit of {options.limit}: tuned from all of them")
     files = index_prompts(config, root)
     tuned = dict(zip((files[name] for name in TUNED), prompts, strict=True))
     changed = [
@@ -225,6 +250,26 @@ def write_prompts(root: Path, tuned: dict[Path, str], result: TunedPrompts) -> T
             "backup": str(backup.relative_to(root)) if backup.exists() else None,
         }
     )
+
+
+@contextmanager
+def _limit_warnings() -> Iterator[list[str]]:
+    """graphrag's "Limit out of range" warnings, kept from the log and collected for the block:
+    the limit was the default, or the tuning says it once in its own words."""
+    heard: list[str] = []
+
+    def keep(record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith(LIMIT_WARNING):
+            heard.append(record.getMessage())
+            return False
+        return True
+
+    logger = logging.getLogger(TUNING_LOGGER)
+    logger.addFilter(keep)
+    try:
+        yield heard
+    finally:
+        logger.removeFilter(keep)
 
 
 @contextmanager

@@ -4,16 +4,19 @@ The server runs its index jobs here: LanceDB segfaults when one process writes a
 another thread of the same process reads one, and a separate process also keeps the build's CPU
 work off the server's interpreter.
 
-The worker first imports graphrag, LanceDB and the tokenizer (about 5 s), says `ready`, then reads
-its job from stdin as one JSON line ({"root", "data_path", "mode", "limits"}, or with "tune": the
-options of a prompt tuning, which writes the root's prompts); so a server can start one ahead and
-hand it the next job warm. End of input before a job ends it quietly.
+A worker started ahead first imports graphrag, LanceDB and the tokenizer (about 5 s), says `ready`,
+then reads its job from stdin; one started for a job already sent skips that (an unchanged folder
+then needs no graphrag pipeline at all: as fast as the CLI's). The job is one JSON line ({"root",
+"data_path", "mode", "limits"}, or with "tune": the options of a prompt tuning, which writes the
+root's prompts); so a server can start one ahead and hand it the next job warm. End of input
+before a job ends it quietly.
 
     python -m graphrag_mcp_server.handlers.indexing.worker
 """
 
 import asyncio
 import json
+import select
 import signal
 import sys
 from pathlib import Path
@@ -21,6 +24,9 @@ from typing import Any
 
 from graphrag_mcp_server.errors import GraphRagMcpError
 from graphrag_mcp_server.handlers.indexing.documents import Limits
+
+JOB_GRACE_SECONDS = 0.5
+"""How long a starting worker waits for a job already sent before it warms up as a spare."""
 
 
 def _emit(event: str, **fields: Any) -> None:
@@ -64,6 +70,7 @@ async def _build(root: Path, data_path: Path, mode: str, limits: Limits | None) 
         undone_unless_published,
     )
 
+    _emit("step", name="comparing the documents with the served version")
     with undone_unless_published(root):
         config = index_config(root, data_path)
         summary = await build(
@@ -104,6 +111,13 @@ def _warm_up() -> None:
     get_tokenizer()  # loads and keeps graphrag's default tiktoken encoding
 
 
+def _job_waiting() -> bool:
+    """Whether a job is already on stdin (a worker started for it): then it runs without the
+    warm-up, importing only what it needs (an unchanged folder: no graphrag pipeline at all)."""
+    ready, _, _ = select.select([sys.stdin], [], [], JOB_GRACE_SECONDS)
+    return bool(ready)
+
+
 def _stop(signum: int, frame: object) -> None:
     """SIGTERM (cancel_index_job) unwinds the build, so the half-written version is removed."""
     raise KeyboardInterrupt
@@ -113,7 +127,9 @@ def main() -> int:
     """Warm up, take one job from stdin, build; exit 0 on success (or no job) and 1 on failure."""
     signal.signal(signal.SIGTERM, _stop)
     try:
-        _warm_up()
+        if not _job_waiting():  # a worker started ahead: imports now, the job starts at once
+            _emit("step", name="importing graphrag")
+            _warm_up()
         _emit("ready")
         line = sys.stdin.readline()
         if not line:

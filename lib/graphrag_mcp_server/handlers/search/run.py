@@ -22,7 +22,7 @@ from graphrag_mcp_server.errors import (
     SearchTimeoutError,
 )
 from graphrag_mcp_server.handlers.prepared import prepared
-from graphrag_mcp_server.handlers.results import SearchResult, Source
+from graphrag_mcp_server.handlers.results import SearchResult, Source, Turn
 from graphrag_mcp_server.handlers.tables import CITATION, IndexTables
 from graphrag_mcp_server.providers.faults import FaultKind, Operation, advice, kind_of
 from graphrag_mcp_server.providers.operation import answer_by
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from graphrag.callbacks.query_callbacks import QueryCallbacks
     from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag.query.context_builder.builders import ContextBuilderResult
+    from graphrag.query.context_builder.conversation_history import ConversationHistory
     from graphrag_llm.config import ModelConfig
 
     from graphrag_mcp_server.handlers.prepared import Lookup
@@ -62,6 +63,11 @@ async def in_search_thread(function: Callable[..., T], *args: Any, **kwargs: Any
     return await asyncio.get_running_loop().run_in_executor(
         _SEARCH_THREAD, in_context
     )  # counts the query's embedding
+
+
+HISTORY_SEARCHES = ("local", "global")
+"""The searches whose context graphrag 3.3 builds with a conversation history (local maps the
+earlier questions to entities too; drift and basic accept one and ignore it)."""
 
 
 class SearchType(StrEnum):
@@ -163,6 +169,7 @@ async def run_search(
     response_type: str = "Multiple Paragraphs",
     dynamic_community_selection: bool = False,
     entity_types: list[str] | None = None,
+    conversation: list[Turn] | None = None,
     timeout: float | None = None,
     callbacks: "list[QueryCallbacks] | None" = None,
     on_text: AnswerText | None = None,
@@ -170,7 +177,8 @@ async def run_search(
     """Answer `query` with graphrag's search engine of `search_type`, built as graphrag.api builds
     it, over the loaded version's prepared objects.
 
-    `entity_types` keeps local search to entities of those types. A search still running after
+    `entity_types` keeps local search to entities of those types; `conversation` (earlier turns,
+    oldest first) goes into local and global searches' context. A search still running after
     `timeout` seconds is stopped with the provider's last error, and a retry that would wait past it
     gives up with its error; `callbacks` see its stages, and `on_text` each piece of the answer as
     the model streams it (graphrag's `*_search_streaming`): the same answer either way.
@@ -191,6 +199,7 @@ async def run_search(
                     level=community_level,
                     entity_types=entity_types,
                     dynamic=dynamic_community_selection,
+                    conversation=conversation,
                 ),
                 timeout,
             )
@@ -239,6 +248,7 @@ async def _answered(
     level: int,
     entity_types: list[str] | None,
     dynamic: bool,
+    conversation: list[Turn] | None = None,
 ) -> tuple[str, Any]:
     """The engine's streamed answer and the context it answered from, collected as graphrag.api's
     `*_search` collects them. The engine is made in the search thread, and its context built there
@@ -246,6 +256,7 @@ async def _answered(
     dynamic selection and the answer's streaming run on the event loop (they call the model:
     sampling's session lives on this loop)."""
     from graphrag.callbacks.noop_query_callbacks import NoopQueryCallbacks
+    from graphrag.query.context_builder.conversation_history import ConversationHistory
 
     from graphrag_mcp_server.handlers.search.engines import (
         basic_engine,
@@ -282,10 +293,17 @@ async def _answered(
     build_now = search_type is not SearchType.DRIFT and not (
         search_type is SearchType.GLOBAL and dynamic
     )
-    searcher, lent = await in_search_thread(_entered, engine, query, build_now=build_now)
+    history = (
+        ConversationHistory.from_list([turn.model_dump() for turn in conversation])
+        if conversation and search_type.value in HISTORY_SEARCHES
+        else None
+    )
+    searcher, lent = await in_search_thread(
+        _entered, engine, query, build_now=build_now, history=history
+    )
     pieces: list[str] = []
     with lent:
-        async for chunk in searcher.stream_search(query=query):
+        async for chunk in searcher.stream_search(query=query, conversation_history=history):
             pieces.append(chunk)
             if on_text is not None and chunk:
                 await on_text(chunk)
@@ -303,7 +321,11 @@ def log_to_query_log(config: "GraphRagConfig") -> None:
 
 
 def _entered(
-    engine: "AbstractContextManager[Any]", query: str, *, build_now: bool
+    engine: "AbstractContextManager[Any]",
+    query: str,
+    *,
+    build_now: bool,
+    history: "ConversationHistory | None" = None,
 ) -> tuple[Any, ExitStack]:
     """The engine, entered (blocking: run in a worker thread), and what gives back the objects it
     borrowed. With `build_now` its context is built here (global's builder is a coroutine that
@@ -313,7 +335,7 @@ def _entered(
     if build_now:
         with lent:
             built = searcher.context_builder.build_context(
-                query=query, **searcher.context_builder_params
+                query=query, conversation_history=history, **searcher.context_builder_params
             )
             awaited = inspect.isawaitable(built)
             searcher.context_builder = _Built(asyncio.run(built) if awaited else built, awaited)
