@@ -51,6 +51,11 @@ def write_env(notes: Path, **extra: str) -> dict[str, str]:
     return {"GRAPHRAG_MCP_WRITE_PATH": str(notes), **extra}
 
 
+def roots(corpus: Path) -> dict[str, str]:
+    """The data root the index's documents are in (the writable folder inside it)."""
+    return {"GRAPHRAG_MCP_DATA_ROOTS": str(corpus)}
+
+
 async def call(session: ClientSession, tool: str, **arguments: object) -> dict:
     result = await session.call_tool(tool, arguments)
     assert not result.is_error, result.content[0].text
@@ -180,8 +185,11 @@ def test_ten_writes_in_a_burst_are_one_job(copied_index: Path, corpus: Path) -> 
     assert len(list(notes.glob("note-*.md"))) == 10
 
 
-def test_no_write_path_or_read_only_offers_no_write_tools(built_index, tmp_path: Path) -> None:
-    """Without a write path, or on a read-only server, the write tools and `remember` are absent."""
+def test_no_write_path_or_read_only_offers_no_write_tools(
+    built_index, corpus: Path, tmp_path: Path
+) -> None:
+    """Without a write path, or on a read-only server, the write tools and `remember` are absent;
+    a writable folder outside the folder the index was built from is refused at start."""
     root, _ = built_index
 
     sizes = {}
@@ -196,17 +204,21 @@ def test_no_write_path_or_read_only_offers_no_write_tools(built_index, tmp_path:
         sizes[json.dumps(sorted(env.items()))] = len(json.dumps({"tools": dumped}).encode())
         return {tool.name for tool in listing}, prompts
 
-    notes = tmp_path / "notes"
+    notes = corpus / "notes"
     plain, plain_prompts = asyncio.run(tools({}))
     read_only, _ = asyncio.run(tools(write_env(notes, GRAPHRAG_MCP_READ_ONLY="true")))
-    writable, writable_prompts = asyncio.run(tools(write_env(notes)))
+    writable, writable_prompts = asyncio.run(tools(write_env(notes, **roots(corpus))))
     assert not WRITE_TOOLS & plain and not WRITE_TOOLS & read_only and writable >= WRITE_TOOLS
     assert "remember" not in plain_prompts and "remember" in writable_prompts
-    with_writes = sizes[json.dumps(sorted(write_env(notes).items()))]
+    with_writes = sizes[json.dumps(sorted(write_env(notes, **roots(corpus)).items()))]
     assert with_writes - sizes[json.dumps([])] < 4_500  # the four tools' share of a context
     assert not notes.exists() or not any(notes.iterdir())
     result = run_cli("serve", "--index-path", str(root), "--write-path", str(notes), "--read-only")
     assert result.code == 1 and "exclude each other" in result.stderr
+    elsewhere = tmp_path / "elsewhere"
+    result = run_cli("serve", "--index-path", str(root), "--write-path", str(elsewhere))
+    assert result.code == 1 and "would drop them" in result.stderr, result.stderr
+    assert "--data-path" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_refusals(built_index, tmp_path: Path) -> None:
@@ -214,11 +226,12 @@ def test_refusals(built_index, tmp_path: Path) -> None:
     line; titles with separators or reserved names become safe names inside the folder."""
     root, _ = built_index
     notes = tmp_path / "space" / "notes"
-    (tmp_path / "space").mkdir()
+    shutil.copytree(CORPUS, tmp_path / "space")
     (tmp_path / "space" / "keep.txt").write_text("untouched", encoding="utf-8")
     parent = tree_digest(tmp_path, notes)
     env = write_env(
         notes,
+        **roots(tmp_path / "space"),
         GRAPHRAG_MCP_WRITE_MAX_DOCUMENT_BYTES="2000",
         GRAPHRAG_MCP_WRITE_BYTES_PER_MINUTE="3000",
         GRAPHRAG_MCP_WATCH_SETTLE_SECONDS="3600",  # no job starts during the test
@@ -305,13 +318,14 @@ def test_cli_add_then_remove_updates_the_index(copied_index: Path, corpus: Path)
 
 
 @pytest.mark.e2e
-def test_write_allowance_counts_per_identity_not_per_session(built_index, tmp_path: Path) -> None:
+def test_write_allowance_counts_per_identity_not_per_session(built_index, corpus: Path) -> None:
     """Over streamable HTTP, a second session of the same client (its address, without auth)
     shares the first one's bytes per minute; the write is logged with that identity."""
     root, _ = built_index
-    notes = tmp_path / "notes"
+    notes = corpus / "notes"
     env = write_env(
         notes,
+        **roots(corpus),
         GRAPHRAG_MCP_WRITE_BYTES_PER_MINUTE="1000",
         GRAPHRAG_MCP_WATCH_SETTLE_SECONDS="3600",  # no job starts during the test
     )

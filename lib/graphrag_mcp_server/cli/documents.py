@@ -112,10 +112,12 @@ def _reindex(folder: Path, data_path: Path | None, index_path: Path | None, offl
     from graphrag_mcp_server.cli.index import run_index
     from graphrag_mcp_server.cli.output import OutputFormat, print_summary
     from graphrag_mcp_server.handlers.indexing.build import IndexMethod, IndexMode
+    from graphrag_mcp_server.handlers.indexing.written import refuse_another_corpus
 
     corpus = data_path.resolve() if data_path else folder
     if not folder.is_relative_to(corpus):
         fail(f"--data-path {data_path} does not hold the writable folder {folder}")
+    refuse_another_corpus(index_root(index_path), corpus)
     summary = asyncio.run(
         run_index(
             corpus, index_root(index_path), IndexMode.INCREMENTAL, IndexMethod.STANDARD, offline

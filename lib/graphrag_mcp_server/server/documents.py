@@ -23,6 +23,7 @@ from graphrag_mcp_server.handlers.indexing.written import (
     DocumentWrite,
     WrittenDocument,
     document_bytes,
+    refuse_another_corpus,
 )
 from graphrag_mcp_server.handlers.results import IndexJob
 from graphrag_mcp_server.server.context import ServerContext, caller_identity, start_build
@@ -62,7 +63,9 @@ def corpus_folder(shared: ServerContext, write_path: Path) -> Path:
     itself."""
     holding = [shared.watch] if shared.watch is not None else []
     holding += [root for root in shared.data_roots if root not in holding]
-    return next((root for root in holding if write_path.is_relative_to(root)), write_path)
+    corpus = next((root for root in holding if write_path.is_relative_to(root)), write_path)
+    refuse_another_corpus(shared.root, corpus)
+    return corpus
 
 
 def writable_folder(shared: ServerContext) -> DocumentFolder:

@@ -158,6 +158,23 @@ class DocumentFolder:
         return document.model_copy(update={"path": name})
 
 
+def refuse_another_corpus(root: Path, corpus: Path) -> None:
+    """Refuse to index written documents from `corpus` when the served version holds documents and
+    none of them is in it: the wrong folder, whose next version would drop them all."""
+    from graphrag_mcp_server.errors import ConfigError
+    from graphrag_mcp_server.handlers.indexing import versions
+
+    served = list(versions.read_manifest(versions.current_version(root)) or {})
+    if served and not any((corpus / title).is_file() for title in served):
+        msg = (
+            f"the index in {root} holds {len(served)} documents, none of them in {corpus} (such "
+            f"as {served[0]}): indexing written documents from there would drop them; give the "
+            "folder the index was built from with --data-path (or --watch), with the writable "
+            "folder inside it"
+        )
+        raise ConfigError(msg)
+
+
 def slug(title: str) -> str:
     """The title in lower-case letters, digits and dashes: no separator, dot or space survives."""
     words = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:SLUG_CHARS].strip("-")
