@@ -151,3 +151,12 @@ def test_documented_cli_json_has_the_shape_commands_print(built_index: tuple[Pat
             f"cli.md ## {name}",
             _missing_keys(blocks[name], actual),
         )
+
+
+def test_every_benchmark_section_names_the_commit_it_was_measured_on() -> None:
+    """Each section of docs/benchmarks.md says near its start at which commit it was measured
+    (benchmarks_doc.write_sections stamps the sections a benchmark writes)."""
+    text = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    sections = re.split(r"(?m)^(?=## )", text)[1:]
+    unstamped = [section.splitlines()[0] for section in sections if "commit " not in section[:700]]
+    assert not unstamped, unstamped

@@ -1,5 +1,8 @@
-"""docs/benchmarks.md is written by several benchmarks; each replaces only its own sections."""
+"""docs/benchmarks.md is written by several benchmarks; each replaces only its own sections, each
+section naming the commit and date it was measured on."""
 
+import datetime
+import subprocess
 from pathlib import Path
 
 BENCHMARKS_DOC = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
@@ -27,8 +30,28 @@ def write_sections(text: str) -> None:
     )
     for heading, section in _sections(text).items():
         if heading or section.strip():
-            document[heading] = section.rstrip("\n") + "\n\n"
+            document[heading] = stamped(section).rstrip("\n") + "\n\n"
     text = "".join(
         section.rstrip("\n") + "\n\n" for section in document.values() if section.strip()
     )
     BENCHMARKS_DOC.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+
+
+def stamped(section: str) -> str:
+    """`section` with "Measured at commit C on DATE." after its heading, unless it names a commit
+    near its start already (C is HEAD, marked when lib/ has uncommitted changes)."""
+    heading, _, body = section.partition("\n")
+    if not heading.startswith("## ") or "commit " in body[:600]:
+        return section
+    repo = BENCHMARKS_DOC.parents[1]
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], capture_output=True, text=True, cwd=repo, check=True
+        ).stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD")
+    if git("status", "--porcelain", "lib"):
+        commit += " with uncommitted changes to lib/"
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    return f"{heading}\n\nMeasured at commit {commit} on {today}.{body}"
