@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -254,7 +255,17 @@ def rows(corpus: str, hits: dict[str, dict[str, list[bool]]]) -> list[str]:
 
 
 def main() -> None:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--quality-only",
+        metavar="LABEL",
+        help="measure only graph_quality's corpora (full builds) and the cold build of 300 "
+        "generated documents, into a section headed with the commit and LABEL",
+    )
+    arguments = parser.parse_args()
+    if arguments.quality_only:
+        quality_only(arguments.quality_only)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         generate = generate_topics(work / "topics")
@@ -354,6 +365,70 @@ def main() -> None:
             *quality_table,
             "",
             *quality_facts,
+            "",
+        ]
+    )
+    print(section)
+    write_sections(section)
+
+
+QUALITY_CORPORA = [
+    ("six topics", graph_quality.SIX_TOPICS, "yes: the rules of issue 27 were written from it"),
+    (
+        "six topics 2",
+        graph_quality.SECOND,
+        "partly: measured after the first rules, then two rules were added from it",
+    ),
+    (
+        "new styles",
+        graph_quality.NEW_STYLES,
+        "no: written before issue 42 changed the rules; no rule or word was added from it",
+    ),
+]
+
+
+def quality_only(label: str) -> None:
+    """graph_quality's measures on each corpus (one full build each) and the cold build time of
+    300 generated documents, as a section named after the commit and `label`."""
+    from corpora import chain_corpus
+
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
+    ).stdout.strip()
+    table = ["| corpus | built | measure | hits | share |", "|---|---|---|---|---|"]
+    facts = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for name, corpus, in_view in QUALITY_CORPORA:
+            started = time.perf_counter()
+            build(corpus / "docs", work / corpus.name)
+            seconds = time.perf_counter() - started
+            config, tables = load(work / corpus.name)
+            rows, notes = graph_quality.section_lines(
+                graph_quality.measure(config, tables, corpus), "full", name
+            )
+            table += rows
+            facts += [f"{name}: rules written with it in view: {in_view}.", *notes]
+            facts.append(f"{name}: cold build {seconds:.1f} s.")
+        chain_corpus(work / "generated", 300)
+        started = time.perf_counter()
+        build(work / "generated", work / "generated_index")
+        facts.append(
+            f"300 generated documents (corpora.chain_corpus): cold build "
+            f"{time.perf_counter() - started:.1f} s."
+        )
+    section = "\n".join(
+        [
+            f"## No-key graph quality: commit {commit}, {label}",
+            "",
+            "Measured by `python tests/benchmarks/bench_retrieval.py --quality-only LABEL` "
+            "(graph_quality's measures, see Retrieval; one full build per corpus). "
+            "Timings are of this machine, shared with other work: compare them only within a "
+            "section.",
+            "",
+            *table,
+            "",
+            *facts,
             "",
         ]
     )

@@ -20,6 +20,9 @@ SIX_TOPICS = Path(__file__).resolve().parent / "corpora" / "six_topics"
 SECOND = Path(__file__).resolve().parent / "corpora" / "six_topics_2"
 """A second corpus of the same kind (see its ABOUT.md: written after the first rules, then used to
 add two)."""
+NEW_STYLES = Path(__file__).resolve().parent / "corpora" / "new_styles"
+"""40 documents in styles the other corpora do not use, written before issue 42 changed the rules
+(see its ABOUT.md)."""
 TOP = 3
 
 
@@ -33,6 +36,9 @@ class Measures:
     duplicate_reports: list[str] = field(default_factory=list)
     junk_entities: list[str] = field(default_factory=list)
     mistyped: list[str] = field(default_factory=list)
+    duplicate_people: list[str] = field(default_factory=list)
+    entity_count: int = 0
+    composition: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
     def hit(self, measure: str, value: bool) -> None:
         self.hits.setdefault(measure, []).append(value)
@@ -40,6 +46,11 @@ class Measures:
 
 def ground_truth(corpus: Path = SIX_TOPICS) -> dict:
     return json.loads((corpus / "questions.json").read_text(encoding="utf-8"))
+
+
+def names_of(entity: dict) -> set[str]:
+    """The upper-case titles an entity of the ground truth may have (its name and aliases)."""
+    return {name.upper() for name in [entity["name"], *entity.get("aliases", [])]}
 
 
 def measure(config: object, tables: object, corpus: Path = SIX_TOPICS) -> Measures:
@@ -69,6 +80,7 @@ def _graph_measures(tables: object, truth: dict, found: Measures) -> None:
         }
     )
     titles = set(tables.entities["title"])
+    found.entity_count = len(titles)
     junk = {text.upper() for text in truth["junk"]}
     found.junk_entities = sorted(
         title
@@ -77,13 +89,37 @@ def _graph_measures(tables: object, truth: dict, found: Measures) -> None:
     )
     types = dict(zip(tables.entities["title"], tables.entities["type"], strict=True))
     for entity in truth["entities"]:
-        name = entity["name"].upper()
-        found.hit("entity extracted", name in types)
-        if name in types:
-            correct = types[name] == entity["type"]
+        extracted = sorted(names_of(entity) & types.keys())
+        found.hit("entity extracted", bool(extracted))
+        if extracted:
+            correct = types[extracted[0]] == entity["type"]
             found.hit("entity type correct", correct)
+            found.hit(f"entity type correct ({entity['type']})", correct)
             if not correct:
-                found.mistyped.append(f"{entity['name']} ({types[name]}, not {entity['type']})")
+                found.mistyped.append(
+                    f"{entity['name']} ({types[extracted[0]]}, not {entity['type']})"
+                )
+        if entity["type"] == "PERSON":
+            name = entity["name"].upper()
+            found.duplicate_people += sorted(
+                title for title in titles if title != name and title.endswith(f" {name}")
+            )
+    linked = {
+        frozenset((source, target))
+        for source, target in zip(
+            tables.relationships["source"], tables.relationships["target"], strict=True
+        )
+    }
+    by_name = {entity["name"]: names_of(entity) for entity in truth["entities"]}
+    for relation in truth["relations"]:
+        found.hit(
+            "linking relationship in the index",
+            any(
+                frozenset((source, target)) in linked
+                for source in by_name.get(relation["source"], {relation["source"].upper()})
+                for target in by_name.get(relation["target"], {relation["target"].upper()})
+            ),
+        )
 
 
 def _context(
@@ -115,16 +151,39 @@ def _lookup_measures(config: object, tables: object, truth: dict, found: Measure
 
 
 def _relation_measures(config: object, tables: object, truth: dict, found: Measures) -> None:
+    by_name = {entity["name"]: names_of(entity) for entity in truth["entities"]}
     for relation in truth["relations"]:
-        pair = {relation["source"].upper(), relation["target"].upper()}
+        sources = by_name.get(relation["source"], {relation["source"].upper()})
+        targets = by_name.get(relation["target"], {relation["target"].upper()})
         for search in ("local", "drift"):
             context = _context(config, tables, search, relation["question"]).context
             names = {entity.name for entity in context.entities}
-            found.hit(f"{search}: both entities in context", pair <= names)
+            found.hit(
+                f"{search}: both entities in context", bool(names & sources and names & targets)
+            )
             found.hit(
                 f"{search}: linking relationship in context",
-                any({edge.source, edge.target} == pair for edge in context.relationships),
+                any(
+                    (edge.source in sources and edge.target in targets)
+                    or (edge.source in targets and edge.target in sources)
+                    for edge in context.relationships
+                ),
             )
+            _record_composition(found, search, context)
+
+
+def _record_composition(found: Measures, search: str, context: object) -> None:
+    """How many records of each kind the context holds, and their tokens (characters / 4)."""
+    parts = {
+        "entities": [e.name + e.type + e.description for e in context.entities],
+        "relationships": [r.source + r.target + r.description for r in context.relationships],
+        "reports": [r.title + r.content for r in context.reports],
+        "text units": [t.text for t in context.text_units],
+    }
+    for kind, texts in parts.items():
+        found.composition.setdefault(f"{search} {kind}", []).append(
+            (len(texts), sum(len(text) for text in texts) // 4)
+        )
 
 
 def _topic_measures(config: object, tables: object, truth: dict, found: Measures) -> None:
@@ -166,8 +225,19 @@ def section_lines(
         f"{corpus}, {built}: rank of the first report of the asked topic in global search, "
         f"per question: {ranks}.",
         f"{corpus}, {built}: empty reports {len(found.empty_reports)}, duplicate reports "
-        f"{len(found.duplicate_reports)}, junk entities {len(found.junk_entities)}"
+        f"{len(found.duplicate_reports)}, junk entities {len(found.junk_entities)} of "
+        f"{found.entity_count}"
         + (f" ({', '.join(found.junk_entities)})" if found.junk_entities else "")
+        + f"; the same person twice (a title kept before the name): {len(found.duplicate_people)}"
+        + (f" ({', '.join(found.duplicate_people)})" if found.duplicate_people else "")
+        + ".",
+        f'{corpus}, {built}: context of the "What connects" questions, mean records (tokens) '
+        "per answer: "
+        + "; ".join(
+            f"{kind} {sum(n for n, _ in rows) / len(rows):.1f} "
+            f"({sum(t for _, t in rows) / len(rows):.0f})"
+            for kind, rows in found.composition.items()
+        )
         + ".",
     ]
     if found.mistyped:
