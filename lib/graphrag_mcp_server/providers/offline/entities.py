@@ -6,6 +6,23 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from graphrag_mcp_server.providers.offline.entity_types import (
+    EVENT_HEADS,
+    canonical_type,
+    context_cue,
+    head,
+    type_and_reason,
+)
+from graphrag_mcp_server.providers.offline.lexicon import (
+    HONORIFICS,
+    ORGANISATION_HEADS,
+    PLACE_HEADS,
+    TITLES,
+    ends_in_legal_form,
+    is_first_name,
+    is_known_place,
+    is_legal_form,
+)
 from graphrag_mcp_server.providers.offline.text import (
     JOINERS,
     SHORT_LINE_WORDS,
@@ -21,14 +38,6 @@ _CALENDAR = frozenset(
         "january", "february", "march", "april", "may", "june", "july", "august", "september",
         "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
         "saturday", "sunday",
-    ]
-)
-_TITLES = frozenset(
-    [
-        "dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame", "lord", "lady",
-        "captain", "capt", "mayor", "councillor", "inspector", "sergeant", "judge", "agent",
-        "agents", "doctor", "officer", "detective", "lieutenant", "colonel", "commander", "chief",
-        "president", "senator", "minister", "reverend", "major", "cllr", "rev", "revd", "canon",
     ]
 )
 _ROLES = frozenset(
@@ -98,51 +107,8 @@ _COMMON_SUFFIXES = (
     "ies",
     "ed",
 )
-# fmt: off
-# Word lists packed several to a line (the formatter would put one word on each line).
-_TYPE_CUES = {
-    "organization": frozenset(
-        [
-            "cooperative", "co-operative", "board", "works", "council", "company", "co", "ltd",
-            "limited", "inc", "corp", "corporation", "institute", "university", "college", "agency",
-            "committee", "trust", "engineering", "foundation", "association", "society", "group",
-            "bank", "authority", "ministry", "department", "commission", "union", "guild",
-            "partners", "holdings", "laboratory", "labs", "services", "school", "hospital", "party",
-            "club", "press", "gazette", "network", "alliance", "federation", "office", "bureau",
-            "fund", "industries", "systems", "technologies", "inspectorate", "squad", "team",
-            "unit", "division", "corps", "force", "army", "navy", "police", "command", "agency",
-            "museum", "gallery", "library", "infirmary", "clinic", "surgery", "centre", "center",
-            "hotel", "inn", "architects", "solicitors", "nurseries", "charity", "partnership",
-            "practice", "railway", "railways", "airline", "airways", "estate", "friends",
-            "association", "creamery", "laboratories", "players", "knights", "academy", "inns",
-            "construction", "cheesemakers", "brewery", "brewers", "orchestra", "choir", "band",
-            "ensemble", "rovers", "athletic", "united", "wanderers", "oarsmen", "rowers", "riders",
-            "plc", "llp", "theatre",
-        ]
-    ),
-    "geo": frozenset(
-        [
-            "port", "point", "estuary", "bay", "river", "street", "road", "lane", "harbour",
-            "harbor", "island", "isle", "lake", "mount", "mountain", "valley", "sea", "ocean",
-            "county", "city", "town", "village", "quay", "bridge", "coast", "sound", "strait",
-            "creek", "marsh", "hill", "square", "avenue", "province", "region", "district", "cape",
-            "fort", "peninsula", "channel", "rock", "sands", "beach", "head", "headland", "shore",
-            "wharf", "pier", "dock", "moor", "forest", "farm", "meadow", "abbey", "green", "common",
-            "park", "field", "fields", "wood", "woods", "crossing", "weir", "reach", "vale", "row",
-            "close", "parade", "basin", "crescent", "terrace", "gardens", "grove", "mews", "walk",
-            "yard", "wyke", "end", "gate", "court", "hall",
-        ]
-    ),
-    "event": frozenset(
-        [
-            "festival", "storm", "conference", "inquiry", "summit", "war", "battle", "election",
-            "flood", "fair", "regatta", "hearing", "trial", "crisis", "strike", "ceremony",
-            "championship", "games", "expo", "symposium",
-        ]
-    ),
-}
-# fmt: on
-_GEO_PREFIXES = frozenset(["port", "point", "mount", "lake", "cape", "fort", "isle"])
+_TYPE_CUES = {"organization": ORGANISATION_HEADS, "geo": PLACE_HEADS, "event": EVENT_HEADS}
+"""Head nouns of organisations, places and events (general lists: see lexicon.py)."""
 
 _TOKEN = re.compile(r"\w+(?:['’&-]\w+)*|\S")
 _YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
@@ -159,8 +125,13 @@ def _strip_possessive(token: str) -> tuple[str, bool]:
 
 
 def _is_name_word(word: str) -> bool:
-    """A capitalised word that can be part of a name."""
-    return word[:1].isupper() and word.lower() not in _CALENDAR and word != "I"
+    """A capitalised word without digits that can be part of a name ('I'm' cannot, nor 'R25')."""
+    return (
+        word[:1].isupper()
+        and word.lower() not in _CALENDAR
+        and word.split("'")[0].split("’")[0] != "I"
+        and not any(character.isdigit() for character in word)
+    )
 
 
 def _core_count(words: list[str]) -> int:
@@ -178,14 +149,21 @@ def _trim_joiners(words: list[str]) -> list[str]:
 
 
 def _split_run(words: list[str]) -> list[list[str]]:
-    """Split 'Mirela Voss of Harrowgate Board' at joiners after 2+ words."""
+    """Split 'Mirela Voss of Harrowgate Board' at joiners after 2+ words; not a body's name before
+    one more word ('Maritime Museum of Gothenburg')."""
     parts: list[list[str]] = [[]]
     for word in words:
         if word.lower() in JOINERS and _core_count(parts[-1]) >= 2:
-            parts.append([])
+            parts.append([word])
         else:
             parts[-1].append(word)
-    return [_trim_joiners(part) for part in parts]
+    merged = [parts[0]]
+    for part in parts[1:]:
+        if _core_count(part) == 1 and head(merged[-1][-1]) in ORGANISATION_HEADS:
+            merged[-1] += part
+        else:
+            merged.append(part)
+    return [_trim_joiners(part) for part in merged]
 
 
 def _is_sentence_opener(word: str) -> bool:
@@ -194,10 +172,13 @@ def _is_sentence_opener(word: str) -> bool:
     return lower in STOPWORDS or lower.endswith(("ing", "ly"))
 
 
-def _is_name_start(word: str) -> bool:
-    """Not a title, role, greeting or structure word: a word a name can start with."""
-    lower = word.lower()
-    return lower not in _TITLES and lower not in _ROLES and lower not in _NOT_NAMES
+def _is_name_start(words: list[str]) -> bool:
+    """The first of `words` is not a title, role, greeting or structure word: a name can start with
+    it. A title that is also a first name ('Dean', 'Major') is one only before two more words."""
+    lower = words[0].lower()
+    if lower in HONORIFICS or lower in _ROLES or lower in _NOT_NAMES:
+        return False
+    return lower not in TITLES or (_core_count(words[1:]) < 2 and is_first_name(lower))
 
 
 def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[str, bool]]:
@@ -205,9 +186,11 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     preposition (`_sentence_names` keeps other single words only where they start a heading)."""
     while words and at_start and _is_sentence_opener(words[0]):
         words = words[1:]
-    titled = any(word.lower() in _TITLES for word in words[:1])
-    while words and (not _is_name_start(words[0]) or words[0].lower() in JOINERS):
-        titled = titled or words[0].lower() in _TITLES
+    if len(words) > 3 and words[1] == "of" and _is_common_head(words[0]):
+        words = words[2:]  # 'Users of Lumen Cloud', 'Complaint of Halden Athletic'
+    titled = False
+    while words and (not _is_name_start(words) or words[0].lower() in JOINERS):
+        titled = titled or words[0].lower() in TITLES
         words = words[1:]
     while words and (
         words[-1].lower() in _ROLES - _TYPE_CUES["geo"] - _TYPE_CUES["organization"]
@@ -224,12 +207,25 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     return [(" ".join(part), False) for part in _split_run(words) if _core_count(part) >= 2]
 
 
+def _is_common_head(word: str) -> bool:
+    """A word that starts 'W of Name' without being part of the name (not a body's or a place's
+    head noun, a title, a first name or a place)."""
+    return not (
+        head(word) in ORGANISATION_HEADS
+        or head(word) in PLACE_HEADS
+        or word.lower() in TITLES
+        or is_first_name(word)
+        or is_known_place(word)
+    )
+
+
 def _is_single_name(word: str) -> bool:
     """A capitalised word left by `_run_names` (no title, role or structure word) that can be a name
     by itself (a place: 'Hartsmere')."""
     lower = word.lower()
     return (
         lower not in STOPWORDS
+        and not is_legal_form(word)
         and not lower.endswith(_COMMON_SUFFIXES)
         and lower not in _CALENDAR
         and lower.removesuffix("s") not in _CALENDAR
@@ -258,8 +254,15 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool]]:
         if run:
             at_start = not any(t[0].isalpha() for t in tokens[:start])
             previous = tokens[start - 1].lower() if start else ""
+            after = tokens[start + len(run)] if start + len(run) < len(tokens) else ""
+            starts_heading = heading and at_start and len(words) > 1 and not after.islower()
             for name, where_a_place_is in _run_names(run.copy(), at_start, previous):
-                if " " in name or where_a_place_is or (heading and at_start and len(words) > 1):
+                if (
+                    " " in name
+                    or where_a_place_is
+                    or starts_heading  # not 'Catalogue entry', 'Framework agreement'
+                    or (not at_start and is_known_place(name))
+                ):
                     names.append((name, " " not in name))
             run.clear()
 
@@ -303,6 +306,10 @@ class Mentions:
     sentences: dict[str, list[str]]
     institutions: set[str] = field(default_factory=set)
     """Names written after "the" ('the Ormond Players'): a body or a place, not a person."""
+    cues: dict[str, str | None] = field(default_factory=dict)
+    """What the words around each name say its type is (entity_types.context_cue)."""
+    roles: dict[str, list[str]] = field(default_factory=dict)
+    """Defined terms bound to the party they name ('Fennick Cabling Ltd': ['Supplier'])."""
 
 
 def find_entities(text: str) -> Mentions:
@@ -315,6 +322,16 @@ def find_entities(text: str) -> Mentions:
             found.setdefault(name.upper(), name)
             if is_place:
                 places.add(found[name.upper()])
+    not_names = _field_labels(text) | {term.upper() for term, _ in _defined_terms(text)}
+    not_names |= {  # 'CONTRACT FOR THE ...': a heading in capitals, unless it names a place
+        key
+        for key, name in found.items()
+        if " " in name
+        and name.isupper()
+        and canonical_type(name, quoted=False, place=False) != "geo"
+    }
+    for key in not_names & found.keys():
+        places.discard(found.pop(key))
     lowercase = {word for word in WORD.findall(text) if word.islower()}
     name_words = {
         word.upper()
@@ -340,14 +357,62 @@ def find_entities(text: str) -> Mentions:
         name for name, words in before.items() if words & _PLACE_PREPOSITIONS - {"to", "from"}
     }  # 'in Nether Ashcombe'
     institutions = {name for name, words in before.items() if "the" in words}
-    quoted = {found.setdefault(q.upper(), q) for q in _quoted_names(text)}
+    quoted = {
+        found.setdefault(q.upper(), q) for q in _quoted_names(text) if q.upper() not in not_names
+    }
     tails = _tail_names(list(found.values()))
     names = [n for n in found.values() if not any(n in t for t in tails.values())]
+    roles = _bound_roles(text, names)
     forms = _surface_forms(names, tails, quoted | places)
+    for party, terms in roles.items():
+        forms[party] += [f"{article} {term}" for term in terms for article in ("the", "The")]
     mentions = {
         name: [s for s in sentences if any(_mentions(s, f) for f in forms[name])] for name in names
     }
-    return Mentions(names, quoted, places, mentions, institutions)
+    cues = {name: context_cue(text, name) for name in names if " " in name}
+    return Mentions(names, quoted, places, mentions, institutions, cues, roles)
+
+
+_FIELD_LABEL = re.compile(
+    r"^[ \t>*#-]*\**([A-Z][\w'’ -]{0,30}?)\**(?:\s*\([^)\n]*\))?\s*:", re.MULTILINE
+)
+"""A field label: a capitalised word or two and a colon at a line's start ('Curator:', 'Find
+spot:', 'Agent (Kofi Mensah):'), in catalogues, abstracts, transcripts and forms."""
+_DEFINED_TERM = re.compile(
+    r"\(\s*(?:the\s+)?[\"“]([A-Z][\w ]{1,40}?)[\"”]\s*\)"
+    r"|[\"“](?:the\s+)?([A-Z][\w ]{1,40}?)[\"”]\s+(?:means|shall mean|refers to)\s+(?:the\s+)?"
+)
+"""A contract's defined term: 'Nordhavn Rederi AS (the "Owner")', '"Supplier" means ...'."""
+
+
+def _field_labels(text: str) -> set[str]:
+    """The upper-cased field labels of `text` (see _FIELD_LABEL): never entities."""
+    return {match.group(1).strip().upper() for match in _FIELD_LABEL.finditer(text)}
+
+
+def _defined_terms(text: str) -> list[tuple[str, int]]:
+    """Each defined term and where its party's name is to be found: before the parenthesis, or
+    after 'means' (a negative position: the name follows)."""
+    return [
+        (match.group(1), match.start()) if match.group(1) else (match.group(2), -match.end())
+        for match in _DEFINED_TERM.finditer(text)
+    ]
+
+
+def _bound_roles(text: str, names: list[str]) -> dict[str, list[str]]:
+    """Each defined term bound to the party it names: the name right before '(the "Owner")' or
+    right after '"Supplier" means'; a term no name stands beside is bound to none."""
+    roles: dict[str, list[str]] = {}
+    for term, position in _defined_terms(text):
+        near = text[max(0, position - 80) : position] if position >= 0 else text[-position:][:80]
+        placed = [
+            (near.rfind(name) if position >= 0 else -near.find(name), name)
+            for name in names
+            if name in near and name.lower() != term.lower()
+        ]
+        if placed:
+            roles.setdefault(max(placed)[1], []).append(term)
+    return roles
 
 
 def _words_before(text: str, name: str) -> set[str]:
@@ -400,27 +465,17 @@ def _mentions(sentence: str, form: str) -> bool:
     return form in sentence and re.search(rf"(?<!\w){re.escape(form)}(?!\w)", sentence) is not None
 
 
-def canonical_type(name: str, *, quoted: bool, place: bool, institution: bool = False) -> str:
-    """Guess organization / geo / event / person from simple cues (`institution`: written after
-    "the")."""
-    words = [w.lower() for w in name.split()]
-    cues = _TYPE_CUES
-    if any(_YEAR.match(w) for w in words) or words[-1] in cues["event"]:
-        return "event"
-    if words[-1] in cues["organization"]:
-        return "organization"
-    if place or words[-1] in cues["geo"] or words[0] in _GEO_PREFIXES:
-        return "geo"
-    for kind in ("organization", "event", "geo"):
-        if any(w in cues[kind] for w in words):
-            return kind
-    particles = set(words[1:-1]) & JOINERS  # 'Pieter van Damme'
-    plain = (
-        all(
-            w.replace("-", "").replace("'", "").isalpha() for w in words
-        )  # 'Moreno-Hale', "O'Brien"
-        and not (set(words) & JOINERS - particles)
+def typed(name: str, found: Mentions) -> tuple[str, str]:
+    """The canonical type of one of `found`'s names and the evidence that gave it ('Brannock
+    Salvage' is an organisation where the text also writes 'Brannock Salvage Ltd')."""
+    if any(
+        other.startswith(f"{name} ") and ends_in_legal_form(other.split()) for other in found.names
+    ):
+        return "organization", "legal form"
+    return type_and_reason(
+        name,
+        quoted=name in found.quoted,
+        place=name in found.places,
+        institution=name in found.institutions,
+        cue=found.cues.get(name),
     )
-    if not quoted and not institution and 2 <= len(words) <= 3 + len(particles) and plain:
-        return "person"
-    return "organization"

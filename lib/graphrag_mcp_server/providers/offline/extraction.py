@@ -7,7 +7,7 @@ from graphrag.index.operations.extract_graph.graph_extractor import (
     TUPLE_DELIMITER,
 )
 
-from graphrag_mcp_server.providers.offline.entities import Mentions, canonical_type, find_entities
+from graphrag_mcp_server.providers.offline.entities import Mentions, find_entities, typed
 from graphrag_mcp_server.providers.offline.relationships import relationship_records
 from graphrag_mcp_server.providers.offline.request import Request
 from graphrag_mcp_server.providers.offline.text import (
@@ -55,12 +55,7 @@ def graph_records(prompt: str) -> str:
 
 def _entity_record(name: str, found: Mentions, entity_types: list[str]) -> str:
     """One '("entity"<|>NAME<|>TYPE<|>description)' record."""
-    canonical = canonical_type(
-        name,
-        quoted=name in found.quoted,
-        place=name in found.places,
-        institution=name in found.institutions,
-    )
+    canonical, _ = typed(name, found)
     description = join_sentences(found.sentences[name], MAX_DESCRIPTION_WORDS)
     fields = [
         '"entity"',
