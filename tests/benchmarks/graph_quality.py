@@ -37,6 +37,8 @@ class Measures:
     junk_entities: list[str] = field(default_factory=list)
     mistyped: list[str] = field(default_factory=list)
     duplicate_people: list[str] = field(default_factory=list)
+    unlisted: list[str] = field(default_factory=list)
+    """Entities neither in the ground truth nor listed as junk (for a reader to judge)."""
     entity_count: int = 0
     composition: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
@@ -58,6 +60,7 @@ def measure(config: object, tables: object, corpus: Path = SIX_TOPICS) -> Measur
     questions.json)."""
     truth, found = ground_truth(corpus), Measures()
     _graph_measures(tables, truth, found)
+    _default_type_measures(corpus, truth, found)
     _lookup_measures(config, tables, truth, found)
     _relation_measures(config, tables, truth, found)
     _topic_measures(config, tables, truth, found)
@@ -88,11 +91,17 @@ def _graph_measures(tables: object, truth: dict, found: Measures) -> None:
         if title in junk or title.startswith(("DEAR ", "YOURS ", "KIND REGARDS"))
     )
     types = dict(zip(tables.entities["title"], tables.entities["type"], strict=True))
+    gold = set().union(*(names_of(entity) for entity in truth["entities"]))
+    found.unlisted = sorted(titles - gold - junk - set(found.junk_entities))
     for entity in truth["entities"]:
-        extracted = sorted(names_of(entity) & types.keys())
+        extracted = [
+            name
+            for name in [entity["name"], *entity.get("aliases", [])]
+            if name.upper() in types
+        ]
         found.hit("entity extracted", bool(extracted))
         if extracted:
-            correct = types[extracted[0]] == entity["type"]
+            correct = types[extracted[0].upper()] == entity["type"]
             found.hit("entity type correct", correct)
             found.hit(f"entity type correct ({entity['type']})", correct)
             if not correct:
@@ -120,6 +129,23 @@ def _graph_measures(tables: object, truth: dict, found: Measures) -> None:
                 for target in by_name.get(relation["target"], {relation["target"].upper()})
             ),
         )
+
+
+def _default_type_measures(corpus: Path, truth: dict, found: Measures) -> None:
+    """How often the type a name gets by default (no rule typed it) is right: the offline
+    extraction run on each document of the corpus, for the gold names it finds there."""
+    from graphrag_mcp_server.providers.offline.entities import find_entities, typed
+
+    kinds = {name: entity["type"] for entity in truth["entities"] for name in names_of(entity)}
+    for path in sorted((corpus / "docs").iterdir()):
+        mentions = find_entities(path.read_text(encoding="utf-8"))
+        for name in mentions.names:
+            canonical, reason = typed(name, mentions)
+            if reason == "default" and name.upper() in kinds:
+                found.hit(
+                    "typed by default (per document): right",
+                    kinds[name.upper()].lower() == canonical,
+                )
 
 
 def _context(
@@ -231,6 +257,8 @@ def section_lines(
         + f"; the same person twice (a title kept before the name): {len(found.duplicate_people)}"
         + (f" ({', '.join(found.duplicate_people)})" if found.duplicate_people else "")
         + ".",
+        f"{corpus}, {built}: other entities (neither in the ground truth nor listed as junk): "
+        f"{len(found.unlisted)} ({', '.join(found.unlisted)}).",
         f'{corpus}, {built}: context of the "What connects" questions, mean records (tokens) '
         "per answer: "
         + "; ".join(

@@ -13,6 +13,7 @@ from graphrag_mcp_server.providers.offline.entity_types import (
     head,
     type_and_reason,
 )
+from graphrag_mcp_server.providers.offline.labels import bound_roles, defined_terms, field_labels
 from graphrag_mcp_server.providers.offline.lexicon import (
     HONORIFICS,
     ORGANISATION_HEADS,
@@ -322,7 +323,7 @@ def find_entities(text: str) -> Mentions:
             found.setdefault(name.upper(), name)
             if is_place:
                 places.add(found[name.upper()])
-    not_names = _field_labels(text) | {term.upper() for term, _ in _defined_terms(text)}
+    not_names = field_labels(text) | {term.upper() for term, _ in defined_terms(text)}
     not_names |= {  # 'CONTRACT FOR THE ...': a heading in capitals, unless it names a place
         key
         for key, name in found.items()
@@ -362,8 +363,8 @@ def find_entities(text: str) -> Mentions:
     }
     tails = _tail_names(list(found.values()))
     names = [n for n in found.values() if not any(n in t for t in tails.values())]
-    roles = _bound_roles(text, names)
-    forms = _surface_forms(names, tails, quoted | places)
+    roles = bound_roles(text, names)
+    forms = _surface_forms(names, tails, quoted | places, lowercase)
     for party, terms in roles.items():
         forms[party] += [f"{article} {term}" for term in terms for article in ("the", "The")]
     mentions = {
@@ -371,48 +372,6 @@ def find_entities(text: str) -> Mentions:
     }
     cues = {name: context_cue(text, name) for name in names if " " in name}
     return Mentions(names, quoted, places, mentions, institutions, cues, roles)
-
-
-_FIELD_LABEL = re.compile(
-    r"^[ \t>*#-]*\**([A-Z][\w'’ -]{0,30}?)\**(?:\s*\([^)\n]*\))?\s*:", re.MULTILINE
-)
-"""A field label: a capitalised word or two and a colon at a line's start ('Curator:', 'Find
-spot:', 'Agent (Kofi Mensah):'), in catalogues, abstracts, transcripts and forms."""
-_DEFINED_TERM = re.compile(
-    r"\(\s*(?:the\s+)?[\"“]([A-Z][\w ]{1,40}?)[\"”]\s*\)"
-    r"|[\"“](?:the\s+)?([A-Z][\w ]{1,40}?)[\"”]\s+(?:means|shall mean|refers to)\s+(?:the\s+)?"
-)
-"""A contract's defined term: 'Nordhavn Rederi AS (the "Owner")', '"Supplier" means ...'."""
-
-
-def _field_labels(text: str) -> set[str]:
-    """The upper-cased field labels of `text` (see _FIELD_LABEL): never entities."""
-    return {match.group(1).strip().upper() for match in _FIELD_LABEL.finditer(text)}
-
-
-def _defined_terms(text: str) -> list[tuple[str, int]]:
-    """Each defined term and where its party's name is to be found: before the parenthesis, or
-    after 'means' (a negative position: the name follows)."""
-    return [
-        (match.group(1), match.start()) if match.group(1) else (match.group(2), -match.end())
-        for match in _DEFINED_TERM.finditer(text)
-    ]
-
-
-def _bound_roles(text: str, names: list[str]) -> dict[str, list[str]]:
-    """Each defined term bound to the party it names: the name right before '(the "Owner")' or
-    right after '"Supplier" means'; a term no name stands beside is bound to none."""
-    roles: dict[str, list[str]] = {}
-    for term, position in _defined_terms(text):
-        near = text[max(0, position - 80) : position] if position >= 0 else text[-position:][:80]
-        placed = [
-            (near.rfind(name) if position >= 0 else -near.find(name), name)
-            for name in names
-            if name in near and name.lower() != term.lower()
-        ]
-        if placed:
-            roles.setdefault(max(placed)[1], []).append(term)
-    return roles
 
 
 def _words_before(text: str, name: str) -> set[str]:
@@ -445,17 +404,23 @@ def _tail_names(names: list[str]) -> dict[str, list[str]]:
 
 
 def _surface_forms(
-    names: list[str], tails: dict[str, list[str]], non_people: set[str]
+    names: list[str], tails: dict[str, list[str]], non_people: set[str], lowercase: set[str]
 ) -> dict[str, list[str]]:
-    """Each name, the shorter names it ends with, and a person's unambiguous surname."""
+    """Each name, the shorter names it ends with, a person's unambiguous surname, and a body's
+    unambiguous first or last word ('Athletic's chairman' for Halden Athletic)."""
     word_counts = Counter(w for n in names for w in set(n.split()))
     forms = {}
     for name in names:
-        surname = name.split()[-1]
-        person = (
-            name not in non_people and canonical_type(name, quoted=False, place=False) == "person"
-        )
-        short = [surname] if person and word_counts[surname] == 1 else []
+        words = name.split()
+        kind = canonical_type(name, quoted=False, place=False)
+        person = name not in non_people and kind == "person"
+        short = [words[-1]] if person and word_counts[words[-1]] == 1 else []
+        if kind == "organization" and len(words) == 2:
+            short = [
+                word
+                for word in words
+                if word_counts[word] == 1 and word.isalpha() and word.lower() not in lowercase
+            ]
         forms[name] = [name, *tails[name], *short]
     return forms
 
