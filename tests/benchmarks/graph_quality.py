@@ -95,9 +95,7 @@ def _graph_measures(tables: object, truth: dict, found: Measures) -> None:
     found.unlisted = sorted(titles - gold - junk - set(found.junk_entities))
     for entity in truth["entities"]:
         extracted = [
-            name
-            for name in [entity["name"], *entity.get("aliases", [])]
-            if name.upper() in types
+            name for name in [entity["name"], *entity.get("aliases", [])] if name.upper() in types
         ]
         found.hit("entity extracted", bool(extracted))
         if extracted:
@@ -106,7 +104,7 @@ def _graph_measures(tables: object, truth: dict, found: Measures) -> None:
             found.hit(f"entity type correct ({entity['type']})", correct)
             if not correct:
                 found.mistyped.append(
-                    f"{entity['name']} ({types[extracted[0]]}, not {entity['type']})"
+                    f"{entity['name']} ({types[extracted[0].upper()]}, not {entity['type']})"
                 )
         if entity["type"] == "PERSON":
             name = entity["name"].upper()

@@ -11,7 +11,7 @@ from graphrag_mcp_server.providers.offline.entities import Mentions, find_entiti
 from graphrag_mcp_server.providers.offline.relationships import relationship_records
 from graphrag_mcp_server.providers.offline.request import Request
 from graphrag_mcp_server.providers.offline.text import (
-    MAX_DESCRIPTION_WORDS,
+    ENTITY_DESCRIPTION_WORDS,
     clean_field,
     join_sentences,
     split_sentences,
@@ -56,7 +56,7 @@ def graph_records(prompt: str) -> str:
 def _entity_record(name: str, found: Mentions, entity_types: list[str]) -> str:
     """One '("entity"<|>NAME<|>TYPE<|>description)' record."""
     canonical, _ = typed(name, found)
-    description = join_sentences(found.sentences[name], MAX_DESCRIPTION_WORDS)
+    description = join_sentences(found.sentences[name], ENTITY_DESCRIPTION_WORDS)
     fields = [
         '"entity"',
         name.upper(),
