@@ -235,12 +235,14 @@ def _is_single_name(word: str) -> bool:
     )
 
 
-def _sentence_names(sentence: str) -> list[tuple[str, bool]]:
+def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
     """Capitalised names in a sentence, each with whether it is a single word found where a place is
-    (after in/at/near...); a single word elsewhere is kept only where it starts a heading (a short
-    line of two words or more without a full stop, not a numbered item)."""
+    (after in/at/near...) and whether it is weak (a heading's first word before a lower-case one,
+    which find_entities keeps only if the text writes it again); a single word elsewhere is kept
+    where it starts a heading (a short line of two words or more without a full stop, not a
+    numbered item) or mid-sentence where the gazetteer knows it."""
     tokens = _TOKEN.findall(sentence)
-    names: list[tuple[str, bool]] = []
+    names: list[tuple[str, bool, bool]] = []
     run: list[str] = []
     start = 0
     words = [token for token in tokens if token[0].isalnum()]
@@ -256,15 +258,16 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool]]:
             at_start = not any(t[0].isalpha() for t in tokens[:start])
             previous = tokens[start - 1].lower() if start else ""
             after = tokens[start + len(run)] if start + len(run) < len(tokens) else ""
-            starts_heading = heading and at_start and len(words) > 1 and not after.islower()
+            starts_heading = heading and at_start and len(words) > 1
+            weak = starts_heading and after.islower()  # 'Catalogue entry', 'Kestlewick flood ...'
             for name, where_a_place_is in _run_names(run.copy(), at_start, previous):
                 if (
                     " " in name
                     or where_a_place_is
-                    or starts_heading  # not 'Catalogue entry', 'Framework agreement'
+                    or starts_heading
                     or (not at_start and is_known_place(name))
                 ):
-                    names.append((name, " " not in name))
+                    names.append((name, " " not in name, weak and " " not in name))
             run.clear()
 
     for index, token in enumerate(tokens):
@@ -319,7 +322,9 @@ def find_entities(text: str) -> Mentions:
     found: dict[str, str] = {}
     places: set[str] = set()
     for sentence in sentences:
-        for name, is_place in _sentence_names(sentence):
+        for name, is_place, weak in _sentence_names(sentence):
+            if weak and len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", text)) < 2:
+                continue  # a heading's first word before lower case, once: 'Catalogue entry'
             found.setdefault(name.upper(), name)
             if is_place:
                 places.add(found[name.upper()])
