@@ -62,8 +62,9 @@ PLACE_HEADS = frozenset(
         "loch", "lake", "lough", "river", "estuary", "creek", "brook", "stream", "falls", "canal",
         "reservoir", "harbour", "harbor", "lagoon", "marsh", "fen", "bog", "springs",
         # land
-        "island", "islands", "isle", "isles", "peninsula", "cape", "coast", "shore", "beach",
-        "headland", "point", "mountain", "mountains", "mount", "hill", "hills", "ridge", "peak",
+        "island", "islands", "isle", "isles", "peninsula", "cape", "head", "coast", "shore",
+        "beach", "headland", "point", "mountain", "mountains", "mount", "hill", "hills", "ridge",
+        "peak",
         "valley", "vale", "glen", "dale", "moor", "moors", "heath", "forest", "wood", "woods",
         "plain", "plains", "desert", "glacier", "downs", "common", "green", "fields",
         # settlements and divisions
