@@ -14,7 +14,7 @@ from graphrag.index.operations.extract_graph.graph_extractor import TUPLE_DELIMI
 
 from graphrag_mcp_server.providers.offline.entities import Mentions, typed
 from graphrag_mcp_server.providers.offline.text import (
-    MAX_DESCRIPTION_WORDS,
+    ENTITY_DESCRIPTION_WORDS,
     PARAGRAPH_BREAK,
     SHORT_LINE_WORDS,
     clean_field,
@@ -100,7 +100,7 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
     records = []
     for (source, target), found_link in links.items():
         strength = round(min(10.0, 1.0 + found_link.weight), 1)
-        description = clean_field(join_sentences(found_link.evidence, MAX_DESCRIPTION_WORDS))
+        description = clean_field(join_sentences(found_link.evidence, ENTITY_DESCRIPTION_WORDS))
         fields = ['"relationship"', source.upper(), target.upper(), description, str(strength)]
         records.append(f"({TUPLE_DELIMITER.join(fields)})")
     return records
