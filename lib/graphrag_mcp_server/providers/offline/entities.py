@@ -205,7 +205,11 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
         if previous == "the" or any(word.lower() in cues for cues in _TYPE_CUES.values()):
             return []  # 'the Council', 'the Cabinet': a body named by its kind
         return [(word, previous in _PLACE_PREPOSITIONS)]
-    return [(" ".join(part), False) for part in _split_run(words) if _core_count(part) >= 2]
+    return [
+        (" ".join(part), _core_count(part) == 1)
+        for part in _split_run(words)
+        if _core_count(part) >= 2 or (len(part) == 1 and is_known_place(part[0]))
+    ]  # 'Ewa Lindgren of Vantaa': a person and a place
 
 
 def _is_common_head(word: str) -> bool:
