@@ -200,9 +200,24 @@ def test_incremental_run_adds_a_new_document(tmp_path: Path) -> None:
     )
     assert unchanged.json()["llm_calls"] == unchanged.json()["prompt_tokens"] == 0
 
+    kept = _communities(root)
     rebuilt = run_cli(
         "index", data, "--index-path", root, "--full", "--offline", "--format", "json"
     )
     assert rebuilt.code == 0, rebuilt.stderr
     assert rebuilt.json()["mode"] == "full" and rebuilt.json()["entities"] == summary["entities"]
-    assert rebuilt.json()["llm_calls"] == 0  # every request is answered by graphrag's LLM cache
+    # graphrag's LLM cache answers every extraction and summary request; the update kept its
+    # communities (issue 24) where the rebuild clusters anew, so the reports of communities it
+    # forms differently are asked again (at most one call a report)
+    if _communities(root) == kept:
+        assert rebuilt.json()["llm_calls"] == 0
+    else:
+        assert 0 < rebuilt.json()["llm_calls"] <= rebuilt.json()["computed"]["report"]
+
+
+def _communities(root: Path) -> set[frozenset[str]]:
+    """Each community of the served index as the set of its entities' titles."""
+    communities = pd.read_parquet(root / "output" / "communities.parquet")
+    entities = pd.read_parquet(root / "output" / "entities.parquet")
+    title = dict(zip(entities["id"], entities["title"], strict=True))
+    return {frozenset(title[i] for i in ids) for ids in communities["entity_ids"]}

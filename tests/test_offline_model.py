@@ -228,6 +228,56 @@ Treasurer, Kestlewick Residents Trust
 """
 
 
+CONTRACT_AND_BIOGRAPHY = """Tomasz Wielgosz
+
+Tomasz Wielgosz (born 1950) is a Polish engineer. Born in Gdansk, he studied in Warsaw. In 1980
+he founded Baltic Dredging, which he ran for thirty years.
+
+Sale agreement
+
+Kjellberg Marine AS (the "Buyer") and Hollis Freight Ltd (the "Seller") agree as follows.
+
+2. The Buyer appoints Amara Nwosu as its agent.
+
+3. Judge Ewa Lindgren of Vantaa will hear any dispute.
+
+Object: Silver brooch
+Donor: Ines Barreto
+Material: Silver
+"""
+
+
+async def test_types_come_from_general_knowledge_and_labels_are_not_entities(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: a legal form, a gazetteer city and a trade in -ing type a name; field labels,
+    defined terms and titles are not entities; a defined term counts as its party's mention and a
+    biography's later sentences refer to its subject."""
+    extractor = GraphExtractor(model=model, prompt=GRAPH_EXTRACTION_PROMPT, max_gleanings=0)
+    entities, relationships = await extractor(CONTRACT_AND_BIOGRAPHY, ENTITY_TYPES, source_id="t1")
+    types = dict(zip(entities["title"], entities["type"], strict=True))
+    assert types == {
+        "KJELLBERG MARINE AS": "ORGANIZATION",
+        "HOLLIS FREIGHT LTD": "ORGANIZATION",
+        "AMARA NWOSU": "PERSON",
+        "EWA LINDGREN": "PERSON",
+        "VANTAA": "GEO",
+        "INES BARRETO": "PERSON",
+        "TOMASZ WIELGOSZ": "PERSON",
+        "GDANSK": "GEO",
+        "WARSAW": "GEO",
+        "BALTIC DREDGING": "ORGANIZATION",
+    }
+    pairs = {
+        frozenset(pair)
+        for pair in zip(relationships["source"], relationships["target"], strict=True)
+    }
+    assert frozenset({"KJELLBERG MARINE AS", "AMARA NWOSU"}) in pairs, "the Buyer is Kjellberg"
+    assert frozenset({"HOLLIS FREIGHT LTD", "AMARA NWOSU"}) not in pairs
+    assert frozenset({"TOMASZ WIELGOSZ", "BALTIC DREDGING"}) in pairs, "he: the subject"
+    assert frozenset({"GDANSK", "BALTIC DREDGING"}) not in pairs, "he is not a place"
+
+
 async def test_a_letter_gives_clean_typed_entities_and_relationships_beyond_a_sentence(
     model: LLMCompletion,
 ) -> None:

@@ -6,6 +6,24 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from graphrag_mcp_server.providers.offline.entity_types import (
+    EVENT_HEADS,
+    canonical_type,
+    context_cue,
+    head,
+    type_and_reason,
+)
+from graphrag_mcp_server.providers.offline.labels import bound_roles, defined_terms, field_labels
+from graphrag_mcp_server.providers.offline.lexicon import (
+    HONORIFICS,
+    ORGANISATION_HEADS,
+    PLACE_HEADS,
+    TITLES,
+    ends_in_legal_form,
+    is_first_name,
+    is_known_place,
+    is_legal_form,
+)
 from graphrag_mcp_server.providers.offline.text import (
     JOINERS,
     SHORT_LINE_WORDS,
@@ -21,14 +39,6 @@ _CALENDAR = frozenset(
         "january", "february", "march", "april", "may", "june", "july", "august", "september",
         "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
         "saturday", "sunday",
-    ]
-)
-_TITLES = frozenset(
-    [
-        "dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame", "lord", "lady",
-        "captain", "capt", "mayor", "councillor", "inspector", "sergeant", "judge", "agent",
-        "agents", "doctor", "officer", "detective", "lieutenant", "colonel", "commander", "chief",
-        "president", "senator", "minister", "reverend", "major", "cllr", "rev", "revd", "canon",
     ]
 )
 _ROLES = frozenset(
@@ -98,51 +108,8 @@ _COMMON_SUFFIXES = (
     "ies",
     "ed",
 )
-# fmt: off
-# Word lists packed several to a line (the formatter would put one word on each line).
-_TYPE_CUES = {
-    "organization": frozenset(
-        [
-            "cooperative", "co-operative", "board", "works", "council", "company", "co", "ltd",
-            "limited", "inc", "corp", "corporation", "institute", "university", "college", "agency",
-            "committee", "trust", "engineering", "foundation", "association", "society", "group",
-            "bank", "authority", "ministry", "department", "commission", "union", "guild",
-            "partners", "holdings", "laboratory", "labs", "services", "school", "hospital", "party",
-            "club", "press", "gazette", "network", "alliance", "federation", "office", "bureau",
-            "fund", "industries", "systems", "technologies", "inspectorate", "squad", "team",
-            "unit", "division", "corps", "force", "army", "navy", "police", "command", "agency",
-            "museum", "gallery", "library", "infirmary", "clinic", "surgery", "centre", "center",
-            "hotel", "inn", "architects", "solicitors", "nurseries", "charity", "partnership",
-            "practice", "railway", "railways", "airline", "airways", "estate", "friends",
-            "association", "creamery", "laboratories", "players", "knights", "academy", "inns",
-            "construction", "cheesemakers", "brewery", "brewers", "orchestra", "choir", "band",
-            "ensemble", "rovers", "athletic", "united", "wanderers", "oarsmen", "rowers", "riders",
-            "plc", "llp", "theatre",
-        ]
-    ),
-    "geo": frozenset(
-        [
-            "port", "point", "estuary", "bay", "river", "street", "road", "lane", "harbour",
-            "harbor", "island", "isle", "lake", "mount", "mountain", "valley", "sea", "ocean",
-            "county", "city", "town", "village", "quay", "bridge", "coast", "sound", "strait",
-            "creek", "marsh", "hill", "square", "avenue", "province", "region", "district", "cape",
-            "fort", "peninsula", "channel", "rock", "sands", "beach", "head", "headland", "shore",
-            "wharf", "pier", "dock", "moor", "forest", "farm", "meadow", "abbey", "green", "common",
-            "park", "field", "fields", "wood", "woods", "crossing", "weir", "reach", "vale", "row",
-            "close", "parade", "basin", "crescent", "terrace", "gardens", "grove", "mews", "walk",
-            "yard", "wyke", "end", "gate", "court", "hall",
-        ]
-    ),
-    "event": frozenset(
-        [
-            "festival", "storm", "conference", "inquiry", "summit", "war", "battle", "election",
-            "flood", "fair", "regatta", "hearing", "trial", "crisis", "strike", "ceremony",
-            "championship", "games", "expo", "symposium",
-        ]
-    ),
-}
-# fmt: on
-_GEO_PREFIXES = frozenset(["port", "point", "mount", "lake", "cape", "fort", "isle"])
+_TYPE_CUES = {"organization": ORGANISATION_HEADS, "geo": PLACE_HEADS, "event": EVENT_HEADS}
+"""Head nouns of organisations, places and events (general lists: see lexicon.py)."""
 
 _TOKEN = re.compile(r"\w+(?:['’&-]\w+)*|\S")
 _YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
@@ -159,8 +126,13 @@ def _strip_possessive(token: str) -> tuple[str, bool]:
 
 
 def _is_name_word(word: str) -> bool:
-    """A capitalised word that can be part of a name."""
-    return word[:1].isupper() and word.lower() not in _CALENDAR and word != "I"
+    """A capitalised word without digits that can be part of a name ('I'm' cannot, nor 'R25')."""
+    return (
+        word[:1].isupper()
+        and word.lower() not in _CALENDAR
+        and word.split("'")[0].split("’")[0] != "I"
+        and not any(character.isdigit() for character in word)
+    )
 
 
 def _core_count(words: list[str]) -> int:
@@ -178,14 +150,21 @@ def _trim_joiners(words: list[str]) -> list[str]:
 
 
 def _split_run(words: list[str]) -> list[list[str]]:
-    """Split 'Mirela Voss of Harrowgate Board' at joiners after 2+ words."""
+    """Split 'Mirela Voss of Harrowgate Board' at joiners after 2+ words; not a body's name before
+    one more word ('Maritime Museum of Gothenburg')."""
     parts: list[list[str]] = [[]]
     for word in words:
         if word.lower() in JOINERS and _core_count(parts[-1]) >= 2:
-            parts.append([])
+            parts.append([word])
         else:
             parts[-1].append(word)
-    return [_trim_joiners(part) for part in parts]
+    merged = [parts[0]]
+    for part in parts[1:]:
+        if _core_count(part) == 1 and head(merged[-1][-1]) in ORGANISATION_HEADS:
+            merged[-1] += part
+        else:
+            merged.append(part)
+    return [_trim_joiners(part) for part in merged]
 
 
 def _is_sentence_opener(word: str) -> bool:
@@ -194,10 +173,13 @@ def _is_sentence_opener(word: str) -> bool:
     return lower in STOPWORDS or lower.endswith(("ing", "ly"))
 
 
-def _is_name_start(word: str) -> bool:
-    """Not a title, role, greeting or structure word: a word a name can start with."""
-    lower = word.lower()
-    return lower not in _TITLES and lower not in _ROLES and lower not in _NOT_NAMES
+def _is_name_start(words: list[str]) -> bool:
+    """The first of `words` is not a title, role, greeting or structure word: a name can start with
+    it. A title that is also a first name ('Dean', 'Major') is one only before two more words."""
+    lower = words[0].lower()
+    if lower in HONORIFICS or lower in _ROLES or lower in _NOT_NAMES:
+        return False
+    return lower not in TITLES or (_core_count(words[1:]) < 2 and is_first_name(lower))
 
 
 def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[str, bool]]:
@@ -205,9 +187,11 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     preposition (`_sentence_names` keeps other single words only where they start a heading)."""
     while words and at_start and _is_sentence_opener(words[0]):
         words = words[1:]
-    titled = any(word.lower() in _TITLES for word in words[:1])
-    while words and (not _is_name_start(words[0]) or words[0].lower() in JOINERS):
-        titled = titled or words[0].lower() in _TITLES
+    if len(words) > 3 and words[1] == "of" and _is_common_head(words[0]):
+        words = words[2:]  # 'Users of Lumen Cloud', 'Complaint of Halden Athletic'
+    titled = False
+    while words and (not _is_name_start(words) or words[0].lower() in JOINERS):
+        titled = titled or words[0].lower() in TITLES
         words = words[1:]
     while words and (
         words[-1].lower() in _ROLES - _TYPE_CUES["geo"] - _TYPE_CUES["organization"]
@@ -221,7 +205,23 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
         if previous == "the" or any(word.lower() in cues for cues in _TYPE_CUES.values()):
             return []  # 'the Council', 'the Cabinet': a body named by its kind
         return [(word, previous in _PLACE_PREPOSITIONS)]
-    return [(" ".join(part), False) for part in _split_run(words) if _core_count(part) >= 2]
+    return [
+        (" ".join(part), _core_count(part) == 1)
+        for part in _split_run(words)
+        if _core_count(part) >= 2 or (len(part) == 1 and is_known_place(part[0]))
+    ]  # 'Ewa Lindgren of Vantaa': a person and a place
+
+
+def _is_common_head(word: str) -> bool:
+    """A word that starts 'W of Name' without being part of the name (not a body's or a place's
+    head noun, a title, a first name or a place)."""
+    return not (
+        head(word) in ORGANISATION_HEADS
+        or head(word) in PLACE_HEADS
+        or word.lower() in TITLES
+        or is_first_name(word)
+        or is_known_place(word)
+    )
 
 
 def _is_single_name(word: str) -> bool:
@@ -230,6 +230,7 @@ def _is_single_name(word: str) -> bool:
     lower = word.lower()
     return (
         lower not in STOPWORDS
+        and not is_legal_form(word)
         and not lower.endswith(_COMMON_SUFFIXES)
         and lower not in _CALENDAR
         and lower.removesuffix("s") not in _CALENDAR
@@ -238,12 +239,14 @@ def _is_single_name(word: str) -> bool:
     )
 
 
-def _sentence_names(sentence: str) -> list[tuple[str, bool]]:
+def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
     """Capitalised names in a sentence, each with whether it is a single word found where a place is
-    (after in/at/near...); a single word elsewhere is kept only where it starts a heading (a short
-    line of two words or more without a full stop, not a numbered item)."""
+    (after in/at/near...) and whether it is weak (a heading's first word before a lower-case one,
+    which find_entities keeps only if the text writes it again); a single word elsewhere is kept
+    where it starts a heading (a short line of two words or more without a full stop, not a
+    numbered item) or mid-sentence where the gazetteer knows it."""
     tokens = _TOKEN.findall(sentence)
-    names: list[tuple[str, bool]] = []
+    names: list[tuple[str, bool, bool]] = []
     run: list[str] = []
     start = 0
     words = [token for token in tokens if token[0].isalnum()]
@@ -258,9 +261,17 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool]]:
         if run:
             at_start = not any(t[0].isalpha() for t in tokens[:start])
             previous = tokens[start - 1].lower() if start else ""
+            after = tokens[start + len(run)] if start + len(run) < len(tokens) else ""
+            starts_heading = heading and at_start and len(words) > 1
+            weak = starts_heading and after.islower()  # 'Catalogue entry', 'Kestlewick flood ...'
             for name, where_a_place_is in _run_names(run.copy(), at_start, previous):
-                if " " in name or where_a_place_is or (heading and at_start and len(words) > 1):
-                    names.append((name, " " not in name))
+                if (
+                    " " in name
+                    or where_a_place_is
+                    or starts_heading
+                    or (not at_start and is_known_place(name))
+                ):
+                    names.append((name, " " not in name, weak and " " not in name))
             run.clear()
 
     for index, token in enumerate(tokens):
@@ -303,6 +314,10 @@ class Mentions:
     sentences: dict[str, list[str]]
     institutions: set[str] = field(default_factory=set)
     """Names written after "the" ('the Ormond Players'): a body or a place, not a person."""
+    cues: dict[str, str | None] = field(default_factory=dict)
+    """What the words around each name say its type is (entity_types.context_cue)."""
+    roles: dict[str, list[str]] = field(default_factory=dict)
+    """Defined terms bound to the party they name ('Fennick Cabling Ltd': ['Supplier'])."""
 
 
 def find_entities(text: str) -> Mentions:
@@ -311,10 +326,22 @@ def find_entities(text: str) -> Mentions:
     found: dict[str, str] = {}
     places: set[str] = set()
     for sentence in sentences:
-        for name, is_place in _sentence_names(sentence):
+        for name, is_place, weak in _sentence_names(sentence):
+            if weak and len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", text)) < 2:
+                continue  # a heading's first word before lower case, once: 'Catalogue entry'
             found.setdefault(name.upper(), name)
             if is_place:
                 places.add(found[name.upper()])
+    not_names = field_labels(text) | {term.upper() for term, _ in defined_terms(text)}
+    not_names |= {  # 'CONTRACT FOR THE ...': a heading in capitals, unless it names a place
+        key
+        for key, name in found.items()
+        if " " in name
+        and name.isupper()
+        and canonical_type(name, quoted=False, place=False) != "geo"
+    }
+    for key in not_names & found.keys():
+        places.discard(found.pop(key))
     lowercase = {word for word in WORD.findall(text) if word.islower()}
     name_words = {
         word.upper()
@@ -340,14 +367,20 @@ def find_entities(text: str) -> Mentions:
         name for name, words in before.items() if words & _PLACE_PREPOSITIONS - {"to", "from"}
     }  # 'in Nether Ashcombe'
     institutions = {name for name, words in before.items() if "the" in words}
-    quoted = {found.setdefault(q.upper(), q) for q in _quoted_names(text)}
+    quoted = {
+        found.setdefault(q.upper(), q) for q in _quoted_names(text) if q.upper() not in not_names
+    }
     tails = _tail_names(list(found.values()))
     names = [n for n in found.values() if not any(n in t for t in tails.values())]
-    forms = _surface_forms(names, tails, quoted | places)
+    roles = bound_roles(text, names)
+    forms = _surface_forms(names, tails, quoted | places, lowercase)
+    for party, terms in roles.items():
+        forms[party] += [f"{article} {term}" for term in terms for article in ("the", "The")]
     mentions = {
         name: [s for s in sentences if any(_mentions(s, f) for f in forms[name])] for name in names
     }
-    return Mentions(names, quoted, places, mentions, institutions)
+    cues = {name: context_cue(text, name) for name in names if " " in name}
+    return Mentions(names, quoted, places, mentions, institutions, cues, roles)
 
 
 def _words_before(text: str, name: str) -> set[str]:
@@ -380,17 +413,23 @@ def _tail_names(names: list[str]) -> dict[str, list[str]]:
 
 
 def _surface_forms(
-    names: list[str], tails: dict[str, list[str]], non_people: set[str]
+    names: list[str], tails: dict[str, list[str]], non_people: set[str], lowercase: set[str]
 ) -> dict[str, list[str]]:
-    """Each name, the shorter names it ends with, and a person's unambiguous surname."""
+    """Each name, the shorter names it ends with, a person's unambiguous surname, and a body's
+    unambiguous first or last word ('Athletic's chairman' for Halden Athletic)."""
     word_counts = Counter(w for n in names for w in set(n.split()))
     forms = {}
     for name in names:
-        surname = name.split()[-1]
-        person = (
-            name not in non_people and canonical_type(name, quoted=False, place=False) == "person"
-        )
-        short = [surname] if person and word_counts[surname] == 1 else []
+        words = name.split()
+        kind = canonical_type(name, quoted=False, place=False)
+        person = name not in non_people and kind == "person"
+        short = [words[-1]] if person and word_counts[words[-1]] == 1 else []
+        if kind == "organization" and len(words) == 2:
+            short = [
+                word
+                for word in words
+                if word_counts[word] == 1 and word.isalpha() and word.lower() not in lowercase
+            ]
         forms[name] = [name, *tails[name], *short]
     return forms
 
@@ -400,27 +439,17 @@ def _mentions(sentence: str, form: str) -> bool:
     return form in sentence and re.search(rf"(?<!\w){re.escape(form)}(?!\w)", sentence) is not None
 
 
-def canonical_type(name: str, *, quoted: bool, place: bool, institution: bool = False) -> str:
-    """Guess organization / geo / event / person from simple cues (`institution`: written after
-    "the")."""
-    words = [w.lower() for w in name.split()]
-    cues = _TYPE_CUES
-    if any(_YEAR.match(w) for w in words) or words[-1] in cues["event"]:
-        return "event"
-    if words[-1] in cues["organization"]:
-        return "organization"
-    if place or words[-1] in cues["geo"] or words[0] in _GEO_PREFIXES:
-        return "geo"
-    for kind in ("organization", "event", "geo"):
-        if any(w in cues[kind] for w in words):
-            return kind
-    particles = set(words[1:-1]) & JOINERS  # 'Pieter van Damme'
-    plain = (
-        all(
-            w.replace("-", "").replace("'", "").isalpha() for w in words
-        )  # 'Moreno-Hale', "O'Brien"
-        and not (set(words) & JOINERS - particles)
+def typed(name: str, found: Mentions) -> tuple[str, str]:
+    """The canonical type of one of `found`'s names and the evidence that gave it ('Brannock
+    Salvage' is an organisation where the text also writes 'Brannock Salvage Ltd')."""
+    if any(
+        other.startswith(f"{name} ") and ends_in_legal_form(other.split()) for other in found.names
+    ):
+        return "organization", "legal form"
+    return type_and_reason(
+        name,
+        quoted=name in found.quoted,
+        place=name in found.places,
+        institution=name in found.institutions,
+        cue=found.cues.get(name),
     )
-    if not quoted and not institution and 2 <= len(words) <= 3 + len(particles) and plain:
-        return "person"
-    return "organization"

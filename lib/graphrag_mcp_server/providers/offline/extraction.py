@@ -7,11 +7,11 @@ from graphrag.index.operations.extract_graph.graph_extractor import (
     TUPLE_DELIMITER,
 )
 
-from graphrag_mcp_server.providers.offline.entities import Mentions, canonical_type, find_entities
+from graphrag_mcp_server.providers.offline.entities import Mentions, find_entities, typed
 from graphrag_mcp_server.providers.offline.relationships import relationship_records
 from graphrag_mcp_server.providers.offline.request import Request
 from graphrag_mcp_server.providers.offline.text import (
-    MAX_DESCRIPTION_WORDS,
+    ENTITY_DESCRIPTION_WORDS,
     clean_field,
     join_sentences,
     split_sentences,
@@ -55,13 +55,8 @@ def graph_records(prompt: str) -> str:
 
 def _entity_record(name: str, found: Mentions, entity_types: list[str]) -> str:
     """One '("entity"<|>NAME<|>TYPE<|>description)' record."""
-    canonical = canonical_type(
-        name,
-        quoted=name in found.quoted,
-        place=name in found.places,
-        institution=name in found.institutions,
-    )
-    description = join_sentences(found.sentences[name], MAX_DESCRIPTION_WORDS)
+    canonical, _ = typed(name, found)
+    description = join_sentences(found.sentences[name], ENTITY_DESCRIPTION_WORDS)
     fields = [
         '"entity"',
         name.upper(),

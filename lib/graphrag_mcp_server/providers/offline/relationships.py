@@ -1,6 +1,8 @@
-"""Relationship records: entities sharing a sentence; those of a sentence that refers back (he, she,
-they...) with the first name of the sentence before; and a letter's or e-mail's writer with its
-addressee and with whoever the writer speaks of in the first person."""
+"""Relationship records: entities sharing a sentence (a contract's defined terms and a body's short
+name count as its mentions); those of a sentence that refers back with the name of the sentence
+before it refers to (he/she: its first person, they: its first name) or, where that sentence names
+no person, with the person the text is about (a biography's subject); and a letter's or e-mail's
+writer with its addressee and with whoever the writer speaks of in the first person."""
 
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ from dataclasses import dataclass, field
 
 from graphrag.index.operations.extract_graph.graph_extractor import TUPLE_DELIMITER
 
-from graphrag_mcp_server.providers.offline.entities import Mentions
+from graphrag_mcp_server.providers.offline.entities import Mentions, typed
 from graphrag_mcp_server.providers.offline.text import (
-    MAX_DESCRIPTION_WORDS,
+    ENTITY_DESCRIPTION_WORDS,
     PARAGRAPH_BREAK,
     SHORT_LINE_WORDS,
     clean_field,
@@ -36,6 +38,8 @@ _ADDRESSEE_HEADERS = ("to:", "dear ")
 _GENERIC_BODY = re.compile(r"\bthe\s+([a-z]+)\b(?!\s+[A-Z])")
 """'the club', 'the council': a body the text names in full elsewhere ('Ravensworth Rowing
 Club')."""
+_PERSONAL = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Hh]im|[Hh]ers|[Hh]imself|[Hh]erself)\b")
+"""A pronoun that only a person is: it refers to a person, never to a body or a place."""
 _FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Ww]e|[Uu]s|[Oo]ur)\b")
 
 
@@ -62,6 +66,7 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             pair = (first, second) if order[first] < order[second] else (second, first)
             links.setdefault(pair, _Link()).add(weight, sentence)
 
+    subject = _subject(found, text)
     all_sentences: list[str] = []
     all_present: list[list[str]] = []
     for paragraph in PARAGRAPH_BREAK.split(
@@ -74,9 +79,13 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
                 for other in names[first + 1 :]:
                     link(name, other, SAME_SENTENCE, sentence)
             before = present[position - 1] if position else []
-            if before and _REFERS_BACK.search(sentence):
+            referred = _referred(found, before, sentence)
+            if referred and before:
                 for name in names:
-                    link(before[0], name, NEARBY, f"{sentences[position - 1]} {sentence}")
+                    link(referred, name, NEARBY, f"{sentences[position - 1]} {sentence}")
+            elif subject and _PERSONAL.search(sentence):
+                for name in names:  # a biography's later sentences: 'In 1934 he led ...'
+                    link(subject, name, NEARBY, f"{subject}: {sentence}")
             for name in (
                 short for short in names if short not in sentence
             ):  # 'Danescombe considers ...'
@@ -91,10 +100,28 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
     records = []
     for (source, target), found_link in links.items():
         strength = round(min(10.0, 1.0 + found_link.weight), 1)
-        description = clean_field(join_sentences(found_link.evidence, MAX_DESCRIPTION_WORDS))
+        description = clean_field(join_sentences(found_link.evidence, ENTITY_DESCRIPTION_WORDS))
         fields = ['"relationship"', source.upper(), target.upper(), description, str(strength)]
         records.append(f"({TUPLE_DELIMITER.join(fields)})")
     return records
+
+
+def _referred(found: Mentions, before: list[str], sentence: str) -> str | None:
+    """Whom a sentence's pronoun refers back to: he/she/his/her the first person the sentence
+    before names, they/their its first name; None without a pronoun or such a name."""
+    if _PERSONAL.search(sentence):
+        return next((name for name in before if typed(name, found)[0] == "person"), None)
+    return before[0] if before and _REFERS_BACK.search(sentence) else None
+
+
+def _subject(found: Mentions, text: str) -> str | None:
+    """The person a text is about: the one its first sentence starts with (a biography's title
+    or opening), else None."""
+    first = next(iter(split_sentences(text)), "")
+    for name in found.names:
+        if first.startswith(name) and typed(name, found)[0] == "person":
+            return name
+    return None
 
 
 def _in_order(found: Mentions, sentence: str) -> list[str]:

@@ -9,6 +9,7 @@ from graphrag_mcp_server.providers.offline.request import Request
 from graphrag_mcp_server.providers.offline.tables import Row, number, parse_tables, row_id
 from graphrag_mcp_server.providers.offline.text import (
     MAX_DESCRIPTION_WORDS,
+    SUMMARY_WORDS,
     and_join,
     cite,
     display,
@@ -22,8 +23,11 @@ from graphrag_mcp_server.providers.offline.text import (
 
 
 def summarize(request: Request) -> str:
-    """Distinct sentences of the description list, within the word limit."""
-    max_words = number_after(request.instructions, r"length to (\d+) words", 500)
+    """Distinct sentences of the description list, within the prompt's word limit and
+    SUMMARY_WORDS."""
+    max_words = min(
+        number_after(request.instructions, r"length to (\d+) words", 500), SUMMARY_WORDS
+    )
     raw = text_between(request.instructions, "Description List:", "\n#######")
     try:
         descriptions = [str(d) for d in json.loads(raw)]

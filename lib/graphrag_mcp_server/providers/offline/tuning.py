@@ -7,7 +7,7 @@ import json
 import re
 from collections import Counter
 
-from graphrag_mcp_server.providers.offline.entities import canonical_type, find_entities
+from graphrag_mcp_server.providers.offline.entities import find_entities, typed
 from graphrag_mcp_server.providers.offline.extraction import graph_records
 from graphrag_mcp_server.providers.offline.request import Request
 from graphrag_mcp_server.providers.offline.text import STOPWORDS, WORD, text_between
@@ -108,17 +108,7 @@ def entity_types(request: Request) -> str:
     first."""
     text = _sample(request, "\nJSON response format:")
     found = find_entities(text)
-    kinds = Counter(
-        TYPE_NAMES[
-            canonical_type(
-                name,
-                quoted=name in found.quoted,
-                place=name in found.places,
-                institution=name in found.institutions,
-            )
-        ]
-        for name in found.names
-    )
+    kinds = Counter(TYPE_NAMES[typed(name, found)[0]] for name in found.names)
     return json.dumps(
         {"entity_types": [kind for kind, _ in kinds.most_common()] or ["person", "organization"]}
     )

@@ -1,0 +1,142 @@
+"""The type of a name (person, organization, geo, event) from general knowledge and its context.
+
+The order of the evidence, strongest first: a year or an event word at the end; a company legal
+form; the head noun at the end (an organisation's or a place's); the gazetteer; what the text says
+around the name (a title or a verb of speech: a person; 'joined X', "X's managing director", 'X
+announced': an organisation); 'in/at X': a place; a known first name: a person; any head noun in
+the name; 'the X': an organisation. A plain name of two or three words that nothing types gets
+DEFAULT_TYPE, and the reason says so (docs/benchmarks.md measures how often that is right).
+"""
+
+from __future__ import annotations
+
+import re
+
+from graphrag_mcp_server.providers.offline.lexicon import (
+    ORGANISATION_HEADS,
+    ORGANISATION_ROLES,
+    ORGANISATION_VERBS,
+    PLACE_FIRST_WORDS,
+    PLACE_HEADS,
+    SPEECH_VERBS,
+    TITLES,
+    ends_in_legal_form,
+    is_first_name,
+    is_known_place,
+)
+from graphrag_mcp_server.providers.offline.text import JOINERS
+
+# fmt: off
+EVENT_HEADS = frozenset(
+    [
+        "festival", "storm", "conference", "inquiry", "summit", "war", "battle", "election",
+        "flood", "fair", "hearing", "crisis", "strike", "ceremony", "championship", "games",
+        "expo", "symposium", "olympics", "tournament", "cup", "revolution", "earthquake",
+    ]
+)
+# fmt: on
+"""Last words of an event's name."""
+DEFAULT_TYPE = "person"
+"""The type of a plain name of two or three words that no rule types: most such names in prose
+are people's (measured in docs/benchmarks.md, 'typed by default')."""
+_YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
+_AFTER = re.compile(r"^(?:'s|’s)?\s*,?\s*(\w+)?(?:\s+(\w+))?")
+_BEFORE = re.compile(r"(\w+)\W+(?:(\w+)\W+)?(?:(\w+)\W+)?$")
+
+
+def head(word: str) -> str:
+    """A lower-case word in its singular ('laboratories' -> 'laboratory')."""
+    word = word.lower()
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _is_head(word: str, heads: frozenset[str]) -> bool:
+    return word.lower() in heads or head(word) in heads
+
+
+def _words(text: str) -> list[str]:
+    """The lower-case words of `text`."""
+    return [word.lower() for word in re.findall(r"[\w'’]+", text)]
+
+
+def context_cue(text: str, name: str) -> str | None:
+    """'person' or 'organization' where the words around a mention of `name` on its line say so
+    (before it: a title, a verb of speech, 'joined', 'director of'; after it: "'s managing
+    director", a verb of speech, 'announced', ', who'), else None."""
+    votes = {"person": 0, "organization": 0}
+    for match in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        before = re.split(r"[.;:!?()]", text[max(line_start, match.start() - 60) : match.start()])
+        last = _words(before[-1])[::-1][:3]  # nearest first
+        rest = text[match.end() : match.end() + 40].split("\n")[0]
+        possessive = rest.startswith(("'s", "’s"))
+        following = _words(rest.removeprefix("'s").removeprefix("’s"))[:2]
+        right_after = bool(following) and not rest.lstrip(" 's’").startswith(",")
+        if last[:1] == ["joined"] or (
+            possessive and any(w in ORGANISATION_ROLES for w in following)
+        ):
+            votes["organization"] += 1
+        elif last[:1] in (["of"], ["for"]) and any(w in ORGANISATION_ROLES for w in last[1:]):
+            votes["organization"] += 1  # 'managing director of X', 'chairman for X'
+        if right_after and not possessive and following[0] in ORGANISATION_VERBS:
+            votes["organization"] += 1
+        if (right_after and following[0] in SPEECH_VERBS) or (last and last[0] in SPEECH_VERBS):
+            votes["person"] += 1
+        if following[:1] == ["who"] or (last and last[0] in TITLES):
+            votes["person"] += 1
+    best = max(votes, key=lambda kind: votes[kind])
+    return best if votes[best] > min(votes.values()) else None
+
+
+def type_and_reason(
+    name: str,
+    *,
+    quoted: bool,
+    place: bool,
+    institution: bool = False,
+    cue: str | None = None,
+) -> tuple[str, str]:
+    """The canonical type of `name` and the evidence that gave it (see the module's docstring)."""
+    words = [w.lower() for w in name.split()]
+    if any(_YEAR.match(w) for w in words) or _is_head(words[-1], EVENT_HEADS):
+        return "event", "event word"
+    if ends_in_legal_form(name.split()):
+        return "organization", "legal form"
+    if _is_head(words[-1], ORGANISATION_HEADS):
+        return "organization", "head noun"
+    if _is_head(words[-1], PLACE_HEADS) or words[0] in PLACE_FIRST_WORDS:
+        return "geo", "head noun"
+    if is_known_place(name):
+        return "geo", "gazetteer"
+    if cue:
+        return cue, "context"
+    if place:
+        return "geo", "after in/at"
+    particles = set(words[1:-1]) & JOINERS  # 'Pieter van Damme'
+    plain = all(
+        w.replace("-", "").replace("'", "").replace("’", "").isalpha() for w in words
+    ) and not (set(words) & JOINERS - particles)
+    short = 2 <= len(words) <= 3 + len(particles)
+    if plain and short and is_first_name(words[0]) and not institution:
+        return "person", "first name"
+    if len(words) > 1 and words[-1].endswith("ing") and len(words[-1]) > 5:
+        return "organization", "trade in -ing"  # 'Harlow Printing', 'Kell Shipping'
+    for kind, heads in (("organization", ORGANISATION_HEADS), ("geo", PLACE_HEADS)):
+        if any(_is_head(word, heads) for word in words):
+            return kind, "head noun inside"
+    if institution or quoted:
+        return "organization", "'the X'" if institution else "quoted"
+    if plain and short:
+        return DEFAULT_TYPE, "default"
+    return "organization", "default"
+
+
+def canonical_type(
+    name: str, *, quoted: bool, place: bool, institution: bool = False, cue: str | None = None
+) -> str:
+    """Guess organization / geo / event / person (see `type_and_reason`)."""
+    return type_and_reason(name, quoted=quoted, place=place, institution=institution, cue=cue)[0]

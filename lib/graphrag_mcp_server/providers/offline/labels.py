@@ -1,0 +1,47 @@
+"""Capitalised words that label a document's parts rather than name anything: field labels and a
+contract's defined terms (the latter bound to the party they stand for)."""
+
+from __future__ import annotations
+
+import re
+
+_FIELD_LABEL = re.compile(
+    r"^[ \t>*#-]*\**([A-Z][\w'’ -]{0,30}?)\**(?:\s*\([^)\n]*\))?\s*:", re.MULTILINE
+)
+"""A field label: a capitalised word or two and a colon at a line's start ('Curator:', 'Find
+spot:', 'Agent (Kofi Mensah):'), in catalogues, abstracts, transcripts and forms."""
+_DEFINED_TERM = re.compile(
+    r"\(\s*(?:the\s+)?[\"“]([A-Z][\w ]{1,40}?)[\"”]\s*\)"
+    r"|[\"“](?:the\s+)?([A-Z][\w ]{1,40}?)[\"”]\s+(?:means|shall mean|refers to)\s+(?:the\s+)?"
+)
+"""A contract's defined term: 'Nordhavn Rederi AS (the "Owner")', '"Supplier" means ...'."""
+
+
+def field_labels(text: str) -> set[str]:
+    """The upper-cased field labels of `text` (see _FIELD_LABEL): never entities."""
+    return {match.group(1).strip().upper() for match in _FIELD_LABEL.finditer(text)}
+
+
+def defined_terms(text: str) -> list[tuple[str, int]]:
+    """Each defined term and where its party's name is to be found: before the parenthesis, or
+    after 'means' (a negative position: the name follows)."""
+    return [
+        (match.group(1), match.start()) if match.group(1) else (match.group(2), -match.end())
+        for match in _DEFINED_TERM.finditer(text)
+    ]
+
+
+def bound_roles(text: str, names: list[str]) -> dict[str, list[str]]:
+    """Each defined term bound to the party it names: the name right before '(the "Owner")' or
+    right after '"Supplier" means'; a term no name stands beside is bound to none."""
+    roles: dict[str, list[str]] = {}
+    for term, position in defined_terms(text):
+        near = text[max(0, position - 80) : position] if position >= 0 else text[-position:][:80]
+        placed = [
+            (near.rfind(name) if position >= 0 else -near.find(name), name)
+            for name in names
+            if name in near and name.lower() != term.lower()
+        ]
+        if placed:
+            roles.setdefault(max(placed)[1], []).append(term)
+    return roles

