@@ -210,7 +210,10 @@ def create_server(
         shared.state.start_polling(settings.index_poll_seconds)
         shared.start_watching()
         shared.start_following()
-        yield shared
+        try:
+            yield shared
+        finally:
+            shared.state.stop_polling()
 
     auth, verifier = authentication(settings, transport) if transport != "stdio" else (None, None)
     shared.state.on_new_version = shared.notices.index_changed

@@ -148,6 +148,7 @@ class IndexState:
         """Called (in a task of its own) when a new version replaces the one served."""
         self._announcing: set[asyncio.Task[None]] = set()
         self._polling: asyncio.Task[None] | None = None
+        self._pollers = 0
 
     def start_warm_up(self) -> None:
         """Import graphrag and load the tables in the background, so the first query finds them
@@ -161,9 +162,18 @@ class IndexState:
     def start_polling(self, every: float) -> None:
         """Look every `every` s whether the disk holds another version (an `index` run beside the
         server), and load it at once: listening clients hear of it without a request of theirs.
-        Once, though HTTP runs the lifespan per session."""
+        One poll for every lifespan open at once (HTTP runs one per session); `stop_polling` ends
+        it with the last."""
+        self._pollers += 1
         if self._polling is None:
             self._polling = asyncio.create_task(self._poll(every))
+
+    def stop_polling(self) -> None:
+        """One lifespan ended: the poll stops with the last, so no task outlives its loop."""
+        self._pollers -= 1
+        if self._pollers == 0 and self._polling is not None:
+            self._polling.cancel()
+            self._polling = None
 
     async def _poll(self, every: float) -> None:
         while True:
