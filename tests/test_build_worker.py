@@ -65,9 +65,11 @@ def test_a_waiting_worker_without_a_job_ends_cleanly(tmp_path) -> None:
         env=cli_env(),
         cwd=tmp_path,
     )
-    ready = worker.stdout.readline()
+    warming, ready = worker.stdout.readline(), worker.stdout.readline()
     worker.stdin.close()
     assert worker.wait(timeout=60) == 0
+    # no job waiting: it imports graphrag first, and says so (index_status shows the step)
+    assert json.loads(warming) == {"event": "step", "name": "importing graphrag"}
     assert json.loads(ready) == {"event": "ready"}
     assert list(tmp_path.iterdir()) == []
 

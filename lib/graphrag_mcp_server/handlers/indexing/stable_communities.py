@@ -234,18 +234,24 @@ def _edge_list(graph: Graph) -> list[tuple[str, str, float]]:
 
 
 def _kept_partition(
-    graph: Graph, seed: dict[str, int], run: KeptCommunities
+    graph: Graph, seed: dict[str, int], run: KeptCommunities, split: bool = False
 ) -> tuple[dict[str, int] | None, float, float]:
     """The seeded partition of `graph`, its modularity and a fresh Leiden run's; None for the
-    partition when there is nothing to keep or it scores below MODULARITY_FLOOR of the fresh one."""
+    partition when there is nothing to keep or it scores below MODULARITY_FLOOR of the fresh one,
+    but for a `split` (a community's sub-communities) where no relationship changed."""
     import graspologic_native as gn
 
     edges = _edge_list(graph)
     fresh, _ = gn.leiden(edges, starting_communities=None, seed=run.seed, trials=1, **LEIDEN)
     if not seed:
         return None, 0.0, fresh
-    partition = _maintained(graph, seed, run.frontier & graph.keys(), run.ids)
+    frontier = run.frontier & graph.keys()
+    partition = _maintained(graph, seed, frontier, run.ids)
     modularity = gn.modularity(edges, partition, LEIDEN["resolution"])
+    if split and not frontier and seed.keys() >= graph.keys():
+        # nothing changed in this community: its sub-communities stay, whatever a fresh Leiden of
+        # its subgraph scores (graphrag's hierarchy drew them otherwise, and can score lower)
+        return partition, modularity, fresh
     if modularity < fresh - (1 - MODULARITY_FLOOR) * abs(fresh):
         logger.info(
             "kept communities score %.4f against %.4f fresh: clustering afresh", modularity, fresh
@@ -382,7 +388,7 @@ def _split(
         if (child := previous.get(node)) is not None
         and run.previous.parents.get(child) == community
     }
-    children, _, _ = _kept_partition(graph, seed, run)
+    children, _, _ = _kept_partition(graph, seed, run, split=True)
     if children is None:
         run.clustering.fresh_splits += 1
         _fresh_split(graph, community, level, run, clusters)
