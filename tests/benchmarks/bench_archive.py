@@ -42,6 +42,8 @@ from bench_scale import (  # noqa: E402
     SETTLE_SECONDS,
     WATCH_DEADLINE,
     call,
+    rss_mb,
+    server_pid,
     stdio_session,
 )
 from benchmarks_doc import write_sections  # noqa: E402
@@ -214,8 +216,8 @@ async def watched_edit(size: Size, data: Path, root: Path, log: Path) -> None:
         root, log, "--watch", str(data), "--data-path", str(data), env=env
     ) as session:
         await asyncio.sleep(IDLE_BEFORE_SAVE)
-        server = served_by()
-        size.server_mib["loaded"] = memory(server, "VmRSS")
+        server = server_pid(root)
+        size.server_mib["loaded"] = rss_mb(server)
         version = await index_version(session)
         hub = size.hubs[0]
         path = naming(data, hub, size.hubs[1:], size.documents * 3 // 4)
@@ -234,34 +236,12 @@ async def watched_edit(size: Size, data: Path, root: Path, log: Path) -> None:
                     size.queryable = time.monotonic() - saved
                     break
             await asyncio.sleep(0.2)
-        size.server_mib["updated"] = memory(server, "VmRSS")
-        size.server_mib["peak"] = memory(server, "VmHWM")
+        size.server_mib["updated"] = rss_mb(server)
+        size.server_mib["peak"] = rss_mb(server, "VmHWM")
 
 
 async def index_version(session) -> str:
     return (await session.call_tool("get_statistics", {})).structured_content["index_version"]
-
-
-def served_by() -> int:
-    """The pid of this process's `graphrag-mcp serve` child."""
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            text = status.read_text()
-            command = (status.parent / "cmdline").read_bytes()
-        except OSError:
-            continue
-        parent = next(line for line in text.splitlines() if line.startswith("PPid:"))
-        if int(parent.split()[1]) == os.getpid() and b"serve" in command:
-            return int(status.parent.name)
-    sys.exit("no serve process found under this benchmark")
-
-
-def memory(pid: int, field_name: str) -> float:
-    """A /proc/PID/status memory field (VmRSS, VmHWM) in MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(f"{field_name}:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def measure(

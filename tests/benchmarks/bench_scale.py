@@ -244,12 +244,12 @@ def server_pid(root: Path) -> int:
     raise RuntimeError(f"no server process over {root}")
 
 
-def rss_mb(pid: int) -> float:
-    """Resident memory of process `pid` in MB (VmRSS)."""
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """Resident memory of process `pid` in MB (VmRSS; VmHWM: its peak)."""
     line = next(
         line
         for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-        if line.startswith("VmRSS:")
+        if line.startswith(f"{field}:")
     )
     return int(line.split()[1]) / 1024
 

@@ -177,10 +177,10 @@ def _watch(
 async def _estimate(
     data_path: Path, root: Path, full: bool, method: IndexMethod, offline: bool
 ) -> Any:
-    from graphrag_mcp_server.handlers.indexing.build import index_config, left_as_found
+    from graphrag_mcp_server.handlers.indexing.build import index_config, undone_unless_published
     from graphrag_mcp_server.handlers.indexing.estimate import estimate
 
-    with left_as_found(root):
+    with undone_unless_published(root, look_only=True):
         config = index_config(root, data_path, offline)
         return await estimate(config, root, full, method is IndexMethod.FAST)
 

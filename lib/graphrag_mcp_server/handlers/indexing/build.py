@@ -116,30 +116,25 @@ def index_config(root: Path, data_path: Path, offline: bool = False) -> "GraphRa
 
 
 @contextmanager
-def undone_unless_published(root: Path) -> Iterator[None]:
+def undone_unless_published(root: Path, look_only: bool = False) -> Iterator[None]:
     """A root this block initialises (index_config writes settings.yaml, .env, prompts/ and input/
     into a root without settings) is put back as it was when the block fails before any version is
     published: a failed first run must not tie the root to the model it guessed (say, the offline
-    one before a key was set). The LLM cache and logs stay: what was paid for is kept."""
+    one before a key was set). The LLM cache and logs stay: what was paid for is kept.
+    `look_only` (`index --dry-run`): put back when the block ends, whatever happens in it."""
     existed, fresh = root.exists(), not (root / SETTINGS_FILE).exists()
+
+    def put_back() -> None:
+        if fresh and versions.current_version(root) is None:
+            _remove_initialised(root, remove_root=not existed)
+
     try:
         yield
     except BaseException:
-        if fresh and versions.current_version(root) is None:
-            _remove_initialised(root, remove_root=not existed)
+        put_back()
         raise
-
-
-@contextmanager
-def left_as_found(root: Path) -> Iterator[None]:
-    """A root this block initialises (index_config, for a look such as `index --dry-run`) is put
-    back as it was when the block ends, whatever happens in it."""
-    existed, fresh = root.exists(), not (root / SETTINGS_FILE).exists()
-    try:
-        yield
-    finally:
-        if fresh and versions.current_version(root) is None:
-            _remove_initialised(root, remove_root=not existed)
+    if look_only:
+        put_back()
 
 
 def _remove_initialised(root: Path, remove_root: bool) -> None:

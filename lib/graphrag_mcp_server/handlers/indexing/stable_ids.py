@@ -36,12 +36,10 @@ class _Kept:
     ids: dict[Any, tuple[str, int]]
     numbers: Iterator[int]
 
-    def write(self, row: dict[str, Any], key: Any) -> dict[str, Any]:
-        """`row` with the id and number of its key in the previous version, or a new id and the next
-        number."""
+    def identity(self, key: Any) -> tuple[str, int]:
+        """The id and number of `key` in the previous version, or a new id and the next number."""
         kept = self.ids.get(key)
-        identity, number = kept if kept is not None else (str(uuid.uuid4()), next(self.numbers))
-        return {**row, "id": identity, "human_readable_id": number}
+        return kept if kept is not None else (str(uuid.uuid4()), next(self.numbers))
 
 
 @dataclass
@@ -131,9 +129,9 @@ def _degrees(relationships: "pd.DataFrame") -> dict[str, int]:
 def _identify(frame: "pd.DataFrame", kept: _Kept, keys: list[Any]) -> None:
     """Give each row of `frame` the id and number its key had, or a new id and the next number, in
     row order."""
-    written = [kept.write({}, key) for key in keys]
-    frame["id"] = [row["id"] for row in written]
-    frame["human_readable_id"] = [row["human_readable_id"] for row in written]
+    given = [kept.identity(key) for key in keys]
+    frame["id"] = [identity for identity, _ in given]
+    frame["human_readable_id"] = [number for _, number in given]
 
 
 def identities_kept(previous: "PreviousVersion | None") -> "Identities | None":
