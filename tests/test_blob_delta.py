@@ -4,6 +4,7 @@ keeps content a kept version still lists, and a version's LanceDB files stay bou
 
 import asyncio
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -18,6 +19,7 @@ from test_scale_out import _container, _pointer, _published_copy
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 EDITED = "05_the_january_gale_of_1999.txt"
+versions_logger = "graphrag_mcp_server.handlers.indexing.blob.versions"
 
 
 def _edit(documents: Path, round_: int) -> None:
@@ -39,6 +41,15 @@ def _listing(azurite: Azurite, location: str, version: str) -> dict[str, dict]:
 def _objects(azurite: Azurite, location: str) -> dict[str, int]:
     """The container's content objects: sha256 -> size."""
     prefix = location.removeprefix("az://").split("/", 1)[1] + "/objects/"
+    return {
+        blob.name.removeprefix(prefix): blob.size
+        for blob in _container(azurite, location).list_blobs(name_starts_with=prefix)
+    }
+
+
+def _packs(azurite: Azurite, location: str) -> dict[str, int]:
+    """The container's packs: name -> size."""
+    prefix = location.removeprefix("az://").split("/", 1)[1] + "/packs/"
     return {
         blob.name.removeprefix(prefix): blob.size
         for blob in _container(azurite, location).list_blobs(name_starts_with=prefix)
@@ -67,14 +78,19 @@ def _files(version: Path) -> dict[str, os.stat_result]:
 
 
 def test_an_edit_moves_only_changed_content_and_collection_keeps_shared_content(
-    azurite: Azurite, built_index: tuple[Path, dict], tmp_path: Path
+    azurite: Azurite,
+    built_index: tuple[Path, dict],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Two one-document edits through `index --storage`: each uploads exactly the content no
-    earlier version had (LanceDB files carried from the version before are not sent again); a
-    replica following them links what its version already holds and downloads the rest, and its
-    files' mtimes equal a fresh replica's (one index_version on every host); collection with no
-    grace deletes the oldest version and the content only it listed, and keeps what the kept
-    versions share."""
+    earlier version had (LanceDB files carried from the version before are not sent again; of the
+    parquet tables, rewritten whole, only the pieces no earlier pack holds: fewer bytes than the
+    files that changed, on tables this small); a replica following them links what its version
+    already holds, puts the tables together from its own pieces and ranged reads of the new ones,
+    and its files' mtimes equal a fresh replica's (one index_version on every host); collection
+    with no grace deletes the oldest version, the content only it listed and a
+    pack no version lists, and keeps what the kept versions share."""
     from graphrag_mcp_server.handlers.indexing.blob.objects import digest
 
     location = asyncio.run(_published_copy(azurite, built_index[0], tmp_path / "indexer"))
@@ -86,6 +102,8 @@ def test_an_edit_moves_only_changed_content_and_collection_keeps_shared_content(
     shutil.copytree(CORPUS, documents)
     env_grace = {"GRAPHRAG_MCP_STORAGE_GRACE_SECONDS": "0"}
     listings = {first: _listing(azurite, location, first)}
+    stray = location.removeprefix("az://").split("/", 1)[1] + "/packs/killed-indexer-0"
+    _container(azurite, location).upload_blob(stray, b"pieces of a version never switched to")
     for round_ in (1, 2):
         previous_listing = listings[served.name]
         held_before = _objects(azurite, location)
@@ -97,9 +115,9 @@ def test_an_edit_moves_only_changed_content_and_collection_keeps_shared_content(
         assert result.code == 0, result.stderr
         version = _pointer(azurite, location)["version"]
         listing = listings[version] = _listing(azurite, location, version)
-        new_content = {entry["sha256"] for entry in listing.values()} - set(held_before)
+        whole = {entry["sha256"] for entry in listing.values() if not entry.get("pieces")}
         sent = set(_objects(azurite, location)) - set(held_before)
-        assert sent == new_content  # nothing the container held was uploaded again
+        assert sent == whole - set(held_before)  # nothing the container held was uploaded again
         tables = {name.split("/")[2] for name in listing if "/lancedb/" in name}
         carried = {  # each table's data files from before: linked, not written or sent again
             name.split("/")[2]
@@ -107,11 +125,40 @@ def test_an_edit_moves_only_changed_content_and_collection_keeps_shared_content(
             if "/data/" in name and entry["sha256"] in held_before
         }
         assert carried == tables and len(tables) >= 3, (carried, tables)
-        sent_bytes = sum(entry["size"] for entry in listing.values() if entry["sha256"] in sent)
-        assert sent_bytes < sum(entry["size"] for entry in listing.values())
+        pieces = [piece for entry in listing.values() for piece in entry.get("pieces", ())]
+        assert {name for name, entry in listing.items() if entry.get("pieces")} == {
+            name for name in listing if name.endswith(".parquet")
+        }
+        earlier = {
+            piece["sha256"]: piece
+            for name, kept in listings.items()
+            if name != version
+            for entry in kept.values()
+            for piece in entry.get("pieces", ())
+        }
+        new_pieces = {p["sha256"]: p for p in pieces if p["pack"].startswith(version)}
+        assert not set(new_pieces) & set(earlier)  # a piece an earlier pack holds is not sent
+        assert all(p["sha256"] in new_pieces or p == earlier[p["sha256"]] for p in pieces)
+        packs = _packs(azurite, location)
+        assert sum(size for name, size in packs.items() if name.startswith(version)) == sum(
+            p["size"] for p in new_pieces.values()
+        )  # a new pack holds each new piece once, nothing else
+        sent_bytes = sum(p["size"] for p in new_pieces.values()) + sum(
+            entry["size"] for entry in listing.values() if entry["sha256"] in sent
+        )
+        changed = sum(
+            entry["size"]
+            for name, entry in listing.items()
+            if previous_listing.get(name, {}).get("sha256") != entry["sha256"]
+        )
+        assert 0 < sent_bytes < changed, (sent_bytes, changed)
 
         before = _files(served)
-        served = _follow(azurite, location, replica)
+        with caplog.at_level(logging.INFO, logger=versions_logger):
+            served = _follow(azurite, location, replica)
+        moved = next(r.args[2] for r in caplog.records if "downloaded" in r.getMessage())
+        caplog.clear()
+        assert 0 < moved.moved_bytes < changed, moved
         assert served.name == version
         now = _files(served)
         assert set(now) == {name.removeprefix("output/") for name in listing if "output/" in name}
@@ -126,7 +173,7 @@ def test_an_edit_moves_only_changed_content_and_collection_keeps_shared_content(
             and name in previous_listing
             and previous_listing[name]["sha256"] == entry["sha256"]
         }
-        assert linked == same and linked  # unchanged files linked, every other one downloaded
+        assert linked == same and linked  # unchanged files linked, the others put together
         for name, stat in now.items():
             entry = listing[f"output/{name}"]
             assert digest(served / name) == entry["sha256"]
@@ -143,11 +190,21 @@ def test_an_edit_moves_only_changed_content_and_collection_keeps_shared_content(
         if "/versions/" in blob.name
     }
     assert first not in kept and len(kept) == 2  # current and previous
-    listed = {entry["sha256"] for version in kept for entry in listings[version].values()}
-    only_first = {entry["sha256"] for entry in listings[first].values()} - listed
-    shared = {entry["sha256"] for entry in listings[first].values()} & listed
+
+    def whole(version: str) -> set[str]:
+        return {e["sha256"] for e in listings[version].values() if not e.get("pieces")}
+
+    def packs(version: str) -> set[str]:
+        return {p["pack"] for e in listings[version].values() for p in e.get("pieces", ())}
+
+    listed = set().union(*(whole(version) for version in kept))
+    only_first = whole(first) - listed
+    shared = whole(first) & listed
     assert set(held) == listed  # nothing a kept version lists is gone, nothing else is left
     assert only_first and shared and not only_first & set(held)
+    packed = set().union(*(packs(version) for version in kept))
+    assert set(_packs(azurite, location)) == packed  # the stray pack is gone, no other
+    assert packs(first) & packed  # the cold build's pack still holds pieces of kept versions
     stats = run_cli(
         "stats", "--index-path", tmp_path / "third-replica", "--storage", location,
         "--format", "json", env=azurite.env(),
@@ -164,9 +221,10 @@ def test_an_old_layout_version_is_still_downloaded_whole(
     pointer = _pointer(azurite, location)
     container = _container(azurite, location)
     prefix = location.removeprefix("az://").split("/", 1)[1]
-    for name, entry in _listing(azurite, location, pointer["version"]).items():
-        content = container.download_blob(f"{prefix}/objects/{entry['sha256']}").readall()
-        container.upload_blob(f"{prefix}/versions/old/{name}", content)
+    for name in _listing(azurite, location, pointer["version"]):
+        part, _, rest = name.partition("/")
+        local = tmp_path / "indexer" / ("output" if part == "output" else "") / rest
+        container.upload_blob(f"{prefix}/versions/old/{name}", local.read_bytes())
     container.upload_blob(
         f"{prefix}/current.json", json.dumps({**pointer, "version": "old"}), overwrite=True
     )

@@ -7,10 +7,11 @@ starts Azurite (tests/azurite.py), builds it cold into a container (`graphrag-mc
 --storage az://... --offline`, a subprocess), then runs `--edits` updates, each after a sentence
 appended to another document. After each run: the bytes of the blobs the run wrote (the LLM cache,
 current.json and the lease blob left out), the version's files and bytes, and what a replica's
-`stats --storage` downloaded to follow it (the files of its new local version that are not links
-to its previous one). With `--before COMMIT`, the same runs with that commit's lib/ (`git archive`,
-through PYTHONPATH) first, side by side. Writes the "Blob storage by delta (issue 40)" section of
-docs/benchmarks.md. Not a test: about 5 minutes per commit at 300 documents on 2 cores.
+`stats --storage` downloaded to follow it (its log line's bytes; for a commit that does not log
+them, the files of its new local version that are not links to its previous one). With `--before
+COMMIT`, the same runs with that commit's lib/ (`git archive`, through PYTHONPATH) first, side by
+side. Writes the "Blob storage by delta (issue 40)" section of docs/benchmarks.md. Not a test:
+about 5 minutes per commit at 300 documents on 2 cores.
 """
 
 import argparse
@@ -18,6 +19,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tarfile
@@ -38,12 +40,15 @@ GENERATOR = REPO.parent / "shared" / "corpora" / "archive" / "generate.py"
 SECTION = "## Blob storage by delta (issue 40)"
 SKIPPED = ("cache/", "current.json", "indexer.lock")
 NOTE = (
-    "Shared between versions are whole files: graphrag rewrites every parquet table on each "
-    "update, so an edit still uploads (and a replica downloads) every table again; what is no "
-    "longer sent again is LanceDB's data (hard-linked from the previous version by vector_delta), "
-    "settings and prompts. Files: at most one data file a table more per update (a fragment whose "
-    "rows were all deleted), until COMPACT_FRAGMENTS (10) data files compact the table; older "
-    "manifests, transactions and superseded deletion files are dropped at each update."
+    "Files that no update changes (LanceDB's data, hard-linked from the previous version by "
+    "vector_delta; settings and prompts) are stored once, whole. graphrag rewrites every parquet "
+    "table on each update: those are written with content-defined pages "
+    "(handlers/indexing/parquet_pages.py) and stored as content-defined pieces in packs, so an "
+    "edit uploads the pieces no earlier pack holds and a replica reads only those (ranged reads), "
+    "putting each table together from the pieces of its own copy. Files: at most one data file "
+    "a table more per update (a fragment whose rows were all deleted), until COMPACT_FRAGMENTS "
+    "(10) data files compact the table; older manifests, transactions and superseded deletion "
+    "files are dropped at each update."
 )
 
 
@@ -66,16 +71,18 @@ class Series:
     steps: list[Step] = field(default_factory=list)
 
 
-def cli(lib: Path, azurite: Azurite, *args: str | Path) -> dict:
-    """One graphrag-mcp process with `lib` first on the path; its JSON output."""
+def cli(lib: Path, azurite: Azurite, *args: str | Path, log_level: str = "WARNING") -> dict:
+    """One graphrag-mcp process with `lib` first on the path; its JSON output (its stderr under
+    the key "stderr")."""
     env = {**os.environ, **azurite.env(), "PYTHONPATH": str(lib)}
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    env["GRAPHRAG_MCP_LOG_LEVEL"] = log_level
     command = [sys.executable, "-m", "graphrag_mcp_server", *map(str, args), "--format", "json"]
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO, check=False)
     if done.returncode != 0:
         sys.exit(f"{' '.join(command)} failed:\n{done.stderr[-4000:]}")
     result: dict = json.loads(done.stdout)
-    return result
+    return result | {"stderr": done.stderr}
 
 
 def container(azurite: Azurite, location: str):
@@ -117,10 +124,14 @@ def written_since(azurite: Azurite, location: str, since: datetime.datetime) -> 
 
 
 def followed(lib: Path, azurite: Azurite, location: str, replica: Path) -> int:
-    """`stats --storage` on the replica's folder; the bytes of its new version's files that are not
-    links to the version it had."""
+    """`stats --storage` on the replica's folder; the bytes it read from the container to follow:
+    what its "version ... downloaded" log line says, or, for a commit that does not say, the bytes
+    of its new version's files that are not links to the version it had."""
     before = {path.stat().st_ino for path in (replica / "versions").rglob("*") if path.is_file()}
-    cli(lib, azurite, "stats", "--index-path", replica, "--storage", location)
+    done = cli(lib, azurite, "stats", "--index-path", replica, "--storage", location,
+               log_level="INFO")  # fmt: skip
+    if said := re.search(r"downloaded: \d+ of \d+ files, ([\d,]+) of", done["stderr"]):
+        return int(said[1].replace(",", ""))
     current = (replica / "output").resolve()
     return sum(
         path.stat().st_size
@@ -206,8 +217,9 @@ def section(runs: list[Series], documents: int) -> str:
         f"model, Azurite): the archive of ../shared/corpora/archive/generate.py (seed 7), built "
         "cold into a container, then one update after each one-document edit (a sentence "
         "appended). Uploaded: bytes of the blobs the run wrote, the LLM cache left out; "
-        "downloaded: what a replica's `stats --storage` fetched to follow (files of its new "
-        "version that are not links to its previous one); files: the version's output files. "
+        "downloaded: what a replica's `stats --storage` read from the container to follow (its "
+        "log line; for a commit that does not log it, its new version's files that are not links "
+        "to its previous one); files: the version's output files. "
         "Target (issue 40): a blob-storage edit uploads <= 5% of the version's bytes; a "
         "version's file count does not grow with the number of updates.",
         "",

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step, input_hash
+from graphrag_mcp_server.handlers.indexing.parquet_pages import PAGE_OPTIONS
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
@@ -134,7 +135,7 @@ def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
                     )
                 )
     pd.DataFrame(rows, columns=["step", "key", "result", "vector", "models"]).to_parquet(
-        table, index=False
+        table, index=False, **PAGE_OPTIONS
     )
 
 

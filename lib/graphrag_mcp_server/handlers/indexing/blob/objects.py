@@ -1,10 +1,19 @@
-"""A version's files by content: each file's bytes stored once as objects/<sha256>, each version a
-listing (versions/ID/files.json) of its paths and their content, so that an update uploads, and a
-replica downloads, only the content the container or the local copy lacks."""
+"""A version's files by content, so that an update uploads, and a replica downloads, only the
+content the container or the local copy lacks. Each version is a listing (versions/ID/files.json)
+of its paths and their content.
+
+A file that no update changes once written (LanceDB's, the prompts) is stored whole, once, as
+objects/<sha256>. A parquet table, which graphrag writes anew on every update, is stored in pieces
+cut at content-defined boundaries (FastCDC): its pages that did not change are the same bytes
+(parquet_pages.py), so they cut into the same pieces. An upload gathers the pieces no earlier
+version holds into packs (packs/VERSION-N, up to PACK_BYTES each, one blob each); a replica
+rebuilds the table from the pieces its own copy holds and reads the rest as byte ranges of packs.
+"""
 
 import hashlib
 import os
 import shutil
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -12,7 +21,24 @@ from typing import Literal
 from pydantic import BaseModel
 
 OBJECTS = "objects"
+PACKS = "packs"
 LISTING = "files.json"
+PIECE_SIZES = {"min_size": 2 * 1024, "avg_size": 8 * 1024, "max_size": 32 * 1024}
+"""FastCDC's bounds: pieces of 8 KiB on average (a parquet page of parquet_pages is 8-32 KiB before
+compression), so an edit's few changed pages cost a few pieces each."""
+PACK_BYTES = 16 * 2**20
+GAP_BYTES = 64 * 1024
+"""Wanted pieces of one pack closer than this are read in one ranged request."""
+
+
+class Piece(BaseModel, frozen=True):
+    """One piece of a file stored in pieces: its content's sha256 and size, and where it lies in
+    which pack."""
+
+    sha256: str
+    size: int
+    pack: str
+    offset: int
 
 
 class Entry(BaseModel, frozen=True):
@@ -22,12 +48,15 @@ class Entry(BaseModel, frozen=True):
     sha256: str
     size: int
     mtime_ns: int
+    pieces: tuple[Piece, ...] = ()
+    """The file's pieces in order when it is stored in pieces; none when stored whole."""
 
 
 class Listing(BaseModel):
-    """A version's files (`output/...`, `root/...`) by content; written after all its objects."""
+    """A version's files (`output/...`, `root/...`) by content; written after all its objects and
+    packs. Format 2 adds pieces (format 1 listings, whole objects only, are still read)."""
 
-    format: Literal[1] = 1
+    format: Literal[1, 2] = 2
     published_at: datetime
     files: dict[str, Entry]
 
@@ -45,6 +74,117 @@ class Transfer(BaseModel):
             f"{self.moved_files} of {self.files} files, "
             f"{self.moved_bytes:,} of {self.bytes:,} bytes"
         )
+
+
+def in_pieces(name: str) -> bool:
+    """Whether a version's file (`output/...`) is stored in pieces: its parquet tables."""
+    return name.startswith("output/") and name.endswith(".parquet")
+
+
+def cut(data: bytes) -> list[tuple[str, int, int]]:
+    """`data` cut into pieces at content-defined boundaries: (sha256, offset, size) each."""
+    from fastcdc import fastcdc
+
+    return [
+        (chunk.hash, chunk.offset, chunk.length)
+        for chunk in fastcdc(data, **PIECE_SIZES, hf=hashlib.sha256)
+    ]
+
+
+class Packer:
+    """Pieces of a version's files: those a pack already holds taken from there, new ones gathered
+    into packs named VERSION-N, each handed to `send` (pack name, bytes) once full or finished."""
+
+    def __init__(
+        self, version: str, held: Iterable[Piece], send: Callable[[str, bytes], None]
+    ) -> None:
+        self.version, self.send = version, send
+        self.held = {piece.sha256: piece for piece in held}
+        self.packs, self.sent_bytes = 0, 0
+        self.pack = bytearray()
+
+    def pieces(self, data: bytes) -> tuple[Piece, ...]:
+        """`data`'s pieces, each new one added to the open pack."""
+        pieces = []
+        for sha256, offset, size in cut(data):
+            piece = self.held.get(sha256)
+            if piece is None:
+                if len(self.pack) + size > PACK_BYTES:
+                    self.finish()
+                piece = Piece(sha256=sha256, size=size, pack=self.name, offset=len(self.pack))
+                self.pack += data[offset : offset + size]
+                self.held[sha256] = piece
+            pieces.append(piece)
+        return tuple(pieces)
+
+    @property
+    def name(self) -> str:
+        return f"{self.version}-{self.packs}"
+
+    def finish(self) -> None:
+        """Send the open pack, if it holds anything."""
+        if self.pack:
+            self.send(self.name, bytes(self.pack))
+            self.sent_bytes += len(self.pack)
+            self.packs += 1
+            self.pack = bytearray()
+
+
+def held_pieces(listing: "Listing | None") -> list[Piece]:
+    """The pieces a listing's files are made of."""
+    files = listing.files.values() if listing is not None else ()
+    return [piece for entry in files for piece in entry.pieces]
+
+
+class Span(BaseModel):
+    """One ranged read of a pack: its bytes [start, end) and the pieces they hold."""
+
+    pack: str
+    start: int
+    end: int
+    pieces: list[Piece]
+
+
+def spans(pieces: Iterable[Piece]) -> list[Span]:
+    """The ranged reads that fetch `pieces`: one per run of pieces of a pack with gaps under
+    GAP_BYTES."""
+    reads: list[Span] = []
+    for piece in sorted(set(pieces), key=lambda piece: (piece.pack, piece.offset)):
+        end = piece.offset + piece.size
+        last = reads[-1] if reads else None
+        if last is not None and last.pack == piece.pack and piece.offset - last.end < GAP_BYTES:
+            last.end = max(last.end, end)
+            last.pieces.append(piece)
+        else:
+            reads.append(Span(pack=piece.pack, start=piece.offset, end=end, pieces=[piece]))
+    return reads
+
+
+def lacking(entry: Entry, local: Path | None) -> set[Piece]:
+    """The pieces of `entry` that the local file `local` (cut the same way) does not hold."""
+    data = local.read_bytes() if local is not None and local.is_file() else b""
+    own = {sha256 for sha256, _, _ in cut(data)}
+    return {piece for piece in entry.pieces if piece.sha256 not in own}
+
+
+def assemble(entry: Entry, local: Path | None, fetched: dict[str, bytes], target: Path) -> bool:
+    """Write at `target` the file of `entry`'s pieces, each from the local file `local` (cut the
+    same way) or from `fetched`; False when the result is not the entry's content."""
+    data = local.read_bytes() if local is not None and local.is_file() else b""
+    own = {sha256: (offset, size) for sha256, offset, size in cut(data)}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    check = hashlib.sha256()
+    with target.open("wb") as out:
+        for piece in entry.pieces:
+            if piece.sha256 in own:
+                offset, size = own[piece.sha256]
+                part = data[offset : offset + size]
+            else:
+                part = fetched[piece.sha256]
+            check.update(part)
+            out.write(part)
+    os.utime(target, ns=(entry.mtime_ns, entry.mtime_ns))
+    return check.hexdigest() == entry.sha256
 
 
 def digest(path: Path) -> str:

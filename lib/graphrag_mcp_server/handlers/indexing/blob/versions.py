@@ -133,22 +133,34 @@ class BlobIndex:
     def upload_version(
         self, root: Path, version: Path, previous: str | None = None
     ) -> objects.Transfer:
-        """Upload a built version: the content of its files (and of the root files it goes with)
-        that the container's objects lack, then its listing; what it uploaded of all it holds.
-        `previous`: the version it was built from, whose files' mtimes unchanged ones keep."""
+        """Upload a built version: its parquet tables as pieces (those no pack of the previous
+        version holds, in new packs), the content of its other files (and of the root files it
+        goes with) that the container's objects lack, then its listing; what it uploaded of all it
+        holds. `previous`: the version it was built from, whose files' mtimes unchanged ones keep
+        and whose pieces are not sent again."""
         files = {f"output/{path.relative_to(version).as_posix()}": path for path in _files(version)}
         for name in ROOT_FILES:
             files |= {
                 f"root/{path.relative_to(root).as_posix()}": path for path in _files(root / name)
             }
-        listing = objects.listing_of(
-            files, self.listing(previous) if previous else None, datetime.now(UTC)
-        )
+        before = self.listing(previous) if previous else None
+        listing = objects.listing_of(files, before, datetime.now(UTC))
+        packer = objects.Packer(version.name, objects.held_pieces(before), self._upload_pack)
+        for name, entry in listing.files.items():
+            if objects.in_pieces(name):
+                kept = before.files.get(name) if before else None
+                pieces = (
+                    kept.pieces
+                    if kept is not None and kept.sha256 == entry.sha256 and kept.pieces
+                    else packer.pieces(files[name].read_bytes())
+                )
+                listing.files[name] = entry.model_copy(update={"pieces": pieces})
+        packer.finish()
         held = self._objects()
         missing = {
             entry.sha256: files[name]
             for name, entry in listing.files.items()
-            if held.get(entry.sha256, (-1,))[0] != entry.size
+            if not entry.pieces and held.get(entry.sha256, (-1,))[0] != entry.size
         }
         self._upload([(path, self._object(sha256)) for sha256, path in missing.items()])
         self.container.upload_blob(
@@ -160,9 +172,12 @@ class BlobIndex:
         return objects.Transfer(
             files=len(files),
             bytes=sum(entry.size for entry in listing.files.values()),
-            moved_files=len(missing),
-            moved_bytes=sum(path.stat().st_size for path in missing.values()),
+            moved_files=len(missing) + packer.packs,
+            moved_bytes=sum(path.stat().st_size for path in missing.values()) + packer.sent_bytes,
         )
+
+    def _upload_pack(self, name: str, data: bytes) -> None:
+        self.container.upload_blob(self._pack(name), data, overwrite=True, max_concurrency=4)
 
     def listing(self, version: str) -> objects.Listing | None:
         """The listing of `version`; None for a version without one (published before listings,
@@ -193,6 +208,17 @@ class BlobIndex:
 
     def _object(self, sha256: str) -> str:
         return self.location.blob(objects.OBJECTS, sha256)
+
+    def _pack(self, name: str) -> str:
+        return self.location.blob(objects.PACKS, name)
+
+    def _packs(self) -> dict[str, datetime]:
+        """The packs the container holds: name -> last modified."""
+        prefix = self.location.blob(objects.PACKS) + "/"
+        return {
+            blob.name[len(prefix) :]: blob.last_modified
+            for blob in self.container.list_blobs(name_starts_with=prefix)
+        }
 
     def upload_cache(self, root: Path) -> int:
         """Upload the local cache entries the container does not hold; their number."""
@@ -247,6 +273,7 @@ class BlobIndex:
             raise GraphRagMcpError(msg)
         held = {"output": local.current_version(root), "root": root}
         wanted: list[tuple[str, Path]] = []
+        pieced: list[tuple[objects.Entry, Path | None, Path]] = []
         for name, entry in listing.files.items():
             part, _, rest = name.partition("/")
             if part not in held or ".." in PurePosixPath(rest).parts or not rest:
@@ -258,21 +285,54 @@ class BlobIndex:
                 raise GraphRagMcpError(msg)
             base = held[part]
             source = (base / rest).resolve() if base is not None else None
-            if not objects.reuse_local(entry, source, staging / name):
+            if objects.reuse_local(entry, source, staging / name):
+                continue
+            if entry.pieces:
+                pieced.append((entry, source, staging / name))
+            else:
                 wanted.append((self._object(entry.sha256), staging / name))
         self._download(wanted)
         for _, path in wanted:
             mtime_ns = listing.files[path.relative_to(staging).as_posix()].mtime_ns
             os.utime(path, ns=(mtime_ns, mtime_ns))
+        reads = objects.spans(
+            {piece for entry, source, _ in pieced for piece in objects.lacking(entry, source)}
+        )
+        fetched = self._fetch_pieces(reads)
+        for entry, source, target in pieced:
+            if not objects.assemble(entry, source, fetched, target):
+                msg = (
+                    f"{self.location}: version {version}'s {target.relative_to(staging)} does not "
+                    "match its listing once put together from its pieces; publish a new version: "
+                    f"run graphrag-mcp index DATA_PATH --storage {self.location} --full on the "
+                    "indexer host"
+                )
+                raise GraphRagMcpError(msg)
         stamp = listing.published_at.timestamp()
         for folder in [staging, *(path for path in staging.rglob("*") if path.is_dir())]:
             os.utime(folder, (stamp, stamp))
         return objects.Transfer(
             files=len(listing.files),
             bytes=sum(entry.size for entry in listing.files.values()),
-            moved_files=len(wanted),
-            moved_bytes=sum(path.stat().st_size for _, path in wanted),
+            moved_files=len(wanted) + len(pieced),
+            moved_bytes=sum(path.stat().st_size for _, path in wanted)
+            + sum(span.end - span.start for span in reads),
         )
+
+    def _fetch_pieces(self, reads: list[objects.Span]) -> dict[str, bytes]:
+        """The content of the pieces of `reads` by sha256, each read a ranged read of a pack."""
+        fetched: dict[str, bytes] = {}
+
+        def fetch(span: objects.Span) -> None:
+            data = self.container.download_blob(
+                self._pack(span.pack), offset=span.start, length=span.end - span.start
+            ).readall()
+            for piece in span.pieces:
+                begin = piece.offset - span.start
+                fetched[piece.sha256] = data[begin : begin + piece.size]
+
+        _each(fetch, reads)
+        return fetched
 
     def _download_whole(self, version: str, staging: Path) -> None:
         """A version published before listings: every blob under it, each file and folder with the
@@ -318,18 +378,26 @@ class BlobIndex:
         for version in old:
             self._delete(names[version])
         listed: set[str] = set()
+        packed: set[str] = set()
         for version in names.keys() - set(old):
             try:
                 listing = self.listing(version)
             except GraphRagMcpError as error:  # what it lists is unknown: no content is deleted
                 logger.warning("content not collected: %s", error)
                 return old
-            listed |= {entry.sha256 for entry in listing.files.values()} if listing else set()
+            files = listing.files.values() if listing else ()
+            listed |= {entry.sha256 for entry in files if not entry.pieces}
+            packed |= {piece.pack for entry in files for piece in entry.pieces}
         self._delete(
             [
                 self._object(sha256)
                 for sha256, (_, modified) in self._objects().items()
                 if sha256 not in listed and modified < cutoff
+            ]
+            + [
+                self._pack(pack)
+                for pack, modified in self._packs().items()
+                if pack not in packed and modified < cutoff
             ]
         )
         return old

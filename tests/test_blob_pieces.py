@@ -1,0 +1,100 @@
+"""Parquet tables stored in pieces (issue 40): a table rewritten with one row changed and one row
+inserted shares most of its pieces with the table before, and is put back together byte for byte
+from the pieces a local copy holds plus the new ones read from packs."""
+
+import hashlib
+import random
+from pathlib import Path
+
+import pandas as pd
+
+from graphrag_mcp_server.handlers.indexing.blob import objects
+from graphrag_mcp_server.handlers.indexing.parquet_pages import parquet_bytes
+
+WORDS = [f"word{number}" for number in range(2000)]
+
+
+def _table(rows: int, seed: int = 3) -> pd.DataFrame:
+    """A table shaped like graphrag's text units: an id, a text of 60-120 words, a count."""
+    chosen = random.Random(seed)
+    texts = [" ".join(chosen.choices(WORDS, k=chosen.randint(60, 120))) for _ in range(rows)]
+    return pd.DataFrame(
+        {
+            "id": [f"{chosen.getrandbits(128):032x}" for _ in range(rows)],
+            "text": texts,
+            "n_tokens": [len(text.split()) for text in texts],
+        }
+    )
+
+
+def _edited(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with row 1000's text changed and a new row inserted after row 2000."""
+    edited = table.copy()
+    edited.loc[1000, "text"] += " and one sentence more"
+    new = pd.DataFrame({"id": ["f" * 32], "text": ["a row added by an update"], "n_tokens": [6]})
+    return pd.concat([edited.iloc[:2000], new, edited.iloc[2000:]], ignore_index=True)
+
+
+def _new_share(before: bytes, after: bytes) -> float:
+    """The share of `after`'s bytes in pieces that `before` does not hold."""
+    held = {sha256 for sha256, _, _ in objects.cut(before)}
+    return sum(size for sha256, _, size in objects.cut(after) if sha256 not in held) / len(after)
+
+
+def test_an_edited_table_shares_most_pieces_and_is_put_back_together(tmp_path: Path) -> None:
+    """Written by parquet_pages, the edited table's new pieces are under 10% of its bytes (pandas'
+    default writer: most of it); the Packer sends only those, and assemble rebuilds the table from
+    the old file and the packed pieces, byte for byte."""
+    table = _table(3000)
+    before, after = parquet_bytes(table), parquet_bytes(_edited(table))
+    assert _new_share(before, after) < 0.10
+    assert _new_share(table.to_parquet(), _edited(table).to_parquet()) > 0.5
+
+    packs: dict[str, bytes] = {}
+    first = objects.Packer("v1", [], packs.__setitem__)
+    old_pieces = first.pieces(before)
+    first.finish()
+    second = objects.Packer("v2", old_pieces, packs.__setitem__)
+    new_pieces = second.pieces(after)
+    second.finish()
+    assert set(packs) == {"v1-0", "v2-0"}
+    assert len(packs["v2-0"]) == second.sent_bytes < 0.10 * len(after)
+    assert {piece.pack for piece in new_pieces} == {"v1-0", "v2-0"}
+
+    local = tmp_path / "text_units.parquet"
+    local.write_bytes(before)
+    entry = objects.Entry(
+        sha256=hashlib.sha256(after).hexdigest(),
+        size=len(after),
+        mtime_ns=1_700_000_000 * 10**9,
+        pieces=new_pieces,
+    )
+    wanted = objects.lacking(entry, local)
+    assert {piece.pack for piece in wanted} == {"v2-0"}
+    reads = objects.spans(wanted)
+    fetched = {
+        piece.sha256: packs[span.pack][piece.offset : piece.offset + piece.size]
+        for span in reads
+        for piece in span.pieces
+    }
+    assert sum(span.end - span.start for span in reads) <= len(packs["v2-0"])
+    target = tmp_path / "staging" / "text_units.parquet"
+    assert objects.assemble(entry, local, fetched, target)
+    assert target.read_bytes() == after
+    assert target.stat().st_mtime_ns == entry.mtime_ns
+    pd.testing.assert_frame_equal(pd.read_parquet(target), _edited(table))
+
+
+def test_a_piece_that_is_not_what_the_listing_says_is_refused(tmp_path: Path) -> None:
+    """assemble answers False (the caller's one-line error) when the pieces do not make the listed
+    content: a pack changed under the listing must not become a served table."""
+    data = parquet_bytes(_table(500))
+    packs: dict[str, bytes] = {}
+    packer = objects.Packer("v1", [], packs.__setitem__)
+    pieces = packer.pieces(data)
+    packer.finish()
+    entry = objects.Entry(
+        sha256=hashlib.sha256(data).hexdigest(), size=len(data), mtime_ns=0, pieces=pieces
+    )
+    fetched = {piece.sha256: b"x" * piece.size for piece in pieces}
+    assert not objects.assemble(entry, None, fetched, tmp_path / "table.parquet")
