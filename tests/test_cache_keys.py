@@ -5,8 +5,8 @@ import random
 
 import yaml
 from graphrag_common.hasher.hasher import hash_data
-from tests.conftest import CORPUS
 
+from conftest import CORPUS
 from graphrag_mcp_server.config.cache_keys import FastDumper, hash_like_graphrag
 
 TRICKY = list("abc XYZ  :#-?,[]{}'\"\\\n\t\r\x85\u2028\u2029\ufeff\xa0é—\0!&*|>%@`.") + [

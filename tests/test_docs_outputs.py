@@ -52,6 +52,47 @@ def _missing_keys(documented: Any, actual: Any, path: str = "") -> list[str]:
     return []
 
 
+VARYING = {"seconds", "index_version", "job_id", "started_at", "finished_at", "elapsed_seconds"}
+"""Keys whose values differ from run to run (timings, versions, job ids): shape checked only."""
+
+
+def _wrong_values(documented: Any, actual: Any, path: str = "") -> list[str]:
+    """Where a documented value is not what the call returned. A string with "..." stands for the
+    actual one with parts left out (its other parts appear in order); a list item starting "..."
+    ends the items shown; keys in VARYING are not compared."""
+    if isinstance(documented, dict) and isinstance(actual, dict):
+        return [
+            wrong
+            for key, value in documented.items()
+            if key in actual and key not in VARYING
+            for wrong in _wrong_values(value, actual[key], f"{path}{key}.")
+        ]
+    if isinstance(documented, list) and isinstance(actual, list):
+        shown = []
+        for item in documented:
+            if isinstance(item, str) and item.startswith("..."):
+                break
+            shown.append(item)
+        if len(shown) == len(documented) and len(shown) != len(actual):
+            return [f"{path} has {len(actual)} items, not {len(shown)}"]
+        return [
+            wrong
+            for index, (item, got) in enumerate(zip(shown, actual, strict=False))
+            for wrong in _wrong_values(item, got, f"{path}[{index}].")
+        ] + ([f"{path} has fewer than {len(shown)} items"] if len(actual) < len(shown) else [])
+    if isinstance(documented, str) and isinstance(actual, str) and "..." in documented:
+        at = 0
+        for part in documented.split("..."):
+            found = actual.find(part, at)
+            if found < 0:
+                return [f"{path}: {part[:60]!r} not in {actual[at : at + 120]!r}"]
+            at = found + len(part)
+        return []
+    if documented != actual:
+        return [f"{path}: documented {str(documented)[:80]!r}, returned {str(actual)[:80]!r}"]
+    return []
+
+
 def _calls_and_results(document: Path) -> list[tuple[int, dict, list[dict]]]:
     """Each documented tool call (line, call) with its result: the next block, and later blocks of
     the same keys under the same heading (another form of it), not fragments of it shown apart."""
@@ -82,7 +123,7 @@ def test_every_documented_json_block_parses() -> None:
 
 
 @pytest.mark.slow
-async def test_documented_tool_results_have_the_shape_tools_return(
+async def test_documented_tool_results_are_what_tools_return(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
     root, data = tmp_path / "index", tmp_path / "docs_data"
@@ -100,7 +141,7 @@ async def test_documented_tool_results_have_the_shape_tools_return(
         "index_status",
         "get_statistics",
     }
-    job_id = None
+    job_id, wrong = None, []
     async with mcp_session(root, data_path=tmp_path) as session:
         for line, call, results in pairs:
             arguments = dict(call["arguments"])
@@ -115,6 +156,8 @@ async def test_documented_tool_results_have_the_shape_tools_return(
                     f"tools.md:{line}",
                     _missing_keys(documented, actual),
                 )
+                wrong.extend(f"tools.md:{line}: {w}" for w in _wrong_values(documented, actual))
+    assert not wrong, "\n".join(wrong)
 
 
 # the section of docs/cli.md -> the command whose `--format json` output its JSON block shows

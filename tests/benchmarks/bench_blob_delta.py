@@ -71,13 +71,20 @@ class Series:
     steps: list[Step] = field(default_factory=list)
 
 
-def cli(lib: Path, azurite: Azurite, *args: str | Path, log_level: str = "WARNING") -> dict:
+LOGGED_RUN = (
+    "import logging, runpy, sys; logging.basicConfig(level=logging.INFO); "
+    "sys.argv[0] = 'graphrag-mcp'; runpy.run_module('graphrag_mcp_server', run_name='__main__')"
+)
+"""graphrag-mcp with INFO log lines on stderr (the CLI's commands log at WARNING)."""
+
+
+def cli(lib: Path, azurite: Azurite, *args: str | Path, logged: bool = False) -> dict:
     """One graphrag-mcp process with `lib` first on the path; its JSON output (its stderr under
-    the key "stderr")."""
+    the key "stderr"; with `logged`, its INFO lines too)."""
     env = {**os.environ, **azurite.env(), "PYTHONPATH": str(lib)}
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    env["GRAPHRAG_MCP_LOG_LEVEL"] = log_level
-    command = [sys.executable, "-m", "graphrag_mcp_server", *map(str, args), "--format", "json"]
+    run = ["-c", LOGGED_RUN] if logged else ["-m", "graphrag_mcp_server"]
+    command = [sys.executable, *run, *map(str, args), "--format", "json"]
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO, check=False)
     if done.returncode != 0:
         sys.exit(f"{' '.join(command)} failed:\n{done.stderr[-4000:]}")
@@ -129,7 +136,7 @@ def followed(lib: Path, azurite: Azurite, location: str, replica: Path) -> int:
     of its new version's files that are not links to the version it had."""
     before = {path.stat().st_ino for path in (replica / "versions").rglob("*") if path.is_file()}
     done = cli(lib, azurite, "stats", "--index-path", replica, "--storage", location,
-               log_level="INFO")  # fmt: skip
+               logged=True)  # fmt: skip
     if said := re.search(r"downloaded: \d+ of \d+ files, ([\d,]+) of", done["stderr"]):
         return int(said[1].replace(",", ""))
     current = (replica / "output").resolve()
