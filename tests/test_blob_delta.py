@@ -127,8 +127,13 @@ def test_an_edit_moves_only_changed_content_and_collection_keeps_shared_content(
         assert carried == tables and len(tables) >= 3, (carried, tables)
         pieces = [piece for entry in listing.values() for piece in entry.get("pieces", ())]
         assert {name for name, entry in listing.items() if entry.get("pieces")} == {
-            name for name in listing if name.endswith(".parquet")
-        }
+            name
+            for name, entry in listing.items()
+            if name.count("/") == 1
+            and name.startswith("output/")
+            and entry["size"]
+            and name.endswith((".parquet", ".json"))
+        }  # the tables and the version's JSON records, not LanceDB's files
         earlier = {
             piece["sha256"]: piece
             for name, kept in listings.items()

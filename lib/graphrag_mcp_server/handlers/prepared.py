@@ -142,6 +142,21 @@ class Prepared:
             "relationships", lambda: read_indexer_relationships(self._tables.relationships)
         )
 
+    def incident_positions(self, relationships: list["Relationship"]) -> dict[str, list[int]]:
+        """Each entity title -> the positions, in order, of the relationships it is an end of in
+        `relationships`, a lent set (all are read in the table's order, so made once for every
+        set): search/incident.py's index."""
+
+        def make() -> dict[str, list[int]]:
+            positions: dict[str, list[int]] = {}
+            for position, relationship in enumerate(relationships):
+                positions.setdefault(relationship.source, []).append(position)
+                if relationship.target != relationship.source:
+                    positions.setdefault(relationship.target, []).append(position)
+            return positions
+
+        return self.once("incident_positions", make)
+
     def reports(
         self, level: int, *, dynamic: bool = False, embeddings: "VectorStore | None" = None
     ) -> AbstractContextManager[list["CommunityReport"]]:

@@ -1,6 +1,7 @@
 """graphrag's search engines made as graphrag.api makes them (graphrag.query.factory, the same
 prompts), over the prepared objects of the loaded version instead of tables read again
-(handlers/prepared.py).
+(handlers/prepared.py); their local context builder reads only the relationships incident to the
+query's entities (search/incident.py: graphrag's context, without walking every relationship).
 
 Each is a context manager: the relationships and reports graphrag writes into are lent to the
 engine until the block ends. Blocking the first time a version's objects are made.
@@ -38,9 +39,11 @@ def local_engine(
     from graphrag.query.factory import get_local_search_engine
     from graphrag.utils.api import get_embedding_store, load_search_prompt
 
+    from graphrag_mcp_server.handlers.search.incident import IncidentRelationshipsContext
+
     objects = prepared(tables)
     with objects.reports(level) as reports, objects.relationships() as relationships:
-        yield get_local_search_engine(
+        engine = get_local_search_engine(
             config=config,
             reports=reports,
             text_units=objects.text_units(),
@@ -54,6 +57,10 @@ def local_engine(
             system_prompt=load_search_prompt(config.local_search.prompt),
             callbacks=callbacks,
         )
+        engine.context_builder = IncidentRelationshipsContext(
+            engine.context_builder, relationships, objects.incident_positions(relationships)
+        )
+        yield engine
 
 
 @contextmanager
@@ -128,6 +135,8 @@ def drift_engine(
     from graphrag.query.factory import get_drift_search_engine
     from graphrag.utils.api import get_embedding_store, load_search_prompt
 
+    from graphrag_mcp_server.handlers.search.incident import IncidentRelationshipsContext
+
     objects, stores = prepared(tables), config.vector_store
     report_embeddings = get_embedding_store(
         config=stores, embedding_name=community_full_content_embedding
@@ -136,7 +145,7 @@ def drift_engine(
         objects.reports(level, embeddings=report_embeddings) as reports,
         objects.relationships() as relationships,
     ):
-        yield get_drift_search_engine(
+        engine = get_drift_search_engine(
             config=config,
             reports=reports,
             text_units=objects.text_units(),
@@ -150,3 +159,8 @@ def drift_engine(
             response_type=response_type,
             callbacks=callbacks,
         )
+        local = engine.context_builder.local_mixed_context
+        engine.context_builder.local_mixed_context = IncidentRelationshipsContext(
+            local, relationships, objects.incident_positions(relationships)
+        )
+        yield engine

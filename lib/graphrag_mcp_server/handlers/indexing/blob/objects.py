@@ -3,7 +3,8 @@ content the container or the local copy lacks. Each version is a listing (versio
 of its paths and their content.
 
 A file that no update changes once written (LanceDB's, the prompts) is stored whole, once, as
-objects/<sha256>. A parquet table, which graphrag writes anew on every update, is stored in pieces
+objects/<sha256>. A parquet table, which graphrag writes anew on every update, (and a JSON record
+of the version, such as manifest.json) is stored in pieces
 cut at content-defined boundaries (FastCDC): its pages that did not change are the same bytes
 (parquet_pages.py), so they cut into the same pieces. An upload gathers the pieces no earlier
 version holds into packs (packs/VERSION-N, up to PACK_BYTES each, one blob each); a replica
@@ -77,8 +78,11 @@ class Transfer(BaseModel):
 
 
 def in_pieces(name: str) -> bool:
-    """Whether a version's file (`output/...`) is stored in pieces: its parquet tables."""
-    return name.startswith("output/") and name.endswith(".parquet")
+    """Whether a version's file is stored in pieces: its parquet tables and JSON records (such as
+    manifest.json, a line per document), which every update writes anew; LanceDB's files, never
+    changed once written, are stored whole."""
+    folder, _, file = name.rpartition("/")
+    return folder == "output" and file.endswith((".parquet", ".json"))
 
 
 def cut(data: bytes) -> list[tuple[str, int, int]]:
