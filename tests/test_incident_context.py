@@ -1,5 +1,6 @@
-"""The local context over only the relationships incident to the query's entities (issue 40) is
-graphrag's own: the same text and records for every question, budget and conversation."""
+"""The local context over only the relationships incident to the query's entities, its links counted
+in one pass (issue 40), is graphrag's own: the same text and records for every question, budget
+and conversation as graphrag's LocalSearchMixedContext over every relationship."""
 
 from typing import Any
 
@@ -26,8 +27,9 @@ def _questions(tables: Any) -> list[str]:
 
 def test_narrowed_builds_equal_graphrags(loaded: tuple[Any, Any]) -> None:  # noqa: F811
     """For every question, at three budgets and with a conversation: the narrowed builder's context
-    text and records equal those of graphrag's build_context over every relationship, and it hands
-    graphrag fewer relationships than the index holds."""
+    text and records (relationship `links` included) equal those of graphrag's own builder, made
+    of the same state, over every relationship; it hands graphrag fewer relationships than the
+    index holds."""
     from graphrag.query.context_builder.conversation_history import ConversationHistory
     from graphrag.query.structured_search.local_search.mixed_context import (
         LocalSearchMixedContext,
@@ -48,6 +50,9 @@ def test_narrowed_builds_equal_graphrags(loaded: tuple[Any, Any]) -> None:  # no
         builder = engine.context_builder
         assert isinstance(builder, IncidentRelationshipsContext)
         every = len(builder.every_relationship)
+        graphrags = LocalSearchMixedContext.__new__(LocalSearchMixedContext)
+        vars(graphrags).update(vars(builder))
+        graphrags.relationships = builder.by_id
         for question in _questions(tables):
             for budget, conversation in (
                 (1500, None),
@@ -61,7 +66,7 @@ def test_narrowed_builds_equal_graphrags(loaded: tuple[Any, Any]) -> None:  # no
                     "conversation_history": conversation,
                 }
                 narrowed = builder.build_context(query=question, **params)
-                plain = LocalSearchMixedContext.build_context(builder, query=question, **params)
+                plain = graphrags.build_context(query=question, **params)
                 assert narrowed.context_chunks == plain.context_chunks, (question, budget)
                 assert set(narrowed.context_records) == set(plain.context_records)
                 for kind, frame in plain.context_records.items():

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.results import SearchResult
+from graphrag_mcp_server.handlers.search.embedder import RememberedEmbedder
 from graphrag_mcp_server.handlers.search.engines import basic_engine, local_engine
 from graphrag_mcp_server.handlers.search.entries import typed_context
 from graphrag_mcp_server.handlers.search.report_index import (
@@ -42,7 +43,8 @@ if TYPE_CHECKING:
     from graphrag.data_model.community_report import CommunityReport
     from graphrag.query.context_builder.builders import ContextBuilderResult
     from graphrag.query.structured_search.basic_search.basic_context import BasicSearchContext
-    from graphrag.query.structured_search.local_search.mixed_context import LocalSearchMixedContext
+
+    from graphrag_mcp_server.handlers.search.incident import IncidentRelationshipsContext
 
 logger = logging.getLogger(__name__)
 
@@ -174,25 +176,9 @@ def _mentioning_first(part: _Part, tables: IndexTables) -> _Part:
     )
 
 
-class _RememberedEmbedder:
-    """An embedding model that embeds each input once: every use of the query within one context
-    shares its embedding."""
-
-    def __init__(self, model: Any) -> None:
-        self._model = model
-        self._answers: dict[tuple[str, ...], Any] = {}
-
-    def embedding(self, *, input: list[str], **kwargs: Any) -> Any:
-        """The model's embedding response for `input`, asked for once."""
-        key = tuple(input)
-        if key not in self._answers:
-            self._answers[key] = self._model.embedding(input=input, **kwargs)
-        return self._answers[key]
-
-
 def _remembering(engine: Any) -> Any:
     """`engine` with its context builder's embedding model remembering what it embedded."""
-    engine.context_builder.text_embedder = _RememberedEmbedder(engine.context_builder.text_embedder)
+    engine.context_builder.text_embedder = RememberedEmbedder(engine.context_builder.text_embedder)
     return engine
 
 
@@ -217,13 +203,14 @@ def _within_budget(
 
 
 def _local_candidates(
-    builder: "LocalSearchMixedContext", query: str, params: dict[str, Any]
+    builder: "IncidentRelationshipsContext", query: str, params: dict[str, Any]
 ) -> dict[str, set[str]]:
     """Ids of the records graphrag's local builder ranks for `query` (all of them fit an unbounded
     budget): the entities it maps the query to and, where their share of the budget is not zero,
     their reports, text units, claims and the relationships graphrag picks for them."""
     from graphrag.query.context_builder.entity_extraction import map_query_to_entities
-    from graphrag.query.context_builder.local_context import build_relationship_context
+
+    from graphrag_mcp_server.handlers.search.incident import relationship_context
 
     selected = map_query_to_entities(
         query=query,
@@ -259,9 +246,9 @@ def _local_candidates(
     if 1 - community_share - unit_share > 0:
         titles = {entity.title for entity in selected}
         candidates["entities"] = {str(entity.short_id) for entity in selected}
-        _, relationships = build_relationship_context(
+        _, relationships = relationship_context(
             selected,
-            list(builder.relationships.values()),
+            list(builder.incident(titles).values()),
             builder.tokenizer,
             max_context_tokens=UNBOUNDED_TOKENS,
             top_k_relationships=params["top_k_relationships"],
@@ -300,12 +287,12 @@ def _ids(frame: "pd.DataFrame | None") -> set[str]:
     return set() if frame is None or "id" not in frame.columns else set(frame["id"].astype(str))
 
 
-def _report_embedder(config: "GraphRagConfig") -> _RememberedEmbedder:
+def _report_embedder(config: "GraphRagConfig") -> RememberedEmbedder:
     """The embedding model that ranks reports against the query (DRIFT's, as graphrag's primer
     uses)."""
     from graphrag_llm.embedding import create_embedding
 
-    return _RememberedEmbedder(
+    return RememberedEmbedder(
         create_embedding(config.get_embedding_model_config(config.drift_search.embedding_model_id))
     )
 

@@ -1,23 +1,44 @@
-"""graphrag's local context builder, each query's relationships narrowed to those that touch the
-entities the query maps to.
+"""graphrag's local context builder made to scale with the question, not with the index.
 
 graphrag's local context reads only relationships with an end among the selected entities (in-
 and out-network relationships, each entity's relationships for its passages), but finds them by
-walking every relationship of the index, once per selected entity and again for the passages: on
-an archive of 3,000 documents, most of a local or DRIFT context's time. Handing the builder only
-the incident relationships, in the index's order, gives graphrag's own context (the same records,
-in the same order) without those walks. The query is mapped to entities once more for this (the
-question's embedding is remembered; the vector search runs again).
+walking every relationship of the index, once per selected entity and again for the passages; and
+it ranks a selected hub's out-network relationships by counting each outside entity's links with
+a walk over all of them per outside entity (quadratic in a hub's partners). On an archive of
+3,000 documents that is nearly all of a local or DRIFT context's time: seconds for a question
+about a hub. This builder hands graphrag only the incident relationships, in the index's order,
+and counts the links in one pass; everything else is graphrag's own code, so the context is
+graphrag's: the same records in the same order (tests/test_incident_context.py compares them with
+graphrag's builder over every relationship). The question is mapped to entities once more for
+this (its embedding is asked for once: RememberedEmbedder; the vector search runs again).
 """
 
+import logging
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
 from graphrag.query.context_builder.entity_extraction import map_query_to_entities
+from graphrag.query.context_builder.local_context import (
+    build_covariates_context,
+    build_entity_context,
+    get_candidate_context,
+)
+from graphrag.query.input.retrieval.relationships import (
+    get_in_network_relationships,
+    get_out_network_relationships,
+)
 from graphrag.query.structured_search.local_search.mixed_context import LocalSearchMixedContext
 
+from graphrag_mcp_server.handlers.search.embedder import RememberedEmbedder
+
 if TYPE_CHECKING:
+    from graphrag.data_model.entity import Entity
     from graphrag.data_model.relationship import Relationship
     from graphrag.query.context_builder.builders import ContextBuilderResult
+    from graphrag_llm.tokenizer import Tokenizer
+
+logger = logging.getLogger(LocalSearchMixedContext.__module__)
+"""graphrag's own logger for its builder's records, so they go where graphrag's go (logs/)."""
 
 
 class IncidentRelationshipsContext(LocalSearchMixedContext):
@@ -35,6 +56,8 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
         vars(self).update(vars(builder))
         self.every_relationship, self.positions = relationships, positions
         self.by_id = builder.relationships
+        remembered: Any = RememberedEmbedder(builder.text_embedder)  # graphrag calls .embedding
+        self.text_embedder = remembered
 
     def build_context(self, query: str, *args: Any, **kwargs: Any) -> "ContextBuilderResult":
         """graphrag's build_context, its relationships those incident to the entities it will
@@ -66,3 +89,178 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
         """The relationships with an end among `titles`, by id, in the index's order."""
         wanted = sorted({p for title in titles for p in self.positions.get(title, ())})
         return {self.every_relationship[p].id: self.every_relationship[p] for p in wanted}
+
+    def _build_local_context(
+        self,
+        selected_entities: list["Entity"],
+        max_context_tokens: int = 8000,
+        include_entity_rank: bool = False,
+        rank_description: str = "relationship count",
+        include_relationship_weight: bool = False,
+        top_k_relationships: int = 10,
+        relationship_ranking_attribute: str = "rank",
+        return_candidate_context: bool = False,
+        column_delimiter: str = "|",
+    ) -> tuple[str, dict[str, "pd.DataFrame"]]:
+        """graphrag 3.3's `_build_local_context`, line for line, its relationship tables made by
+        relationship_context (graphrag's, with each out-network entity's links counted in one
+        pass)."""
+        entity_context, entity_context_data = build_entity_context(
+            selected_entities=selected_entities,
+            tokenizer=self.tokenizer,
+            max_context_tokens=max_context_tokens,
+            column_delimiter=column_delimiter,
+            include_entity_rank=include_entity_rank,
+            rank_description=rank_description,
+            context_name="Entities",
+        )
+        entity_tokens = len(self.tokenizer.encode(entity_context))
+        added_entities: list[Entity] = []
+        final_context: list[str] = []
+        final_context_data: dict[str, pd.DataFrame] = {}
+        for entity in selected_entities:
+            current_context = []
+            current_context_data = {}
+            added_entities.append(entity)
+            text, data = relationship_context(
+                selected_entities=added_entities,
+                relationships=list(self.relationships.values()),
+                tokenizer=self.tokenizer,
+                max_context_tokens=max_context_tokens,
+                column_delimiter=column_delimiter,
+                top_k_relationships=top_k_relationships,
+                include_relationship_weight=include_relationship_weight,
+                relationship_ranking_attribute=relationship_ranking_attribute,
+            )
+            current_context.append(text)
+            current_context_data["relationships"] = data
+            total_tokens = entity_tokens + len(self.tokenizer.encode(text))
+            for covariate in self.covariates:
+                covariate_context, covariate_context_data = build_covariates_context(
+                    selected_entities=added_entities,
+                    covariates=self.covariates[covariate],
+                    tokenizer=self.tokenizer,
+                    max_context_tokens=max_context_tokens,
+                    column_delimiter=column_delimiter,
+                    context_name=covariate,
+                )
+                total_tokens += len(self.tokenizer.encode(covariate_context))
+                current_context.append(covariate_context)
+                current_context_data[covariate.lower()] = covariate_context_data
+            if total_tokens > max_context_tokens:
+                logger.warning("Reached token limit - reverting to previous context state")
+                break
+            final_context = current_context
+            final_context_data = current_context_data
+        final_context_text = entity_context + "\n\n" + "\n\n".join(final_context)
+        final_context_data["entities"] = entity_context_data
+        if return_candidate_context:
+            candidates = get_candidate_context(
+                selected_entities=selected_entities,
+                entities=list(self.entities.values()),
+                relationships=list(self.relationships.values()),
+                covariates=self.covariates,
+                include_entity_rank=include_entity_rank,
+                entity_rank_description=rank_description,
+                include_relationship_weight=include_relationship_weight,
+            )
+            for key, candidate in candidates.items():
+                if key not in final_context_data:
+                    final_context_data[key] = candidate
+                    final_context_data[key]["in_context"] = False
+                elif "id" in final_context_data[key].columns and "id" in candidate.columns:
+                    candidate["in_context"] = candidate["id"].isin(final_context_data[key]["id"])
+                    final_context_data[key] = candidate
+                else:
+                    final_context_data[key]["in_context"] = True
+        else:
+            for key in final_context_data:
+                final_context_data[key]["in_context"] = True
+        return final_context_text, final_context_data
+
+
+def relationship_context(
+    selected_entities: list["Entity"],
+    relationships: list["Relationship"],
+    tokenizer: "Tokenizer",
+    include_relationship_weight: bool = False,
+    max_context_tokens: int = 8000,
+    top_k_relationships: int = 10,
+    relationship_ranking_attribute: str = "rank",
+    column_delimiter: str = "|",
+) -> tuple[str, "pd.DataFrame"]:
+    """graphrag 3.3's `build_relationship_context` (the "Relationships" table), its relationships
+    chosen by filtered_relationships."""
+    chosen = filtered_relationships(
+        selected_entities, relationships, top_k_relationships, relationship_ranking_attribute
+    )
+    if not selected_entities or not chosen:
+        return "", pd.DataFrame()
+    text = "-----Relationships-----\n"
+    header = ["id", "source", "target", "description"]
+    if include_relationship_weight:
+        header.append("weight")
+    attributes = [key for key in (chosen[0].attributes or {}) if key not in header]
+    header.extend(attributes)
+    text += column_delimiter.join(header) + "\n"
+    tokens = tokenizer.num_tokens(text)
+    records = [header]
+    for rel in chosen:
+        record = [rel.short_id or "", rel.source, rel.target, rel.description or ""]
+        if include_relationship_weight:
+            record.append(str(rel.weight or ""))
+        for field in attributes:
+            value = rel.attributes.get(field) if rel.attributes else None
+            record.append(str(value) if value else "")
+        line = column_delimiter.join(record) + "\n"
+        line_tokens = tokenizer.num_tokens(line)
+        if tokens + line_tokens > max_context_tokens:
+            break
+        text += line
+        records.append(record)
+        tokens += line_tokens
+    frame = pd.DataFrame(records[1:], columns=records[0]) if len(records) > 1 else pd.DataFrame()
+    return text, frame
+
+
+def filtered_relationships(
+    selected_entities: list["Entity"],
+    relationships: list["Relationship"],
+    top_k_relationships: int,
+    ranking_attribute: str,
+) -> list["Relationship"]:
+    """graphrag 3.3's `_filter_relationships`: the in-network relationships, then the out-network
+    ones by links (how many selected entities an outside entity is linked to) and rank, at most
+    `top_k_relationships` a selected entity. graphrag counts each outside entity's links by walking
+    every out-network relationship once per outside entity (a hub's thousands of partners times
+    its thousands of relationships); here in one pass, to the same counts, the same order and the
+    same `links` attributes."""
+    inside = get_in_network_relationships(selected_entities, relationships, ranking_attribute)
+    outside = get_out_network_relationships(selected_entities, relationships, ranking_attribute)
+    if len(outside) <= 1:
+        return inside + outside
+    selected = {entity.title for entity in selected_entities}
+    partners: dict[str, set[str]] = {}
+    for rel in outside:
+        if rel.source not in selected:
+            partners.setdefault(rel.source, set()).add(rel.target)
+        if rel.target not in selected:
+            partners.setdefault(rel.target, set()).add(rel.source)
+    links = {name: len(linked) for name, linked in partners.items()}
+
+    def linked(rel: "Relationship") -> int:
+        return links[rel.source] if rel.source in links else links[rel.target]
+
+    for rel in outside:
+        if rel.attributes is None:
+            rel.attributes = {}
+        rel.attributes["links"] = linked(rel)
+    if ranking_attribute == "rank":
+        outside.sort(key=lambda rel: (linked(rel), rel.rank), reverse=True)
+    elif ranking_attribute == "weight":
+        outside.sort(key=lambda rel: (linked(rel), rel.weight), reverse=True)
+    else:
+        outside.sort(
+            key=lambda rel: (linked(rel), (rel.attributes or {})[ranking_attribute]), reverse=True
+        )
+    return inside + outside[: top_k_relationships * len(selected_entities)]
