@@ -2,18 +2,21 @@
 
 graphrag's local context reads only relationships with an end among the selected entities (in-
 and out-network relationships, each entity's relationships for its passages), but finds them by
-walking every relationship of the index, once per selected entity and again for the passages; and
-it ranks a selected hub's out-network relationships by counting each outside entity's links with
-a walk over all of them per outside entity (quadratic in a hub's partners). On an archive of
-3,000 documents that is nearly all of a local or DRIFT context's time: seconds for a question
-about a hub. This builder hands graphrag only the incident relationships, in the index's order,
-and counts the links in one pass; everything else is graphrag's own code, so the context is
-graphrag's: the same records in the same order (tests/test_incident_context.py compares them with
-graphrag's builder over every relationship). The question is mapped to entities once more for
-this (its embedding is asked for once: RememberedEmbedder; the vector search runs again).
+walking every relationship of the index, once per selected entity and again for the passages. It
+ranks a selected hub's out-network relationships by each outside entity's links, counted by a walk
+over all of them per outside entity (quadratic in a hub's partners), and ranks passages by the
+entity's relationships in each, gathering the entity's relationship ids again for every passage.
+On an archive of 3,000 documents that is nearly all of a local or DRIFT context's time: seconds
+for a question about a hub. This builder hands graphrag only the incident relationships, in the
+index's order, counts the links in one pass and gathers each entity's relationship ids once;
+everything else is graphrag's own code, so the context is graphrag's: the same records in the
+same order (tests/test_incident_context.py compares them with graphrag's builder over every
+relationship). The question is mapped to entities once more for this (its embedding is asked for
+once: RememberedEmbedder; the vector search runs again).
 """
 
 import logging
+from copy import deepcopy
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -23,10 +26,12 @@ from graphrag.query.context_builder.local_context import (
     build_entity_context,
     get_candidate_context,
 )
+from graphrag.query.context_builder.source_context import build_text_unit_context
 from graphrag.query.input.retrieval.relationships import (
     get_in_network_relationships,
     get_out_network_relationships,
 )
+from graphrag.query.input.retrieval.text_units import get_candidate_text_units
 from graphrag.query.structured_search.local_search.mixed_context import LocalSearchMixedContext
 
 from graphrag_mcp_server.handlers.search.embedder import RememberedEmbedder
@@ -34,6 +39,7 @@ from graphrag_mcp_server.handlers.search.embedder import RememberedEmbedder
 if TYPE_CHECKING:
     from graphrag.data_model.entity import Entity
     from graphrag.data_model.relationship import Relationship
+    from graphrag.data_model.text_unit import TextUnit
     from graphrag.query.context_builder.builders import ContextBuilderResult
     from graphrag_llm.tokenizer import Tokenizer
 
@@ -177,6 +183,61 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
             for key in final_context_data:
                 final_context_data[key]["in_context"] = True
         return final_context_text, final_context_data
+
+    def _build_text_unit_context(
+        self,
+        selected_entities: list["Entity"],
+        max_context_tokens: int = 8000,
+        return_candidate_context: bool = False,
+        column_delimiter: str = "|",
+        context_name: str = "Sources",
+    ) -> tuple[str, dict[str, "pd.DataFrame"]]:
+        """graphrag 3.3's `_build_text_unit_context`, line for line, each entity's relationships
+        taken from the index (graphrag walks them all: the same ones, in the same order) and their
+        ids gathered once (graphrag's count_relationships makes that set again for every one of
+        the entity's text units: a hub's thousands of relationships, hundreds of times)."""
+        if not selected_entities or not self.text_units:
+            return "", {context_name.lower(): pd.DataFrame()}
+        seen: set[str] = set()
+        ranked = []
+        for index, entity in enumerate(selected_entities):
+            own = [self.every_relationship[p] for p in self.positions.get(entity.title, ())]
+            own_ids = {rel.id for rel in own}
+            for text_id in entity.text_unit_ids or []:
+                if text_id not in seen and text_id in self.text_units:
+                    unit = deepcopy(self.text_units[text_id])
+                    seen.add(text_id)
+                    ranked.append((unit, index, _counted(own, own_ids, unit)))
+        ranked.sort(key=lambda item: (item[1], -item[2]))
+        context_text, context_data = build_text_unit_context(
+            text_units=[unit for unit, _, _ in ranked],
+            tokenizer=self.tokenizer,
+            max_context_tokens=max_context_tokens,
+            shuffle_data=False,
+            context_name=context_name,
+            column_delimiter=column_delimiter,
+        )
+        if return_candidate_context:
+            candidates = get_candidate_text_units(
+                selected_entities=selected_entities, text_units=list(self.text_units.values())
+            )
+            key = context_name.lower()
+            if key not in context_data:
+                candidates["in_context"] = False
+                context_data[key] = candidates
+            elif "id" in candidates.columns and "id" in context_data[key].columns:
+                candidates["in_context"] = candidates["id"].isin(context_data[key]["id"])
+                context_data[key] = candidates
+            else:
+                context_data[key]["in_context"] = True
+        return str(context_text), context_data
+
+
+def _counted(own: list["Relationship"], own_ids: set[str], unit: "TextUnit") -> int:
+    """graphrag's count_relationships(own, unit), the set of `own`'s ids made by the caller."""
+    if not unit.relationship_ids:
+        return sum(1 for rel in own if rel.text_unit_ids and unit.id in rel.text_unit_ids)
+    return sum(1 for rel_id in unit.relationship_ids if rel_id in own_ids)
 
 
 def relationship_context(
