@@ -208,19 +208,9 @@ def _local_candidates(
     """Ids of the records graphrag's local builder ranks for `query` (all of them fit an unbounded
     budget): the entities it maps the query to and, where their share of the budget is not zero,
     their reports, text units, claims and the relationships graphrag picks for them."""
-    from graphrag.query.context_builder.entity_extraction import map_query_to_entities
-
     from graphrag_mcp_server.handlers.search.incident import relationship_context
 
-    selected = map_query_to_entities(
-        query=query,
-        text_embedding_vectorstore=builder.entity_text_embeddings,
-        text_embedder=builder.text_embedder,
-        all_entities_dict=builder.entities,
-        embedding_vectorstore_key=builder.embedding_vectorstore_key,
-        k=params["top_k_mapped_entities"],
-        oversample_scaler=2,
-    )
+    selected = builder.selected_entities(query, **params)
     community_share, unit_share = params["community_prop"], params["text_unit_prop"]
     candidates: dict[str, set[str]] = {}
     if community_share > 0:

@@ -70,12 +70,21 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
         select (mapped here as graphrag maps them, from the same keyword arguments)."""
         if args:  # graphrag passes its parameters by keyword; positional ones: left as they are
             return super().build_context(query, *args, **kwargs)
-        mapped = query
+        selected = self.selected_entities(query, **kwargs)
+        self.relationships = self.incident(entity.title for entity in selected)
+        try:
+            return super().build_context(query, **kwargs)
+        finally:
+            self.relationships = self.by_id
+
+    def selected_entities(self, query: str, **kwargs: Any) -> list["Entity"]:
+        """The entities graphrag's build_context maps `query` to, given the same keyword
+        arguments (the conversation's user turns appended to the query, as graphrag does)."""
         if history := kwargs.get("conversation_history"):
             turns = history.get_user_turns(kwargs.get("conversation_history_max_turns", 5))
-            mapped = f"{query}\n" + "\n".join(turns)
-        selected = map_query_to_entities(
-            query=mapped,
+            query = f"{query}\n" + "\n".join(turns)
+        return map_query_to_entities(
+            query=query,
             text_embedding_vectorstore=self.entity_text_embeddings,
             text_embedder=self.text_embedder,
             all_entities_dict=self.entities,
@@ -85,11 +94,6 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
             k=kwargs.get("top_k_mapped_entities", 10),
             oversample_scaler=2,
         )
-        self.relationships = self.incident(entity.title for entity in selected)
-        try:
-            return super().build_context(query, **kwargs)
-        finally:
-            self.relationships = self.by_id
 
     def incident(self, titles: Any) -> dict[str, "Relationship"]:
         """The relationships with an end among `titles`, by id, in the index's order."""
