@@ -91,3 +91,35 @@ def test_a_title_with_no_relationships_narrows_to_none(loaded: tuple[Any, Any]) 
         order = [builder.every_relationship.index(rel) for rel in picked]
         assert order == sorted(order)
         assert all(first.source in (rel.source, rel.target) for rel in picked)
+
+
+def test_a_question_is_embedded_and_searched_once(loaded: tuple[Any, Any]) -> None:  # noqa: F811
+    """One build_context maps the question twice (here and in graphrag) from one embedding and one
+    search of the entities' vectors; a second question is searched anew."""
+    from graphrag_mcp_server.handlers.search.engines import local_engine
+
+    config, tables = loaded
+    with local_engine(config, tables, 2) as engine:
+        builder = engine.context_builder
+        store = builder.entity_text_embeddings._store
+        searched: list[str] = []
+        search = store.similarity_search_by_text
+
+        def counted(text: str, *args: Any, **kwargs: Any) -> Any:
+            searched.append(text)
+            return search(text, *args, **kwargs)
+
+        store.similarity_search_by_text = counted
+        embedded = builder.text_embedder._model
+        embed = embedded.embedding
+        inputs: list[list[str]] = []
+        embedded.embedding = lambda *, input, **kwargs: (
+            inputs.append(input) or embed(input=input, **kwargs)
+        )
+        try:
+            for question in ("Who is Leonard Quist?", "tidal power"):
+                builder.build_context(query=question, **engine.context_builder_params)
+        finally:
+            del store.similarity_search_by_text, embedded.embedding
+    assert searched == ["Who is Leonard Quist?", "tidal power"]
+    assert inputs == [["Who is Leonard Quist?"], ["tidal power"]]

@@ -1,4 +1,4 @@
-"""An embedding model that embeds each input once per search."""
+"""An embedding model and a vector store that answer each question once per search."""
 
 from typing import Any
 
@@ -18,3 +18,27 @@ class RememberedEmbedder:
         if key not in self._answers:
             self._answers[key] = self._model.embedding(input=input, **kwargs)
         return self._answers[key]
+
+
+class RememberedSearches:
+    """A vector store whose text searches answer each (text, k, options) once: graphrag's local
+    builder and this server's candidates map one question to entities more than once a search.
+    Everything else is the store's own."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self._answers: dict[tuple[Any, ...], Any] = {}
+
+    def similarity_search_by_text(
+        self, text: str, text_embedder: Any, k: int = 10, **options: Any
+    ) -> Any:
+        """The store's results for `text`, searched once."""
+        key = (text, k, repr(sorted(options.items())))
+        if key not in self._answers:
+            self._answers[key] = self._store.similarity_search_by_text(
+                text, text_embedder, k=k, **options
+            )
+        return self._answers[key]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)

@@ -11,8 +11,8 @@ for a question about a hub. This builder hands graphrag only the incident relati
 index's order, counts the links in one pass and gathers each entity's relationship ids once;
 everything else is graphrag's own code, so the context is graphrag's: the same records in the
 same order (tests/test_incident_context.py compares them with graphrag's builder over every
-relationship). The question is mapped to entities once more for this (its embedding is asked for
-once: RememberedEmbedder; the vector search runs again).
+relationship). The question is mapped to entities once more for this, from the same embedding
+(RememberedEmbedder) and the same search of the entities' vectors (RememberedSearches).
 """
 
 import logging
@@ -34,7 +34,7 @@ from graphrag.query.input.retrieval.relationships import (
 from graphrag.query.input.retrieval.text_units import get_candidate_text_units
 from graphrag.query.structured_search.local_search.mixed_context import LocalSearchMixedContext
 
-from graphrag_mcp_server.handlers.search.embedder import RememberedEmbedder
+from graphrag_mcp_server.handlers.search.embedder import RememberedEmbedder, RememberedSearches
 
 if TYPE_CHECKING:
     from graphrag.data_model.entity import Entity
@@ -64,6 +64,8 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
         self.by_id = builder.relationships
         remembered: Any = RememberedEmbedder(builder.text_embedder)  # graphrag calls .embedding
         self.text_embedder = remembered
+        searched: Any = RememberedSearches(builder.entity_text_embeddings)
+        self.entity_text_embeddings = searched
 
     def build_context(self, query: str, *args: Any, **kwargs: Any) -> "ContextBuilderResult":
         """graphrag's build_context, its relationships those incident to the entities it will
