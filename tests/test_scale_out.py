@@ -559,7 +559,7 @@ def _copy_version(
         sha256 = hashlib.sha256(manifest).hexdigest()
         container.upload_blob(f"{prefix}/objects/{sha256}", manifest, overwrite=True)
         entry = listing["files"]["output/manifest.json"]
-        entry.update(sha256=sha256, size=len(manifest))
+        entry.update(sha256=sha256, size=len(manifest), pieces=[])  # stored whole
     container.upload_blob(f"{prefix}/versions/{new}/files.json", json.dumps(listing))
 
 
