@@ -69,7 +69,8 @@ def test_an_edited_table_shares_most_pieces_and_is_put_back_together(tmp_path: P
         mtime_ns=1_700_000_000 * 10**9,
         pieces=new_pieces,
     )
-    wanted = objects.lacking(entry, local)
+    own = objects.local_pieces(local)
+    wanted = objects.lacking(entry, own)
     assert {piece.pack for piece in wanted} == {"v2-0"}
     reads = objects.spans(wanted)
     fetched = {
@@ -79,7 +80,7 @@ def test_an_edited_table_shares_most_pieces_and_is_put_back_together(tmp_path: P
     }
     assert sum(span.end - span.start for span in reads) <= len(packs["v2-0"])
     target = tmp_path / "staging" / "text_units.parquet"
-    assert objects.assemble(entry, local, fetched, target)
+    assert objects.assemble(entry, local, own, fetched, target)
     assert target.read_bytes() == after
     assert target.stat().st_mtime_ns == entry.mtime_ns
     pd.testing.assert_frame_equal(pd.read_parquet(target), _edited(table))
@@ -97,4 +98,4 @@ def test_a_piece_that_is_not_what_the_listing_says_is_refused(tmp_path: Path) ->
         sha256=hashlib.sha256(data).hexdigest(), size=len(data), mtime_ns=0, pieces=pieces
     )
     fetched = {piece.sha256: b"x" * piece.size for piece in pieces}
-    assert not objects.assemble(entry, None, fetched, tmp_path / "table.parquet")
+    assert not objects.assemble(entry, None, {}, fetched, tmp_path / "table.parquet")

@@ -26,8 +26,9 @@ def _questions(tables: Any) -> list[str]:
 
 
 def test_narrowed_builds_equal_graphrags(loaded: tuple[Any, Any]) -> None:  # noqa: F811
-    """For every question, at three budgets and with a conversation: the narrowed builder's context
-    text and records (relationship `links` included) equal those of graphrag's own builder, made
+    """For every question, at three budgets, with a conversation and with graphrag's candidate
+    records: the narrowed builder's context text and records (relationship `links` and
+    `in_context` marks included) equal those of graphrag's own builder, made
     of the same state, over every relationship; it hands graphrag fewer relationships than the
     index holds."""
     from graphrag.query.context_builder.conversation_history import ConversationHistory
@@ -54,16 +55,18 @@ def test_narrowed_builds_equal_graphrags(loaded: tuple[Any, Any]) -> None:  # no
         vars(graphrags).update(vars(builder))
         graphrags.relationships = builder.by_id
         for question in _questions(tables):
-            for budget, conversation in (
-                (1500, None),
-                (8000, None),
-                (8000, history),
-                (30000, None),
+            for budget, conversation, candidates in (
+                (1500, None, False),
+                (8000, None, False),
+                (8000, history, False),
+                (30000, None, False),
+                (8000, None, True),
             ):
                 params = {
                     **engine.context_builder_params,
                     "max_context_tokens": budget,
                     "conversation_history": conversation,
+                    "return_candidate_context": candidates,
                 }
                 narrowed = builder.build_context(query=question, **params)
                 plain = graphrags.build_context(query=question, **params)
@@ -71,8 +74,8 @@ def test_narrowed_builds_equal_graphrags(loaded: tuple[Any, Any]) -> None:  # no
                 assert set(narrowed.context_records) == set(plain.context_records)
                 for kind, frame in plain.context_records.items():
                     pd.testing.assert_frame_equal(narrowed.context_records[kind], frame)
-                titles = set(narrowed.context_records["entities"]["entity"])
-                seen.append(len(builder.incident(titles)))
+                selected = builder.selected_entities(question, **params)
+                seen.append(len(builder.incident(entity.title for entity in selected)))
     assert max(seen) < every
 
 

@@ -110,9 +110,7 @@ def search_context(
                     )
             case SearchType.LOCAL:
                 with local_engine(config, tables, community_level, entity_types) as engine:
-                    part = _within_budget(
-                        _remembering(engine), query, max_tokens, _local_candidates
-                    )
+                    part = _within_budget(engine, query, max_tokens, _local_candidates)
                 part = _mentioning_first(part, tables)
             case SearchType.GLOBAL:
                 embedder = _report_embedder(config) if _report_vectors_readable(tables) else None
@@ -121,7 +119,7 @@ def search_context(
                     part = _reports(config, reports, index, query, max_tokens, embedder)
             case SearchType.DRIFT:
                 with local_engine(config, tables, community_level) as engine:
-                    builder = _remembering(engine).context_builder
+                    builder = engine.context_builder
                     reports = list(builder.community_reports.values())
                     primer = _reports(
                         config,
@@ -177,7 +175,8 @@ def _mentioning_first(part: _Part, tables: IndexTables) -> _Part:
 
 
 def _remembering(engine: Any) -> Any:
-    """`engine` with its context builder's embedding model remembering what it embedded."""
+    """`engine` with its context builder's embedding model remembering what it embedded (basic
+    search's; the local and DRIFT builders remember their own: search/incident.py)."""
     engine.context_builder.text_embedder = RememberedEmbedder(engine.context_builder.text_embedder)
     return engine
 

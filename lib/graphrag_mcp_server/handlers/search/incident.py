@@ -177,14 +177,7 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
                 include_relationship_weight=include_relationship_weight,
             )
             for key, candidate in candidates.items():
-                if key not in final_context_data:
-                    final_context_data[key] = candidate
-                    final_context_data[key]["in_context"] = False
-                elif "id" in final_context_data[key].columns and "id" in candidate.columns:
-                    candidate["in_context"] = candidate["id"].isin(final_context_data[key]["id"])
-                    final_context_data[key] = candidate
-                else:
-                    final_context_data[key]["in_context"] = True
+                _with_candidates(final_context_data, key, candidate)
         else:
             for key in final_context_data:
                 final_context_data[key]["in_context"] = True
@@ -227,16 +220,23 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
             candidates = get_candidate_text_units(
                 selected_entities=selected_entities, text_units=list(self.text_units.values())
             )
-            key = context_name.lower()
-            if key not in context_data:
-                candidates["in_context"] = False
-                context_data[key] = candidates
-            elif "id" in candidates.columns and "id" in context_data[key].columns:
-                candidates["in_context"] = candidates["id"].isin(context_data[key]["id"])
-                context_data[key] = candidates
-            else:
-                context_data[key]["in_context"] = True
+            _with_candidates(context_data, context_name.lower(), candidates)
         return str(context_text), context_data
+
+
+def _with_candidates(
+    context: dict[str, "pd.DataFrame"], key: str, candidate: "pd.DataFrame"
+) -> None:
+    """graphrag's candidate records of `key` put in `context`, each marked `in_context` as graphrag
+    marks them (by id where both tables have one)."""
+    if key not in context:
+        candidate["in_context"] = False
+        context[key] = candidate
+    elif "id" in candidate.columns and "id" in context[key].columns:
+        candidate["in_context"] = candidate["id"].isin(context[key]["id"])
+        context[key] = candidate
+    else:
+        context[key]["in_context"] = True
 
 
 def _counted(own: list["Relationship"], own_ids: set[str], unit: "TextUnit") -> int:

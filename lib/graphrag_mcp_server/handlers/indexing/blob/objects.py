@@ -164,18 +164,27 @@ def spans(pieces: Iterable[Piece]) -> list[Span]:
     return reads
 
 
-def lacking(entry: Entry, local: Path | None) -> set[Piece]:
-    """The pieces of `entry` that the local file `local` (cut the same way) does not hold."""
+def local_pieces(local: Path | None) -> dict[str, tuple[int, int]]:
+    """The pieces the local file `local` holds, cut as an upload cuts: sha256 -> (offset, size)."""
     data = local.read_bytes() if local is not None and local.is_file() else b""
-    own = {sha256 for sha256, _, _ in cut(data)}
+    return {sha256: (offset, size) for sha256, offset, size in cut(data)}
+
+
+def lacking(entry: Entry, own: dict[str, tuple[int, int]]) -> set[Piece]:
+    """The pieces of `entry` that a local file holding `own` (local_pieces) does not hold."""
     return {piece for piece in entry.pieces if piece.sha256 not in own}
 
 
-def assemble(entry: Entry, local: Path | None, fetched: dict[str, bytes], target: Path) -> bool:
-    """Write at `target` the file of `entry`'s pieces, each from the local file `local` (cut the
-    same way) or from `fetched`; False when the result is not the entry's content."""
-    data = local.read_bytes() if local is not None and local.is_file() else b""
-    own = {sha256: (offset, size) for sha256, offset, size in cut(data)}
+def assemble(
+    entry: Entry,
+    local: Path | None,
+    own: dict[str, tuple[int, int]],
+    fetched: dict[str, bytes],
+    target: Path,
+) -> bool:
+    """Write at `target` the file of `entry`'s pieces, each from the local file `local` (holding
+    `own`: local_pieces) or from `fetched`; False when the result is not the entry's content."""
+    data = local.read_bytes() if own and local is not None else b""
     target.parent.mkdir(parents=True, exist_ok=True)
     check = hashlib.sha256()
     with target.open("wb") as out:

@@ -273,7 +273,7 @@ class BlobIndex:
             raise GraphRagMcpError(msg)
         held = {"output": local.current_version(root), "root": root}
         wanted: list[tuple[str, Path]] = []
-        pieced: list[tuple[objects.Entry, Path | None, Path]] = []
+        pieced: list[tuple[objects.Entry, Path | None, dict[str, tuple[int, int]], Path]] = []
         for name, entry in listing.files.items():
             part, _, rest = name.partition("/")
             if part not in held or ".." in PurePosixPath(rest).parts or not rest:
@@ -288,7 +288,7 @@ class BlobIndex:
             if objects.reuse_local(entry, source, staging / name):
                 continue
             if entry.pieces:
-                pieced.append((entry, source, staging / name))
+                pieced.append((entry, source, objects.local_pieces(source), staging / name))
             else:
                 wanted.append((self._object(entry.sha256), staging / name))
         self._download(wanted)
@@ -296,11 +296,11 @@ class BlobIndex:
             mtime_ns = listing.files[path.relative_to(staging).as_posix()].mtime_ns
             os.utime(path, ns=(mtime_ns, mtime_ns))
         reads = objects.spans(
-            {piece for entry, source, _ in pieced for piece in objects.lacking(entry, source)}
+            {piece for entry, _, own, _ in pieced for piece in objects.lacking(entry, own)}
         )
         fetched = self._fetch_pieces(reads)
-        for entry, source, target in pieced:
-            if not objects.assemble(entry, source, fetched, target):
+        for entry, source, own, target in pieced:
+            if not objects.assemble(entry, source, own, fetched, target):
                 msg = (
                     f"{self.location}: version {version}'s {target.relative_to(staging)} does not "
                     "match its listing once put together from its pieces; publish a new version: "
