@@ -3,14 +3,17 @@ reused.
 
 graphrag.api converts every table into graphrag objects again on each search (`read_indexer_*`);
 here each conversion is made on first use and kept with the version's IndexTables (a new version
-has new tables, so new objects). graphrag's context builders write into the relationships and
-community reports they rank (`attributes`: links, matches, weights), so those are lent: a search
-borrows a set no other search is using, reset to how graphrag reads them, and gives it back.
+has new tables, so new objects). graphrag's context builders write into the community reports they
+rank (`attributes`: matches, weights), so those are lent: a search borrows a set no other search is
+using, reset to how graphrag reads them, and gives it back. Relationships are shared: the one
+builder that marks them (the local context's links) is search/incident.py's, which keeps its marks
+per search.
 """
 
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from graphrag_mcp_server.handlers.tables import IndexTables
@@ -134,28 +137,32 @@ class Prepared:
             lambda: read_indexer_covariates(covariates) if covariates is not None else [],
         )
 
-    def relationships(self) -> AbstractContextManager[list["Relationship"]]:
-        """Every relationship, lent to one search (graphrag's local context marks their links)."""
+    def relationships(self) -> list["Relationship"]:
+        """Every relationship, in the table's order. Shared by every search: graphrag's local
+        context marks the relationships it ranks with their links, search/incident.py's keeps
+        those marks per search instead."""
         from graphrag.query.indexer_adapters import read_indexer_relationships
 
-        return self._borrowed(
+        return self.once(
             "relationships", lambda: read_indexer_relationships(self._tables.relationships)
         )
 
-    def incident_positions(self, relationships: list["Relationship"]) -> dict[str, list[int]]:
-        """Each entity title -> the positions, in order, of the relationships it is an end of in
-        `relationships`, a lent set (all are read in the table's order, so made once for every
-        set): search/incident.py's index."""
-
-        def make() -> dict[str, list[int]]:
-            positions: dict[str, list[int]] = {}
-            for position, relationship in enumerate(relationships):
-                positions.setdefault(relationship.source, []).append(position)
-                if relationship.target != relationship.source:
-                    positions.setdefault(relationship.target, []).append(position)
-            return positions
-
-        return self.once("incident_positions", make)
+    def local_lookups(self, level: int, entity_types: list[str] | None = None) -> "LocalLookups":
+        """What a local context at `level` looks its entities and passages up in (`entity_types`:
+        only those entities), made once per version (graphrag's builder makes these dicts on every
+        search)."""
+        entities = self.entities(level, entity_types)
+        return LocalLookups(
+            entities=(
+                {entity.id: entity for entity in entities}
+                if entity_types
+                else self.once(("entities_by_id", level), lambda: {e.id: e for e in entities})
+            ),
+            text_units=self.once(
+                "text_units_by_id", lambda: {unit.id: unit for unit in self.text_units()}
+            ),
+            rankings=self.once("passage_rankings", dict),
+        )
 
     def reports(
         self, level: int, *, dynamic: bool = False, embeddings: "VectorStore | None" = None
@@ -191,8 +198,20 @@ class Prepared:
         self.entities(level)
         self.covariates()
         self.lookup()
-        with self.relationships(), self.reports(level):
+        self.local_lookups(level)
+        with self.reports(level):
             pass
+
+
+@dataclass(frozen=True)
+class LocalLookups:
+    """One version's entities and text units by id for a local context; `rankings`, each entity
+    id -> its passages ranked for a context, is filled as searches first ask for them
+    (search/incident.py)."""
+
+    entities: dict[str, "Entity"]
+    text_units: dict[str, "TextUnit"]
+    rankings: dict[str, list[str]]
 
 
 class Lookup:

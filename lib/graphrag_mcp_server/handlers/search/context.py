@@ -19,12 +19,12 @@ from graphrag_mcp_server.handlers.results import SearchResult
 from graphrag_mcp_server.handlers.search.embedder import RememberedEmbedder
 from graphrag_mcp_server.handlers.search.engines import basic_engine, local_engine
 from graphrag_mcp_server.handlers.search.entries import typed_context
+from graphrag_mcp_server.handlers.search.held_vectors import held_vectors
 from graphrag_mcp_server.handlers.search.report_index import (
     WORDS_WEIGHT,
     ReportIndex,
     fused,
     report_text,
-    settled,
 )
 from graphrag_mcp_server.handlers.search.run import (
     SearchType,
@@ -116,13 +116,14 @@ def search_context(
                 embedder = _report_embedder(config) if _report_vectors_readable(tables) else None
                 with prepared(tables).reports(community_level) as reports:
                     index = _report_index(config, tables, community_level, reports)
-                    part = _reports(config, reports, index, query, max_tokens, embedder)
+                    part = _reports(config, tables, reports, index, query, max_tokens, embedder)
             case SearchType.DRIFT:
                 with local_engine(config, tables, community_level) as engine:
                     builder = engine.context_builder
                     reports = list(builder.community_reports.values())
                     primer = _reports(
                         config,
+                        tables,
                         reports,
                         _report_index(config, tables, community_level, reports),
                         query,
@@ -237,8 +238,9 @@ def _local_candidates(
         candidates["entities"] = {str(entity.short_id) for entity in selected}
         _, relationships = relationship_context(
             selected,
-            list(builder.incident(titles).values()),
+            builder.index,
             builder.tokenizer,
+            links=builder.index.no_links(),
             max_context_tokens=UNBOUNDED_TOKENS,
             top_k_relationships=params["top_k_relationships"],
         )
@@ -319,6 +321,7 @@ def _report_index(
 
 def _reports(
     config: "GraphRagConfig",
+    tables: IndexTables,
     reports: list["CommunityReport"],
     index: ReportIndex,
     query: str,
@@ -331,22 +334,9 @@ def _reports(
     only (the reports' vector table is damaged)."""
     import pandas as pd
 
-    shortlist = index.shortlist(max_tokens)
-    similarity = {} if embedder is None else _report_similarity(config, query, embedder, shortlist)
+    similarity = {} if embedder is None else _report_similarity(config, tables, query, embedder)
     words = index.word_scores(query)
-    ranked, candidates, kept, tokens = _ranked(reports, index, words, similarity, max_tokens, limit)
-    decisive = candidates if limit is not None else ranked[: len(kept) + 1]
-    if not settled(
-        [report.id for report in decisive],
-        (report.id for report in ranked[len(decisive) :]),
-        fused((words, WORDS_WEIGHT), (similarity, 1.0)),
-        similarity,
-        shortlist,
-    ):  # a report past the shortlist might count: rank by every report's similarity
-        similarity = _report_similarity(config, query, embedder, None)
-        ranked, candidates, kept, tokens = _ranked(
-            reports, index, words, similarity, max_tokens, limit
-        )
+    _, candidates, kept, tokens = _ranked(reports, index, words, similarity, max_tokens, limit)
     frame = pd.DataFrame(
         [
             {
@@ -393,11 +383,12 @@ def _ranked(
 
 
 def _report_similarity(
-    config: "GraphRagConfig", query: str, embedder: Any, shortlist: int | None
+    config: "GraphRagConfig", tables: IndexTables, query: str, embedder: Any
 ) -> dict[str, float]:
-    """Report id -> similarity of its full content's embedding to the query, for the `shortlist`
-    most similar reports (every report if None; of every level, as the vector table holds them);
-    empty without report embeddings."""
+    """Report id -> similarity of its full content's embedding to the query, for every report (of
+    every level, as the vector table holds them): from the vectors held in memory under LanceDB
+    (read once per version), else by asking the store for all of them; empty without report
+    embeddings."""
     from graphrag.config.embeddings import community_full_content_embedding
     from graphrag.utils.api import get_embedding_store
 
@@ -406,10 +397,14 @@ def _report_similarity(
     store = get_embedding_store(
         config=config.vector_store, embedding_name=community_full_content_embedding
     )
+
+    def embedded(text: str) -> list[float]:
+        vector: list[float] = embedder.embedding(input=[text]).first_embedding
+        return vector
+
+    if (held := held_vectors(prepared(tables), store)) is not None:
+        return held.similarity(embedded(query))
     found = store.similarity_search_by_text(
-        query,
-        lambda text: embedder.embedding(input=[text]).first_embedding,
-        k=max(store.count(), 1) if shortlist is None else shortlist,
-        include_vectors=False,
+        query, embedded, k=max(store.count(), 1), include_vectors=False
     )
     return {str(result.document.id): float(result.score) for result in found}

@@ -1,6 +1,9 @@
 """An embedding model and a vector store that answer each question once per search."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from graphrag_mcp_server.handlers.search.held_vectors import HeldVectors
 
 
 class RememberedEmbedder:
@@ -23,10 +26,11 @@ class RememberedEmbedder:
 class RememberedSearches:
     """A vector store whose text searches answer each (text, k, options) once: graphrag's local
     builder and this server's candidates map one question to entities more than once a search.
-    Everything else is the store's own."""
+    A plain search (no filter, no selected fields) is answered from the store's `held` vectors
+    when given (search/held_vectors.py). Everything else is the store's own."""
 
-    def __init__(self, store: Any) -> None:
-        self._store = store
+    def __init__(self, store: Any, held: "HeldVectors | None" = None) -> None:
+        self._store, self._held = store, held
         self._answers: dict[tuple[Any, ...], Any] = {}
 
     def similarity_search_by_text(
@@ -35,8 +39,12 @@ class RememberedSearches:
         """The store's results for `text`, searched once."""
         key = (text, k, repr(sorted(options.items())))
         if key not in self._answers:
-            self._answers[key] = self._store.similarity_search_by_text(
-                text, text_embedder, k=k, **options
+            self._answers[key] = (
+                self._held.nearest(text_embedder(text), k)
+                if self._held is not None
+                and not options.get("filters")
+                and not options.get("select")
+                else self._store.similarity_search_by_text(text, text_embedder, k=k, **options)
             )
         return self._answers[key]
 

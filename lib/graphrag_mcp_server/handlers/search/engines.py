@@ -39,16 +39,21 @@ def local_engine(
     from graphrag.query.factory import get_local_search_engine
     from graphrag.utils.api import get_embedding_store, load_search_prompt
 
-    from graphrag_mcp_server.handlers.search.incident import IncidentRelationshipsContext
+    from graphrag_mcp_server.handlers.search.held_vectors import held_vectors
+    from graphrag_mcp_server.handlers.search.incident import (
+        IncidentRelationshipsContext,
+        relationship_index,
+    )
 
     objects = prepared(tables)
-    with objects.reports(level) as reports, objects.relationships() as relationships:
-        engine = get_local_search_engine(
+    lookups = objects.local_lookups(level, entity_types)
+    with objects.reports(level) as reports:
+        engine = get_local_search_engine(  # records are looked up in `lookups`, not made again
             config=config,
             reports=reports,
-            text_units=objects.text_units(),
-            entities=objects.entities(level, entity_types),
-            relationships=relationships,
+            text_units=[],
+            entities=[],
+            relationships=[],
             covariates={"claims": objects.covariates()},
             description_embedding_store=get_embedding_store(
                 config=config.vector_store, embedding_name=entity_description_embedding
@@ -58,7 +63,10 @@ def local_engine(
             callbacks=callbacks,
         )
         engine.context_builder = IncidentRelationshipsContext(
-            engine.context_builder, relationships, objects.incident_positions(relationships)
+            engine.context_builder,
+            lookups,
+            relationship_index(objects),
+            held_vectors(objects, engine.context_builder.entity_text_embeddings),
         )
         yield engine
 
@@ -135,22 +143,24 @@ def drift_engine(
     from graphrag.query.factory import get_drift_search_engine
     from graphrag.utils.api import get_embedding_store, load_search_prompt
 
-    from graphrag_mcp_server.handlers.search.incident import IncidentRelationshipsContext
+    from graphrag_mcp_server.handlers.search.held_vectors import held_vectors
+    from graphrag_mcp_server.handlers.search.incident import (
+        IncidentRelationshipsContext,
+        relationship_index,
+    )
 
     objects, stores = prepared(tables), config.vector_store
     report_embeddings = get_embedding_store(
         config=stores, embedding_name=community_full_content_embedding
     )
-    with (
-        objects.reports(level, embeddings=report_embeddings) as reports,
-        objects.relationships() as relationships,
-    ):
-        engine = get_drift_search_engine(
+    lookups = objects.local_lookups(level)
+    with objects.reports(level, embeddings=report_embeddings) as reports:
+        engine = get_drift_search_engine(  # records are looked up in `lookups`, not made again
             config=config,
             reports=reports,
-            text_units=objects.text_units(),
-            entities=objects.entities(level),
-            relationships=relationships,
+            text_units=[],
+            entities=[],
+            relationships=[],
             description_embedding_store=get_embedding_store(
                 config=stores, embedding_name=entity_description_embedding
             ),
@@ -161,6 +171,11 @@ def drift_engine(
         )
         local = engine.context_builder.local_mixed_context
         engine.context_builder.local_mixed_context = IncidentRelationshipsContext(
-            local, relationships, objects.incident_positions(relationships)
+            local,
+            lookups,
+            relationship_index(objects),
+            held_vectors(objects, local.entity_text_embeddings),
         )
+        # DRIFT's local steps run a LocalSearch made with the engine, over the builder it had then
+        engine.local_search.context_builder = engine.context_builder.local_mixed_context
         yield engine

@@ -2,21 +2,24 @@
 
 graphrag's local context reads only relationships with an end among the selected entities (in-
 and out-network relationships, each entity's relationships for its passages), but finds them by
-walking every relationship of the index, once per selected entity and again for the passages. It
-ranks a selected hub's out-network relationships by each outside entity's links, counted by a walk
-over all of them per outside entity (quadratic in a hub's partners), and ranks passages by the
-entity's relationships in each, gathering the entity's relationship ids again for every passage.
-On an archive of 3,000 documents that is nearly all of a local or DRIFT context's time: seconds
-for a question about a hub. This builder hands graphrag only the incident relationships, in the
-index's order, counts the links in one pass and gathers each entity's relationship ids once;
-everything else is graphrag's own code, so the context is graphrag's: the same records in the
-same order (tests/test_incident_context.py compares them with graphrag's builder over every
-relationship). The question is mapped to entities once more for this, from the same embedding
-(RememberedEmbedder) and the same search of the entities' vectors (RememberedSearches).
+walking every relationship of the index, three times per selected entity and again for the
+passages. It ranks a selected hub's out-network relationships by each outside entity's links,
+counted by a walk over all of them per outside entity (quadratic in a hub's partners), and ranks
+passages by the entity's relationships in each, gathering the entity's relationship ids again for
+every passage. On an archive of 3,000 documents that is nearly all of a local or DRIFT context's
+time: seconds for a question about a hub. This builder finds the incident relationships by the
+version's RelationshipIndex (each entity's relationship positions, every relationship's ends and
+rank as arrays, made once), chooses graphrag's relationships over those arrays, ranks each entity's
+passages once per version and offers graphrag only the first ranked passages; everything else is
+graphrag's own code, so the context is graphrag's: the same records in the same order
+(tests/test_incident_context.py compares them with graphrag's builder over every relationship).
+graphrag writes each ranked relationship's links into its attributes; here they are kept per
+search (`links`), so the version's relationships are shared by every search, never written into.
 """
 
 import logging
-from copy import deepcopy
+from copy import copy
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -27,57 +30,53 @@ from graphrag.query.context_builder.local_context import (
     get_candidate_context,
 )
 from graphrag.query.context_builder.source_context import build_text_unit_context
-from graphrag.query.input.retrieval.relationships import (
-    get_in_network_relationships,
-    get_out_network_relationships,
-)
 from graphrag.query.input.retrieval.text_units import get_candidate_text_units
 from graphrag.query.structured_search.local_search.mixed_context import LocalSearchMixedContext
 
 from graphrag_mcp_server.handlers.search.embedder import RememberedEmbedder, RememberedSearches
 
 if TYPE_CHECKING:
+    import numpy as np
     from graphrag.data_model.entity import Entity
     from graphrag.data_model.relationship import Relationship
     from graphrag.data_model.text_unit import TextUnit
     from graphrag.query.context_builder.builders import ContextBuilderResult
     from graphrag_llm.tokenizer import Tokenizer
 
+    from graphrag_mcp_server.handlers.prepared import LocalLookups, Prepared
+    from graphrag_mcp_server.handlers.search.held_vectors import HeldVectors
+
 logger = logging.getLogger(LocalSearchMixedContext.__module__)
 """graphrag's own logger for its builder's records, so they go where graphrag's go (logs/)."""
 
 
 class IncidentRelationshipsContext(LocalSearchMixedContext):
-    """graphrag's LocalSearchMixedContext (`builder`'s state, taken over) whose build_context sees
-    only the relationships incident to the query's entities. `relationships`: the builder's, in
-    its order; `positions`: each entity title -> the positions of its relationships there
-    (Prepared.incident_positions)."""
+    """graphrag's LocalSearchMixedContext (`builder`'s settings, taken over) over the version's
+    `lookups` and relationship `index` (made once, not per search as graphrag's builder makes its
+    dicts). The links graphrag writes into the out-network relationships it ranks are kept per
+    search in `links` (by relationship position; -1 where none)."""
 
     def __init__(
         self,
         builder: LocalSearchMixedContext,
-        relationships: list["Relationship"],
-        positions: dict[str, list[int]],
+        lookups: "LocalLookups",
+        index: "RelationshipIndex",
+        entity_vectors: "HeldVectors | None",
     ) -> None:
         vars(self).update(vars(builder))
-        self.every_relationship, self.positions = relationships, positions
-        self.by_id = builder.relationships
+        self.entities, self.text_units = lookups.entities, lookups.text_units
+        self.rankings, self.index = lookups.rankings, index
+        self.links = index.no_links()
         remembered: Any = RememberedEmbedder(builder.text_embedder)  # graphrag calls .embedding
         self.text_embedder = remembered
-        searched: Any = RememberedSearches(builder.entity_text_embeddings)
+        searched: Any = RememberedSearches(builder.entity_text_embeddings, entity_vectors)
         self.entity_text_embeddings = searched
 
     def build_context(self, query: str, *args: Any, **kwargs: Any) -> "ContextBuilderResult":
-        """graphrag's build_context, its relationships those incident to the entities it will
-        select (mapped here as graphrag maps them, from the same keyword arguments)."""
-        if args:  # graphrag passes its parameters by keyword; positional ones: left as they are
-            return super().build_context(query, *args, **kwargs)
-        selected = self.selected_entities(query, **kwargs)
-        self.relationships = self.incident(entity.title for entity in selected)
-        try:
-            return super().build_context(query, **kwargs)
-        finally:
-            self.relationships = self.by_id
+        """graphrag's build_context, with no links written yet (as graphrag reads relationships
+        anew for each search)."""
+        self.links = self.index.no_links()
+        return super().build_context(query, *args, **kwargs)
 
     def selected_entities(self, query: str, **kwargs: Any) -> list["Entity"]:
         """The entities graphrag's build_context maps `query` to, given the same keyword
@@ -97,11 +96,6 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
             oversample_scaler=2,
         )
 
-    def incident(self, titles: Any) -> dict[str, "Relationship"]:
-        """The relationships with an end among `titles`, by id, in the index's order."""
-        wanted = sorted({p for title in titles for p in self.positions.get(title, ())})
-        return {self.every_relationship[p].id: self.every_relationship[p] for p in wanted}
-
     def _build_local_context(
         self,
         selected_entities: list["Entity"],
@@ -115,8 +109,12 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
         column_delimiter: str = "|",
     ) -> tuple[str, dict[str, "pd.DataFrame"]]:
         """graphrag 3.3's `_build_local_context`, line for line, its relationship tables made by
-        relationship_context (graphrag's, with each out-network entity's links counted in one
-        pass)."""
+        relationship_context (graphrag's, over the relationship index). Relationships are ranked
+        by `rank` (combined degree), the only ranking graphrag's searches ask for."""
+        if relationship_ranking_attribute != "rank":
+            raise ValueError(
+                f"relationships are ranked by rank here, not {relationship_ranking_attribute!r}"
+            )
         entity_context, entity_context_data = build_entity_context(
             selected_entities=selected_entities,
             tokenizer=self.tokenizer,
@@ -136,13 +134,13 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
             added_entities.append(entity)
             text, data = relationship_context(
                 selected_entities=added_entities,
-                relationships=list(self.relationships.values()),
+                index=self.index,
+                links=self.links,
                 tokenizer=self.tokenizer,
                 max_context_tokens=max_context_tokens,
                 column_delimiter=column_delimiter,
                 top_k_relationships=top_k_relationships,
                 include_relationship_weight=include_relationship_weight,
-                relationship_ranking_attribute=relationship_ranking_attribute,
             )
             current_context.append(text)
             current_context_data["relationships"] = data
@@ -170,7 +168,9 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
             candidates = get_candidate_context(
                 selected_entities=selected_entities,
                 entities=list(self.entities.values()),
-                relationships=list(self.relationships.values()),
+                relationships=self.index.marked(
+                    self.index.incident(entity.title for entity in selected_entities), self.links
+                ),
                 covariates=self.covariates,
                 include_entity_rank=include_entity_rank,
                 entity_rank_description=rank_description,
@@ -191,28 +191,22 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
         column_delimiter: str = "|",
         context_name: str = "Sources",
     ) -> tuple[str, dict[str, "pd.DataFrame"]]:
-        """graphrag 3.3's `_build_text_unit_context`, line for line, each entity's relationships
-        taken from the index (graphrag walks them all: the same ones, in the same order) and their
-        ids gathered once (graphrag's count_relationships makes that set again for every one of
-        the entity's text units: a hub's thousands of relationships, hundreds of times)."""
+        """graphrag 3.3's `_build_text_unit_context`: each selected entity's passages not taken by
+        an earlier one, by how many of the entity's relationships each holds, as many as fit.
+        Each entity's passages are ranked once per version (passage_ranking), and graphrag's table
+        is made from the ranked passages' first ones (those that fit: fitting_passages)."""
         if not selected_entities or not self.text_units:
             return "", {context_name.lower(): pd.DataFrame()}
         seen: set[str] = set()
-        ranked = []
-        for index, entity in enumerate(selected_entities):
-            own = [self.every_relationship[p] for p in self.positions.get(entity.title, ())]
-            own_ids = {rel.id for rel in own}
-            for text_id in entity.text_unit_ids or []:
-                if text_id not in seen and text_id in self.text_units:
-                    unit = deepcopy(self.text_units[text_id])
-                    seen.add(text_id)
-                    ranked.append((unit, index, _counted(own, own_ids, unit)))
-        ranked.sort(key=lambda item: (item[1], -item[2]))
-        context_text, context_data = build_text_unit_context(
-            text_units=[unit for unit, _, _ in ranked],
+        ranked: list[TextUnit] = []
+        for entity in selected_entities:
+            own = [text_id for text_id in self.passage_ranking(entity) if text_id not in seen]
+            seen.update(own)
+            ranked += [self.text_units[text_id] for text_id in own]
+        context_text, context_data = fitting_passages(
+            ranked,
             tokenizer=self.tokenizer,
             max_context_tokens=max_context_tokens,
-            shuffle_data=False,
             context_name=context_name,
             column_delimiter=column_delimiter,
         )
@@ -222,6 +216,47 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
             )
             _with_candidates(context_data, context_name.lower(), candidates)
         return str(context_text), context_data
+
+    def passage_ranking(self, entity: "Entity") -> list[str]:
+        """The ids of `entity`'s passages (first mentions, those the index holds) by how many of
+        its relationships each holds, most first, ties in the entity's order (graphrag's stable
+        sort): made on first use, kept in `rankings` for the version's later searches."""
+        if (ranking := self.rankings.get(entity.id)) is not None:
+            return ranking
+        own = [self.index.relationships[p] for p in self.index.incident([entity.title])]
+        own_ids = {rel.id for rel in own}
+        units = [
+            self.text_units[text_id]
+            for text_id in dict.fromkeys(entity.text_unit_ids or [])
+            if text_id in self.text_units
+        ]
+        ranking = [
+            unit.id for unit in sorted(units, key=lambda unit: -_counted(own, own_ids, unit))
+        ]
+        self.rankings[entity.id] = ranking
+        return ranking
+
+
+def fitting_passages(
+    units: list["TextUnit"], **settings: Any
+) -> tuple[str, dict[str, "pd.DataFrame"]]:
+    """graphrag's build_text_unit_context(units, shuffle_data=False), given the fewest first units
+    that give the same table: graphrag stops at the first unit over the budget, so a prefix of
+    which not every unit fitted gives what all would (a hub has thousands of passages, about ten
+    fit)."""
+    size = FIRST_PASSAGES
+    while True:
+        text, data = build_text_unit_context(
+            text_units=units[:size], shuffle_data=False, **settings
+        )
+        fitted = len(next(iter(data.values()), ()))
+        if size >= len(units) or fitted < size:
+            return text, data
+        size *= 4
+
+
+FIRST_PASSAGES = 32
+"""How many ranked passages fitting_passages offers graphrag first (four times more each retry)."""
 
 
 def _with_candidates(
@@ -248,36 +283,37 @@ def _counted(own: list["Relationship"], own_ids: set[str], unit: "TextUnit") -> 
 
 def relationship_context(
     selected_entities: list["Entity"],
-    relationships: list["Relationship"],
+    index: "RelationshipIndex",
     tokenizer: "Tokenizer",
+    links: "np.ndarray",
     include_relationship_weight: bool = False,
     max_context_tokens: int = 8000,
     top_k_relationships: int = 10,
-    relationship_ranking_attribute: str = "rank",
     column_delimiter: str = "|",
 ) -> tuple[str, "pd.DataFrame"]:
     """graphrag 3.3's `build_relationship_context` (the "Relationships" table), its relationships
-    chosen by filtered_relationships."""
-    chosen = filtered_relationships(
-        selected_entities, relationships, top_k_relationships, relationship_ranking_attribute
-    )
-    if not selected_entities or not chosen:
+    chosen by chosen_relationships, each with the attributes graphrag would have written into it
+    by then (`links`: this search's)."""
+    chosen = chosen_relationships(selected_entities, index, top_k_relationships, links)
+    if not selected_entities or not len(chosen):
         return "", pd.DataFrame()
     text = "-----Relationships-----\n"
     header = ["id", "source", "target", "description"]
     if include_relationship_weight:
         header.append("weight")
-    attributes = [key for key in (chosen[0].attributes or {}) if key not in header]
+    attributes = [key for key in index.attributes(chosen[0], links) if key not in header]
     header.extend(attributes)
     text += column_delimiter.join(header) + "\n"
     tokens = tokenizer.num_tokens(text)
     records = [header]
-    for rel in chosen:
+    for position in chosen.tolist():
+        rel = index.relationships[position]
         record = [rel.short_id or "", rel.source, rel.target, rel.description or ""]
         if include_relationship_weight:
             record.append(str(rel.weight or ""))
+        marks = index.attributes(position, links)
         for field in attributes:
-            value = rel.attributes.get(field) if rel.attributes else None
+            value = marks.get(field)
             record.append(str(value) if value else "")
         line = column_delimiter.join(record) + "\n"
         line_tokens = tokenizer.num_tokens(line)
@@ -290,44 +326,118 @@ def relationship_context(
     return text, frame
 
 
-def filtered_relationships(
+def chosen_relationships(
     selected_entities: list["Entity"],
-    relationships: list["Relationship"],
+    index: "RelationshipIndex",
     top_k_relationships: int,
-    ranking_attribute: str,
-) -> list["Relationship"]:
-    """graphrag 3.3's `_filter_relationships`: the in-network relationships, then the out-network
-    ones by links (how many selected entities an outside entity is linked to) and rank, at most
-    `top_k_relationships` a selected entity. graphrag counts each outside entity's links by walking
-    every out-network relationship once per outside entity (a hub's thousands of partners times
-    its thousands of relationships); here in one pass, to the same counts, the same order and the
-    same `links` attributes."""
-    inside = get_in_network_relationships(selected_entities, relationships, ranking_attribute)
-    outside = get_out_network_relationships(selected_entities, relationships, ranking_attribute)
+    links: "np.ndarray",
+) -> "np.ndarray":
+    """The positions of graphrag 3.3's `_filter_relationships` (ranked by rank): the in-network
+    relationships by rank, then the out-network ones by links (how many selected entities an
+    outside entity is linked to) and rank, at most `top_k_relationships` a selected entity; the
+    out-network relationships' links written into `links`. graphrag walks every relationship three
+    times and counts each outside entity's links by a walk over every out-network relationship
+    (quadratic in a hub's partners); here the same choice is made over the index's arrays, each
+    sort stable as graphrag's."""
+    import numpy as np
+
+    selected = np.array(
+        [index.codes[e.title] for e in selected_entities if e.title in index.codes], dtype=np.int64
+    )
+    incident = index.incident(entity.title for entity in selected_entities)
+    source_in = np.isin(index.sources[incident], selected)
+    target_in = np.isin(index.targets[incident], selected)
+    inside = index.by_rank(incident[source_in & target_in])
+    outside = index.by_rank(
+        np.concatenate([incident[source_in & ~target_in], incident[~source_in & target_in]])
+    )
     if len(outside) <= 1:
-        return inside + outside
-    selected = {entity.title for entity in selected_entities}
-    partners: dict[str, set[str]] = {}
-    for rel in outside:
-        if rel.source not in selected:
-            partners.setdefault(rel.source, set()).add(rel.target)
-        if rel.target not in selected:
-            partners.setdefault(rel.target, set()).add(rel.source)
-    links = {name: len(linked) for name, linked in partners.items()}
+        return np.concatenate([inside, outside])
+    from_selected = np.isin(index.sources[outside], selected)
+    partner = np.where(from_selected, index.targets[outside], index.sources[outside])
+    end = np.where(from_selected, index.sources[outside], index.targets[outside])
+    pairs = np.unique(partner * len(index.codes) + end)
+    counted = np.bincount(pairs // len(index.codes), minlength=len(index.codes))[partner]
+    links[outside] = counted
+    order = np.lexsort((np.arange(len(outside)), -index.ranks[outside], -counted))
+    return np.concatenate([inside, outside[order[: top_k_relationships * len(selected_entities)]]])
 
-    def linked(rel: "Relationship") -> int:
-        return links[rel.source] if rel.source in links else links[rel.target]
 
-    for rel in outside:
-        if rel.attributes is None:
-            rel.attributes = {}
-        rel.attributes["links"] = linked(rel)
-    if ranking_attribute == "rank":
-        outside.sort(key=lambda rel: (linked(rel), rel.rank), reverse=True)
-    elif ranking_attribute == "weight":
-        outside.sort(key=lambda rel: (linked(rel), rel.weight), reverse=True)
-    else:
-        outside.sort(
-            key=lambda rel: (linked(rel), (rel.attributes or {})[ranking_attribute]), reverse=True
-        )
-    return inside + outside[: top_k_relationships * len(selected_entities)]
+def relationship_index(objects: "Prepared") -> "RelationshipIndex":
+    """The version's relationship index, made on its first local or DRIFT search and kept."""
+    index: RelationshipIndex = objects.once(
+        "relationship_index", lambda: RelationshipIndex.of(objects.relationships())
+    )
+    return index
+
+
+@dataclass(frozen=True)
+class RelationshipIndex:
+    """A version's relationships (graphrag's objects, in the table's order) as arrays: each end's
+    entity code and each rank (graphrag's `rank or 0.0`), and each entity title's relationship
+    positions; made once per version (search/engines.py)."""
+
+    relationships: list["Relationship"]
+    codes: dict[str, int]
+    sources: "np.ndarray"
+    targets: "np.ndarray"
+    ranks: "np.ndarray"
+    positions: dict[str, "np.ndarray"]
+
+    @classmethod
+    def of(cls, relationships: list["Relationship"]) -> "RelationshipIndex":
+        """The index of `relationships`."""
+        import numpy as np
+
+        codes: dict[str, int] = {}
+        sources = np.array([codes.setdefault(rel.source, len(codes)) for rel in relationships])
+        targets = np.array([codes.setdefault(rel.target, len(codes)) for rel in relationships])
+        ranks = np.array([float(rel.rank or 0.0) for rel in relationships])
+        ends = np.concatenate([sources, targets])
+        at = np.concatenate([np.arange(len(relationships))] * 2)
+        order = np.lexsort((at, ends))
+        ends, at = ends[order], at[order]
+        starts = np.searchsorted(ends, np.arange(len(codes) + 1))
+        positions = {
+            title: np.unique(at[starts[code] : starts[code + 1]]) for title, code in codes.items()
+        }
+        return cls(relationships, codes, sources, targets, ranks, positions)
+
+    def no_links(self) -> "np.ndarray":
+        """A search's links, none written yet."""
+        import numpy as np
+
+        return np.full(len(self.relationships), -1, dtype=np.int64)
+
+    def incident(self, titles: Any) -> "np.ndarray":
+        """The positions of the relationships with an end among `titles`, in the index's order."""
+        import numpy as np
+
+        found = [self.positions[title] for title in titles if title in self.positions]
+        return np.unique(np.concatenate(found)) if found else np.array([], dtype=np.int64)
+
+    def by_rank(self, positions: "np.ndarray") -> "np.ndarray":
+        """`positions` by rank, highest first, ties in their order (graphrag's
+        sort_relationships_by_rank: no relationship carries a `rank` attribute)."""
+        import numpy as np
+
+        return positions[np.argsort(-self.ranks[positions], kind="stable")]
+
+    def attributes(self, position: int, links: "np.ndarray") -> dict[str, Any]:
+        """The attributes of the relationship at `position` as graphrag's builder leaves them in
+        this search: with its links if it ranked it."""
+        attributes = self.relationships[position].attributes or {}
+        found = int(links[position])
+        return {**attributes, "links": found} if found >= 0 else attributes
+
+    def marked(self, positions: "np.ndarray", links: "np.ndarray") -> list["Relationship"]:
+        """The relationships at `positions` as graphrag's builder leaves them in this search: a
+        copy carrying its links for each it ranked, the shared object for the others."""
+        marked = []
+        for position in positions.tolist():
+            rel = self.relationships[position]
+            if links[position] >= 0:
+                rel = copy(rel)
+                rel.attributes = self.attributes(position, links)
+            marked.append(rel)
+        return marked

@@ -18,11 +18,6 @@ rank by words)."""
 WORDS_WEIGHT = 2.0
 """The weight of the rank by words against the rank by embedding (1): the question's rare words (a
 topic's own terms) are the surer sign; the embedding adds what is said in other words."""
-SHORTLIST_MARGIN = 8
-"""How many times the reports a budget can hold the embedding shortlist asks for (see
-`ReportIndex.shortlist`)."""
-SHORTLIST_FLOOR = 200
-"""The fewest reports the embedding shortlist asks for."""
 BM25_K1, BM25_B = 1.2, 0.75
 """BM25's term-frequency saturation and length normalisation."""
 
@@ -107,34 +102,3 @@ class ReportIndex:
                     count + k1 * (1 - b + b * self.lengths[position] / average)
                 )
         return scores
-
-    def shortlist(self, max_tokens: int) -> int:
-        """How many reports, most similar first, to ask the embedding store for: SHORTLIST_MARGIN
-        times what a budget of `max_tokens` can hold (at most max_tokens / the shortest report's
-        words, each word being a token or more), at least SHORTLIST_FLOOR; enough that the reports
-        the budget holds almost always have their similarity (`settled` checks it, and the caller
-        ranks every report where not)."""
-        shortest = max(min(self.lengths, default=1), 1)
-        return max(SHORTLIST_FLOOR, SHORTLIST_MARGIN * (max_tokens // shortest + 1))
-
-
-def settled(
-    decisive: list[str],
-    others: Iterable[str],
-    relevance: dict[str, float],
-    similarity: dict[str, float],
-    shortlist: int,
-) -> bool:
-    """Whether a ranking fused from the similarity of only the `shortlist` most similar reports
-    puts the `decisive` reports (those whose order decides the context) first, in the order a
-    ranking of every report would: each of them has its similarity, and none of the `others` that
-    lacks one could gain enough from it (under 1/(FUSION_RANK_OFFSET + shortlist + 1), its rank
-    being past the shortlist) to reach the last of them. Always true when the store returned fewer
-    than `shortlist`: then it returned every report."""
-    if len(similarity) < shortlist:
-        return True
-    if not decisive or any(key not in similarity for key in decisive):
-        return not decisive
-    last = min(relevance.get(key, 0.0) for key in decisive)
-    gain = 1 / (FUSION_RANK_OFFSET + shortlist + 1)
-    return all(relevance.get(key, 0.0) + gain < last for key in others if key not in similarity)
