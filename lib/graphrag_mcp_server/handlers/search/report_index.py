@@ -39,11 +39,16 @@ def report_text(title: str, content: str) -> str:
 
 
 def fused(*weighted: tuple[dict[str, float], float]) -> dict[str, float]:
-    """Weighted reciprocal rank fusion of scores by id (higher is better in each); an id missing
-    from one scoring adds nothing from it."""
+    """Weighted reciprocal rank fusion of scores by id (higher is better in each, ties in the
+    scores' order); an id missing from one scoring adds nothing from it."""
+    import numpy as np
+
     fused: dict[str, float] = {}
     for scored, weight in weighted:
-        for rank, key in enumerate(sorted(scored, key=scored.__getitem__, reverse=True), 1):
+        keys = list(scored)
+        values = np.fromiter(scored.values(), dtype=float, count=len(keys))
+        for rank, index in enumerate(np.argsort(-values, kind="stable").tolist(), 1):
+            key = keys[index]
             fused[key] = fused.get(key, 0.0) + weight / (FUSION_RANK_OFFSET + rank)
     return fused
 
@@ -87,18 +92,29 @@ class ReportIndex:
         return list(report_ids) == self.ids
 
     def word_scores(self, query: str, k1: float = BM25_K1, b: float = BM25_B) -> dict[str, float]:
-        """BM25 of the query's words in each report (id -> score; reports sharing none of its words
-        left out): words rare among the reports weigh most, as an embedding of a whole report does
-        not weigh them. Walks only the postings of the query's words."""
+        """BM25 of the query's words in each report (id -> score, in the reports' order; reports
+        sharing none of its words left out): words rare among the reports weigh most, as an
+        embedding of a whole report does not weigh them. Adds up only the postings of the query's
+        words, each word's at once (a hub's name and the common words are in most reports)."""
+        import numpy as np
+
         total = len(self.ids)
-        average = sum(self.lengths) / max(total, 1)
-        scores: dict[str, float] = {}
+        lengths = np.frombuffer(self.lengths, dtype=np.int64) if total else np.zeros(0)
+        average = float(lengths.sum()) / max(total, 1)
+        scores, shared = np.zeros(total), np.zeros(total, dtype=bool)
         for word in set(words(query)):
-            positions, counts = self.postings.get(word, (array("q"), array("q")))
+            if word not in self.postings:
+                continue
+            positions, counts = (
+                np.frombuffer(found, dtype=np.int64) for found in self.postings[word]
+            )
             weight = math.log(1 + (total - len(positions) + 0.5) / (len(positions) + 0.5))
-            for position, count in zip(positions, counts, strict=True):
-                key = self.ids[position]
-                scores[key] = scores.get(key, 0.0) + weight * count * (k1 + 1) / (
-                    count + k1 * (1 - b + b * self.lengths[position] / average)
-                )
-        return scores
+            scores[positions] += (
+                weight
+                * counts
+                * (k1 + 1)
+                / (counts + k1 * (1 - b + b * lengths[positions] / average))
+            )
+            shared[positions] = True
+        hits = np.flatnonzero(shared).tolist()
+        return dict(zip([self.ids[hit] for hit in hits], scores[hits].tolist(), strict=True))
