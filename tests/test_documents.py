@@ -165,7 +165,7 @@ def test_ten_writes_in_a_burst_are_one_job(copied_index: Path, corpus: Path) -> 
     parent = tree_digest(corpus.parent, notes, copied_index)
 
     async def scenario() -> None:
-        env = write_env(notes, GRAPHRAG_MCP_WATCH_SETTLE_SECONDS="2")
+        env = write_env(notes, GRAPHRAG_MCP_WRITE_SETTLE_SECONDS="2")
         async with mcp_session(copied_index, "stdio", env=env, data_path=corpus) as session:
             writes = [
                 await call(
@@ -234,7 +234,7 @@ def test_refusals(built_index, tmp_path: Path) -> None:
         **roots(tmp_path / "space"),
         GRAPHRAG_MCP_WRITE_MAX_DOCUMENT_BYTES="2000",
         GRAPHRAG_MCP_WRITE_BYTES_PER_MINUTE="3000",
-        GRAPHRAG_MCP_WATCH_SETTLE_SECONDS="3600",  # no job starts during the test
+        GRAPHRAG_MCP_WRITE_SETTLE_SECONDS="3600",  # no job starts during the test
     )
 
     async def scenario() -> None:
@@ -327,7 +327,7 @@ def test_write_allowance_counts_per_identity_not_per_session(built_index, corpus
         notes,
         **roots(corpus),
         GRAPHRAG_MCP_WRITE_BYTES_PER_MINUTE="1000",
-        GRAPHRAG_MCP_WATCH_SETTLE_SECONDS="3600",  # no job starts during the test
+        GRAPHRAG_MCP_WRITE_SETTLE_SECONDS="3600",  # no job starts during the test
     )
 
     async def scenario(url: str) -> str:

@@ -3,9 +3,9 @@
 Run: python tests/benchmarks/bench_documents.py [--documents 1000] [--rounds 3]
 Generates the archive of ../shared/corpora/archive/generate.py into a temporary folder, builds it
 cold with the offline model (`graphrag-mcp index DATA --offline`), then serves it over stdio with
-`--data-path DATA --write-path DATA/notes` (the default settle window, 1 s) and measures, through a
-real MCP client: `--rounds` times, add_document of a page (~450 words, new people) -> its job
-succeeded and a context_only local_search names its new person (seconds, the job's LLM and
+`--data-path DATA --write-path DATA/notes` (the default write settle window, 0.25 s) and measures,
+through a real MCP client: `--rounds` times, add_document of a page (~450 words, new people) -> its
+job succeeded and a context_only local_search names its new person (seconds, the job's LLM and
 embedding calls); then ten add_document calls in a burst -> one job -> all ten queryable. Writes
 the "Documents written through MCP (issue 44)" section of docs/benchmarks.md, naming the commit.
 Not a test: the cold build takes minutes at 1,000 documents on 2 cores.
@@ -144,8 +144,8 @@ def section(documents: int, build_seconds: float, figures: dict) -> str:
 {datetime.date.today()}, {platform.machine()} with {os.cpu_count()} cores shared with other work
 (figures vary with the load). The archive of {documents} documents (generate.py) built cold with
 the offline model in {build_seconds:.0f} s, served over stdio with `--data-path DATA --write-path
-DATA/notes` and the default settle window (1 s); seconds from the add_document call until its job
-succeeded and a context_only local_search names the page's new person.
+DATA/notes` and the default write settle window (0.25 s); seconds from the add_document call until
+its job succeeded and a context_only local_search names the page's new person.
 
 | write | seconds to queryable | job succeeded after | its build | LLM calls | embedding calls |
 |---|---|---|---|---|---|

@@ -130,6 +130,11 @@ class ServerSettings(BaseSettings):
     """Folder where the add_document, update_document and delete_document tools write Markdown
     documents (serve --write-path); none: those tools are absent. Never offered when read-only."""
 
+    write_settle_seconds: float = Field(default=0.25, ge=0)
+    """How soon after one document written through MCP the next must come to join its index job.
+    Shorter than the watcher's window: a write through MCP is whole when made (an editor's save can
+    come in steps), so the window only gathers a client's calls in a burst."""
+
     write_max_document_bytes: int = Field(default=200_000, ge=1)
     """Largest document (UTF-8 bytes of its text) one add_document or update_document may write."""
 

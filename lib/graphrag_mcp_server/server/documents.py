@@ -92,7 +92,7 @@ def register_document_tools(server: MCPServer, shared: ServerContext) -> None:
     async def start(job: IndexJob) -> None:
         await start_build(shared, corpus, "incremental", limits, queued=job)
 
-    batches = WriteBatches(shared.jobs, corpus, settings.watch_settle_seconds, start)
+    batches = WriteBatches(shared.jobs, corpus, settings.write_settle_seconds, start)
 
     async def written(
         ctx: Context | None, size: int, change: Callable[[], tuple[WrittenDocument, str]]

@@ -16,11 +16,13 @@ before a job ends it quietly.
 
 import asyncio
 import json
+import logging
+import os
 import select
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from graphrag_mcp_server.errors import GraphRagMcpError
 from graphrag_mcp_server.handlers.indexing.documents import Limits
@@ -151,5 +153,16 @@ def main() -> int:
     return 0
 
 
+def exit_now(code: int) -> NoReturn:
+    """Exit without the interpreter's teardown, its output and logs flushed first: the server
+    waits for the worker's exit to end the job, and collecting a build's objects and stopping
+    LanceDB's threads took 1.3 s after the result was told (1,000 documents). The build's files are
+    closed and its version switched by then."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -19,7 +19,7 @@ WINDOW_SECONDS = 60.0
 
 class WriteBatches:
     """The job each write joins: the one queued while writes keep coming within `settle_seconds`
-    of each other; it starts once they stop and no other job runs (the watcher's settle window)."""
+    of each other (write_settle_seconds); it starts once they stop and no other job runs."""
 
     def __init__(
         self,
