@@ -62,3 +62,14 @@ class IndexIncompleteError(IndexBuildError):
 
 class EmbeddingMismatchError(GraphRagMcpError):
     """The embedding model's vectors are of another width than the index's vector tables."""
+
+    @classmethod
+    def of_widths(cls, query: int | str, held: int | str) -> "EmbeddingMismatchError":
+        """The error for query vectors of `query` numbers against tables holding `held`, naming
+        the fix (the embedding model changed since the index was built)."""
+        return cls(
+            f"the embedding model returns query vectors of {query} numbers, but the index's "
+            f"vector tables hold vectors of {held}: the model changed since the index was "
+            "built. Embed everything again with: graphrag-mcp index DATA_PATH --full, or "
+            "point settings.yaml back at the model the index was built with"
+        )

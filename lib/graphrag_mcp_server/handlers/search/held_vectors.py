@@ -6,6 +6,8 @@ search costs a round trip through its background loop and builds a result row by
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.errors import EmbeddingMismatchError
+
 if TYPE_CHECKING:
     import numpy as np
     from graphrag_vectors import VectorStore, VectorStoreSearchResult
@@ -40,14 +42,19 @@ class HeldVectors:
 
         table = store.document_collection.to_arrow()
         ids = [str(value) for value in table.column(store.id_field).to_pylist()]
-        flat = table.column(store.vector_field).combine_chunks().flatten()
-        matrix = np.asarray(flat, dtype=np.float32).reshape(len(ids), -1)
-        return cls(ids, matrix)
+        vectors = table.column(store.vector_field)
+        width = getattr(vectors.type, "list_size", 0)  # graphrag's: a fixed-size list
+        flat = np.asarray(vectors.combine_chunks().flatten(), dtype=np.float32)
+        return cls(ids, flat.reshape(len(ids), width if not ids else -1))
 
     def scores(self, query: list[float]) -> "np.ndarray":
         """Each row's score for `query` as graphrag's LanceDB store gives it: 1 - the squared L2
-        distance (LanceDB's default metric)."""
+        distance (LanceDB's default metric). A query of another width than the table's is refused
+        as LanceDB refuses it (the embedding model changed since the index was built)."""
         import numpy as np
+
+        if len(query) != self.matrix.shape[1]:
+            raise EmbeddingMismatchError.of_widths(len(query), self.matrix.shape[1])
 
         distances = np.square(self.matrix - np.asarray(query, dtype=np.float32)).sum(axis=1)
         scores: np.ndarray = 1.0 - np.abs(distances)

@@ -149,14 +149,7 @@ def embedding_width_checked() -> Iterator[None]:
     except ValueError as error:
         if (widths := QUERY_WIDTH.search(str(error))) is None:
             raise
-        query, held = widths.groups()
-        msg = (
-            f"the embedding model returns query vectors of {query} numbers, but the index's "
-            f"vector tables hold vectors of {held}: the model changed since the index was "
-            "built. Embed everything again with: graphrag-mcp index DATA_PATH --full, or "
-            "point settings.yaml back at the model the index was built with"
-        )
-        raise EmbeddingMismatchError(msg) from None
+        raise EmbeddingMismatchError.of_widths(*widths.groups()) from None
 
 
 async def run_search(
