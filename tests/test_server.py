@@ -198,10 +198,12 @@ async def test_top_k_and_a_conversation_reach_graphrag(built_index: tuple[Path, 
         wide = await _call(session, "local_search", {**question, "top_k": 20})
         assert narrow["context_counts"]["entities"] < wide["context_counts"]["entities"]
         drifts = [
-            await _call(session, "drift_search", {**question, "top_k": k, "follow_up_depth": 0})
+            await _call(session, "drift_search", {**question, "top_k": k, "follow_up_depth": 1})
             for k in (1, 20)
         ]
-        assert drifts[0]["prompt_tokens"] != drifts[1]["prompt_tokens"]  # other entities mapped
+        # a follow-up's local context holds top_k mapped entities (graphrag's own DRIFT varies
+        # from run to run; 1 against 20 entities outweighs that)
+        assert drifts[0]["prompt_tokens"] < drifts[1]["prompt_tokens"]
 
         turns = [
             {"role": "user", "content": "Tell me about Mirela Voss."},
