@@ -336,7 +336,7 @@ def _reports(
 
     similarity = {} if embedder is None else _report_similarity(config, tables, query, embedder)
     words = index.word_scores(query)
-    _, candidates, kept, tokens = _ranked(reports, index, words, similarity, max_tokens, limit)
+    candidates, kept, tokens = _ranked(reports, index, words, similarity, max_tokens, limit)
     frame = pd.DataFrame(
         [
             {
@@ -362,9 +362,9 @@ def _ranked(
     similarity: dict[str, float],
     max_tokens: int,
     limit: int | None,
-) -> tuple[list["CommunityReport"], list["CommunityReport"], list["CommunityReport"], int]:
-    """The reports by relevance (then rating); the first `limit` of them (all without one); those
-    of these that fit `max_tokens`, in order until one does not; and the tokens they take."""
+) -> tuple[list["CommunityReport"], list["CommunityReport"], int]:
+    """The first `limit` reports by relevance, then rating (all without a limit); those of these
+    that fit `max_tokens`, in order until one does not; and the tokens they take."""
     relevance = fused((words, WORDS_WEIGHT), (similarity, 1.0))
     ranked = sorted(
         reports,
@@ -372,14 +372,15 @@ def _ranked(
         reverse=True,
     )
     candidates = ranked[:limit] if limit is not None else ranked
-    kept, tokens = [], 0
+    kept: list[CommunityReport] = []
+    tokens = 0
     for report in candidates:
         cost = index.tokens(report.id, report_text(report.title, report.full_content))
         if tokens + cost > max_tokens:
             break
         kept.append(report)
         tokens += cost
-    return ranked, candidates, kept, tokens
+    return candidates, kept, tokens
 
 
 def _report_similarity(

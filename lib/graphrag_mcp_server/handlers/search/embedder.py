@@ -38,15 +38,15 @@ class RememberedSearches:
     ) -> Any:
         """The store's results for `text`, searched once."""
         key = (text, k, repr(sorted(options.items())))
-        if key not in self._answers:
-            self._answers[key] = (
-                self._held.nearest(text_embedder(text), k)
-                if self._held is not None
-                and not options.get("filters")
-                and not options.get("select")
-                else self._store.similarity_search_by_text(text, text_embedder, k=k, **options)
-            )
-        return self._answers[key]
+        if key in self._answers:
+            return self._answers[key]
+        if self._held is None or options.get("filters") or options.get("select"):
+            found = self._store.similarity_search_by_text(text, text_embedder, k=k, **options)
+        else:
+            vector = text_embedder(text)  # as the store's search: nothing for an empty embedding
+            found = self._held.nearest(vector, k) if vector else []
+        self._answers[key] = found
+        return found
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
