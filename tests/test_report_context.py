@@ -42,15 +42,14 @@ def community_records(built_index: tuple[Path, dict]) -> list[list[dict]]:
     return captured
 
 
-def test_community_records_are_graphrags(
-    built_index: tuple[Path, dict], community_records: list[list[dict]]
-) -> None:
-    """create_community_reports_kept hands the same records as graphrag's workflow, community by
-    community and level by level."""
+@pytest.fixture(scope="module")
+def graph_frames(built_index: tuple[Path, dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The fixtures index's community members and relationships as create_community_reports_kept
+    prepares them."""
+    prepare_models()
     from graphrag_mcp_server.handlers.indexing.kept_reports import (
         community_edges,
         community_nodes,
-        level_records,
     )
 
     output = built_index[0] / "output"
@@ -59,6 +58,17 @@ def test_community_records_are_graphrags(
         pd.read_parquet(output / "entities.parquet"),
     )
     edges = community_edges(pd.read_parquet(output / "relationships.parquet"))
+    return nodes, edges
+
+
+def test_community_records_are_graphrags(
+    graph_frames: tuple[pd.DataFrame, pd.DataFrame], community_records: list[list[dict]]
+) -> None:
+    """create_community_reports_kept hands the same records as graphrag's workflow, community by
+    community and level by level."""
+    from graphrag_mcp_server.handlers.indexing.kept_reports import level_records
+
+    nodes, edges = graph_frames
     ours = [
         records
         for level in sorted(nodes["level"].unique())
@@ -112,6 +122,67 @@ def test_the_bisected_cut_is_graphrags(community_records: list[list[dict]], budg
         assert cut_context(records, tokenizer, budget) == sort_context(
             records, tokenizer, max_context_tokens=budget
         )
+
+
+@pytest.mark.parametrize("off_by", [-3, -1, 1, 3])
+def test_a_wrong_guess_of_the_cut_falls_back_to_the_search(
+    community_records: list[list[dict]], off_by: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cut guessed from each row's tokens is checked by tokenising: a guess off by a few edges
+    (the rows' counts could disagree with the whole text's) still gives graphrag's cut."""
+    from graphrag.index.operations.summarize_communities.graph_context.sort_context import (
+        sort_context,
+    )
+    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+    from graphrag_mcp_server.handlers.indexing import cut_context
+
+    tokenizer = get_tokenizer()
+    guessed = cut_context._guessed_cut
+    guesses: list[int] = []
+
+    def wrong(*arguments: object) -> int | None:
+        found = guessed(*arguments)  # type: ignore[arg-type]
+        if found is None:
+            return None
+        guesses.append(max(0, found + off_by))
+        return guesses[-1]
+
+    monkeypatch.setattr(cut_context, "_guessed_cut", wrong)
+    for budget in (100, 400, 1200):
+        for records in community_records:
+            assert cut_context.cut_context(records, tokenizer, budget) == sort_context(
+                records, tokenizer, max_context_tokens=budget
+            )
+    assert len(guesses) > 10
+
+
+def test_a_guessed_cut_is_right_on_the_fixtures(community_records: list[list[dict]]) -> None:
+    """The rows' token counts give graphrag's cut itself (not only a start for the search) for
+    every community of the fixtures at budgets that cut them."""
+    from graphrag.index.operations.summarize_communities.graph_context.sort_context import (
+        sort_context,
+    )
+    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+    from graphrag_mcp_server.handlers.indexing.context_rows import render_tables
+    from graphrag_mcp_server.handlers.indexing.cut_context import _guessed_cut, _prefixes
+
+    tokenizer = get_tokenizer()
+    checked = 0
+    for budget in (100, 400, 1200):
+        for records in community_records:
+            nodes, claims, edges, sizes = _prefixes(records)
+            guess = _guessed_cut(nodes, claims, edges, sizes, tokenizer, budget)
+            if not sizes or guess is None or guess == len(sizes):
+                continue
+            held = sizes[max(guess, 1) - 1]
+            text = render_tables(
+                {"Entities": nodes[: held[0]], "Claims": [], "Relationships": edges[: held[2]]}
+            )
+            assert text == sort_context(records, tokenizer, max_context_tokens=budget)
+            checked += 1
+    assert checked > 10
 
 
 def _renumbered_records(records: list[dict], number: Callable[[int], int]) -> list[dict]:
@@ -359,3 +430,63 @@ def test_a_whole_context_is_rewritten_for_new_degrees_and_numbers(
 def _rows_without_numbers(context: str) -> list[str]:
     """A context's lines without their first and last cells (record number, degree)."""
     return [line.partition(",")[2].rpartition(",")[0] for line in context.split("\n")]
+
+
+def _changes(nodes: pd.DataFrame, edges: pd.DataFrame) -> dict[str, tuple]:
+    """Ways an update changes what a community's records hold: (nodes, edges) after each."""
+    title = edges["source"].iloc[0]
+    described = nodes.copy()
+    described.loc[described["title"] == title, "description"] = "Now described otherwise."
+    graded = nodes.copy()
+    graded.loc[graded["title"] == title, "degree"] += 1
+    renumbered = nodes.copy()
+    renumbered.loc[renumbered["title"] == title, "human_readable_id"] += 1000
+    regraded = edges.copy()
+    regraded.loc[regraded.index[3], "combined_degree"] += 1
+    redescribed = edges.copy()
+    redescribed.loc[redescribed.index[0], "description"] = "Now related otherwise."
+    first = edges.iloc[[2]].assign(human_readable_id=9999, description="A new relationship.")
+    return {
+        "an entity's description": (described, edges),
+        "an entity's degree": (graded, edges),
+        "an entity's number": (renumbered, edges),
+        "a relationship's combined degree": (nodes, regraded),
+        "a relationship's description": (nodes, redescribed),
+        "a relationship before the others": (nodes, pd.concat([first, edges])),
+        "the first relationship gone": (nodes, edges.iloc[1:]),
+    }
+
+
+def test_a_community_keeps_its_signature_exactly_when_its_records_are_the_same(
+    graph_frames: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    """unchanged_communities' signature of a community changes with any change of its records
+    (a member's details, its first edge's details, which edge comes first) and with nothing
+    else, at every level of the fixtures index."""
+    from graphrag_mcp_server.handlers.indexing.kept_reports import (
+        _EDGE_COLUMNS,
+        _NODE_COLUMNS,
+        level_members,
+        level_records,
+    )
+    from graphrag_mcp_server.handlers.indexing.unchanged_communities import signature_keys
+
+    nodes, edges = graph_frames
+
+    def by_community(nodes: pd.DataFrame, edges: pd.DataFrame, level: int) -> tuple[dict, dict]:
+        records = level_records(nodes, edges, None, level)
+        members, first_edge = level_members(nodes, edges, level)
+        keys = signature_keys(members, first_edge, edges, _NODE_COLUMNS, _EDGE_COLUMNS, ("s",))
+        return dict(zip(records["community"], records["all_context"], strict=True)), keys
+
+    for change, (changed_nodes, changed_edges) in _changes(nodes, edges).items():
+        kept = moved = 0
+        for level in sorted(nodes["level"].unique()):
+            records, keys = by_community(nodes, edges, level)
+            records_now, keys_now = by_community(changed_nodes, changed_edges, level)
+            assert set(keys) == set(records) == set(records_now) == set(keys_now)
+            for community, held in records.items():
+                same = held == records_now[community]
+                assert (keys[community] == keys_now[community]) == same, (change, community)
+                kept, moved = kept + same, moved + (not same)
+        assert kept and moved, (change, kept, moved)

@@ -16,7 +16,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing import lone_entities, memos
+from graphrag_mcp_server.handlers.indexing import lone_entities, memos, unchanged_communities
 from graphrag_mcp_server.handlers.indexing.context_rows import (
     Numbered,
     degrees_by_rank,
@@ -42,7 +42,7 @@ def sort_context_batch(
     included), taking unchanged contexts from the previous version (`carried`)."""
     import graphrag.data_model.schemas as schemas
 
-    found = []
+    found, keys = [], []
     for records in community_df[schemas.ALL_CONTEXT]:
         if carried is None:
             found.append(community_context(records, tokenizer, max_context_tokens))
@@ -60,6 +60,9 @@ def sort_context_batch(
             context = community_context(records, tokenizer, max_context_tokens)
             carried[memos.Step.REPORT_CONTEXT].put(key, [*context, *numbered])
         found.append(context)
+        keys.append(key)
+    if carried is not None:
+        community_df[CONTEXT_KEY] = keys
     community_df[schemas.CONTEXT_STRING] = [text for text, _ in found]
     community_df[schemas.CONTEXT_SIZE] = [size for _, size in found]
     community_df[schemas.CONTEXT_EXCEED_FLAG] = (
@@ -185,6 +188,9 @@ def _without_degrees(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+CONTEXT_KEY = "context_key"
+"""The column of a context's memo key (sort_context_batch), when the run carries work over."""
+
 CONTEXT_FORM = "members-without-edges/degrees-apart"
 """Part of a stored context's key: contexts stored before members without an edge were written, or
 before degrees were kept apart from the key, are not reused."""
@@ -227,15 +233,21 @@ async def report_of(
     prompt: str,
     max_report_length: int,
     carried: memos.CarriedOver | None,
+    signature: tuple[str | None, str | None] = (None, None),
 ) -> Any:
     """graphrag's report of one community (`run_extractor`), taking the previous version's report
     written from the same rows (`report_rows`), its citations moved to those rows' numbers in this
-    context; a lone entity's report is written from its row (`lone_entities.lone_entity_report`)."""
+    context; a lone entity's report is written from its row (`lone_entities.lone_entity_report`).
+    With its records' `signature` key and its context's key, the report is remembered for the
+    next version (unchanged_communities.py)."""
     from graphrag.index.operations.summarize_communities.summarize_communities import (
         run_extractor,
     )
 
+    signature_key, context_key = signature
     if (lone := lone_entities.lone_entity_report(context)) is not None:
+        if carried is not None and signature_key and context_key:
+            unchanged_communities.remember(carried, signature_key, context_key, None, lone)
         return {"community": community, "level": level, **lone}
     if carried is None:
         return await run_extractor(community, context, level, model, prompt, max_report_length)
@@ -255,6 +267,8 @@ async def report_of(
             name: value for name, value in fresh.items() if name not in ("community", "level")
         }
         carried[memos.Step.REPORT].put(key, {"report": report, "rows": rows})
+    if signature_key and context_key:
+        unchanged_communities.remember(carried, signature_key, context_key, key, report)
     return {"community": community, "level": level, **report}
 
 

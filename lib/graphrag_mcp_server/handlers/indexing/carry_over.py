@@ -27,7 +27,7 @@ the models are configured as before (`fingerprints`: each step's own model). A f
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +36,7 @@ from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step,
 from graphrag_mcp_server.handlers.indexing.parquet_pages import PAGE_OPTIONS
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
     from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
@@ -79,6 +80,7 @@ def fingerprints(config: "GraphRagConfig") -> dict[Step, str]:
         Step.SUMMARY: completion(config.summarize_descriptions.completion_model_id),
         Step.REPORT_CONTEXT: reports,
         Step.REPORT: reports,  # a context is cut to the report model's budget
+        Step.COMMUNITY: reports,
         Step.EMBEDDING: input_hash(_answering(embedding), config.vector_store.vector_size),
     }
 
@@ -98,73 +100,147 @@ def work_carried_over(
     _write(carried, version / TABLE, models)
 
 
+class StoredResults(Mapping[str, Any]):
+    """One step's results as the previous version stored them: key -> its row of the stored table.
+    Its results become Python values (JSON text, float32 arrays) all at once, when the first is
+    asked for (one conversion of the column, not one per row); a row carried over is written again
+    from the table itself (`_write`), so an update does not turn each of hundreds of thousands of
+    stored results into a Python object and back to store them."""
+
+    def __init__(self, table: "pa.Table") -> None:
+        self.table = table
+        self.rows = {key: row for row, key in enumerate(table["key"].to_pylist())}
+        self._results: list[Any] | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        row = self.rows[key]
+        if self._results is None:
+            self._results = self._converted()
+        return self._results[row]
+
+    def _converted(self) -> list[Any]:
+        results = self.table["result"]
+        if results.null_count < len(results):
+            texts: list[Any] = results.to_pylist()
+            return texts
+        vectors = self.table["vector"].to_numpy(zero_copy_only=False)
+        return [None if vector is None else vector.astype("float32") for vector in vectors]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
 def _decoder(step: Step) -> Any:
     """How a step's stored result becomes the result: vectors (float32 arrays) as lists, the others
     from JSON."""
     return (lambda vector: vector.tolist()) if step is Step.EMBEDDING else json.loads
 
 
-def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
-    """Store the results this run used: vectors as float32 arrays, the others as JSON (carried ones
-    as stored)."""
-    import numpy as np
-    import pandas as pd
+SCHEMA_FIELDS = (
+    ("step", "large_string"),
+    ("key", "large_string"),
+    ("result", "large_string"),
+    ("vector", "list<float>"),
+    ("models", "large_string"),
+)
+"""The stored table's columns: a vector result in `vector`, any other as JSON in `result`."""
 
-    rows: list[tuple[str, str, str | None, Any, str]] = []  # step, key, result, vector, models
+
+def _schema() -> "pa.Schema":
+    import pyarrow as pa
+
+    types = {"large_string": pa.large_string(), "list<float>": pa.list_(pa.float32())}
+    return pa.schema([(name, types[kind]) for name, kind in SCHEMA_FIELDS])
+
+
+def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
+    """Store the results this run used: those carried over as rows of the previous table (in its
+    order, so the pages that hold them stay the same), then those computed, vectors as float32
+    arrays and the others as JSON."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _schema()
+    parts = []
     for step, memo in carried.items():
-        for key, result in memo.used.items():
-            stored = memo.stored_form.get(key)
-            if step is Step.EMBEDDING:
-                rows.append(
-                    (
-                        step.value,
-                        key,
-                        None,
-                        stored if stored is not None else np.asarray(result, np.float32),
-                        models[step],
-                    )
-                )
-            else:
-                rows.append(
-                    (
-                        step.value,
-                        key,
-                        stored if stored is not None else json.dumps(result),
-                        None,
-                        models[step],
-                    )
-                )
-    pd.DataFrame(rows, columns=["step", "key", "result", "vector", "models"]).to_parquet(
-        table, index=False, **PAGE_OPTIONS
+        carried_keys = memo.stored_form.keys() | memo.kept
+        if isinstance(memo.previous, StoredResults):
+            rows = sorted(memo.previous.rows[key] for key in carried_keys)
+            parts.append(memo.previous.table.take(pa.array(rows, pa.int64())).cast(schema))
+            stored_again: list[tuple[str, Any]] = []
+        else:
+            stored_again = [(key, memo.previous[key]) for key in carried_keys]
+        computed = [(key, result) for key, result in memo.used.items() if key not in carried_keys]
+        parts.append(_rows(step, models[step], stored_again, computed, schema))
+    pq.write_table(pa.concat_tables(parts), table, **PAGE_OPTIONS)
+
+
+def _rows(
+    step: Step,
+    made_with: str,
+    stored: list[tuple[str, Any]],
+    computed: list[tuple[str, Any]],
+    schema: "pa.Schema",
+) -> "pa.Table":
+    """Rows of results in their stored form (`stored`) or as computed (`computed`, encoded)."""
+    import numpy as np
+    import pyarrow as pa
+
+    keys = [key for key, _ in stored] + [key for key, _ in computed]
+    vectors = step is Step.EMBEDDING
+    results: list[Any] = [value for _, value in stored]
+    if vectors:
+        results += [np.asarray(value, np.float32) for _, value in computed]
+    else:
+        results += [json.dumps(value) for _, value in computed]
+    empty = [None] * len(keys)
+    return pa.table(
+        {
+            "step": [step.value] * len(keys),
+            "key": keys,
+            "result": empty if vectors else results,
+            "vector": results if vectors else empty,
+            "models": [made_with] * len(keys),
+        },
+        schema=schema,
     )
 
 
-def _read(version: Path | None, models: dict[Step, str]) -> dict[Step, dict[str, Any]]:
-    """A version's stored results made under each step's same models, by step, as stored (JSON text,
-    float32 arrays); none when it has no readable table."""
+def _read(version: Path | None, models: dict[Step, str]) -> dict[Step, StoredResults]:
+    """A version's stored results made under each step's same models, by step; none when it has
+    no readable table."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     if version is None:
         return {}
     try:
-        table = pq.read_table(
-            version / TABLE, columns=["step", "key", "result", "vector", "models"]
-        )
+        table = pq.read_table(version / TABLE, columns=[name for name, _ in SCHEMA_FIELDS])
+        table = table.cast(_schema())
     except (OSError, ValueError, KeyError, pa.ArrowException):
         return {}
-    same = table.filter(pc.is_in(table["models"], pa.array(sorted(set(models.values())))))
-    stored: dict[Step, dict[str, Any]] = {step: {} for step in Step}
-    models_of = {step.value: made_with for step, made_with in models.items()}
-    for step, key, result, vector, made_with in zip(
-        same["step"].to_pylist(),
-        same["key"].to_pylist(),
-        same["result"].to_pylist(),
-        same["vector"].to_numpy(zero_copy_only=False),
-        same["models"].to_pylist(),
-        strict=True,
-    ):
-        if models_of.get(step) == made_with:
-            stored[Step(step)][key] = vector if step == Step.EMBEDDING else result
-    return stored
+    return {
+        step: StoredResults(_rows_where(table, step.value, made_with))
+        for step, made_with in models.items()
+    }
+
+
+def _rows_where(table: "pa.Table", step: str, made_with: str) -> "pa.Table":
+    """The rows of one step made with `made_with`: a slice of the table (no copy) when they are
+    together, as `_write` stores them."""
+    import pyarrow.compute as pc
+
+    mask = pc.and_(pc.equal(table["step"], step), pc.equal(table["models"], made_with))
+    rows = pc.indices_nonzero(mask)
+    if len(rows) == 0:
+        return table.slice(0, 0)
+    first, last = rows[0].as_py(), rows[-1].as_py()
+    if last - first + 1 == len(rows):
+        return table.slice(first, len(rows))
+    return table.take(rows)

@@ -181,19 +181,28 @@ def _tables(text: str) -> dict[str, tuple[str, dict[int, str]]] | None:
     tables = {}
     for label, body in zip(parts[1::2], parts[2::2], strict=True):
         header, *lines = body.rstrip("\n").split("\n")
-        rows: dict[int, str] = {}
-        current: list[str] = []
-        quoted = False
-        for line in lines:
-            current.append(line)
-            quoted ^= line.count('"') % 2 == 1
-            if not quoted:
-                row = "\n".join(current)
-                if (match := _ROW_NUMBER.match(row)) is None:
-                    return None
-                rows[int(match.group(1))] = row
-                current = []
-        if current:
+        found = csv_rows("\n".join(lines))
+        if found is None:
             return None
+        rows: dict[int, str] = {}
+        for row in found:
+            if (match := _ROW_NUMBER.match(row)) is None:
+                return None
+            rows[int(match.group(1))] = row
         tables[label] = (header, rows)
     return tables
+
+
+def csv_rows(body: str) -> list[str] | None:
+    """The rows of CSV text, each without its line end; a row spanning lines (a quoted field with
+    a line break) is one row. None when a quoted field is left open."""
+    rows: list[str] = []
+    current: list[str] = []
+    quoted = False
+    for line in body.rstrip("\n").split("\n") if body.strip("\n") else []:
+        current.append(line)
+        quoted ^= line.count('"') % 2 == 1
+        if not quoted:
+            rows.append("\n".join(current))
+            current = []
+    return None if current else rows

@@ -9,11 +9,22 @@ budget is then found by galloping and bisection, writing and tokenising about 2 
 at most twice the answer's length (n: the edges the answer holds). The text is
 graphrag's: the same rows in the same order, written by the same `to_csv`
 (tests/test_report_context.py compares the two at several budgets).
+
+Before that search, the cut is guessed from each row's tokens (the tokenizer splits a context at
+its line ends, so a context's tokens are its rows' plus those of its titles and headers; a row's
+count is kept for the run, as the same rows come back in the communities of every level) and
+checked by writing and tokenising the guess and the guess plus one edge: two contexts instead of
+about 2 log2(n). A guess that the check refutes falls back to the search.
 """
 
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
-from graphrag_mcp_server.handlers.indexing.context_rows import render_tables, sorted_details
+from graphrag_mcp_server.handlers.indexing.context_rows import (
+    csv_rows,
+    render_tables,
+    sorted_details,
+)
 
 if TYPE_CHECKING:
     from graphrag_llm.tokenizer import Tokenizer
@@ -42,6 +53,14 @@ def cut_context(records: list[Row], tokenizer: "Tokenizer", max_context_tokens: 
     def fits(prefix: int) -> bool:
         return tokenizer.num_tokens(context(prefix)) <= max_context_tokens
 
+    guess = _guessed_cut(nodes, claims, edges, sizes, tokenizer, max_context_tokens)
+    if (
+        guess is not None
+        and 0 <= guess <= len(sizes)
+        and (guess == 0 or fits(guess))
+        and (guess == len(sizes) or not fits(guess + 1))
+    ):
+        return context(max(guess, 1))
     # Galloping from the first edge (1, 2, 4, ...), then bisection: about 2 log2(answer) contexts,
     # none much longer than the answer's (a small budget on a large community writes small ones).
     low, step = 0, 1
@@ -55,6 +74,57 @@ def cut_context(records: list[Row], tokenizer: "Tokenizer", max_context_tokens: 
         else:
             high = middle - 1
     return context(max(low, 1))
+
+
+_ROW_TOKENS: "WeakKeyDictionary[Tokenizer, dict[str, int]]" = WeakKeyDictionary()
+"""Each tokenizer's count of a row's tokens (its text and line end), for as long as the
+tokenizer lives (a run's)."""
+
+
+def _guessed_cut(
+    nodes: list[Row],
+    claims: list[Row],
+    edges: list[Row],
+    sizes: list[tuple[int, int, int]],
+    tokenizer: "Tokenizer",
+    max_context_tokens: int,
+) -> int | None:
+    """The longest prefix of edges whose context's tokens, counted as its rows' plus those of the
+    first prefix's titles and headers, fit the budget (0: not even the first); None when the
+    rows cannot be counted apart (claims: a claim's row can end in punctuation, which the
+    tokenizer joins to the line end)."""
+    if claims:
+        return None
+    counted = _ROW_TOKENS.setdefault(tokenizer, {})
+
+    def counts(rows: list[Row]) -> list[int] | None:
+        import pandas as pd
+
+        texts = csv_rows(pd.DataFrame(rows).to_csv(index=False, sep=","))
+        if texts is None or len(texts) != len(rows) + 1:  # the header, then a text per row
+            return None
+        found = []
+        for text in texts[1:]:
+            if (count := counted.get(text)) is None:
+                count = counted[text] = tokenizer.num_tokens(f"{text}\n")
+            found.append(count)
+        return found
+
+    node_tokens, edge_tokens = counts(nodes), counts(edges)
+    if node_tokens is None or edge_tokens is None:
+        return None
+    first_nodes, _, first_edges = sizes[0]
+    frame = tokenizer.num_tokens(
+        render_tables({"Entities": nodes[:first_nodes], "Relationships": edges[:first_edges]})
+    ) - (sum(node_tokens[:first_nodes]) + sum(edge_tokens[:first_edges]))
+    total, held_nodes, held_edges, prefix = frame, 0, 0, 0
+    for held in sizes:
+        total += sum(node_tokens[held_nodes : held[0]]) + sum(edge_tokens[held_edges : held[2]])
+        held_nodes, held_edges = held[0], held[2]
+        if total > max_context_tokens:
+            break
+        prefix += 1
+    return prefix
 
 
 def _prefixes(

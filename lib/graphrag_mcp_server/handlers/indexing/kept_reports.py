@@ -16,10 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing import carried_reports
+from graphrag_mcp_server.handlers.indexing import carried_reports, unchanged_communities
 from graphrag_mcp_server.handlers.indexing.memos import CARRIED, CarriedOver, run_state
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag.index.typing.context import PipelineRunContext
@@ -48,14 +49,19 @@ async def run_workflow(
         claims = await reader.covariates()
     model = report_model(config, context)
     carried: CarriedOver | None = run_state(context, CARRIED)
+    settings = config.community_reports
+    prompt = settings.resolved_prompts().graph_prompt
     nodes = community_nodes(communities, await reader.entities())
-    contexts = local_contexts(
+    contexts, unchanged = local_contexts(
         nodes,
         community_edges(await reader.relationships()),
         None if claims is None else _with_details(claims, _CLAIM_COLUMNS, "claim_details"),
         model.tokenizer,
-        config.community_reports.max_input_length,
+        settings.max_input_length,
         carried,
+        unchanged_communities.report_settings(
+            carried_reports.CONTEXT_FORM, settings.max_input_length, prompt, settings.max_length
+        ),
     )
     reports = await community_reports(
         ReportRun(config, context, model, carried),
@@ -63,7 +69,8 @@ async def run_workflow(
         communities,
         contexts,
         build_level_context,
-        config.community_reports.resolved_prompts().graph_prompt,
+        prompt,
+        unchanged,
     )
     return await written(context, reports, communities)
 
@@ -96,18 +103,19 @@ async def written(
 
 
 def community_nodes(communities: "pd.DataFrame", entities: "pd.DataFrame") -> "pd.DataFrame":
-    """Each entity once per community it belongs to, with its details (graphrag's
-    explode_communities and node preparation)."""
+    """Each entity once per community it belongs to, a missing description written as graphrag
+    writes it (graphrag's explode_communities and node preparation, details made per level)."""
     from graphrag.index.operations.summarize_communities.explode_communities import (
         explode_communities,
     )
 
-    return _with_details(explode_communities(communities, entities), _NODE_COLUMNS, "node_details")
+    return explode_communities(communities, entities).fillna({"description": "No Description"})
 
 
 def community_edges(relationships: "pd.DataFrame") -> "pd.DataFrame":
-    """The relationships with their details (graphrag's edge preparation)."""
-    return _with_details(relationships, _EDGE_COLUMNS, "edge_details")
+    """The relationships, a missing description written as graphrag writes it (graphrag's edge
+    preparation, details made per level)."""
+    return relationships.fillna({"description": "No Description"})
 
 
 _NODE_COLUMNS = ("human_readable_id", "title", "description", "degree")
@@ -118,10 +126,14 @@ _CLAIM_COLUMNS = ("human_readable_id", "subject_id", "type", "status", "descript
 
 def _with_details(frame: "pd.DataFrame", columns: tuple[str, ...], name: str) -> "pd.DataFrame":
     """`frame` with a missing description written as graphrag writes it, and a column `name`
-    holding each row's `columns` as a record (graphrag's _prep_nodes/_prep_edges/_prep_claims)."""
+    holding each row's `columns` as a record (graphrag's _prep_claims)."""
     frame = frame.fillna({"description": "No Description"})
     frame[name] = frame.loc[:, list(columns)].to_dict(orient="records")
     return frame
+
+
+Unchanged = dict[int, dict[Any, dict[str, Any]]]
+"""By level, the communities whose records did not change -> their report as written."""
 
 
 def local_contexts(
@@ -131,45 +143,121 @@ def local_contexts(
     tokenizer: "Tokenizer",
     max_tokens: int,
     carried: CarriedOver | None,
-) -> "pd.DataFrame":
-    """Every community's records and context at every level (graphrag's build_local_context, its
-    contexts from carried_reports.sort_context_batch)."""
+    settings: tuple[Any, ...],
+) -> "tuple[pd.DataFrame, Unchanged]":
+    """The records and context of every community at every level whose records changed since
+    the previous version (graphrag's build_local_context, its contexts from
+    carried_reports.sort_context_batch), with each one's signature key; and the reports of those
+    whose records did not (unchanged_communities.py; every community is built when the run
+    carries nothing over or has claims)."""
     import graphrag.data_model.schemas as schemas
     import pandas as pd
     from graphrag.index.operations.summarize_communities.utils import get_levels
 
-    frames = []
+    frames, unchanged = [], {}
+    ends = EdgeEnds.of(edges)
     for level in get_levels(nodes, schemas.COMMUNITY_LEVEL):
-        records = level_records(nodes, edges, claims, level)
+        members, first_edge = level_members(nodes, edges, level, ends)
+        keys = (
+            {}
+            if carried is None or claims is not None
+            else unchanged_communities.signature_keys(
+                members, first_edge, edges, _NODE_COLUMNS, _EDGE_COLUMNS, settings
+            )
+        )
+        unchanged[level] = {
+            community: report
+            for community, key in keys.items()
+            if carried is not None
+            and (report := unchanged_communities.unchanged_report(carried, key)) is not None
+        }
+        changed = ~members[schemas.COMMUNITY_ID].isin(list(unchanged[level])).to_numpy()
+        records = member_records(members[changed], first_edge[changed], edges, claims)
         frame = carried_reports.sort_context_batch(records, tokenizer, max_tokens, carried)
-        frame.loc[:, schemas.COMMUNITY_LEVEL] = level
+        frame[schemas.COMMUNITY_LEVEL] = level
+        frame[SIGNATURE] = [keys.get(community) for community in frame[schemas.COMMUNITY_ID]]
         frames.append(frame)
-    return pd.concat(frames)
+    built = [frame for frame in frames if len(frame)]  # an empty frame's columns have no dtype
+    return (pd.concat(built) if built else frames[0]), unchanged
 
 
-def level_records(
-    nodes: "pd.DataFrame", edges: "pd.DataFrame", claims: "pd.DataFrame | None", level: int
+SIGNATURE = "signature_key"
+"""The column of a context's signature key (unchanged_communities.py), None when not made."""
+
+
+def level_members(
+    nodes: "pd.DataFrame", edges: "pd.DataFrame", level: int, ends: "EdgeEnds | None" = None
+) -> "tuple[pd.DataFrame, np.ndarray]":
+    """The members of each community at `level` in graphrag's order (title, community, level,
+    degree), and the position in `edges` of the relationship each is listed with: the first
+    inside the level it is the source of, else the first it is the target of (-1: none; graphrag
+    3.3's _prepare_reports_at_level up to its sort)."""
+    import graphrag.data_model.schemas as schemas
+    import numpy as np
+
+    ends = ends or EdgeEnds.of(edges)
+    at_level = nodes[nodes[schemas.COMMUNITY_LEVEL] == level]
+    member = np.zeros(len(ends.titles) + 1, dtype=bool)  # the last code: a title on no edge
+    member[[ends.codes.get(title, -1) for title in set(at_level[schemas.TITLE])]] = True
+    member[-1] = False
+    inside = np.flatnonzero(member[ends.source] & member[ends.target])
+    first = np.full(len(member), -1, dtype=np.int64)
+    for codes in (ends.target, ends.source):  # a source's first edge wins
+        found, at = np.unique(codes[inside], return_index=True)
+        first[found] = inside[at]
+    keys = [schemas.TITLE, schemas.COMMUNITY_ID, schemas.COMMUNITY_LEVEL, schemas.NODE_DEGREE]
+    frame = at_level.dropna(subset=keys).drop_duplicates(subset=keys).sort_values(keys)
+    titles = [ends.codes.get(title, -1) for title in frame[schemas.TITLE]]
+    return frame, first[titles]
+
+
+@dataclass(frozen=True)
+class EdgeEnds:
+    """Each relationship's source and target as codes of their titles: made once per run, so a
+    level's inside relationships are found by array lookups."""
+
+    titles: "pd.Index"
+    codes: dict[Any, int]
+    source: "np.ndarray"
+    target: "np.ndarray"
+
+    @classmethod
+    def of(cls, edges: "pd.DataFrame") -> "EdgeEnds":
+        import graphrag.data_model.schemas as schemas
+        import pandas as pd
+
+        titles = pd.Index(
+            pd.unique(
+                pd.concat([edges[schemas.EDGE_SOURCE], edges[schemas.EDGE_TARGET]]).to_numpy()
+            )
+        )
+        codes = {title: code for code, title in enumerate(titles)}
+        return cls(
+            titles,
+            codes,
+            titles.get_indexer(edges[schemas.EDGE_SOURCE]),
+            titles.get_indexer(edges[schemas.EDGE_TARGET]),
+        )
+
+
+def member_records(
+    members: "pd.DataFrame",
+    first_edge: "np.ndarray",
+    edges: "pd.DataFrame",
+    claims: "pd.DataFrame | None",
 ) -> "pd.DataFrame":
-    """The records of each community at `level`, one per member: its details, the first edge it is
-    the source of (else the first it is the target of) inside the level, and its claims; members
-    in title order (graphrag 3.3's _prepare_reports_at_level up to its sort)."""
+    """The records of each community of `members` (level_members'), one per member: its details,
+    its first edge and its claims (graphrag 3.3's _prepare_reports_at_level up to its sort)."""
     import graphrag.data_model.schemas as schemas
 
-    at_level = nodes[nodes[schemas.COMMUNITY_LEVEL] == level]
-    members = set(at_level[schemas.TITLE])
-    inside = edges[
-        edges[schemas.EDGE_SOURCE].isin(members) & edges[schemas.EDGE_TARGET].isin(members)
-    ]
-    first_edge = {
-        **_firsts(inside[schemas.EDGE_TARGET], inside[schemas.EDGE_DETAILS]),
-        **_firsts(inside[schemas.EDGE_SOURCE], inside[schemas.EDGE_DETAILS]),
-    }
     keys = [schemas.TITLE, schemas.COMMUNITY_ID, schemas.COMMUNITY_LEVEL, schemas.NODE_DEGREE]
-    members_frame = at_level.dropna(subset=keys).drop_duplicates(subset=keys).sort_values(keys)
-    merged = members_frame.loc[:, [*keys, schemas.NODE_DETAILS]]
-    merged[schemas.EDGE_DETAILS] = [
-        [first_edge[title]] if title in first_edge else [] for title in merged[schemas.TITLE]
-    ]
+    merged = members.loc[:, keys]
+    merged[schemas.NODE_DETAILS] = members.loc[:, list(_NODE_COLUMNS)].to_dict(orient="records")
+    listed = first_edge >= 0
+    details = iter(
+        edges.iloc[first_edge[listed]].loc[:, list(_EDGE_COLUMNS)].to_dict(orient="records")
+    )
+    merged[schemas.EDGE_DETAILS] = [[next(details)] if found else [] for found in listed]
     context_columns = [
         schemas.TITLE,
         schemas.NODE_DEGREE,
@@ -177,9 +265,10 @@ def level_records(
         schemas.EDGE_DETAILS,
     ]
     if claims is not None:
+        members_titles = set(members[schemas.TITLE])
         merged = merged.merge(
             claims.loc[
-                claims[schemas.CLAIM_SUBJECT].isin(members),
+                claims[schemas.CLAIM_SUBJECT].isin(members_titles),
                 [schemas.CLAIM_SUBJECT, schemas.CLAIM_DETAILS],
             ].rename(columns={schemas.CLAIM_SUBJECT: schemas.TITLE}),
             on=schemas.TITLE,
@@ -190,12 +279,13 @@ def level_records(
     return merged.groupby(schemas.COMMUNITY_ID).agg({schemas.ALL_CONTEXT: list}).reset_index()
 
 
-def _firsts(keys: "pd.Series", values: "pd.Series") -> dict[Any, Any]:
-    """Each key's first value, in row order (pandas' groupby(...).first())."""
-    firsts: dict[Any, Any] = {}
-    for key, value in zip(keys, values, strict=True):
-        firsts.setdefault(key, value)
-    return firsts
+def level_records(
+    nodes: "pd.DataFrame", edges: "pd.DataFrame", claims: "pd.DataFrame | None", level: int
+) -> "pd.DataFrame":
+    """The records of every community at `level` (graphrag 3.3's _prepare_reports_at_level up to
+    its sort)."""
+    members, first_edge = level_members(nodes, edges, level)
+    return member_records(members, first_edge, edges, claims)
 
 
 @dataclass(frozen=True)
@@ -215,9 +305,11 @@ async def community_reports(
     contexts: "pd.DataFrame",
     level_context_builder: Callable[..., "pd.DataFrame"],
     prompt: str,
+    unchanged: Unchanged | None = None,
 ) -> "pd.DataFrame":
     """A report per community, level by level from the lowest (graphrag's summarize_communities,
-    each report from carried_reports.report_of)."""
+    each report from carried_reports.report_of), those of the `unchanged` communities as they
+    were written (in community order among the others)."""
     import graphrag.data_model.schemas as schemas
     import pandas as pd
     from graphrag.callbacks.noop_workflow_callbacks import NoopWorkflowCallbacks
@@ -245,7 +337,11 @@ async def community_reports(
         )
         for level in levels
     ]
-    tick = progress_ticker(run.context.callbacks.progress, len(contexts))
+    unchanged = unchanged or {}
+    tick = progress_ticker(
+        run.context.callbacks.progress,
+        len(contexts) + sum(len(reports) for reports in unchanged.values()),
+    )
     reports: list[Any] = []
     for level, level_context in zip(levels, level_contexts, strict=True):
 
@@ -258,6 +354,7 @@ async def community_reports(
                 prompt,
                 settings.max_length,
                 run.carried,
+                (row.get(SIGNATURE), row.get(carried_reports.CONTEXT_KEY)),
             )
             tick()
             return found
@@ -270,5 +367,13 @@ async def community_reports(
             async_type=run.config.async_mode,
             progress_msg=f"level {level} summarize communities progress: ",
         )
-        reports.extend(found for found in written if found is not None)
+        found = [report for report in written if report is not None]
+        if carried := unchanged.get(level):
+            tick(len(carried))
+            found += [
+                {"community": community, "level": level, **report}
+                for community, report in carried.items()
+            ]
+            found.sort(key=lambda report: int(report["community"]))
+        reports.extend(found)
     return pd.DataFrame(reports)

@@ -95,11 +95,13 @@ async def finalized(tables: Any, identities: Identities) -> dict[str, list[dict[
     entities["degree"] = [degree.get(title, 0) for title in entities["title"]]
     _identify(entities, identities.entities, list(entities["title"]))
     relationships = relationships.drop_duplicates(["source", "target"]).reset_index(drop=True)
+    # object arrays: iterating pandas' Arrow-backed strings makes a Python object per value
+    sources, targets = (relationships[end].to_numpy(dtype=object) for end in ("source", "target"))
     relationships["combined_degree"] = [
         degree.get(source, 0) + degree.get(target, 0)
-        for source, target in zip(relationships["source"], relationships["target"], strict=True)
+        for source, target in zip(sources, targets, strict=True)
     ]
-    pairs = list(zip(relationships["source"], relationships["target"], strict=True))
+    pairs = list(zip(sources.tolist(), targets.tolist(), strict=True))
     _identify(relationships, identities.relationships, pairs)
     entities = entities[ENTITIES_FINAL_COLUMNS]
     relationships = relationships[RELATIONSHIPS_FINAL_COLUMNS]

@@ -1,0 +1,96 @@
+"""Communities whose report records did not change, carried over without building their records.
+
+A community's report is written from its records (kept_reports.py `level_records`): each member's
+details (number, title, description, degree) and the relationship it is listed with (number, ends,
+description, combined degree). Building every community's records, then hashing them to find the
+few an update changed, walks every entity and relationship of the corpus (a third of an update's
+time at 10,000 documents). Here each member's details are hashed as columns (pandas
+`hash_pandas_object`, no record built), and a community's signature is the digest of its members'
+hashes: a signature the previous version stored gives the community's report as it was written,
+and the keys of its stored context and report, which are kept for the next version. Only the
+communities whose signature is new have their records built.
+"""
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Step, input_hash, text_digest
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+SIGNATURE_FORM = "members-details-first-edge/1"
+"""Part of a signature's key: signatures made another way are not matched."""
+
+
+def signature_keys(
+    members: "pd.DataFrame",
+    first_edge: "np.ndarray",
+    edges: "pd.DataFrame",
+    node_columns: tuple[str, ...],
+    edge_columns: tuple[str, ...],
+    settings: tuple[Any, ...],
+) -> dict[Any, str]:
+    """Each community's memo key: a digest of its members' details and first edges (`first_edge`:
+    each member row's position in `edges`, -1 for none) with `settings` (what else its context
+    and report are made from)."""
+    import numpy as np
+    import pandas as pd
+
+    hashed = pd.util.hash_pandas_object
+    nodes = hashed(members.loc[:, list(node_columns)], index=False).to_numpy()
+    listed = first_edge >= 0
+    edge_hashes = np.zeros(len(members), dtype=np.uint64)
+    if listed.any():
+        rows = edges.iloc[first_edge[listed]].loc[:, list(edge_columns)]
+        edge_hashes[listed] = hashed(rows, index=False).to_numpy()
+    member_hashes = hashed(
+        pd.DataFrame({"node": nodes, "edge": edge_hashes, "listed": listed}), index=False
+    ).to_numpy()
+    communities = members["community"].to_numpy()
+    order = np.lexsort((member_hashes, communities))
+    ordered, grouped = member_hashes[order], communities[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    ends = np.r_[starts[1:], len(grouped)]
+    return {
+        grouped[start].item(): input_hash(
+            SIGNATURE_FORM, hashlib.sha256(ordered[start:end].tobytes()).hexdigest(), *settings
+        )
+        for start, end in zip(starts, ends, strict=True)
+    }
+
+
+def report_settings(
+    context_form: str, max_tokens: int, prompt: str, max_length: int
+) -> tuple[Any, ...]:
+    """What a community's context and report are made from besides its records."""
+    return (context_form, max_tokens, text_digest(prompt), max_length)
+
+
+def unchanged_report(carried: CarriedOver, key: str) -> dict[str, Any] | None:
+    """The report written for the records whose signature is `key` (its fields but community and
+    level), its stored context and report kept for the next version; None when the previous
+    version stored none."""
+    entry = carried[Step.COMMUNITY].peek(key)
+    if entry is None or not carried[Step.REPORT_CONTEXT].keep(entry["context"]):
+        return None
+    if entry["report"] is not None and not carried[Step.REPORT].keep(entry["report"]):
+        return None
+    carried[Step.COMMUNITY].take(key)
+    written: dict[str, Any] = entry["written"]
+    return written
+
+
+def remember(
+    carried: CarriedOver,
+    key: str,
+    context_key: str,
+    report_key: str | None,
+    written: dict[str, Any],
+) -> None:
+    """Store the report written for the records whose signature is `key`, with the keys of its
+    context and report (None: a lone entity's, written from its row)."""
+    carried[Step.COMMUNITY].put(
+        key, {"context": context_key, "report": report_key, "written": written}
+    )
