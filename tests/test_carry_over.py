@@ -93,3 +93,103 @@ def test_merged_leaves_out_missing_keys_and_sums_weights_as_graphrag() -> None:
     assert merged["text_unit_ids"].tolist() == [["u1", "u2", "u2"], ["u1"]]
     assert merged["weight"].tolist() == pytest.approx([1.0, 2.5])
     assert _merged([], ("source", "target"), "weight").empty
+
+
+def _graph(people: dict[str, list[str]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Extracted entities (each with its descriptions) and one relationship between the first two,
+    as extract_graph merges them."""
+    first, second = list(people)[:2]
+    entities = pd.DataFrame(
+        {
+            "title": list(people),
+            "type": ["PERSON"] * len(people),
+            "description": list(people.values()),
+            "text_unit_ids": [
+                [f"u{n}" for n, _ in enumerate(listed)] for listed in people.values()
+            ],
+            "frequency": [len(listed) for listed in people.values()],
+        }
+    )
+    relationships = pd.DataFrame(
+        {
+            "source": [first],
+            "target": [second],
+            "description": [["They met at the pier.", "They sailed together."]],
+            "text_unit_ids": [["u0", "u1"]],
+            "weight": [2.0],
+        }
+    )
+    return entities, relationships
+
+
+def test_an_unchanged_row_reuses_its_stored_key_and_a_changed_one_is_keyed_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A summary row not named as changed by the extraction takes the key the previous version
+    stored under its name, without hashing its descriptions; a changed row is hashed; both give
+    the summaries and stored keys a run that hashes every row gives."""
+    import asyncio
+
+    from graphrag.callbacks.noop_workflow_callbacks import NoopWorkflowCallbacks
+    from graphrag_llm.completion import create_completion
+    from graphrag_llm.config import ModelConfig
+
+    from graphrag_mcp_server.handlers.indexing import kept_extraction
+    from graphrag_mcp_server.handlers.indexing.carry_over import work_carried_over
+    from graphrag_mcp_server.handlers.indexing.memos import Step
+    from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
+    from graphrag_mcp_server.providers.offline import OFFLINE_TYPE, register_offline_models
+
+    prepare_models()
+    register_offline_models()
+    model = create_completion(
+        ModelConfig(type=OFFLINE_TYPE, model_provider="offline", model="offline-extractive")
+    )
+    models = dict.fromkeys(Step, "m")
+    hashed: list[object] = []
+    key = kept_extraction._summary_key
+    monkeypatch.setattr(
+        kept_extraction,
+        "_summary_key",
+        lambda identity, *rest: hashed.append(identity) or key(identity, *rest),
+    )
+
+    def run(version: str, previous: str | None, people: dict, changed: set[str] | None) -> tuple:
+        (tmp_path / version).mkdir()
+        before = PreviousVersion(tmp_path / previous) if previous else None
+        with work_carried_over(before, tmp_path / version, models) as carried:
+            entities, relationships = _graph(people)
+            found = asyncio.run(
+                kept_extraction.summarized(
+                    carried,
+                    entities,
+                    relationships,
+                    NoopWorkflowCallbacks(),
+                    model,
+                    200,
+                    4000,
+                    "{description_list}",
+                    2,
+                    changed,
+                )
+            )
+        stored = pd.read_parquet(tmp_path / version / TABLE)
+        return found, sorted(stored.loc[stored["step"] == "summary", "key"])
+
+    people = {
+        "ADA": ["Ada keeps the harbour ledger.", "Ada chairs the cooperative."],
+        "BEN": ["Ben mends nets.", "Ben sails the Gull."],
+        "CORA": ["Cora runs the kiln."],
+    }
+    run("v1", None, people, None)
+    edited = {**people, "BEN": ["Ben mends nets.", "Ben sails the Gull.", "Ben met Dora."]}
+    hashed.clear()
+    found, keys = run("v2", "v1", edited, {"entity\x00BEN"})
+    assert hashed == ["BEN"]  # ADA, CORA and the relationship kept their stored keys
+    hashed.clear()
+    every, every_keys = run("v3", "v1", edited, None)
+    assert len(hashed) == 4
+    assert keys == every_keys
+    for ours, theirs in zip(found, every, strict=True):
+        pd.testing.assert_frame_equal(ours, theirs)
+    assert "Ben met Dora" in found[0].set_index("title").loc["BEN", "description"]

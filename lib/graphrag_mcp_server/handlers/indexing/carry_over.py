@@ -111,6 +111,19 @@ class StoredResults(Mapping[str, Any]):
         self.table = table
         self.rows = {key: row for row, key in enumerate(table["key"].to_pylist())}
         self._results: list[Any] | None = None
+        self._keys_by_identity: dict[str, str] | None = None
+
+    def key_of(self, identity: str) -> str | None:
+        """The key of the stored result named `identity` (Memo.name), if any."""
+        if self._keys_by_identity is None:
+            self._keys_by_identity = {
+                identity: key
+                for identity, key in zip(
+                    self.table["identity"].to_pylist(), self.table["key"].to_pylist(), strict=True
+                )
+                if identity is not None
+            }
+        return self._keys_by_identity.get(identity)
 
     def __getitem__(self, key: str) -> Any:
         row = self.rows[key]
@@ -148,8 +161,11 @@ SCHEMA_FIELDS = (
     ("result", "large_string"),
     ("vector", "list<float>"),
     ("models", "large_string"),
+    ("identity", "large_string"),
 )
-"""The stored table's columns: a vector result in `vector`, any other as JSON in `result`."""
+"""The stored table's columns: a vector result in `vector`, any other as JSON in `result`; what a
+result is of in `identity` where its step names it (Memo.name; absent from tables stored before
+it was added, read as nulls)."""
 
 
 def _schema() -> "pa.Schema":
@@ -172,13 +188,26 @@ def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
         carried_keys = memo.stored_form.keys() | memo.kept
         if isinstance(memo.previous, StoredResults):
             rows = sorted(memo.previous.rows[key] for key in carried_keys)
-            parts.append(memo.previous.table.take(pa.array(rows, pa.int64())).cast(schema))
+            again = memo.previous.table.take(pa.array(rows, pa.int64())).cast(schema)
+            parts.append(_named(again, memo.identities) if memo.identities else again)
             stored_again: list[tuple[str, Any]] = []
         else:
             stored_again = [(key, memo.previous[key]) for key in carried_keys]
         computed = [(key, result) for key, result in memo.used.items() if key not in carried_keys]
-        parts.append(_rows(step, models[step], stored_again, computed, schema))
+        parts.append(_rows(step, models[step], stored_again, computed, memo.identities, schema))
     pq.write_table(pa.concat_tables(parts), table, **PAGE_OPTIONS)
+
+
+def _named(rows: "pa.Table", identities: dict[str, str]) -> "pa.Table":
+    """Carried rows with this run's names of their results (a name stored before is kept)."""
+    import pyarrow as pa
+
+    stored = rows["identity"].to_pylist()
+    names = [
+        identities.get(key, name) for key, name in zip(rows["key"].to_pylist(), stored, strict=True)
+    ]
+    column = rows.schema.get_field_index("identity")
+    return rows.set_column(column, "identity", pa.array(names, pa.large_string()))
 
 
 def _rows(
@@ -186,6 +215,7 @@ def _rows(
     made_with: str,
     stored: list[tuple[str, Any]],
     computed: list[tuple[str, Any]],
+    identities: dict[str, str],
     schema: "pa.Schema",
 ) -> "pa.Table":
     """Rows of results in their stored form (`stored`) or as computed (`computed`, encoded)."""
@@ -207,6 +237,7 @@ def _rows(
             "result": empty if vectors else results,
             "vector": results if vectors else empty,
             "models": [made_with] * len(keys),
+            "identity": [identities.get(key) for key in keys],
         },
         schema=schema,
     )
@@ -221,8 +252,10 @@ def _read(version: Path | None, models: dict[Step, str]) -> dict[Step, StoredRes
     if version is None:
         return {}
     try:
-        table = pq.read_table(version / TABLE, columns=[name for name, _ in SCHEMA_FIELDS])
-        table = table.cast(_schema())
+        table = pq.read_table(version / TABLE)
+        if "identity" not in table.column_names:  # stored before results were named
+            table = table.append_column("identity", pa.nulls(len(table), pa.large_string()))
+        table = table.select([name for name, _ in SCHEMA_FIELDS]).cast(_schema())
     except (OSError, ValueError, KeyError, pa.ArrowException):
         return {}
     return {

@@ -62,7 +62,7 @@ async def run_workflow(
     extraction, summaries = config.extract_graph, config.summarize_descriptions
     extraction_model, summary_model = model(extraction), model(summaries)
     text_units = await DataReader(context.output_table_provider).text_units()
-    entities, relationships = await extracted_graph(
+    entities, relationships, changed = await extracted_graph(
         carried,
         text_units,
         context.callbacks,
@@ -91,6 +91,7 @@ async def run_workflow(
         summaries.max_input_tokens,
         summaries.resolved_prompts().summarize_prompt,
         config.concurrent_requests,
+        changed,
     )
     relationships = relationships.drop(columns=["description"]).merge(
         relationship_summaries, on=["source", "target"], how="left"
@@ -119,10 +120,13 @@ async def extracted_graph(
     max_gleanings: int,
     num_threads: int,
     async_type: Any,
-) -> "tuple[pd.DataFrame, pd.DataFrame]":
+) -> "tuple[pd.DataFrame, pd.DataFrame, set[str]]":
     """graphrag's graph extraction over text units, extracting only those whose text the previous
     version did not; every unit's entities and relationships then merged by graphrag's own
-    functions."""
+    functions. Also the names (`_name`) of the entities and relationships whose description
+    lists may differ from the previous version's: those in a unit extracted now or in a unit of
+    the previous version that is gone (the lists of all others are made of the same units'
+    descriptions in the same order)."""
     from graphrag.index.operations.extract_graph import extract_graph as operation
     from graphrag.index.operations.extract_graph.utils import filter_orphan_relationships
     from graphrag.index.utils.derive_from_rows import derive_from_rows
@@ -160,6 +164,12 @@ async def extracted_graph(
         found[position] = [frame.to_dict(orient="split", index=False) for frame in result]
         if len(result[0]):
             memo.put(keys[position], found[position])
+    gone = [
+        memo.decode(memo.previous[key])
+        for key in memo.previous
+        if key not in memo.used and key not in memo.kept
+    ]
+    changed = _names_in([found[position] for position in missing]) | _names_in(gone)
     units = [
         (split, unit)
         for split, unit in zip(found, text_units[id_column], strict=True)
@@ -169,7 +179,28 @@ async def extracted_graph(
     relationships = _merged(
         [(split[1], unit) for split, unit in units], ("source", "target"), "weight"
     )
-    return entities, filter_orphan_relationships(relationships, entities)
+    return entities, filter_orphan_relationships(relationships, entities), changed
+
+
+def _name(identity: str | tuple[str, str]) -> str:
+    """What a summary is of, as the memo names it: an entity's title or a relationship's ends."""
+    if isinstance(identity, str):
+        return f"entity\x00{identity}"
+    return f"relationship\x00{identity[0]}\x00{identity[1]}"
+
+
+def _names_in(splits: list[Any]) -> set[str]:
+    """The names of the entities and relationships in text units' extractions (None: failed)."""
+    names: set[str] = set()
+    for split in splits:
+        if split is None:
+            continue
+        entities, relationships = split[0], split[1]
+        title = entities["columns"].index("title")
+        names.update(_name(str(row[title])) for row in entities["data"])
+        ends = [relationships["columns"].index(end) for end in ("source", "target")]
+        names.update(_name((str(row[ends[0]]), str(row[ends[1]]))) for row in relationships["data"])
+    return names
 
 
 async def summarized(
@@ -182,10 +213,13 @@ async def summarized(
     max_input_tokens: int,
     prompt: str,
     num_threads: int,
+    changed: set[str] | None = None,
 ) -> "tuple[pd.DataFrame, pd.DataFrame]":
     """graphrag's summaries of every entity's and relationship's descriptions, handing graphrag only
     the rows the previous version did not summarise (one task a row: 10,000 rows cost half a
-    second in asyncio alone)."""
+    second in asyncio alone). A row not named in `changed` has the previous version's key for its
+    name (its input is the same), so its key is not computed again: hashing 220,000 description
+    lists was a tenth of an update at 10,000 documents (None: every key computed)."""
     import pandas as pd
     from graphrag.index.operations.summarize_descriptions.summarize_descriptions import (
         summarize_descriptions,
@@ -200,8 +234,23 @@ async def summarized(
             identity, sorted(set(descriptions)), max_summary_length, max_input_tokens, prompt
         )
 
+    settings = input_hash(max_summary_length, max_input_tokens, text_digest(prompt))
+    titles = entities_df["title"].astype(str)
+    # a title extracted with two types is two rows: its name is not one row's
+    recomputed = {_name(title) for title in titles[titles.duplicated()]}
+
+    def keyed(identity: str | tuple[str, str], descriptions: Any) -> str:
+        plain = _name(identity)
+        name = f"{settings}\x00{plain}"
+        found = None
+        if changed is not None and plain not in changed and plain not in recomputed:
+            found = memo.previous_key(name)
+        found = found or key(identity, descriptions)
+        memo.name(found, name)
+        return found
+
     nodes = [
-        (str(title), key(str(title), descriptions))
+        (str(title), keyed(str(title), descriptions))
         for title, descriptions in zip(
             entities_df["title"], entities_df["description"], strict=True
         )
@@ -210,7 +259,7 @@ async def summarized(
         relationships_df["source"].astype(str), relationships_df["target"].astype(str), strict=True
     )
     edges = [
-        (pair, key(pair, descriptions))
+        (pair, keyed(pair, descriptions))
         for pair, descriptions in zip(pairs, relationships_df["description"], strict=True)
     ]
     missing_nodes = [memo.take(found) is None for _, found in nodes]

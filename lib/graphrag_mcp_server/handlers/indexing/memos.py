@@ -26,6 +26,9 @@ class Memo:
     """Results carried over, as the previous version stored them."""
     kept: set[str] = field(default_factory=set)
     """Keys of previous results stored again without being decoded (`keep`)."""
+    identities: dict[str, str] = field(default_factory=dict)
+    """Key -> what the result is of (`name`), stored with it so that the next run can find the
+    key of an unchanged input without computing it (`previous_key`)."""
     computed: int = 0
     reused: int = 0
     """Results this run took from the previous version."""
@@ -58,6 +61,16 @@ class Memo:
         self.kept.add(key)
         self.reused += 1
         return True
+
+    def name(self, key: str, identity: str) -> None:
+        """Store `identity` with the result of `key` (see `identities`)."""
+        self.identities[key] = identity
+
+    def previous_key(self, identity: str) -> str | None:
+        """The key under which the previous version stored the result of `identity`, if it
+        stored one with it."""
+        key_of = getattr(self.previous, "key_of", None)
+        return key_of(identity) if key_of is not None else None
 
     def put(self, key: str, result: Any, counted: bool = True) -> None:
         """Remember a result computed by this run (`counted` False: one taken or computed under
