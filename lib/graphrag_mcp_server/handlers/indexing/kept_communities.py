@@ -68,11 +68,17 @@ def kept_clusters(
 ) -> Communities:
     """graphrag's cluster_graph of `relationships` (its edge preparation and result shape),
     clustered by kept_hierarchical_leiden."""
+    import numpy as np
     import pandas as pd
     from graphrag.graphs.stable_lcc import stable_lcc
 
     edges = relationships.copy()
-    low, high = edges[["source", "target"]].min(axis=1), edges[["source", "target"]].max(axis=1)
+    source, target = (edges[end].to_numpy(dtype=object) for end in ("source", "target"))
+    if edges[["source", "target"]].isna().any(axis=None):  # pandas' min and max skip a missing end
+        low, high = edges[["source", "target"]].min(axis=1), edges[["source", "target"]].max(axis=1)
+    else:  # the same by arrays (row-wise min and max over strings are slow in pandas)
+        first = source <= target
+        low, high = np.where(first, source, target), np.where(first, target, source)
     edges["source"], edges["target"] = low, high
     edges = edges.drop_duplicates(subset=["source", "target"], keep="last")
     if use_lcc:
@@ -83,7 +89,12 @@ def kept_clusters(
         else pd.Series(1.0, index=edges.index)
     )
     edge_list = sorted(
-        zip(edges["source"].astype(str), edges["target"].astype(str), weights, strict=True)
+        zip(
+            edges["source"].astype(str).tolist(),
+            edges["target"].astype(str).tolist(),
+            weights.tolist(),
+            strict=True,
+        )
     )
     levels: dict[int, dict[int, list[str]]] = {}
     parents: dict[int, int] = {}
@@ -132,6 +143,7 @@ def communities_rows(
             continue
         grouped = (
             inside.explode("text_unit_ids")
+            .astype({"id": object, "text_unit_ids": object})  # lists made from numpy, not Arrow
             .groupby(["community_x", "parent_x"])
             .agg(relationship_ids=("id", list), text_unit_ids=("text_unit_ids", list))
             .reset_index()

@@ -256,7 +256,9 @@ async def summarized(
         )
     ]
     pairs = zip(
-        relationships_df["source"].astype(str), relationships_df["target"].astype(str), strict=True
+        relationships_df["source"].astype(str).tolist(),
+        relationships_df["target"].astype(str).tolist(),
+        strict=True,
     )
     edges = [
         (pair, keyed(pair, descriptions))

@@ -155,9 +155,12 @@ def read_partition(version: "PreviousVersion") -> Partition | None:
 def _normalised_edges(relationships: Any) -> dict[Edge, float]:
     """Relationships as graphrag's cluster_graph reads them: undirected, the last of a pair kept."""
     edges: dict[Edge, float] = {}
-    weights = relationships["weight"] if "weight" in relationships else itertools.repeat(1.0)
+    weights = (
+        relationships["weight"].tolist() if "weight" in relationships else itertools.repeat(1.0)
+    )
+    # lists: iterating pandas' Arrow-backed columns makes a Python object per value, slowly
     for source, target, weight in zip(
-        relationships["source"], relationships["target"], weights, strict=False
+        relationships["source"].tolist(), relationships["target"].tolist(), weights, strict=False
     ):
         source, target = str(source), str(target)
         edges[(min(source, target), max(source, target))] = float(weight)

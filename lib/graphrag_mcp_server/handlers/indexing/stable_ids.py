@@ -150,8 +150,11 @@ def _read(version: "PreviousVersion") -> Identities | None:
         logger.info("no previous identities to keep (%s): numbering afresh", error)
         return None
     return Identities(
-        _kept(entities["title"], entities),
-        _kept(zip(relationships["source"], relationships["target"], strict=True), relationships),
+        _kept(entities["title"].tolist(), entities),
+        _kept(
+            zip(relationships["source"].tolist(), relationships["target"].tolist(), strict=True),
+            relationships,
+        ),
     )
 
 
@@ -159,6 +162,6 @@ def _kept(keys: Any, table: Any) -> _Kept:
     numbers = table["human_readable_id"].astype(int)
     ids = {
         key: (str(identity), int(number))
-        for key, identity, number in zip(keys, table["id"], numbers, strict=True)
+        for key, identity, number in zip(keys, table["id"].tolist(), numbers.tolist(), strict=True)
     }
     return _Kept(ids, itertools.count(int(numbers.max()) + 1 if len(numbers) else 0))
