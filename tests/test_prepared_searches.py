@@ -200,8 +200,7 @@ def _by_id(frame: pd.DataFrame) -> pd.DataFrame:
 async def test_graphrag_objects_are_made_once_per_version(
     built_index: tuple[Path, dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import graphrag.query.indexer_adapters as adapters
-
+    from graphrag_mcp_server.handlers import prepared as adapters
     from graphrag_mcp_server.handlers.search.context import search_context
     from graphrag_mcp_server.handlers.search.run import SearchType, run_search
     from graphrag_mcp_server.server.state import IndexState
@@ -210,10 +209,10 @@ async def test_graphrag_objects_are_made_once_per_version(
     shutil.copytree(built_index[0], root, symlinks=True)
     monkeypatch.chdir(root)
     reads: list[int] = []
-    read = adapters.read_indexer_relationships
+    read = adapters.indexer_relationships
     monkeypatch.setattr(
         adapters,
-        "read_indexer_relationships",
+        "indexer_relationships",
         lambda frame: reads.append(len(frame)) or read(frame),
     )
     state = IndexState(root)
@@ -427,3 +426,34 @@ async def test_held_entity_vectors_find_what_the_store_finds(loaded: tuple[Any, 
         near = held.nearest(vector, 20)
         assert [r.document.id for r in near] == [r.document.id for r in found]
         assert max(abs(a.score - b.score) for a, b in zip(near, found, strict=True)) < 1e-5
+
+
+def test_relationships_are_graphrags_objects(built_index: tuple[Path, dict]) -> None:
+    """The relationships made by columns equal graphrag's read_indexer_relationships, field by
+    field, on the fixtures index and on rows with a missing description, weight and unit list;
+    each is made once (the same object each time) and the local context's index made from the
+    columns equals the one made from graphrag's objects."""
+    import numpy as np
+    from graphrag.query.indexer_adapters import read_indexer_relationships
+
+    from graphrag_mcp_server.handlers.prepared import indexer_relationships
+    from graphrag_mcp_server.handlers.search.incident import RelationshipIndex
+
+    frame = pd.read_parquet(built_index[0] / "output" / "relationships.parquet")
+    assert len(frame) > 100
+    rows, theirs = indexer_relationships(frame), read_indexer_relationships(frame)
+    assert list(rows) == theirs and rows[5] is rows[5] and rows[2:4] == theirs[2:4]
+    by_columns, by_objects = RelationshipIndex.of_rows(rows), RelationshipIndex.of(theirs)
+    assert by_columns.codes == by_objects.codes
+    for name in ("sources", "targets", "ranks"):
+        assert np.array_equal(getattr(by_columns, name), getattr(by_objects, name))
+    assert by_columns.positions.keys() == by_objects.positions.keys()
+    sparse = frame.head(3).astype({"description": object, "text_unit_ids": object})
+    sparse.loc[sparse.index[0], "description"] = None
+    sparse.loc[sparse.index[1], "text_unit_ids"] = None
+    sparse.loc[sparse.index[2], "weight"] = 2
+    assert list(indexer_relationships(sparse)) == read_indexer_relationships(sparse)
+    with pytest.raises(TypeError):
+        indexer_relationships(sparse.assign(combined_degree="many"))[0]
+    with pytest.raises(ValueError, match="source"):
+        indexer_relationships(sparse.drop(columns=["source"]))

@@ -11,10 +11,10 @@ per search.
 """
 
 import threading
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from graphrag_mcp_server.handlers.tables import IndexTables
 
@@ -137,15 +137,11 @@ class Prepared:
             lambda: read_indexer_covariates(covariates) if covariates is not None else [],
         )
 
-    def relationships(self) -> list["Relationship"]:
+    def relationships(self) -> "RelationshipRows":
         """Every relationship, in the table's order. Shared by every search: graphrag's local
         context marks the relationships it ranks with their links, search/incident.py's keeps
         those marks per search instead."""
-        from graphrag.query.indexer_adapters import read_indexer_relationships
-
-        return self.once(
-            "relationships", lambda: read_indexer_relationships(self._tables.relationships)
-        )
+        return self.once("relationships", lambda: indexer_relationships(self._tables.relationships))
 
     def local_lookups(self, level: int, entity_types: list[str] | None = None) -> "LocalLookups":
         """What a local context at `level` looks its entities and passages up in (`entity_types`:
@@ -261,3 +257,118 @@ def _keyed(table: "pd.DataFrame", key: str, *columns: str) -> dict[str, Any]:
     for short_id, value in zip(table[key].astype(str), values, strict=True):
         keyed.setdefault(short_id, value)
     return keyed
+
+
+def indexer_relationships(frame: "pd.DataFrame") -> "RelationshipRows":
+    """graphrag's `read_indexer_relationships(frame)` by columns: a sequence of the same
+    Relationship objects, each made when first asked for (graphrag makes all of them from a dict
+    per row checked value by value: 3 s of the first search after a new version at 10,000
+    documents' 208,000 relationships, of which a search reads a few hundred;
+    tests/test_prepared_searches.py compares the two)."""
+    missing = {"id", "source", "target"} - set(frame.columns)
+    if missing:
+        msg = f"Column [{sorted(missing)[0]}] not found in data"  # graphrag's words
+        raise ValueError(msg)
+
+    def column(name: str) -> list[Any]:
+        return frame[name].tolist() if name in frame.columns else [None] * len(frame)
+
+    return RelationshipRows(
+        *(
+            column(name)
+            for name in (
+                "id",
+                "human_readable_id",
+                "source",
+                "target",
+                "description",
+                "weight",
+                "text_unit_ids",
+                "combined_degree",
+            )
+        )
+    )
+
+
+class RelationshipRows(Sequence["Relationship"]):
+    """A version's relationships as graphrag's query objects, made from the table's columns when
+    first read and kept (the same object each time: graphrag's builders may write into it)."""
+
+    def __init__(self, *columns: list[Any]) -> None:
+        (
+            self.ids,
+            self.numbers,
+            self.sources,
+            self.targets,
+            self.descriptions,
+            self.weights,
+            self.units,
+            self.degrees,
+        ) = columns
+        self._made: list[Relationship | None] = [None] * len(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, position: int) -> "Relationship": ...
+
+    @overload
+    def __getitem__(self, position: slice) -> list["Relationship"]: ...
+
+    def __getitem__(self, position: int | slice) -> "Relationship | list[Relationship]":
+        if isinstance(position, slice):
+            return [self[at] for at in range(len(self))[position]]
+        made = self._made[position]
+        if made is None:
+            made = self._made[position] = self._made_at(position)
+        return made
+
+    def ranks(self) -> list[float]:
+        """Each relationship's rank as graphrag's local context sorts by it (`rank or 0.0`)."""
+        return [float(_rank(degree) or 0.0) for degree in self.degrees]
+
+    def _made_at(self, at: int) -> "Relationship":
+        from graphrag.data_model.relationship import Relationship
+
+        number, description, weight = self.numbers[at], self.descriptions[at], self.weights[at]
+        return Relationship(
+            id=str(self.ids[at]),
+            short_id=None if number is None else str(number),
+            source=str(self.sources[at]),
+            target=str(self.targets[at]),
+            description=None if description is None else str(description),
+            description_embedding=None,
+            weight=None if weight is None else float(weight),
+            text_unit_ids=_text_unit_ids(self.units[at]),
+            rank=_rank(self.degrees[at]),
+            attributes=None,
+        )
+
+
+def _text_unit_ids(value: Any) -> list[str] | None:
+    """graphrag's `to_optional_list(..., item_type=str)` of one value."""
+    import numpy as np
+
+    if value is None:
+        return None
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        msg = f"value is not a list of str: {value} ({type(value)})"
+        raise TypeError(msg)
+    return value
+
+
+def _rank(value: Any) -> int | None:
+    """graphrag's `to_optional_int` of one value."""
+    if value is None:
+        return None
+    if isinstance(value, float):
+        value = int(value)
+    if not isinstance(value, int):
+        msg = f"value is not an int: {value} ({type(value)})"
+        raise TypeError(msg)
+    return int(value)

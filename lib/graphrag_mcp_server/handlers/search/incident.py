@@ -36,6 +36,8 @@ from graphrag.query.structured_search.local_search.mixed_context import LocalSea
 from graphrag_mcp_server.handlers.search.embedder import RememberedEmbedder, RememberedSearches
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import numpy as np
     from graphrag.data_model.entity import Entity
     from graphrag.data_model.relationship import Relationship
@@ -43,7 +45,7 @@ if TYPE_CHECKING:
     from graphrag.query.context_builder.builders import ContextBuilderResult
     from graphrag_llm.tokenizer import Tokenizer
 
-    from graphrag_mcp_server.handlers.prepared import LocalLookups, Prepared
+    from graphrag_mcp_server.handlers.prepared import LocalLookups, Prepared, RelationshipRows
     from graphrag_mcp_server.handlers.search.held_vectors import HeldVectors
 
 logger = logging.getLogger(LocalSearchMixedContext.__module__)
@@ -366,7 +368,7 @@ def chosen_relationships(
 def relationship_index(objects: "Prepared") -> "RelationshipIndex":
     """The version's relationship index, made on its first local or DRIFT search and kept."""
     index: RelationshipIndex = objects.once(
-        "relationship_index", lambda: RelationshipIndex.of(objects.relationships())
+        "relationship_index", lambda: RelationshipIndex.of_rows(objects.relationships())
     )
     return index
 
@@ -377,7 +379,7 @@ class RelationshipIndex:
     entity code and each rank (graphrag's `rank or 0.0`), and each entity title's relationship
     positions; made once per version (search/engines.py)."""
 
-    relationships: list["Relationship"]
+    relationships: "Sequence[Relationship]"
     codes: dict[str, int]
     sources: "np.ndarray"
     targets: "np.ndarray"
@@ -393,6 +395,19 @@ class RelationshipIndex:
         sources = np.array([codes.setdefault(rel.source, len(codes)) for rel in relationships])
         targets = np.array([codes.setdefault(rel.target, len(codes)) for rel in relationships])
         ranks = np.array([float(rel.rank or 0.0) for rel in relationships])
+        return cls._indexed(relationships, codes, sources, targets, ranks)
+
+    @classmethod
+    def _indexed(
+        cls,
+        relationships: "Sequence[Relationship]",
+        codes: dict[str, int],
+        sources: "np.ndarray",
+        targets: "np.ndarray",
+        ranks: "np.ndarray",
+    ) -> "RelationshipIndex":
+        import numpy as np
+
         ends = np.concatenate([sources, targets])
         at = np.concatenate([np.arange(len(relationships))] * 2)
         order = np.lexsort((at, ends))
@@ -402,6 +417,16 @@ class RelationshipIndex:
             title: np.unique(at[starts[code] : starts[code + 1]]) for title, code in codes.items()
         }
         return cls(relationships, codes, sources, targets, ranks, positions)
+
+    @classmethod
+    def of_rows(cls, rows: "RelationshipRows") -> "RelationshipIndex":
+        """The index of a version's relationships, from their columns (no object made)."""
+        import numpy as np
+
+        codes: dict[str, int] = {}
+        sources = np.array([codes.setdefault(str(title), len(codes)) for title in rows.sources])
+        targets = np.array([codes.setdefault(str(title), len(codes)) for title in rows.targets])
+        return cls._indexed(rows, codes, sources, targets, np.array(rows.ranks()))
 
     def no_links(self) -> "np.ndarray":
         """A search's links, none written yet."""
