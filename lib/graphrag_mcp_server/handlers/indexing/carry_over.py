@@ -93,7 +93,14 @@ def work_carried_over(
     was made under the same `models` fingerprint); when the block completes, `version` stores those
     this run used."""
     stored = _read(previous.path if previous is not None else None, models)
-    carried = {step: Memo(previous=stored.get(step, {}), decode=_decoder(step)) for step in Step}
+    carried = {
+        step: Memo(
+            previous=stored.get(step, {}),
+            decode=_decoder(step),
+            encode=json.dumps if step is Step.EXTRACTION else None,
+        )
+        for step in Step
+    }
     yield carried
     for step, memo in carried.items():
         logger.info("%s: %d computed, %d carried over", step, memo.computed, memo.reused)
@@ -178,24 +185,32 @@ def _schema() -> "pa.Schema":
 def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
     """Store the results this run used: those carried over as rows of the previous table (in its
     order, so the pages that hold them stay the same), then those computed, vectors as float32
-    arrays and the others as JSON."""
-    import pyarrow as pa
+    arrays and the others as JSON; one part at a time (each step's carried rows, then its computed
+    ones), so the whole table is never held twice."""
     import pyarrow.parquet as pq
 
     schema = _schema()
-    parts = []
-    for step, memo in carried.items():
-        carried_keys = memo.stored_form.keys() | memo.kept
-        if isinstance(memo.previous, StoredResults):
-            rows = sorted(memo.previous.rows[key] for key in carried_keys)
-            again = memo.previous.table.take(pa.array(rows, pa.int64())).cast(schema)
-            parts.append(_named(again, memo.identities) if memo.identities else again)
-            stored_again: list[tuple[str, Any]] = []
-        else:
-            stored_again = [(key, memo.previous[key]) for key in carried_keys]
-        computed = [(key, result) for key, result in memo.used.items() if key not in carried_keys]
-        parts.append(_rows(step, models[step], stored_again, computed, memo.identities, schema))
-    pq.write_table(pa.concat_tables(parts), table, **PAGE_OPTIONS)
+    with pq.ParquetWriter(table, schema, **PAGE_OPTIONS) as writer:
+        for step, memo in carried.items():
+            for part in _parts(step, memo, models[step], schema):
+                writer.write_table(part)
+
+
+def _parts(step: Step, memo: Memo, made_with: str, schema: "pa.Schema") -> Iterator["pa.Table"]:
+    """A step's rows to store, in parts written one at a time: those carried over, then those
+    computed."""
+    import pyarrow as pa
+
+    carried_keys = memo.stored_form.keys() | memo.kept
+    stored_again: list[tuple[str, Any]] = []
+    if isinstance(memo.previous, StoredResults):
+        rows = sorted(memo.previous.rows[key] for key in carried_keys)
+        again = memo.previous.table.take(pa.array(rows, pa.int64())).cast(schema)
+        yield _named(again, memo.identities) if memo.identities else again
+    else:
+        stored_again = [(key, memo.previous[key]) for key in carried_keys]
+    computed = [(key, result) for key, result in memo.used.items() if key not in carried_keys]
+    yield _rows(step, made_with, stored_again, computed, memo, schema)
 
 
 def _named(rows: "pa.Table", identities: dict[str, str]) -> "pa.Table":
@@ -215,10 +230,11 @@ def _rows(
     made_with: str,
     stored: list[tuple[str, Any]],
     computed: list[tuple[str, Any]],
-    identities: dict[str, str],
+    memo: Memo,
     schema: "pa.Schema",
 ) -> "pa.Table":
-    """Rows of results in their stored form (`stored`) or as computed (`computed`, encoded)."""
+    """Rows of results in their stored form (`stored`) or as computed (`computed`, encoded unless
+    the memo holds them encoded)."""
     import numpy as np
     import pyarrow as pa
 
@@ -228,7 +244,9 @@ def _rows(
     if vectors:
         results += [np.asarray(value, np.float32) for _, value in computed]
     else:
-        results += [json.dumps(value) for _, value in computed]
+        results += [
+            value if memo.encode is not None else json.dumps(value) for _, value in computed
+        ]
     empty = [None] * len(keys)
     return pa.table(
         {
@@ -237,7 +255,7 @@ def _rows(
             "result": empty if vectors else results,
             "vector": results if vectors else empty,
             "models": [made_with] * len(keys),
-            "identity": [identities.get(key) for key in keys],
+            "identity": [memo.identities.get(key) for key in keys],
         },
         schema=schema,
     )
