@@ -94,11 +94,9 @@ def work_carried_over(
     this run used."""
     stored = _read(previous.path if previous is not None else None, models)
     carried = {
-        step: Memo(
-            previous=stored.get(step, {}),
-            decode=_decoder(step),
-            encode=json.dumps if step is Step.EXTRACTION else None,
-        )
+        step: Memo(previous=stored.get(step, {}))
+        if step is Step.EXTRACTION  # JSON text both ways: kept_extraction decodes a unit at a time
+        else Memo(previous=stored.get(step, {}), decode=_decoder(step))
         for step in Step
     }
     yield carried
@@ -245,7 +243,7 @@ def _rows(
         results += [np.asarray(value, np.float32) for _, value in computed]
     else:
         results += [
-            value if memo.encode is not None else json.dumps(value) for _, value in computed
+            value if step is Step.EXTRACTION else json.dumps(value) for _, value in computed
         ]
     empty = [None] * len(keys)
     return pa.table(

@@ -7,6 +7,7 @@ descriptions it did not summarise (carry_over.py's memos, handed in the run's st
 taken from the previous version. The tables it writes are those graphrag's workflow writes.
 """
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -137,18 +138,22 @@ async def extracted_graph(
         input_hash(text.strip(), entity_types, prompt_key, max_gleanings)
         for text in text_units[text_column]
     ]
-    found = [memo.take(key) for key in keys]
+    found: list[str | None] = [memo.take(key) for key in keys]  # each unit's as JSON
     missing = [position for position, split in enumerate(found) if split is None]
 
     extract_one = private(
         operation, "graphrag.index.operations.extract_graph.extract_graph._run_extract_graph"
     )
 
-    async def extract(row: "pd.Series") -> "tuple[pd.DataFrame, pd.DataFrame]":
-        frames: tuple[pd.DataFrame, pd.DataFrame] = await extract_one(
+    async def extract(row: "pd.Series") -> tuple[str, bool]:
+        """A unit's extraction as JSON (its frames let go at once: 20,000 small frames held
+        to the end of a 10,000-document build were most of its memory), and whether it found
+        an entity."""
+        frames = await extract_one(
             row[text_column], row[id_column], entity_types, model, prompt, max_gleanings
         )
-        return frames
+        split = [frame.to_dict(orient="split", index=False) for frame in frames]
+        return json.dumps(split), len(frames[0]) > 0
 
     extracted = await derive_from_rows(
         text_units.iloc[missing],
@@ -161,8 +166,8 @@ async def extracted_graph(
     for position, result in zip(missing, extracted, strict=True):
         if result is None:
             continue
-        found[position] = [frame.to_dict(orient="split", index=False) for frame in result]
-        if len(result[0]):
+        found[position], has_entities = result
+        if has_entities:
             memo.put(keys[position], found[position])
     gone = [
         memo.decode(memo.previous[key])
@@ -170,16 +175,17 @@ async def extracted_graph(
         if key not in memo.used and key not in memo.kept
     ]
     changed = _names_in([found[position] for position in missing]) | _names_in(gone)
-    units = [
-        (split, unit)
-        for split, unit in zip(found, text_units[id_column], strict=True)
-        if split is not None
-    ]
-    entities = _merged([(split[0], unit) for split, unit in units], ("title", "type"), "frequency")
-    relationships = _merged(
-        [(split[1], unit) for split, unit in units], ("source", "target"), "weight"
+    entities, relationships = (
+        _Merge(("title", "type"), "frequency"),
+        _Merge(("source", "target"), "weight"),
     )
-    return entities, filter_orphan_relationships(relationships, entities), changed
+    for text, unit in zip(found, text_units[id_column], strict=True):
+        if text is not None:  # decoded one unit at a time: as objects, all were 370 MiB
+            split = json.loads(text)
+            entities.add(split[0], unit)
+            relationships.add(split[1], unit)
+    merged = entities.frame()
+    return merged, filter_orphan_relationships(relationships.frame(), merged), changed
 
 
 def _name(identity: str | tuple[str, str]) -> str:
@@ -189,13 +195,14 @@ def _name(identity: str | tuple[str, str]) -> str:
     return f"relationship\x00{identity[0]}\x00{identity[1]}"
 
 
-def _names_in(splits: list[Any]) -> set[str]:
-    """The names of the entities and relationships in text units' extractions (None: failed)."""
+def _names_in(texts: list[str | None]) -> set[str]:
+    """The names of the entities and relationships in text units' extractions (JSON; None:
+    failed)."""
     names: set[str] = set()
-    for split in splits:
-        if split is None:
+    for text in texts:
+        if text is None:
             continue
-        entities, relationships = split[0], split[1]
+        entities, relationships = json.loads(text)
         title = entities["columns"].index("title")
         names.update(_name(str(row[title])) for row in entities["data"])
         ends = [relationships["columns"].index(end) for end in ("source", "target")]
@@ -384,56 +391,74 @@ def _summary_key(
 def _merged(
     splits: list[tuple[dict[str, list[Any]], str]], keys: tuple[str, str], total: str
 ) -> "pd.DataFrame":
+    """graphrag's `_merge_entities` (`total` "frequency") or `_merge_relationships` ("weight")
+    of text units' extraction frames (see `_Merge`)."""
+    merge = _Merge(keys, total)
+    for split, unit in splits:
+        merge.add(split, unit)
+    return merge.frame()
+
+
+class _Merge:
     """graphrag's `_merge_entities` (`total` "frequency": rows counted) or `_merge_relationships`
     ("weight": weights summed) of text units' extraction frames
-    (`DataFrame.to_dict(orient="split")`), each row's `source_id` its unit's: rows grouped by
-    `keys` in order of first appearance (rows with a missing key left out), their descriptions
-    and units listed. The same frame as graphrag's, without concatenating every unit's frame and
-    grouping it with per-group Python callbacks (0.3-0.5 s of a one-document update at 2000
-    documents)."""
-    import numpy as np
-    import pandas as pd
+    (`DataFrame.to_dict(orient="split")`), added unit by unit, each row's `source_id` its unit's:
+    rows grouped by `keys` in order of first appearance (rows with a missing key left out), their
+    descriptions and units listed. The same frame as graphrag's, without concatenating every
+    unit's frame and grouping it with per-group Python callbacks (0.3-0.5 s of a one-document
+    update at 2000 documents)."""
 
-    groups: dict[tuple[Any, Any], int] = {}
-    descriptions: list[list[Any]] = []
-    units: list[list[str]] = []
-    codes: list[int] = []
-    weights: list[Any] = []
-    for split, unit in splits:
+    def __init__(self, keys: tuple[str, str], total: str) -> None:
+        self.keys, self.total = keys, total
+        self.groups: dict[tuple[Any, Any], int] = {}
+        self.descriptions: list[list[Any]] = []
+        self.units: list[list[str]] = []
+        self.codes: list[int] = []
+        self.weights: list[Any] = []
+
+    def add(self, split: dict[str, list[Any]], unit: str) -> None:
+        """Add one unit's frame."""
         columns = split["columns"]
-        first, second, description = (columns.index(name) for name in (*keys, "description"))
-        weight = columns.index("weight") if total == "weight" else None
+        first, second, description = (columns.index(name) for name in (*self.keys, "description"))
+        weight = columns.index("weight") if self.total == "weight" else None
         for row in split["data"]:
             key = (row[first], row[second])
             if _missing(key[0]) or _missing(key[1]):
                 continue
-            code = groups.setdefault(key, len(groups))
-            if code == len(descriptions):
-                descriptions.append([])
-                units.append([])
-            descriptions[code].append(row[description])
-            units[code].append(unit)
+            code = self.groups.setdefault(key, len(self.groups))
+            if code == len(self.descriptions):
+                self.descriptions.append([])
+                self.units.append([])
+            self.descriptions[code].append(row[description])
+            self.units[code].append(unit)
             if weight is not None:
-                codes.append(code)
-                weights.append(row[weight])
-    frame = pd.DataFrame(
-        {
-            keys[0]: [key[0] for key in groups],
-            keys[1]: [key[1] for key in groups],
-            "description": descriptions,
-            "text_unit_ids": units,
-        }
-    )
-    if total == "weight":  # summed by pandas, as graphrag's groupby sums them
-        summed = (
-            pd.Series(weights, dtype="float64")
-            .groupby(np.asarray(codes, dtype=np.int64), sort=True)
-            .sum()
+                self.codes.append(code)
+                self.weights.append(row[weight])
+
+    def frame(self) -> "pd.DataFrame":
+        """The merged frame of the units added."""
+        import numpy as np
+        import pandas as pd
+
+        keys = self.keys
+        frame = pd.DataFrame(
+            {
+                keys[0]: [key[0] for key in self.groups],
+                keys[1]: [key[1] for key in self.groups],
+                "description": self.descriptions,
+                "text_unit_ids": self.units,
+            }
         )
-        frame["weight"] = summed.to_numpy() if groups else np.empty(0)
-    else:
-        frame["frequency"] = pd.Series([len(listed) for listed in units], dtype="int64")
-    return frame
+        if self.total == "weight":  # summed by pandas, as graphrag's groupby sums them
+            summed = (
+                pd.Series(self.weights, dtype="float64")
+                .groupby(np.asarray(self.codes, dtype=np.int64), sort=True)
+                .sum()
+            )
+            frame["weight"] = summed.to_numpy() if self.groups else np.empty(0)
+        else:
+            frame["frequency"] = pd.Series([len(listed) for listed in self.units], dtype="int64")
+        return frame
 
 
 def _missing(value: Any) -> bool:

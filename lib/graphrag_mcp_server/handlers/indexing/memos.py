@@ -21,10 +21,6 @@ class Memo:
 
     previous: Mapping[str, Any] = field(default_factory=dict)
     decode: Callable[[Any], Any] = lambda stored: stored
-    encode: Callable[[Any], Any] | None = None
-    """Set: this run's results are held in their stored form (encoded when put, decoded again
-    when taken), not as objects: for a step whose results are large and read once (extractions:
-    370 MiB as objects at 10,000 documents, 127 MiB as JSON)."""
     used: dict[str, Any] = field(default_factory=dict)
     stored_form: dict[str, Any] = field(default_factory=dict)
     """Results carried over, as the previous version stored them."""
@@ -41,24 +37,19 @@ class Memo:
         """The stored result for `key`, or None; a previous version's result taken is counted as
         reused and kept for the next version (so this is no pure lookup)."""
         found = self.used.get(key)
-        if found is not None:
-            return found if self.encode is None else self.decode(found)
-        if (stored := self.previous.get(key)) is None:
-            return None
-        found = self.decode(stored)
-        self.used[key] = found if self.encode is None else stored
-        self.stored_form[key] = stored
-        self.reused += 1
+        if found is None and (stored := self.previous.get(key)) is not None:
+            found = self.used[key] = self.decode(stored)
+            self.stored_form[key] = stored
+            self.reused += 1
         return found
 
     def peek(self, key: str) -> Any:
         """The result for `key` (this run's, else the previous version's), or None, without
         taking it."""
         found = self.used.get(key)
-        if found is not None:
-            return found if self.encode is None else self.decode(found)
-        stored = self.previous.get(key)
-        return None if stored is None else self.decode(stored)
+        if found is None and (stored := self.previous.get(key)) is not None:
+            found = self.decode(stored)
+        return found
 
     def keep(self, key: str) -> bool:
         """Store the previous version's result for `key` again without decoding it (its caller
@@ -84,7 +75,7 @@ class Memo:
     def put(self, key: str, result: Any, counted: bool = True) -> None:
         """Remember a result computed by this run (`counted` False: one taken or computed under
         another key, remembered under this one too)."""
-        self.used[key] = result if self.encode is None else self.encode(result)
+        self.used[key] = result
         self.computed += counted
 
 
