@@ -208,7 +208,7 @@ def _parts(step: Step, memo: Memo, made_with: str, schema: "pa.Schema") -> Itera
     else:
         stored_again = [(key, memo.previous[key]) for key in carried_keys]
     computed = [(key, result) for key, result in memo.used.items() if key not in carried_keys]
-    yield _rows(step, made_with, stored_again, computed, memo, schema)
+    yield _rows(step, made_with, stored_again, computed, memo.identities, schema)
 
 
 def _named(rows: "pa.Table", identities: dict[str, str]) -> "pa.Table":
@@ -228,11 +228,12 @@ def _rows(
     made_with: str,
     stored: list[tuple[str, Any]],
     computed: list[tuple[str, Any]],
-    memo: Memo,
+    identities: dict[str, str],
     schema: "pa.Schema",
 ) -> "pa.Table":
-    """Rows of results in their stored form (`stored`) or as computed (`computed`, encoded unless
-    the memo holds them encoded)."""
+    """Rows of results in their stored form (`stored`) or as computed (`computed`: vectors as
+    float32 arrays, extractions already JSON, the others encoded), each with its name if it has
+    one (`identities`)."""
     import numpy as np
     import pyarrow as pa
 
@@ -253,7 +254,7 @@ def _rows(
             "result": empty if vectors else results,
             "vector": results if vectors else empty,
             "models": [made_with] * len(keys),
-            "identity": [memo.identities.get(key) for key in keys],
+            "identity": [identities.get(key) for key in keys],
         },
         schema=schema,
     )

@@ -73,10 +73,10 @@ def kept_clusters(
     from graphrag.graphs.stable_lcc import stable_lcc
 
     edges = relationships.copy()
-    source, target = (edges[end].to_numpy(dtype=object) for end in ("source", "target"))
     if edges[["source", "target"]].isna().any(axis=None):  # pandas' min and max skip a missing end
         low, high = edges[["source", "target"]].min(axis=1), edges[["source", "target"]].max(axis=1)
     else:  # the same by arrays (row-wise min and max over strings are slow in pandas)
+        source, target = (edges[end].to_numpy(dtype=object) for end in ("source", "target"))
         first = source <= target
         low, high = np.where(first, source, target), np.where(first, target, source)
     edges["source"], edges["target"] = low, high

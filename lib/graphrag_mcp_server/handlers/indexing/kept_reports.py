@@ -197,7 +197,7 @@ def level_members(
 
     ends = ends or EdgeEnds.of(edges)
     at_level = nodes[nodes[schemas.COMMUNITY_LEVEL] == level]
-    member = np.zeros(len(ends.titles) + 1, dtype=bool)  # the last code: a title on no edge
+    member = np.zeros(len(ends.codes) + 1, dtype=bool)  # the last code: a title on no edge
     member[[ends.codes.get(title, -1) for title in set(at_level[schemas.TITLE])]] = True
     member[-1] = False
     inside = np.flatnonzero(member[ends.source] & member[ends.target])
@@ -216,7 +216,6 @@ class EdgeEnds:
     """Each relationship's source and target as codes of their titles: made once per run, so a
     level's inside relationships are found by array lookups."""
 
-    titles: "pd.Index"
     codes: dict[Any, int]
     source: "np.ndarray"
     target: "np.ndarray"
@@ -233,7 +232,6 @@ class EdgeEnds:
         )
         codes = {title: code for code, title in enumerate(titles)}
         return cls(
-            titles,
             codes,
             titles.get_indexer(edges[schemas.EDGE_SOURCE]),
             titles.get_indexer(edges[schemas.EDGE_TARGET]),

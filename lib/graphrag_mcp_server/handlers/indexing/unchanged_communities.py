@@ -77,7 +77,7 @@ def unchanged_report(carried: CarriedOver, key: str) -> dict[str, Any] | None:
         return None
     if entry["report"] is not None and not carried[Step.REPORT].keep(entry["report"]):
         return None
-    carried[Step.COMMUNITY].take(key)
+    carried[Step.COMMUNITY].keep(key)  # decoded once, by peek
     written: dict[str, Any] = entry["written"]
     return written
 
