@@ -490,3 +490,32 @@ def test_a_community_keeps_its_signature_exactly_when_its_records_are_the_same(
                 assert (keys[community] == keys_now[community]) == same, (change, community)
                 kept, moved = kept + same, moved + (not same)
         assert kept and moved, (change, kept, moved)
+
+
+def test_a_community_entry_holds_its_report_once() -> None:
+    """A community's memo entry names its report's entry instead of holding the same report again;
+    it holds the report as written only when renumbering changed it. Either way the next run gets
+    the report as written, and keeps the context and report entries it names."""
+    import json
+
+    from graphrag_mcp_server.handlers.indexing import unchanged_communities
+    from graphrag_mcp_server.handlers.indexing.memos import Memo, Step
+
+    report = {"title": "Harbour", "summary": "The harbour board [Data: Entities (1)]."}
+    renumbered = {"title": "Harbour", "summary": "The harbour board [Data: Entities (7)]."}
+    now = {step: Memo() for step in Step}
+    now[Step.REPORT].put("r", {"report": report, "rows": {}})
+    now[Step.REPORT_CONTEXT].put("c", "context text")
+    unchanged_communities.remember(now, "same", "c", "r", None)
+    unchanged_communities.remember(now, "moved", "c", "r", renumbered)
+    assert now[Step.COMMUNITY].used["same"]["written"] is None
+
+    stored = {
+        step: {key: json.dumps(value) for key, value in memo.used.items()}
+        for step, memo in now.items()
+    }
+    later = {step: Memo(previous=stored[step], decode=json.loads) for step in Step}
+    assert unchanged_communities.unchanged_report(later, "same") == report
+    assert unchanged_communities.unchanged_report(later, "moved") == renumbered
+    assert unchanged_communities.unchanged_report(later, "unknown") is None
+    assert later[Step.REPORT].kept == {"r"} and later[Step.REPORT_CONTEXT].kept == {"c"}

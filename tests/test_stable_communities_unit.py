@@ -39,6 +39,7 @@ def previous_version(
     ).to_parquet(folder / "entities.parquet")
     pd.DataFrame(
         {
+            "id": [f"c-{community}" for community in communities],
             "community": list(communities),
             "level": [(levels or {}).get(community, 0) for community in communities],
             "parent": [(parents or {}).get(community, -1) for community in communities],
@@ -237,3 +238,27 @@ def test_communities_table_written_as_graphrag_writes_it() -> None:
         return [{key: value for key, value in row.items() if key != "id"} for row in rows]
 
     assert len(written.written) == 3 and without_ids(ours) == without_ids(written.written)
+
+
+def test_a_kept_community_keeps_its_id_and_a_new_one_gets_a_fresh_one(tmp_path: Path) -> None:
+    """graphrag gives every community a new uuid; a community the previous version numbered keeps
+    that version's id, so an update does not change every row of the communities table."""
+    previous = previous_version(tmp_path / "v1", {0: "abc", 1: "xyz"}, TWO_CLIQUES)
+    partition = stable_communities.read_partition(previous)
+    assert partition is not None and partition.ids == {0: "c-0", 1: "c-1"}
+    relationships = pd.DataFrame(
+        {
+            "id": ["r-ab", "r-xy", "r-pq"],
+            "source": ["a", "x", "p"],
+            "target": ["b", "y", "q"],
+            "text_unit_ids": [["t1"], ["t2"], ["t3"]],
+        }
+    )
+    clusters = [(0, 0, -1, ["a", "b"]), (0, 1, -1, ["x", "y"]), (0, 7, -1, ["p", "q"])]
+    titles = {title: f"e-{title}" for title in "abxypq"}
+    from graphrag_mcp_server.handlers.indexing.kept_communities import communities_rows
+
+    rows = communities_rows(clusters, titles, relationships, partition.ids)
+    ids = {row["community"]: row["id"] for row in rows}
+    assert ids[0] == "c-0" and ids[1] == "c-1"
+    assert ids[7] not in ("c-0", "c-1") and len(ids[7]) == 36  # a new uuid

@@ -266,9 +266,13 @@ async def report_of(
         report = {
             name: value for name, value in fresh.items() if name not in ("community", "level")
         }
-        carried[memos.Step.REPORT].put(key, {"report": report, "rows": rows})
+        stored = {"report": report, "rows": rows}
+        carried[memos.Step.REPORT].put(key, stored)
     if signature_key and context_key:
-        unchanged_communities.remember(carried, signature_key, context_key, key, report)
+        as_stored = report == stored["report"]  # renumbering changed nothing: not stored twice
+        unchanged_communities.remember(
+            carried, signature_key, context_key, key, None if as_stored else report
+        )
     return {"community": community, "level": level, **report}
 
 

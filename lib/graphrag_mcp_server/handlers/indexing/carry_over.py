@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step, input_hash
-from graphrag_mcp_server.handlers.indexing.parquet_pages import PAGE_OPTIONS
+from graphrag_mcp_server.handlers.indexing.parquet_pages import PAGE_OPTIONS, write_groups
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -191,7 +191,7 @@ def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
     with pq.ParquetWriter(table, schema, **PAGE_OPTIONS) as writer:
         for step, memo in carried.items():
             for part in _parts(step, memo, models[step], schema):
-                writer.write_table(part)
+                write_groups(writer, part)
 
 
 def _parts(step: Step, memo: Memo, made_with: str, schema: "pa.Schema") -> Iterator["pa.Table"]:

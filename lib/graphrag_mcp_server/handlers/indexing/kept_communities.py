@@ -10,7 +10,9 @@ fresh clustering). Without a previous partition (a first build, `index --full`) 
 own workflow."""
 
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
@@ -53,7 +55,7 @@ async def run_workflow(
     )
     async with tables.open("entities") as entities, tables.open("communities") as communities:
         titles = {row["title"]: row["id"] async for row in entities}
-        rows = communities_rows(clusters, titles, relationships)
+        rows = communities_rows(clusters, titles, relationships, run.previous.ids)
         for row in rows:
             await communities.write(row)
     return WorkflowFunctionOutput(result=rows[:5])
@@ -112,10 +114,15 @@ def kept_clusters(
 
 
 def communities_rows(
-    clusters: Communities, entity_ids: dict[str, str], relationships: "pd.DataFrame"
+    clusters: Communities,
+    entity_ids: dict[str, str],
+    relationships: "pd.DataFrame",
+    kept_ids: Mapping[int, str] = MappingProxyType({}),
 ) -> list[dict[str, Any]]:
     """The communities table's rows, as graphrag's create_communities makes them from its clusters:
-    each community's entities, its relationships and text units inside it, its children."""
+    each community's entities, its relationships and text units inside it, its children. A
+    community numbered in `kept_ids` (the previous version's) keeps its id; graphrag gives each a
+    new uuid, which would change every row of the table on every update."""
     import numpy as np
     import pandas as pd
     from graphrag.data_model.schemas import COMMUNITIES_FINAL_COLUMNS
@@ -156,7 +163,7 @@ def communities_rows(
     final["relationship_ids"] = final["relationship_ids"].apply(lambda ids: sorted(set(ids)))
     final["text_unit_ids"] = final["text_unit_ids"].apply(lambda ids: sorted(set(ids)))
     final = final.merge(members, on="community", how="inner")
-    final["id"] = [str(uuid4()) for _ in range(len(final))]
+    final["id"] = [kept_ids.get(number) or str(uuid4()) for number in final["community"].tolist()]
     final["human_readable_id"] = final["community"]
     final["title"] = "Community " + final["community"].astype(str)
     final["parent"] = final["parent"].astype(int)

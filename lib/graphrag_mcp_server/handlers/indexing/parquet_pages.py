@@ -1,27 +1,132 @@
-"""How this project writes parquet tables: data pages cut where the rows' content says (pyarrow's
-content-defined chunking), zstd-compressed, no dictionary pages.
+"""How this project writes parquet tables: row groups and data pages cut where the rows' content
+says, zstd-compressed, without dictionary pages or statistics.
 
 graphrag writes every table whole on each update. Pages cut by size would all move when one row
 is inserted; pages cut by content stay byte for byte the same away from the rows that changed, so
 blob storage (blob/objects.py) stores and sends only the pieces of a table that an update changed.
-A dictionary page would renumber the values after a new one, changing every page that uses them.
+pyarrow's content-defined pages resynchronise after a changed row only where rows are small: with
+rows of several KiB (documents, text units, stored extractions) a change moved every page after
+it, so rows are also grouped by content (`group_ends`): a row group starts fresh, and a changed
+row changes only its own group. A dictionary page would renumber the values after a new one,
+changing every page that uses them; statistics hold each page's smallest and largest value whole
+(for a text column, two texts a page), which nothing here reads.
 """
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    import numpy as np
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
 PAGE_OPTIONS: dict[str, Any] = {
     "compression": "zstd",
     "use_dictionary": False,
+    "write_statistics": False,
     "use_content_defined_chunking": {"min_chunk_size": 8 * 1024, "max_chunk_size": 32 * 1024},
 }
-"""pyarrow.parquet.write_table's options for every table this project writes (pages of 8-32 KiB
+"""pyarrow.parquet's writer options for every table this project writes (pages of 8-32 KiB
 before encoding: small enough that an edit changes a few percent of a table)."""
+
+GROUP_BYTES = 128 * 1024
+"""A row group's expected size before encoding: a row ends its group with a chance of its size
+over this, decided by its key's hash."""
+MIN_GROUP_BYTES, MAX_GROUP_BYTES = 32 * 1024, 1024 * 1024
+"""No row group ends before MIN_GROUP_BYTES; one ends at MAX_GROUP_BYTES whatever its rows."""
+KEY_COLUMNS = ("id", "key")
+"""The column whose value names a row (graphrag's tables' `id`, carried_over's `key`); a table
+with neither is grouped by its first column."""
 
 
 def parquet_bytes(frame: "pd.DataFrame") -> bytes:
-    """`frame` as parquet, as graphrag's `to_parquet()` writes it but with PAGE_OPTIONS."""
-    data: bytes = frame.to_parquet(**PAGE_OPTIONS)
+    """`frame` as parquet, as graphrag's `to_parquet()` writes it but cut as this module says."""
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    write_frame(frame, sink)
+    data: bytes = sink.getvalue().to_pybytes()
     return data
+
+
+def write_frame(
+    frame: "pd.DataFrame", where: "Path | pa.NativeFile", index: bool | None = None
+) -> None:
+    """Write `frame` to `where` (its index stored as pandas' `to_parquet(index=...)` does)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=index)
+    with pq.ParquetWriter(where, table.schema, **PAGE_OPTIONS) as writer:
+        write_groups(writer, table)
+
+
+def write_groups(writer: "pq.ParquetWriter", table: "pa.Table") -> None:
+    """Write `table`'s rows as row groups cut by content (`group_ends`)."""
+    if table.num_rows == 0:
+        writer.write_table(table)
+        return
+    start = 0
+    for end in group_ends(table):
+        writer.write_table(table.slice(start, end - start), row_group_size=end - start)
+        start = end
+
+
+def group_ends(table: "pa.Table") -> list[int]:
+    """Where each row group of `table` ends (exclusive row positions, the last its length).
+
+    A row ends its group when its key's hash, as a fraction of 2**64, is under its size over
+    GROUP_BYTES (once MIN_GROUP_BYTES are in the group), or when the group reaches MAX_GROUP_BYTES.
+    Whether a row ends a group depends only on that row and the rows since the last end, so groups
+    away from a changed row are the same rows as before."""
+    import numpy as np
+
+    sizes = _row_sizes(table)
+    chance = _key_hashes(table) / 2.0**64
+    natural = np.flatnonzero(chance < sizes / GROUP_BYTES)
+    total = np.concatenate([[0.0], np.cumsum(sizes)])
+    ends, start, rows = [], 0, table.num_rows
+    while start < rows:
+        filled = int(np.searchsorted(total, total[start] + MIN_GROUP_BYTES)) - 1
+        candidate = int(np.searchsorted(natural, max(filled, start)))
+        natural_end = int(natural[candidate]) + 1 if candidate < len(natural) else rows
+        forced_end = max(int(np.searchsorted(total, total[start] + MAX_GROUP_BYTES)), start + 1)
+        start = min(natural_end, forced_end, rows)
+        ends.append(start)
+    return ends
+
+
+def _row_sizes(table: "pa.Table") -> "np.ndarray":
+    """Each row's bytes before encoding: its texts' lengths, and other columns' average."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sizes = np.zeros(table.num_rows)
+    for column in table.columns:
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            lengths = pc.fill_null(pc.binary_length(column), 0)
+            sizes += lengths.to_numpy(zero_copy_only=False)
+        else:
+            sizes += column.nbytes / table.num_rows
+    return sizes
+
+
+def _key_hashes(table: "pa.Table") -> "np.ndarray":
+    """A stable 64-bit hash of each row's key (pandas' hash_array: the same in every process)."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    name = next((name for name in KEY_COLUMNS if name in table.column_names), table.column_names[0])
+    column = table.column(name)
+    keys = np.asarray(
+        column.to_pylist()
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+        else [str(value) for value in column.to_pylist()],
+        dtype=object,
+    )
+    hashes: np.ndarray = pd.util.hash_array(keys).astype(np.float64)
+    return hashes

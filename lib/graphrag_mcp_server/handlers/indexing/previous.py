@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 COLUMNS = {
     "entities": ["id", "human_readable_id", "title"],
     "relationships": ["id", "human_readable_id", "source", "target", "weight"],
-    "communities": ["community", "level", "parent", "entity_ids"],
+    "communities": ["id", "community", "level", "parent", "entity_ids"],
 }
 """The columns of each graph table that an update's steps read from the previous version."""
 

@@ -87,12 +87,13 @@ class Cluster:
 
 @dataclass
 class Partition:
-    """A version's clustering: each level's node -> community, each community's parent, and the
-    graph's edges."""
+    """A version's clustering: each level's node -> community, each community's parent, the
+    graph's edges, and each community's id (a community kept keeps its id)."""
 
     levels: list[dict[str, int]]
     parents: dict[int, int]
     edges: dict[Edge, float]
+    ids: dict[int, str] = field(default_factory=dict)
 
     def members(self) -> dict[int, frozenset[str]]:
         """Each community's nodes."""
@@ -140,16 +141,18 @@ def read_partition(version: "PreviousVersion") -> Partition | None:
         return None
     levels: list[dict[str, int]] = []
     parents: dict[int, int] = {}
-    for level, community, parent, entity_ids in communities[
-        ["level", "community", "parent", "entity_ids"]
+    ids: dict[int, str] = {}
+    for level, community, parent, entity_ids, community_id in communities[
+        ["level", "community", "parent", "entity_ids", "id"]
     ].itertuples(index=False):
         while len(levels) <= int(level):
             levels.append({})
         parents[int(community)] = int(parent)
+        ids[int(community)] = str(community_id)
         for entity in entity_ids:
             if (title := titles.get(entity)) is not None:
                 levels[int(level)][str(title)] = int(community)
-    return Partition(levels, parents, _normalised_edges(relationships))
+    return Partition(levels, parents, _normalised_edges(relationships), ids)
 
 
 def _normalised_edges(relationships: Any) -> dict[Edge, float]:

@@ -75,10 +75,15 @@ def unchanged_report(carried: CarriedOver, key: str) -> dict[str, Any] | None:
     entry = carried[Step.COMMUNITY].peek(key)
     if entry is None or not carried[Step.REPORT_CONTEXT].keep(entry["context"]):
         return None
-    if entry["report"] is not None and not carried[Step.REPORT].keep(entry["report"]):
+    written: dict[str, Any] | None = entry["written"]
+    if written is None:  # the report as its memo entry holds it
+        stored = carried[Step.REPORT].peek(entry["report"])
+        written = None if stored is None else stored["report"]
+    if written is None or (
+        entry["report"] is not None and not carried[Step.REPORT].keep(entry["report"])
+    ):
         return None
     carried[Step.COMMUNITY].keep(key)  # decoded once, by peek
-    written: dict[str, Any] = entry["written"]
     return written
 
 
@@ -87,10 +92,11 @@ def remember(
     key: str,
     context_key: str,
     report_key: str | None,
-    written: dict[str, Any],
+    written: dict[str, Any] | None,
 ) -> None:
     """Store the report written for the records whose signature is `key`, with the keys of its
-    context and report (None: a lone entity's, written from its row)."""
+    context and report (None: a lone entity's, written from its row). `written` is None when it
+    is the report as its memo entry holds it (not stored twice)."""
     carried[Step.COMMUNITY].put(
         key, {"context": context_key, "report": report_key, "written": written}
     )

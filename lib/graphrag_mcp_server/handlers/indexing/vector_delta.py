@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing import versions
 from graphrag_mcp_server.handlers.indexing.memos import CARRIED, Memo, Step, input_hash, run_state
-from graphrag_mcp_server.handlers.indexing.parquet_pages import PAGE_OPTIONS
+from graphrag_mcp_server.handlers.indexing.parquet_pages import write_frame
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
@@ -374,7 +374,7 @@ def _write(writes: VectorWrites, table: Path, models: str) -> None:
         for identity, digest in held.items()
     ]
     frame = pd.DataFrame(rows, columns=["table", "id", "text"])
-    frame.assign(models=models).to_parquet(table, index=False, **PAGE_OPTIONS)
+    write_frame(frame.assign(models=models), table, index=False)
 
 
 def _read(version: Path, models: str) -> dict[str, dict[str, str]]:
