@@ -42,8 +42,8 @@ SKIPPED = ("cache/", "current.json", "indexer.lock")
 NOTE = (
     "Files that no update changes (LanceDB's data, hard-linked from the previous version by "
     "vector_delta; settings and prompts) are stored once, whole. graphrag rewrites every parquet "
-    "table on each update: those are written with content-defined pages "
-    "(handlers/indexing/parquet_pages.py) and stored as content-defined pieces in packs, so an "
+    "table on each update: those are written with row groups and pages cut by content, "
+    "without statistics (handlers/indexing/parquet_pages.py), and stored as content-defined pieces in packs, so an "
     "edit uploads the pieces no earlier pack holds and a replica reads only those (ranged reads), "
     "putting each table together from the pieces of its own copy. Files: at most one data file "
     "a table more per update (a fragment whose rows were all deleted), until COMPACT_FRAGMENTS "
