@@ -394,6 +394,12 @@ QUALITY_CORPORA = [
         "chosen after seeing its failures, so its later figures are not those of a held-out "
         "corpus",
     ),
+    (
+        "held out",
+        graph_quality.HELD_OUT,
+        "no: written on 2026-11-26 by a helper that had read neither the rules nor the code, "
+        "measured as it came, and no rule changed after seeing its figures",
+    ),
 ]
 
 

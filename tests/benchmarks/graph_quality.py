@@ -25,6 +25,9 @@ add two)."""
 NEW_STYLES = Path(__file__).resolve().parent / "corpora" / "new_styles"
 """40 documents in styles the other corpora do not use, written before issue 42 changed the rules
 (see its ABOUT.md)."""
+HELD_OUT = Path(__file__).resolve().parent / "corpora" / "held_out"
+"""40 documents in further styles, written by a helper that had read neither the rules nor the
+code (see its ABOUT.md)."""
 TOP = 3
 
 
