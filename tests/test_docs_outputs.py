@@ -243,3 +243,63 @@ def test_every_benchmark_section_names_the_commit_it_was_measured_on() -> None:
     sections = re.split(r"(?m)^(?=## )", text)[1:]
     unstamped = [section.splitlines()[0] for section in sections if "commit " not in section[:700]]
     assert not unstamped, unstamped
+
+
+PROSE_DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+"""Where prose states figures of the fixtures index (docs/benchmarks.md's sections name their own
+commits instead)."""
+COUNTED = re.compile(r"\b(\d+) entities(?:,| and) (\d+) relationships")
+COLD_CALLS = re.compile(r"against (\d+) for a cold build")
+ANSWERED_FROM = re.compile(r"answered from people only\s+\(`(.*?)`\)", re.S)
+
+
+def test_prose_figures_of_the_fixtures_index_are_a_fresh_builds(
+    built_index: tuple[Path, dict],
+) -> None:
+    """Figures that prose gives for the fixtures index (its entities and relationships, a cold
+    build's model calls, docs/cost.md's fixtures row) are those of a fresh build."""
+    summary = built_index[1]
+    entities, relationships = summary["entities"], summary["relationships"]
+    wrong = []
+    for document in PROSE_DOCUMENTS:
+        if document.name == "benchmarks.md":
+            continue
+        text = document.read_text(encoding="utf-8")
+        for found in COUNTED.finditer(text):
+            left_out = text[: found.start()].rsplit("\n", 1)[-1].startswith("Left out")
+            if not left_out and (int(found[1]), int(found[2])) != (entities, relationships):
+                built = f"a build: {entities}, {relationships}"
+                wrong.append(f"{document.name}: {found[0]!r} ({built})")
+        for found in COLD_CALLS.finditer(text):
+            if int(found[1]) != summary["llm_calls"]:
+                wrong.append(f"{document.name}: {found[0]!r} (a build: {summary['llm_calls']})")
+    row = next(
+        line
+        for line in (REPO / "docs" / "cost.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| fixtures | ")
+    )
+    cells = [int(cell) for cell in row.strip("| ").split(" | ")[1:7]]
+    built = ["documents", "text_units", "entities", "relationships", "community_reports"]
+    if cells != [*(summary[name] for name in built), summary["llm_calls"]]:
+        wrong.append(f"cost.md: {row!r}")
+    assert not wrong, "\n".join(wrong)
+
+
+async def test_the_entity_types_example_names_who_the_answer_names(
+    built_index: tuple[Path, dict],
+) -> None:
+    """docs/tools.md's prose after local_search's example: the people an answer restricted to
+    PERSON names first are those a fresh build's answer names."""
+    documented = ANSWERED_FROM.search((REPO / "docs" / "tools.md").read_text(encoding="utf-8"))
+    assert documented is not None
+    async with mcp_session(built_index[0]) as session:
+        result = await session.call_tool(
+            "local_search",
+            {"query": "Who designed Old Bessie?", "entity_types": ["PERSON"]},
+        )
+    assert not result.is_error, result.content
+    answer = result.structured_content["answer"]
+    first = answer.split(". [Data:")[0].removeprefix(
+        "The records most relevant to the question concern "
+    )
+    assert first == documented[1]

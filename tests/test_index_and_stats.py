@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from conftest import CORPUS, run_cli
+from graphrag_mcp_server.providers import OFFLINE_EMBEDDING_REVISION
 
 SUMMARY_KEYS = {
     "documents",
@@ -138,7 +139,7 @@ def test_stats_agree_with_parquet_and_lancedb(built_index: tuple[Path, dict]) ->
     )
     assert stats["models"] == {
         "completion": ["offline/offline-extractive"],
-        "embedding": ["offline/offline-hashing"],
+        "embedding": [f"offline/offline-hashing (revision {OFFLINE_EMBEDDING_REVISION})"],
     }
     assert stats["index_updated_at"] is not None
     assert stats["issues"] == []

@@ -545,6 +545,71 @@ def test_embeddings_are_deterministic_normalised_and_lexical(embedder: LLMEmbedd
     assert embedder.embedding(input=texts).embeddings == response.embeddings
 
 
+def test_a_name_in_one_sentence_of_a_long_text_finds_that_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 42: texts of 400 words (the fixture corpus cut up), eight of them given one sentence
+    naming an invented person; "Who is NAME?" is nearest to the text naming them. Features are
+    weighted by their words' rarity in general English: weighted alike, three of the eight texts
+    were not the nearest (a 400-word text's common words outweigh the one name)."""
+    from graphrag_mcp_server.providers.offline import embedding
+
+    corpus = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
+    words = " ".join(path.read_text(encoding="utf-8") for path in sorted(corpus.iterdir())).split()
+    texts = [" ".join(words[start : start + 400]) for start in range(0, len(words), 400)]
+    names = ["Quilla Vantrebb", "Osric Pellandine", "Mirabeth Kolvane", "Dastan Yurrow"]
+    names += ["Tamsin Orlevey", "Bexley Faunceworth", "Ingrid Sollavar", "Corwen Tilbrisk"]
+    for number, name in enumerate(names):
+        sentences = texts[number].split(". ")
+        sentences.insert(len(sentences) // 2, f"{name} wrote to the committee about the matter")
+        texts[number] = ". ".join(sentences)
+
+    def nearest() -> list[int]:
+        vectors = np.array([embedding._hashed_vector(text) for text in texts])
+        asked = np.array([embedding._hashed_vector(f"Who is {name}?") for name in names])
+        return (asked @ vectors.T).argmax(axis=1).tolist()
+
+    assert len(texts) > 12 and nearest() == list(range(len(names)))
+    monkeypatch.setattr(embedding, "rarity", lambda word: 1.0)
+    assert sum(found == number for number, found in enumerate(nearest())) <= 6
+
+
+def test_rarity_follows_general_english() -> None:
+    """A word of general English weighs less the commoner it is; a word no English list holds (an
+    invented name) weighs most."""
+    from graphrag_mcp_server.providers.offline.embedding import rarity
+
+    assert rarity("vantrebb") == 1.0
+    assert rarity("the") < rarity("board") < rarity("harbour") < rarity("ledger") < 1.0
+
+
+def test_an_offline_index_of_an_older_embedding_is_embedded_again() -> None:
+    """The offline embedding's revision is part of what its vectors are made with: the build's
+    record names it (so `index` and `stats` say every vector is computed again) and the embedding
+    step's fingerprint changes with it, for the offline model only."""
+    from graphrag_mcp_server.handlers import built_with
+    from graphrag_mcp_server.providers import OFFLINE_EMBEDDING_REVISION, embedding_revision
+
+    offline = ModelConfig(type=OFFLINE_TYPE, model_provider="offline", model="offline-hashing")
+    hosted = ModelConfig(
+        type="litellm", model_provider="openai", model="text-embedding-3-small", api_key="k"
+    )
+    assert embedding_revision(offline) == (OFFLINE_EMBEDDING_REVISION,)
+    assert embedding_revision(hosted) == ()
+    now = built_with.BuiltWith(
+        completion={},
+        embedding=f"offline/offline-hashing (revision {OFFLINE_EMBEDDING_REVISION})",
+        vector_size=256,
+        chunking={},
+        entity_types=[],
+    )
+    before = now.model_copy(update={"embedding": "offline/offline-hashing"})
+    assert built_with.changes(before, now) == [
+        f"the embedding model is {now.embedding} with vectors of 256 numbers (was "
+        "offline/offline-hashing, 256): every vector is computed again"
+    ]
+
+
 def test_embedding_dimensions_come_from_settings() -> None:
     register_offline_models()
     config = ModelConfig(
@@ -643,3 +708,23 @@ async def test_index_and_all_searches_offline(tmp_path: Path) -> None:
     assert "Anika Holm" in global_ or "Reyes" in global_
     assert "Reyes" in drift
     assert "Kestrel Engineering Ltd" in basic
+
+
+def test_a_new_offline_embedding_revision_redoes_the_vectors_only(
+    built_index: tuple[Path, dict], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an offline index, the revision is in the build's record and in the embedding step's
+    fingerprint: another revision changes that fingerprint and no other step's."""
+    import graphrag_mcp_server.providers as providers
+    from graphrag_mcp_server.config.index_root import load_index_config
+    from graphrag_mcp_server.handlers import built_with
+    from graphrag_mcp_server.handlers.indexing.carry_over import fingerprints
+    from graphrag_mcp_server.handlers.indexing.memos import Step
+
+    config = load_index_config(built_index[0], with_models=False)
+    revision = providers.OFFLINE_EMBEDDING_REVISION
+    assert built_with.built_with(config).embedding.endswith(f"(revision {revision})")
+    now = fingerprints(config)
+    monkeypatch.setattr(providers, "OFFLINE_EMBEDDING_REVISION", revision + 1)
+    later = fingerprints(config)
+    assert [step for step in Step if now[step] != later[step]] == [Step.EMBEDDING]

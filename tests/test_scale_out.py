@@ -184,6 +184,19 @@ def _statistics_refused(server: RunningServer) -> tuple[bool, str]:
     return bool(result.get("isError")), result["content"][0]["text"]
 
 
+async def _listen(server: RunningServer, listening: asyncio.Event, told: asyncio.Event) -> None:
+    """Listen for resource changes (subscriptions/listen, 2026-07-28: stateless-safe); set
+    `listening` once the stream is open and `told` at the first change, then end."""
+    async with (
+        Client(server.url) as client,
+        client.listen(resources_list_changed=True) as events,
+    ):
+        listening.set()
+        async for _ in events:
+            told.set()
+            return
+
+
 def _has_marker(result: dict) -> bool:
     return any(source["document"] == NEW_DOCUMENT for source in result["sources"])
 
@@ -225,20 +238,7 @@ async def test_replicas_follow_what_an_indexer_on_another_host_publishes(
                     answers.append((name, error))
 
         listening, told = asyncio.Event(), asyncio.Event()
-
-        async def listen(
-            server: RunningServer,
-        ) -> None:  # subscriptions/listen (2026-07-28): stateless-safe
-            async with (
-                Client(server.url) as client,
-                client.listen(resources_list_changed=True) as events,
-            ):
-                listening.set()
-                async for _ in events:
-                    told.set()
-                    return
-
-        listener = asyncio.create_task(listen(two))
+        listener = asyncio.create_task(_listen(two, listening, told))
         await asyncio.wait_for(listening.wait(), 30)
         streams = [asyncio.create_task(ask("one", one)), asyncio.create_task(ask("two", two))]
         (documents / NEW_DOCUMENT).write_text(NEW_TEXT, encoding="utf-8")
@@ -700,3 +700,28 @@ async def test_a_replica_on_a_missing_container_says_what_the_operator_does(
             in gone["replica"]["last_error"]
         )
         assert (gone["index_version"], gone["documents"]) == (before["index_version"], 11)
+
+
+async def test_a_listening_client_of_one_worker_among_several_is_told_of_a_new_version(
+    azurite: Azurite, built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
+    """`serve --workers 2 --storage`: a client listening for changes (subscriptions/listen) on
+    whichever worker took its stream, and sending nothing else, is told of a version an indexer on
+    another host publishes within seconds (issue 43: it was told only once a request reached that
+    worker, 81 s in one run)."""
+    location = await _published_copy(azurite, built_index[0], tmp_path / "indexer-a")
+    documents = tmp_path / "documents"
+    shutil.copytree(CORPUS, documents)
+    with _replica(tmp_path, "replica-w", azurite, location, "--workers", "2") as server:
+        listening, told = asyncio.Event(), asyncio.Event()
+        listener = asyncio.create_task(_listen(server, listening, told))
+        await asyncio.wait_for(listening.wait(), 60)
+        (documents / NEW_DOCUMENT).write_text(NEW_TEXT, encoding="utf-8")
+        update = await asyncio.to_thread(
+            _index, azurite, documents, tmp_path / "indexer-b", location
+        )
+        assert update.code == 0, update.stderr
+        published = time.monotonic()
+        await asyncio.wait_for(told.wait(), 20)
+        await listener
+        assert time.monotonic() - published < 20, server.stderr()

@@ -22,16 +22,14 @@ import platform
 import re
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from dataclasses import dataclass, field
-from io import BytesIO
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(TESTS / "benchmarks"), str(TESTS)]
-from benchmarks_doc import write_sections  # noqa: E402
+from benchmarks_doc import lib_of, write_sections  # noqa: E402
 
 from azurite import Azurite, running_azurite  # noqa: E402
 
@@ -43,7 +41,8 @@ NOTE = (
     "Files that no update changes (LanceDB's data, hard-linked from the previous version by "
     "vector_delta; settings and prompts) are stored once, whole. graphrag rewrites every parquet "
     "table on each update: those are written with row groups and pages cut by content, "
-    "without statistics (handlers/indexing/parquet_pages.py), and stored as content-defined pieces in packs, so an "
+    "without statistics (handlers/indexing/parquet_pages.py), and stored as content-defined "
+    "pieces in packs, so an "
     "edit uploads the pieces no earlier pack holds and a replica reads only those (ranged reads), "
     "putting each table together from the pieces of its own copy. Files: at most one data file "
     "a table more per update (a fragment whose rows were all deleted), until COMPACT_FRAGMENTS "
@@ -183,16 +182,6 @@ def measure(lib: Path, commit: str, documents: int, edits: int, work: Path) -> S
             )
             print(commit, number, series.steps[-1], flush=True)
     return series
-
-
-def lib_of(commit: str, into: Path) -> Path:
-    """lib/ of `commit`, extracted into `into`."""
-    archive = subprocess.run(
-        ["git", "archive", commit, "lib"], capture_output=True, check=True, cwd=REPO
-    ).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into / "lib"
 
 
 def head() -> str:

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -304,7 +305,8 @@ def write_report(corpora: list[Corpus]) -> None:
     questions = "; ".join(f'{c.name}: "{c.question}"' for c in corpora)
     report = f"""# What searches and indexing cost
 
-Measured by `python tests/benchmarks/bench_cost.py` with the offline model (no key, no network) on a
+Measured by `python tests/benchmarks/bench_cost.py` at commit {_commit()} on \
+{datetime.now(UTC).date().isoformat()}, with the offline model (no key, no network) on a
 {platform.machine()} machine with {os.cpu_count()} cores: `graphrag-mcp index DATA --offline`, then
 `graphrag-mcp query QUESTION --type TYPE`, with and without `--context-only`, default options. The \
 figures are
@@ -324,6 +326,17 @@ model calls and tokens, which do not depend on the machine (only seconds do). Qu
 {when_context_only(corpora)}
 """
     (REPO / "docs" / "cost.md").write_text(report, encoding="utf-8")
+
+
+def _commit() -> str:
+    """The commit measured (HEAD), marked when lib/ has uncommitted changes."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO, check=True)
+        return done.stdout.strip()
+
+    marked = " with uncommitted changes to lib/" if git("status", "--porcelain", "lib") else ""
+    return git("rev-parse", "--short", "HEAD") + marked
 
 
 def main() -> None:

@@ -3,6 +3,8 @@ section naming the commit and date it was measured on."""
 
 import datetime
 import subprocess
+import tarfile
+from io import BytesIO
 from pathlib import Path
 
 BENCHMARKS_DOC = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
@@ -55,3 +57,16 @@ def stamped(section: str) -> str:
         commit += " with uncommitted changes to lib/"
     today = datetime.datetime.now(datetime.UTC).date().isoformat()
     return f"{heading}\n\nMeasured at commit {commit} on {today}.{body}"
+
+
+def lib_of(commit: str, into: Path) -> Path:
+    """lib/ of `commit`, extracted into `into` (to run a benchmark with it first on the path)."""
+    archive = subprocess.run(
+        ["git", "archive", commit, "lib"],
+        capture_output=True,
+        check=True,
+        cwd=BENCHMARKS_DOC.parents[1],
+    ).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "lib"

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from graphrag_mcp_server.providers import embedding_revision
+
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
@@ -37,7 +39,8 @@ def built_with(config: "GraphRagConfig") -> BuiltWith:
             if embedding
             else config.get_completion_model_config(model_id)
         )
-        return f"{model.model_provider}/{model.model}"
+        revision = "".join(f" (revision {number})" for number in embedding_revision(model))
+        return f"{model.model_provider}/{model.model}{revision if embedding else ''}"
 
     steps = {
         "extract_graph": config.extract_graph.completion_model_id,

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step, input_hash
 from graphrag_mcp_server.handlers.indexing.parquet_pages import PAGE_OPTIONS, write_groups
+from graphrag_mcp_server.providers import embedding_revision
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -81,7 +82,9 @@ def fingerprints(config: "GraphRagConfig") -> dict[Step, str]:
         Step.REPORT_CONTEXT: reports,
         Step.REPORT: reports,  # a context is cut to the report model's budget
         Step.COMMUNITY: reports,
-        Step.EMBEDDING: input_hash(_answering(embedding), config.vector_store.vector_size),
+        Step.EMBEDDING: input_hash(
+            _answering(embedding), config.vector_store.vector_size, *embedding_revision(embedding)
+        ),
     }
 
 

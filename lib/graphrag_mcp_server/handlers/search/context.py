@@ -86,6 +86,14 @@ class _Part:
         return {kind: count for kind, count in counts.items() if count}
 
 
+def _drift_local(config: "GraphRagConfig") -> "GraphRagConfig":
+    """The config DRIFT's local steps search with: as many entities as drift_search maps a
+    follow-up to (`local_search_top_k_mapped_entities`, what drift_search's `top_k` sets)."""
+    mapped = config.drift_search.local_search_top_k_mapped_entities
+    local = config.local_search.model_copy(update={"top_k_entities": mapped})
+    return config.model_copy(update={"local_search": local})
+
+
 def search_context(
     config: "GraphRagConfig",
     tables: IndexTables,
@@ -118,7 +126,7 @@ def search_context(
                     index = _report_index(config, tables, community_level, reports)
                     part = _reports(config, tables, reports, index, query, max_tokens, embedder)
             case SearchType.DRIFT:
-                with local_engine(config, tables, community_level) as engine:
+                with local_engine(_drift_local(config), tables, community_level) as engine:
                     builder = engine.context_builder
                     reports = list(builder.community_reports.values())
                     primer = _reports(

@@ -1,4 +1,5 @@
-"""The offline embedding model: hashed bag-of-words and character n-gram vectors."""
+"""The offline embedding model: hashed bag-of-words and character n-gram vectors, each feature
+weighted by how rare its words are in general English (wordfreq)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from graphrag_llm.embedding import LLMEmbedding
 from graphrag_llm.middleware import with_middleware_pipeline
 
 from graphrag_mcp_server.providers import OFFLINE_DIMENSIONS as DEFAULT_OFFLINE_DIMENSIONS
+from graphrag_mcp_server.providers import OFFLINE_EMBEDDING_REVISION
 from graphrag_mcp_server.providers.offline.text import STOPWORDS, WORD
 
 if TYPE_CHECKING:
@@ -27,6 +29,9 @@ if TYPE_CHECKING:
     from graphrag_llm.tokenizer import Tokenizer
 
 _FEATURE_WEIGHTS = {"w": 1.0, "b": 0.6, "c": 0.2}
+COMMONEST_ZIPF = 8.0
+"""About the Zipf frequency of the commonest English word ("the" is 7.7): log10 of a word's
+frequency per billion words, as wordfreq gives it."""
 
 
 def _char_ngrams(word: str) -> Iterator[str]:
@@ -37,13 +42,33 @@ def _char_ngrams(word: str) -> Iterator[str]:
             yield padded[start : start + size]
 
 
+@lru_cache(maxsize=1 << 17)
+def rarity(word: str) -> float:
+    """How rare `word` is in general English, 0.01-1: the square of its distance below the
+    commonest word's Zipf frequency, as a share of it (a name or word wordfreq does not know is 1;
+    "harbour" 0.26; "board" 0.12). Squared: the weight of both the query's and the text's features,
+    so that a rare name in one sentence of a long text still decides its nearest texts."""
+    from wordfreq import zipf_frequency
+
+    share = max(0.0, COMMONEST_ZIPF - zipf_frequency(word, "en")) / COMMONEST_ZIPF
+    return max(0.01, share**2)
+
+
 def _features(text: str) -> dict[str, float]:
-    """Weighted hashing features: unigrams, bigrams, character n-grams."""
+    """Weighted hashing features: unigrams, bigrams and character n-grams, each weighted by its
+    kind and by the rarity of its words (a character n-gram: of the rarest word it is part of)."""
     words = [w for w in WORD.findall(text.lower()) if w not in STOPWORDS]
     counts = Counter(f"w:{w}" for w in words)
     counts.update(f"b:{a} {b}" for a, b in pairwise(words))
     counts.update(f"c:{g}" for w in words for g in _char_ngrams(w))
-    return {f: _FEATURE_WEIGHTS[f[0]] * (1.0 + math.log(c)) for f, c in counts.items()}
+    rare: dict[str, float] = {}
+    for word in set(words):
+        weight = rare[f"w:{word}"] = rarity(word)
+        for gram in _char_ngrams(word):
+            rare[f"c:{gram}"] = max(rare.get(f"c:{gram}", 0.0), weight)
+    for first, second in set(pairwise(words)):
+        rare[f"b:{first} {second}"] = (rarity(first) + rarity(second)) / 2
+    return {f: _FEATURE_WEIGHTS[f[0]] * rare[f] * (1.0 + math.log(c)) for f, c in counts.items()}
 
 
 @lru_cache(maxsize=1 << 16)
@@ -159,7 +184,8 @@ class OfflineEmbedding(LLMEmbedding):
         """Add metrics and the model id (kept apart from other models' cache keys)."""
         metrics = kwargs.pop("metrics", None) or {}
         metrics = metrics if self._track_metrics else None
-        return {**kwargs, "metrics": metrics, "model": self._model_id}, metrics
+        model = f"{self._model_id}@{OFFLINE_EMBEDDING_REVISION}"  # older revisions' cache apart
+        return {**kwargs, "metrics": metrics, "model": model}, metrics
 
     def _record(self, metrics: llm_types.Metrics | None) -> None:
         """Store one request's metrics."""
