@@ -214,9 +214,9 @@ def _working_directory() -> Iterator[None]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark `quick` every test that is neither `slow` (an index build of its own) nor `e2e` (server
-    processes, workers, a browser, kill -9): `pytest -m quick` is the edit loop, the whole suite
-    runs in CI."""
+    """Mark `quick` every test that is neither `slow` (an index build of its own, or 10 s and more)
+    nor `e2e` (server processes, workers, a browser, kill -9): `pytest -m quick` is the edit
+    loop, the whole suite runs in CI."""
     for item in items:
         if item.get_closest_marker("slow") is None and item.get_closest_marker("e2e") is None:
             item.add_marker(pytest.mark.quick)

@@ -137,6 +137,7 @@ async def test_context_budget_is_kept_and_what_is_left_out_is_counted(
     assert local["context"]["tokens"] <= 600 and local["context"]["omitted"]
 
 
+@pytest.mark.slow  # about 12 s of CLI processes: the full suite runs it
 def test_query_cli_context_only(built_index: tuple[Path, dict]) -> None:
     root, _ = built_index
     as_json = run_cli(
@@ -172,6 +173,7 @@ def test_query_cli_context_only(built_index: tuple[Path, dict]) -> None:
     assert "LLM calls 0," in as_text.stderr
 
 
+@pytest.mark.slow  # about 13 s of CLI processes: the full suite runs it
 def test_graphrags_warnings_go_to_the_query_log_not_the_terminal(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:

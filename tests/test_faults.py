@@ -124,6 +124,7 @@ ROOTS_AND_FAULTS = [
 ]
 
 
+@pytest.mark.slow  # about 19 s (a deadline per fault): the full suite runs it
 async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
@@ -263,7 +264,11 @@ def test_cli_query_names_the_provider_reason(copied_index: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("mode", "reason"), [("401", "Incorrect API key"), ("hang", "no answer within 8 s")]
+    ("mode", "reason"),
+    [
+        ("401", "Incorrect API key"),
+        pytest.param("hang", "no answer within 8 s", marks=pytest.mark.slow),  # waits 8 s and more
+    ],
 )
 def test_index_stops_at_the_probe_with_the_provider_reason(
     tmp_path: Path, mode: str, reason: str
@@ -445,6 +450,7 @@ def test_index_stops_after_consecutive_provider_failures(tmp_path: Path) -> None
     assert not (root / "output").exists()
 
 
+@pytest.mark.slow  # about 11 s of CLI processes: the full suite runs it
 def test_stats_and_context_only_need_no_key(copied_index: Path) -> None:
     with_provider(copied_index, "https://api.openai.com/v1", api_key="${GRAPHRAG_API_KEY}")
     stats = run_cli("stats", "--index-path", copied_index, "--format", "json")

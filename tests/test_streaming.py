@@ -107,6 +107,7 @@ async def test_a_providers_server_sent_events_reach_the_client_as_they_come(
     )  # the first word well before the whole answer
 
 
+@pytest.mark.slow  # about 16 s of CLI processes: the full suite runs it
 def test_query_stream_prints_the_answer_as_it_comes(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:

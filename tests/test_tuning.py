@@ -44,6 +44,7 @@ def _update(root: Path) -> tuple[dict, list[str]]:
     return summary.model_dump(mode="json"), told
 
 
+@pytest.mark.slow  # an index update of its own
 def test_tune_writes_prompts_and_the_next_index_recomputes_what_depends_on_them(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
