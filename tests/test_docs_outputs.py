@@ -250,6 +250,7 @@ PROSE_DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 commits instead)."""
 COUNTED = re.compile(r"\b(\d+) entities(?:,| and) (\d+) relationships")
 COLD_CALLS = re.compile(r"against (\d+) for a cold build")
+ENTITIES_HELD = re.compile(r"The example index has (\d+):")
 ANSWERED_FROM = re.compile(r"answered from people only\s+\(`(.*?)`\)", re.S)
 
 
@@ -257,14 +258,17 @@ def test_prose_figures_of_the_fixtures_index_are_a_fresh_builds(
     built_index: tuple[Path, dict],
 ) -> None:
     """Figures that prose gives for the fixtures index (its entities and relationships, a cold
-    build's model calls, docs/cost.md's fixtures row) are those of a fresh build."""
+    build's model calls, the entities the entities resource lists, docs/cost.md's fixtures row)
+    are those of a fresh build; each pattern finds at least one figure, so a reworded sentence
+    does not leave its figure unchecked."""
     summary = built_index[1]
     entities, relationships = summary["entities"], summary["relationships"]
-    wrong = []
+    wrong, texts = [], ""
     for document in PROSE_DOCUMENTS:
         if document.name == "benchmarks.md":
             continue
         text = document.read_text(encoding="utf-8")
+        texts += text
         for found in COUNTED.finditer(text):
             left_out = text[: found.start()].rsplit("\n", 1)[-1].startswith("Left out")
             if not left_out and (int(found[1]), int(found[2])) != (entities, relationships):
@@ -273,6 +277,9 @@ def test_prose_figures_of_the_fixtures_index_are_a_fresh_builds(
         for found in COLD_CALLS.finditer(text):
             if int(found[1]) != summary["llm_calls"]:
                 wrong.append(f"{document.name}: {found[0]!r} (a build: {summary['llm_calls']})")
+        for found in ENTITIES_HELD.finditer(text):
+            if int(found[1]) != entities:
+                wrong.append(f"{document.name}: {found[0]!r} (a build: {entities})")
     row = next(
         line
         for line in (REPO / "docs" / "cost.md").read_text(encoding="utf-8").splitlines()
@@ -282,24 +289,41 @@ def test_prose_figures_of_the_fixtures_index_are_a_fresh_builds(
     built = ["documents", "text_units", "entities", "relationships", "community_reports"]
     if cells != [*(summary[name] for name in built), summary["llm_calls"]]:
         wrong.append(f"cost.md: {row!r}")
+    assert all(pattern.search(texts) for pattern in (COUNTED, COLD_CALLS, ENTITIES_HELD))
     assert not wrong, "\n".join(wrong)
 
 
-async def test_the_entity_types_example_names_who_the_answer_names(
+DYNAMIC_CALLS = re.compile(r"more calls: (\d+) in the example index in place of (\d+)")
+GRAPH_SIZE = re.compile(r"\((\d+) KB for the example's")
+
+
+async def test_prose_figures_of_tool_examples_are_what_tools_return(
     built_index: tuple[Path, dict],
 ) -> None:
-    """docs/tools.md's prose after local_search's example: the people an answer restricted to
-    PERSON names first are those a fresh build's answer names."""
-    documented = ANSWERED_FROM.search((REPO / "docs" / "tools.md").read_text(encoding="utf-8"))
-    assert documented is not None
+    """docs/tools.md's prose around its examples: the people an answer restricted to PERSON names
+    first, global search's calls with and without dynamic community selection, and the size of
+    graphrag://graph are a fresh build's."""
+    tools = (REPO / "docs" / "tools.md").read_text(encoding="utf-8")
+    named, calls, size = (
+        pattern.search(tools) for pattern in (ANSWERED_FROM, DYNAMIC_CALLS, GRAPH_SIZE)
+    )
+    assert named is not None and calls is not None and size is not None
+    question = {"query": "What are the main themes of these documents?", "community_level": 0}
     async with mcp_session(built_index[0]) as session:
-        result = await session.call_tool(
-            "local_search",
-            {"query": "Who designed Old Bessie?", "entity_types": ["PERSON"]},
+        people = await session.call_tool(
+            "local_search", {"query": "Who designed Old Bessie?", "entity_types": ["PERSON"]}
         )
-    assert not result.is_error, result.content
-    answer = result.structured_content["answer"]
+        plain = await session.call_tool("global_search", question)
+        dynamic = await session.call_tool(
+            "global_search", {**question, "dynamic_community_selection": True}
+        )
+        graph = await session.read_resource("graphrag://graph")
+    answer = people.structured_content["answer"]
     first = answer.split(". [Data:")[0].removeprefix(
         "The records most relevant to the question concern "
     )
-    assert first == documented[1]
+    assert first == named[1]
+    made = (dynamic.structured_content["llm_calls"], plain.structured_content["llm_calls"])
+    assert made == (int(calls[1]), int(calls[2]))
+    kilobytes = len(graph.contents[0].text.encode("utf-8")) / 1000
+    assert abs(kilobytes - int(size[1])) < 1, kilobytes
