@@ -208,7 +208,8 @@ def section(runs: list[Series], documents: int) -> str:
         SECTION,
         "",
         f"Measured by `python tests/benchmarks/bench_blob_delta.py --documents {documents}"
-        f"{' --before ' + runs[0].commit if len(runs) > 1 else ''}` on "
+        f"{' --before ' + runs[0].commit if len(runs) > 1 else ''}` at commit "
+        f"{' and '.join(run.commit for run in runs)} on "
         f"{datetime.date.today()} ({platform.machine()}, {os.cpu_count()} cores shared, offline "
         f"model, Azurite): the archive of ../shared/corpora/archive/generate.py (seed 7), built "
         "cold into a container, then one update after each one-document edit (a sentence "
