@@ -278,6 +278,27 @@ async def test_types_come_from_general_knowledge_and_labels_are_not_entities(
     assert frozenset({"GDANSK", "BALTIC DREDGING"}) not in pairs, "he is not a place"
 
 
+DOTTED_FORMS = """Tender award
+
+The contract went to Velmora Cantieri S.p.A. of Genoa, with Toyoshima Aerial K.K. as its
+supplier. Kestrel Holdings B.V. lent the money, e.g. for the cranes, and the U.S. Navy watched.
+"""
+
+
+async def test_a_legal_form_written_with_stops_ends_its_company_name(model: LLMCompletion) -> None:
+    """A company's legal form written with full stops ('S.p.A.', 'K.K.', 'B.V.': cleanco's terms
+    without them) is the last word of its name, which it types; other dotted abbreviations ('e.g.',
+    'U.S.') are not names."""
+    extractor = GraphExtractor(model=model, prompt=GRAPH_EXTRACTION_PROMPT, max_gleanings=0)
+    entities, _ = await extractor(DOTTED_FORMS, ENTITY_TYPES, source_id="t1")
+    types = dict(zip(entities["title"], entities["type"], strict=True))
+    assert types["VELMORA CANTIERI S.P.A."] == "ORGANIZATION"
+    assert types["TOYOSHIMA AERIAL K.K."] == "ORGANIZATION"
+    assert types["KESTREL HOLDINGS B.V."] == "ORGANIZATION"
+    assert types["GENOA"] == "GEO"
+    assert not {title for title in types if title.endswith((" S", " K", " B"))}
+
+
 async def test_a_letter_gives_clean_typed_entities_and_relationships_beyond_a_sentence(
     model: LLMCompletion,
 ) -> None:

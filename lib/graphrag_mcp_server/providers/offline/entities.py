@@ -112,6 +112,8 @@ _TYPE_CUES = {"organization": ORGANISATION_HEADS, "geo": PLACE_HEADS, "event": E
 """Head nouns of organisations, places and events (general lists: see lexicon.py)."""
 
 _TOKEN = re.compile(r"\w+(?:['’&-]\w+)*|\S")
+_DOTTED = re.compile(r"(?:[A-Za-z]{1,2}\.){2,}")
+_TOKEN_OR_DOTTED = re.compile(rf"{_DOTTED.pattern}|{_TOKEN.pattern}")
 _YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{2,60})[\"”]")
 _TITLE_LIKE = re.compile(r"[A-Z][\w'’&-]*(?:\s+[\w'’&-]+){0,5}")
@@ -239,13 +241,28 @@ def _is_single_name(word: str) -> bool:
     )
 
 
+def _tokens(sentence: str) -> list[str]:
+    """The sentence's words and marks; a dotted legal form after a capitalised word ('Marittima
+    Velaris S.p.A.', 'Hokuto Aerial K.K.') is one word of the name, any other dotted abbreviation
+    ('e.g.', 'U.S.') its letters and stops."""
+    tokens: list[str] = []
+    for token in _TOKEN_OR_DOTTED.findall(sentence):
+        if _DOTTED.fullmatch(token) and not (
+            tokens and tokens[-1][:1].isupper() and is_legal_form(token)
+        ):
+            tokens.extend(_TOKEN.findall(token))
+        else:
+            tokens.append(token)
+    return tokens
+
+
 def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
     """Capitalised names in a sentence, each with whether it is a single word found where a place is
     (after in/at/near...) and whether it is weak (a heading's first word before a lower-case one,
     which find_entities keeps only if the text writes it again); a single word elsewhere is kept
     where it starts a heading (a short line of two words or more without a full stop, not a
     numbered item) or mid-sentence where the gazetteer knows it."""
-    tokens = _TOKEN.findall(sentence)
+    tokens = _tokens(sentence)
     names: list[tuple[str, bool, bool]] = []
     run: list[str] = []
     start = 0

@@ -151,7 +151,7 @@ def legal_forms() -> frozenset[tuple[str, ...]]:
 def ends_in_legal_form(words: list[str]) -> bool:
     """Whether the words of a name of 2+ words end in a company legal form (a form of two letters
     or fewer only in capitals: 'Nordhavn Rederi AS', not 'Known As')."""
-    plain = [word.strip("().,") for word in words]
+    plain = [word.strip("().,").replace(".", "") for word in words]  # 'S.p.A.': 'SpA'
     plain = [word for word in plain if word]
     forms = legal_forms()
     for size in range(1, min(4, len(plain) - 1) + 1):
@@ -163,8 +163,8 @@ def ends_in_legal_form(words: list[str]) -> bool:
 
 
 def is_legal_form(word: str) -> bool:
-    """Whether `word` by itself is a legal form ('Pty', 'GmbH')."""
-    return (word.strip("().,").lower(),) in legal_forms()
+    """Whether `word` by itself is a legal form ('Pty', 'GmbH', 'S.p.A.')."""
+    return (word.strip("().,").replace(".", "").lower(),) in legal_forms()
 
 
 _FOLDED = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "ß": "ss", "ł": "l", "đ": "d"})
