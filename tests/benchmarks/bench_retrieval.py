@@ -401,6 +401,14 @@ QUALITY_CORPORA = [
         "no: written on 2026-11-26 by a helper that had read neither the rules nor the code, "
         "measured as it came, and no rule changed after seeing its figures",
     ),
+    (
+        "held out 2",
+        graph_quality.HELD_OUT_2,
+        "no: written on 2026-11-26 by a helper that had read neither the rules nor the code; "
+        "its brief asked for what failed on the first held-out corpus (titles and honorifics, "
+        "dotted legal forms), and one such general fault (dotted legal forms) was fixed while "
+        "it was being written, without reading it",
+    ),
 ]
 
 

@@ -29,6 +29,8 @@ NEW_STYLES = Path(__file__).resolve().parent / "corpora" / "new_styles"
 HELD_OUT = Path(__file__).resolve().parent / "corpora" / "held_out"
 """40 documents in further styles, written by a helper that had read neither the rules nor the
 code (see its ABOUT.md)."""
+HELD_OUT_2 = Path(__file__).resolve().parent / "corpora" / "held_out_2"
+"""A second such corpus, written while the first was being measured (see its ABOUT.md)."""
 TOP = 3
 
 
