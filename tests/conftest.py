@@ -214,7 +214,7 @@ def _working_directory() -> Iterator[None]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark `quick` every test that is neither `slow` (an index build of its own, or 10 s and more)
+    """Mark `quick` every test that is neither `slow` (an index build of its own, or 8 s and more)
     nor `e2e` (server processes, workers, a browser, kill -9): `pytest -m quick` is the edit
     loop, the whole suite runs in CI."""
     for item in items:

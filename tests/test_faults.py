@@ -344,6 +344,7 @@ def test_a_model_that_answers_prose_is_stopped_by_the_extraction_check(tmp_path:
     assert not (root / "output").exists()
 
 
+@pytest.mark.slow  # about 9 s of CLI processes: the full suite runs it
 def test_the_extraction_check_is_sent_once_per_model_and_prompt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -409,6 +410,7 @@ def test_the_extraction_check_is_sent_once_per_model_and_prompt(
         ]
 
 
+@pytest.mark.slow  # about 9 s of CLI processes: the full suite runs it
 def test_index_sizes_vectors_by_what_the_embedding_model_returns(tmp_path: Path) -> None:
     """settings.yaml says vector_size 256, the provider's embedding model returns 1536 numbers (a
     settings file copied from another model): the index is built with 1536, and a warning names the

@@ -44,6 +44,7 @@ MESSAGES = {
 }
 
 
+@pytest.mark.slow  # 6-9 s a fault, CLI processes: the full suite runs it
 @pytest.mark.parametrize("fault", list(MESSAGES))
 def test_cli_search_message_fits_the_fault(copied_index: Path, fault: str) -> None:
     said, unsaid = MESSAGES[fault]
@@ -106,6 +107,7 @@ def test_build_probe_names_a_rate_limit_and_its_retry_after(tmp_path: Path) -> N
         assert provider.count("chat") == 1 and seconds < 25, seconds
 
 
+@pytest.mark.slow  # about 8 s of CLI processes: the full suite runs it
 def test_build_probe_keeps_credential_advice_for_a_refused_key(tmp_path: Path) -> None:
     root = tmp_path / "index"
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
@@ -157,6 +159,7 @@ async def test_retry_after_is_waited_when_it_ends_before_the_deadline(copied_ind
     assert seconds < 8 and provider.count("chat") == 3, (seconds, provider.count("chat"))
 
 
+@pytest.mark.slow  # about 9 s of CLI processes: the full suite runs it
 async def test_an_unreadable_answer_is_an_error_not_an_empty_answer(copied_index: Path) -> None:
     """HTTP 200 with a chat completion cut in half: the streamed answer (local) is an error, on the
     CLI and as a tool error; global's map step (JSON asked, not streamed) quotes what the provider
