@@ -247,15 +247,21 @@ Material: Silver
 """
 
 
+async def _extracted(model: LLMCompletion, text: str) -> tuple[dict[str, str], pd.DataFrame]:
+    """Each entity's type and the relationships graphrag's extractor gets from `text` through the
+    offline model (one unit, no gleaning)."""
+    extractor = GraphExtractor(model=model, prompt=GRAPH_EXTRACTION_PROMPT, max_gleanings=0)
+    entities, relationships = await extractor(text, ENTITY_TYPES, source_id="t1")
+    return dict(zip(entities["title"], entities["type"], strict=True)), relationships
+
+
 async def test_types_come_from_general_knowledge_and_labels_are_not_entities(
     model: LLMCompletion,
 ) -> None:
     """Issue 42: a legal form, a gazetteer city and a trade in -ing type a name; field labels,
     defined terms and titles are not entities; a defined term counts as its party's mention and a
     biography's later sentences refer to its subject."""
-    extractor = GraphExtractor(model=model, prompt=GRAPH_EXTRACTION_PROMPT, max_gleanings=0)
-    entities, relationships = await extractor(CONTRACT_AND_BIOGRAPHY, ENTITY_TYPES, source_id="t1")
-    types = dict(zip(entities["title"], entities["type"], strict=True))
+    types, relationships = await _extracted(model, CONTRACT_AND_BIOGRAPHY)
     assert types == {
         "KJELLBERG MARINE AS": "ORGANIZATION",
         "HOLLIS FREIGHT LTD": "ORGANIZATION",
@@ -289,9 +295,7 @@ async def test_a_legal_form_written_with_stops_ends_its_company_name(model: LLMC
     """A company's legal form written with full stops ('S.p.A.', 'K.K.', 'B.V.': cleanco's terms
     without them) is the last word of its name, which it types; other dotted abbreviations ('e.g.',
     'U.S.') are not names."""
-    extractor = GraphExtractor(model=model, prompt=GRAPH_EXTRACTION_PROMPT, max_gleanings=0)
-    entities, _ = await extractor(DOTTED_FORMS, ENTITY_TYPES, source_id="t1")
-    types = dict(zip(entities["title"], entities["type"], strict=True))
+    types, _ = await _extracted(model, DOTTED_FORMS)
     assert types["VELMORA CANTIERI S.P.A."] == "ORGANIZATION"
     assert types["TOYOSHIMA AERIAL K.K."] == "ORGANIZATION"
     assert types["KESTREL HOLDINGS B.V."] == "ORGANIZATION"
@@ -306,9 +310,7 @@ async def test_a_letter_gives_clean_typed_entities_and_relationships_beyond_a_se
     only in a heading is one; organisations and places are typed by their words; entities of one
     paragraph are related (a shared sentence weighing most), and the letter's writer to its
     addressee and to those it thanks."""
-    extractor = GraphExtractor(model=model, prompt=GRAPH_EXTRACTION_PROMPT, max_gleanings=0)
-    entities, relationships = await extractor(LETTER, ENTITY_TYPES, source_id="t1")
-    types = dict(zip(entities["title"], entities["type"], strict=True))
+    types, relationships = await _extracted(model, LETTER)
     assert types == {
         "KESTLEWICK": "GEO",
         "ROWAN ASHBY": "PERSON",

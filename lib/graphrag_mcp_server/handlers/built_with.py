@@ -39,8 +39,10 @@ def built_with(config: "GraphRagConfig") -> BuiltWith:
             if embedding
             else config.get_completion_model_config(model_id)
         )
-        revision = "".join(f" (revision {number})" for number in embedding_revision(model))
-        return f"{model.model_provider}/{model.model}{revision if embedding else ''}"
+        revisions = embedding_revision(model) if embedding else ()
+        return f"{model.model_provider}/{model.model}" + "".join(
+            f" (revision {number})" for number in revisions
+        )
 
     steps = {
         "extract_graph": config.extract_graph.completion_model_id,

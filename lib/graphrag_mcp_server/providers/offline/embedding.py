@@ -88,8 +88,8 @@ def _features(text: str) -> dict[str, float]:
     rare: dict[str, float] = {}
     for word in set(words):
         weight = rare[f"w:{word}"] = rarity(word)
-        for gram in _char_ngrams(word):
-            rare[f"c:{gram}"] = max(rare.get(f"c:{gram}", 0.0), weight)
+        for gram in (f"c:{gram}" for gram in _char_ngrams(word)):
+            rare[gram] = max(rare.get(gram, 0.0), weight)
     for first, second in set(pairwise(words)):
         rare[f"b:{first} {second}"] = (rarity(first) + rarity(second)) / 2
     return {f: _FEATURE_WEIGHTS[f[0]] * rare[f] * (1.0 + math.log(c)) for f, c in counts.items()}
