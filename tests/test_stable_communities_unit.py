@@ -106,6 +106,30 @@ def test_entity_far_from_the_change_stays_where_fresh_leiden_would_not_put_it(
     assert clustering.kept == 1
 
 
+def test_hub_gaining_one_relationship_stays_where_the_previous_version_put_it(
+    tmp_path: Path,
+) -> None:
+    """An entity that the previous clustering left in community 3 although more of its links go to
+    7 (graphrag's Leiden is not a local optimum of the moving rule) gains one relationship to a new
+    entity: the change does not make a move pay, so it stays; the new entity joins it."""
+    small, capitals = "abcdefghijklmnopqrst", "ABCDEFGHIJKLMNOPQRST"
+    cliques = clique(small) + clique(capitals) + [("T", "t", 1.0)]
+    before = cliques + [(min(name, "x"), max(name, "x"), 1.0) for name in "abABCD"]
+    previous = previous_version(tmp_path / "v1", {3: small + "x", 7: capitals}, before)
+    top, clustering = clustered(previous, before + [("x", "z", 1.0)], max_cluster_size=50)
+    assert groups(top) == {3: small + "xz", 7: capitals}
+    assert clustering.seeded and clustering.kept == 1
+
+
+def test_entity_moves_when_its_changed_relationships_make_the_move_pay(tmp_path: Path) -> None:
+    """An entity placed where most of its links went loses four of them: it follows the rest."""
+    before = TWO_CLIQUES + [(name, "x", 1.0) for name in "abcdefg"]
+    after = TWO_CLIQUES + [(name, "x", 1.0) for name in "afghi"]
+    previous = previous_version(tmp_path / "v1", {3: "abcdex", 7: "fghij"}, before)
+    top, _ = clustered(previous, after)
+    assert groups(top) == {3: "abcde", 7: "fghijx"}
+
+
 def test_community_in_pieces_keeps_its_id_on_the_largest(tmp_path: Path) -> None:
     """A removed bridge leaves community 3 in two pieces: the larger keeps 3, the smaller gets an
     id above every previous one (7 and the parent ids included)."""

@@ -58,6 +58,7 @@ SEARCHES = ("local", "global", "drift", "basic")
 HUBS = 3
 NEWCOMERS = ("Zora Quillfeather", "Quentin Larkspur", "Ottilie Vance")  # one new person per edit
 WATCHED = "Perdita Ravensworth"  # the person a watched edit adds
+ADDED = "added_note.txt"  # not doc_NNNN: the generator's 10,000 documents use every such name
 
 
 @dataclass
@@ -172,7 +173,7 @@ def change(size: Size, data: Path, step: str) -> None:
             encoding="utf-8",
         )
     elif step == "add":
-        (data / "doc_9999.txt").write_text(
+        (data / ADDED).write_text(
             f"Record 9999: a note\n\nPerpetua Quimby met {size.hubs[0].title()} at the "
             "pier. Perpetua Quimby "
             "wrote afterwards about the harbour dues.\n",
@@ -395,7 +396,7 @@ def table(sizes: list[Size]) -> str:
         row(
             f"{step}: document",
             lambda s, step=step: s.edited.get(
-                step, "doc_9999.txt" if step == "add" else f"doc_{s.documents // 2 + 1:04d}.txt"
+                step, ADDED if step == "add" else f"doc_{s.documents // 2 + 1:04d}.txt"
             ),
         )
         row(f"{step}: LLM calls", lambda s, step=step: str(s.runs[step].summary["llm_calls"]))

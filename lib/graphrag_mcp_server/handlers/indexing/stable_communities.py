@@ -13,6 +13,11 @@ arXiv 2405.11658):
 - the entities at a changed relationship (added, removed, re-weighted) and the new ones are moved by
   Leiden's local-moving rule (the best modularity gain), and an entity that moves sends its
   neighbours to be visited;
+- an entity at a changed relationship moves only when the change is what makes the move pay: the
+  previous partition (graphrag's Leiden, refined and randomised) is not a local optimum of that
+  rule, and a hub with thousands of relationships, visited for one new one, would otherwise move
+  to the community its old relationships already favoured, taking its sub-communities' reports
+  with it (`_moved_by_change`);
 - a community left in pieces keeps its largest piece; each other piece becomes a community of its
   own;
 - a community of `max_cluster_size` or more is split as graphrag's hierarchical Leiden splits it:
@@ -116,6 +121,8 @@ class KeptCommunities:
     max_cluster_size: int = 10
     ids: Iterator[int] = field(default_factory=itertools.count)
     frontier: set[str] = field(default_factory=set)
+    changed: dict[Edge, float | None] = field(default_factory=dict)
+    """Each changed relationship's previous weight (None: it is new)."""
 
 
 STATE = "stable_communities"
@@ -194,7 +201,8 @@ def kept_hierarchical_leiden(
     current = {(source, target): weight for source, target, weight in edges}
     run.seed, run.max_cluster_size = random_seed, max_cluster_size
     run.ids = itertools.count(max([-1, *run.previous.parents]) + 1)
-    run.frontier = _frontier(run.previous.edges, current, graph)
+    run.changed = _changed(run.previous.edges, current)
+    run.frontier = _frontier(run.changed, run.previous.edges, graph)
     seed = (
         {node: community for node, community in run.previous.levels[0].items() if node in graph}
         if run.previous.levels
@@ -221,11 +229,19 @@ def _graph(edges: "list[tuple[str, str, float]]") -> Graph:
     return graph
 
 
-def _frontier(previous: dict[Edge, float], current: dict[Edge, float], graph: Graph) -> set[str]:
-    """The nodes whose relationships changed (added, removed, re-weighted) and the new ones."""
-    changed = {
-        edge for edge in previous.keys() | current.keys() if previous.get(edge) != current.get(edge)
+def _changed(previous: dict[Edge, float], current: dict[Edge, float]) -> dict[Edge, float | None]:
+    """Each relationship added, removed or re-weighted -> its previous weight (None: added)."""
+    return {
+        edge: previous.get(edge)
+        for edge in previous.keys() | current.keys()
+        if previous.get(edge) != current.get(edge)
     }
+
+
+def _frontier(
+    changed: dict[Edge, float | None], previous: dict[Edge, float], graph: Graph
+) -> set[str]:
+    """The nodes whose relationships changed (added, removed, re-weighted) and the new ones."""
     old_nodes = {node for edge in previous for node in edge}
     return {node for edge in changed for node in edge if node in graph} | (graph.keys() - old_nodes)
 
@@ -252,7 +268,7 @@ def _kept_partition(
     if not seed:
         return None, 0.0, fresh
     frontier = run.frontier & graph.keys()
-    partition = _maintained(graph, seed, frontier, run.ids)
+    partition = _maintained(graph, seed, frontier, run)
     modularity = gn.modularity(edges, partition, LEIDEN["resolution"])
     if split and not frontier and seed.keys() >= graph.keys():
         # nothing changed in this community: its sub-communities stay, whatever a fresh Leiden of
@@ -267,10 +283,11 @@ def _kept_partition(
 
 
 def _maintained(
-    graph: Graph, seed: dict[str, int], frontier: set[str], ids: Iterator[int]
+    graph: Graph, seed: dict[str, int], frontier: set[str], run: KeptCommunities
 ) -> dict[str, int]:
     """`seed` extended to every node of `graph`, with the frontier's nodes moved and broken
     communities split."""
+    ids = run.ids
     membership = dict(seed)
     pending = sorted(graph.keys() - membership.keys())
     while pending:
@@ -288,17 +305,39 @@ def _maintained(
         if len(unplaced) == len(pending):
             membership[unplaced.pop(0)] = next(ids)
         pending = unplaced
-    _move_frontier(graph, membership, frontier | (graph.keys() - seed.keys()), ids)
+    settled = _previous_links(graph, frontier & seed.keys(), run.changed)
+    _move_frontier(graph, membership, frontier | (graph.keys() - seed.keys()), ids, settled)
     _split_disconnected(graph, membership, ids)
     return membership
 
 
+def _previous_links(
+    graph: Graph, nodes: set[str], changed: dict[Edge, float | None]
+) -> dict[str, dict[str, float]]:
+    """Each of `nodes`' links in `graph` as they were before the changed relationships."""
+    links = {node: dict(graph[node]) for node in nodes}
+    for (source, target), weight in changed.items():
+        for node, other in ((source, target), (target, source)):
+            if node not in links or other not in graph:
+                continue
+            if weight is None:
+                links[node].pop(other, None)
+            else:
+                links[node][other] = weight
+    return links
+
+
 def _move_frontier(
-    graph: Graph, membership: dict[str, int], frontier: set[str], ids: Iterator[int]
+    graph: Graph,
+    membership: dict[str, int],
+    frontier: set[str],
+    ids: Iterator[int],
+    settled: dict[str, dict[str, float]],
 ) -> None:
     """Leiden's local moving, started from the frontier: each visited node goes to the neighbouring
     community (or a community of its own) of the best modularity gain; a node that moves queues its
-    neighbours."""
+    neighbours. A `settled` node (one that was placed before, with its links before the change) is
+    held where it is on its first visit unless the change is what makes its move pay."""
     degree = {node: sum(neighbours.values()) for node, neighbours in graph.items()}
     twice_weight = sum(degree.values()) or 1.0
     totals: defaultdict[int, float] = defaultdict(float)
@@ -325,6 +364,13 @@ def _move_frontier(
         for community in sorted(links):
             if (candidate := gain(community)) > best_gain + 1e-12:
                 best, best_gain = community, candidate
+        before = settled.pop(node, None)
+        if before is not None and best != current:
+            alone = best_gain < -1e-12
+            if _paid_before(
+                before, membership, totals, twice_weight, current, None if alone else best
+            ):
+                best, best_gain = current, 0.0  # the move was due before the change: not its doing
         if best_gain < -1e-12:  # better alone than anywhere
             best = next(ids)
         totals[best] += degree[node]
@@ -334,6 +380,28 @@ def _move_frontier(
                 if membership[neighbour] != best and neighbour not in queued:
                     queue.append(neighbour)
                     queued.add(neighbour)
+
+
+def _paid_before(
+    links: dict[str, float],
+    membership: dict[str, int],
+    totals: dict[int, float],
+    twice_weight: float,
+    current: int,
+    target: int | None,
+) -> bool:
+    """Whether moving a node from `current` to `target` (None: a community of its own) already
+    gained modularity with its `links` as they were before the change (the communities' totals are
+    today's, the node's own degree left out: the change moves them by a few relationships)."""
+    degree = sum(links.values())
+    into: defaultdict[int, float] = defaultdict(float)
+    for neighbour, weight in links.items():
+        into[membership[neighbour]] += weight
+
+    def gain(community: int) -> float:
+        return into[community] - degree * totals[community] / twice_weight
+
+    return (0.0 if target is None else gain(target)) > gain(current) + 1e-12
 
 
 def _split_disconnected(graph: Graph, membership: dict[str, int], ids: Iterator[int]) -> None:

@@ -9,6 +9,16 @@ time at 10,000 documents). Here each member's details are hashed as columns (pan
 hashes: a signature the previous version stored gives the community's report as it was written,
 and the keys of its stored context and report, which are kept for the next version. Only the
 communities whose signature is new have their records built.
+
+Degrees are hashed as what they do to the context, not as values: a hub gaining one relationship
+raises the degree of every relationship it is on, in every community one of them is listed in
+(hundreds at 10,000 documents), and those contexts would be built again to find that their reports
+are carried (a report is matched without degrees, carried_reports.py). A degree decides the
+context's order (relationships by combined degree, then number) and, through its digits, its
+tokens and so where the budget cuts it: each listed relationship's rank in its community's order
+and each degree's number of digits are hashed in place of the values. A community whose order and
+digits did not change keeps its report and its stored context (with the degrees it was built
+with); its rows, and so its report, are the same as a new context's.
 """
 
 import hashlib
@@ -20,7 +30,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-SIGNATURE_FORM = "members-details-first-edge/1"
+SIGNATURE_FORM = "members-details-first-edge/degrees-as-order-and-digits"
 """Part of a signature's key: signatures made another way are not matched."""
 
 
@@ -33,22 +43,23 @@ def signature_keys(
     settings: tuple[Any, ...],
 ) -> dict[Any, str]:
     """Each community's memo key: a digest of its members' details and first edges (`first_edge`:
-    each member row's position in `edges`, -1 for none) with `settings` (what else its context
-    and report are made from)."""
+    each member row's position in `edges`, -1 for none), degrees as order and digits, with
+    `settings` (what else its context and report are made from)."""
     import numpy as np
     import pandas as pd
 
     hashed = pd.util.hash_pandas_object
-    nodes = hashed(members.loc[:, list(node_columns)], index=False).to_numpy()
+    communities = members["community"].to_numpy()
+    nodes = hashed(_degrees_as_digits(members, node_columns), index=False).to_numpy()
     listed = first_edge >= 0
     edge_hashes = np.zeros(len(members), dtype=np.uint64)
     if listed.any():
-        rows = edges.iloc[first_edge[listed]].loc[:, list(edge_columns)]
+        rows = _degrees_as_digits(edges.iloc[first_edge[listed]], edge_columns)
+        rows["rank"] = _edge_ranks(rows, edges.iloc[first_edge[listed]], communities[listed])
         edge_hashes[listed] = hashed(rows, index=False).to_numpy()
     member_hashes = hashed(
         pd.DataFrame({"node": nodes, "edge": edge_hashes, "listed": listed}), index=False
     ).to_numpy()
-    communities = members["community"].to_numpy()
     order = np.lexsort((member_hashes, communities))
     ordered, grouped = member_hashes[order], communities[order]
     starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
@@ -59,6 +70,36 @@ def signature_keys(
         )
         for start, end in zip(starts, ends, strict=True)
     }
+
+
+def _degrees_as_digits(frame: "pd.DataFrame", columns: tuple[str, ...]) -> "pd.DataFrame":
+    """`frame`'s `columns`, each degree replaced by its number of digits (its tokens in a
+    context)."""
+    import graphrag.data_model.schemas as schemas
+
+    picked = frame.loc[:, list(columns)].reset_index(drop=True)
+    for degree in {schemas.NODE_DEGREE, schemas.EDGE_DEGREE} & set(columns):
+        picked[degree] = picked[degree].astype("int64").astype(str).str.len()
+    return picked
+
+
+def _edge_ranks(
+    rows: "pd.DataFrame", listed: "pd.DataFrame", communities: "np.ndarray"
+) -> "np.ndarray":
+    """Each listed relationship's place in its community's context order (graphrag's
+    sort_context: combined degree descending, then record number)."""
+    import graphrag.data_model.schemas as schemas
+    import numpy as np
+
+    degree = listed[schemas.EDGE_DEGREE].to_numpy().astype(np.int64)
+    number = listed[schemas.SHORT_ID].to_numpy().astype(np.int64)
+    order = np.lexsort((number, -degree, communities))
+    grouped = communities[order]
+    starts = np.r_[True, grouped[1:] != grouped[:-1]]
+    first = np.maximum.accumulate(np.where(starts, np.arange(len(order)), 0))
+    ranks = np.empty(len(order), dtype=np.int64)
+    ranks[order] = np.arange(len(order)) - first
+    return ranks
 
 
 def report_settings(
