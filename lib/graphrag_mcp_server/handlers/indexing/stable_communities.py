@@ -41,6 +41,7 @@ against a fresh run). Splits keep previous sub-communities by the same frontier 
 
 import itertools
 import logging
+import math
 from collections import defaultdict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -259,21 +260,25 @@ def _kept_partition(
     graph: Graph, seed: dict[str, int], run: KeptCommunities, split: bool = False
 ) -> tuple[dict[str, int] | None, float, float]:
     """The seeded partition of `graph`, its modularity and a fresh Leiden run's; None for the
-    partition when there is nothing to keep or it scores below MODULARITY_FLOOR of the fresh one,
-    but for a `split` (a community's sub-communities) where no relationship changed."""
+    partition when there is nothing to keep or it scores below MODULARITY_FLOOR of the fresh one.
+    A `split` (a community's sub-communities) where no relationship changed is its seed, unscored
+    (NaN: no Leiden run for the hundreds of communities an update does not touch)."""
     import graspologic_native as gn
 
+    frontier = run.frontier & graph.keys()
+    if split and seed and not frontier and seed.keys() >= graph.keys():
+        # no relationship in this community changed: its sub-communities stay, whatever a fresh
+        # Leiden of its subgraph scores (graphrag's hierarchy drew them otherwise, and can score
+        # lower); those left in pieces by a member that moved out are split
+        kept = dict(seed)
+        _split_disconnected(graph, kept, run.ids)
+        return kept, math.nan, math.nan
     edges = _edge_list(graph)
     fresh, _ = gn.leiden(edges, starting_communities=None, seed=run.seed, trials=1, **LEIDEN)
     if not seed:
         return None, 0.0, fresh
-    frontier = run.frontier & graph.keys()
     partition = _maintained(graph, seed, frontier, run)
     modularity = gn.modularity(edges, partition, LEIDEN["resolution"])
-    if split and not frontier and seed.keys() >= graph.keys():
-        # nothing changed in this community: its sub-communities stay, whatever a fresh Leiden of
-        # its subgraph scores (graphrag's hierarchy drew them otherwise, and can score lower)
-        return partition, modularity, fresh
     if modularity < fresh - (1 - MODULARITY_FLOOR) * abs(fresh):
         logger.info(
             "kept communities score %.4f against %.4f fresh: clustering afresh", modularity, fresh
