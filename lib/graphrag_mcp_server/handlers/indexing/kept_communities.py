@@ -6,8 +6,11 @@ and writes the communities table. During an incremental run this workflow cluste
 edges, as cluster_graph prepares them, keeping the previous version's communities
 (stable_communities.py), and writes the table as graphrag's `create_communities` does (its code
 after clustering, graphrag 3.3; tests/test_stable_communities_unit.py compares the tables on a
-fresh clustering). Without a previous partition (a first build, `index --full`) it is graphrag's
-own workflow."""
+fresh clustering). Without a previous partition (a first build, `index --full`) it clusters with
+graphrag's own `cluster_graph` and writes the same table, merging only the relationship columns
+the table is made of: graphrag's merges copied every column (descriptions, weights) of every
+relationship once per level (at 10,000 archive documents the cold build's memory rose to 2,185 MiB
+there; 1,999 MiB now)."""
 
 from collections import defaultdict
 from collections.abc import Mapping
@@ -41,21 +44,24 @@ async def run_workflow(
 ) -> "WorkflowFunctionOutput":
     """graphrag's create_communities, its clustering keeping the previous version's communities."""
     from graphrag.data_model.data_reader import DataReader
+    from graphrag.index.operations.cluster_graph import cluster_graph
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
-    from graphrag.index.workflows import create_communities
 
     run: KeptCommunities | None = run_state(context, STATE)
-    if run is None:
-        return await create_communities.run_workflow(config, context)
     tables = context.output_table_provider
     relationships = await DataReader(tables).relationships()
     settings = config.cluster_graph
-    clusters = kept_clusters(
-        run, relationships, settings.max_cluster_size, settings.use_lcc, settings.seed
+    clusters = (
+        cluster_graph(relationships, settings.max_cluster_size, settings.use_lcc, settings.seed)
+        if run is None
+        else kept_clusters(
+            run, relationships, settings.max_cluster_size, settings.use_lcc, settings.seed
+        )
     )
     async with tables.open("entities") as entities, tables.open("communities") as communities:
         titles = {row["title"]: row["id"] async for row in entities}
-        rows = communities_rows(clusters, titles, relationships, run.previous.ids)
+        kept_ids = {} if run is None else run.previous.ids
+        rows = communities_rows(clusters, titles, relationships, kept_ids)
         for row in rows:
             await communities.write(row)
     return WorkflowFunctionOutput(result=rows[:5])
@@ -127,6 +133,7 @@ def communities_rows(
     import pandas as pd
     from graphrag.data_model.schemas import COMMUNITIES_FINAL_COLUMNS
 
+    relationships = relationships.loc[:, ["id", "source", "target", "text_unit_ids"]]
     communities = pd.DataFrame(
         clusters, columns=pd.Index(["level", "community", "parent", "title"])
     ).explode("title")
