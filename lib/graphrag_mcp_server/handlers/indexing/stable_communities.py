@@ -17,7 +17,7 @@ arXiv 2405.11658):
   previous partition (graphrag's Leiden, refined and randomised) is not a local optimum of that
   rule, and a hub with thousands of relationships, visited for one new one, would otherwise move
   to the community its old relationships already favoured, taking its sub-communities' reports
-  with it (`_moved_by_change`);
+  with it (frontier_moves.py);
 - a community left in pieces keeps its largest piece; each other piece becomes a community of its
   own;
 - a community of `max_cluster_size` or more is split as graphrag's hierarchical Leiden splits it:
@@ -42,11 +42,16 @@ against a fresh run). Splits keep previous sub-communities by the same frontier 
 import itertools
 import logging
 import math
-from collections import defaultdict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from graphrag_mcp_server.handlers.indexing.frontier_moves import (
+    Edge,
+    Graph,
+    maintained,
+    split_disconnected,
+)
 from graphrag_mcp_server.handlers.results import Clustering
 
 if TYPE_CHECKING:
@@ -74,9 +79,6 @@ LEIDEN: LeidenParameters = {
     "use_modularity": True,
 }
 """graphrag's Leiden parameters (graphrag.graphs.hierarchical_leiden)."""
-
-Graph = dict[str, dict[str, float]]
-Edge = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -271,13 +273,13 @@ def _kept_partition(
         # Leiden of its subgraph scores (graphrag's hierarchy drew them otherwise, and can score
         # lower); those left in pieces by a member that moved out are split
         kept = dict(seed)
-        _split_disconnected(graph, kept, run.ids)
+        split_disconnected(graph, kept, run.ids)
         return kept, math.nan, math.nan
     edges = _edge_list(graph)
     fresh, _ = gn.leiden(edges, starting_communities=None, seed=run.seed, trials=1, **LEIDEN)
     if not seed:
         return None, 0.0, fresh
-    partition = _maintained(graph, seed, frontier, run)
+    partition = maintained(graph, seed, frontier, run.ids, run.changed)
     modularity = gn.modularity(edges, partition, LEIDEN["resolution"])
     if modularity < fresh - (1 - MODULARITY_FLOOR) * abs(fresh):
         logger.info(
@@ -285,153 +287,6 @@ def _kept_partition(
         )
         return None, modularity, fresh
     return partition, modularity, fresh
-
-
-def _maintained(
-    graph: Graph, seed: dict[str, int], frontier: set[str], run: KeptCommunities
-) -> dict[str, int]:
-    """`seed` extended to every node of `graph`, with the frontier's nodes moved and broken
-    communities split."""
-    ids = run.ids
-    membership = dict(seed)
-    pending = sorted(graph.keys() - membership.keys())
-    while pending:
-        unplaced = []
-        for node in pending:
-            votes: defaultdict[int, float] = defaultdict(float)
-            for neighbour, weight in graph[node].items():
-                if neighbour in membership:
-                    votes[membership[neighbour]] += weight
-            if votes:
-                membership[node] = min(votes, key=lambda community: (-votes[community], community))
-            else:
-                unplaced.append(node)
-        # new nodes linked only to each other: the first starts a community
-        if len(unplaced) == len(pending):
-            membership[unplaced.pop(0)] = next(ids)
-        pending = unplaced
-    settled = _previous_links(graph, frontier & seed.keys(), run.changed)
-    _move_frontier(graph, membership, frontier | (graph.keys() - seed.keys()), ids, settled)
-    _split_disconnected(graph, membership, ids)
-    return membership
-
-
-def _previous_links(
-    graph: Graph, nodes: set[str], changed: dict[Edge, float | None]
-) -> dict[str, dict[str, float]]:
-    """Each of `nodes`' links in `graph` as they were before the changed relationships."""
-    links = {node: dict(graph[node]) for node in nodes}
-    for (source, target), weight in changed.items():
-        for node, other in ((source, target), (target, source)):
-            if node not in links or other not in graph:
-                continue
-            if weight is None:
-                links[node].pop(other, None)
-            else:
-                links[node][other] = weight
-    return links
-
-
-def _move_frontier(
-    graph: Graph,
-    membership: dict[str, int],
-    frontier: set[str],
-    ids: Iterator[int],
-    settled: dict[str, dict[str, float]],
-) -> None:
-    """Leiden's local moving, started from the frontier: each visited node goes to the neighbouring
-    community (or a community of its own) of the best modularity gain; a node that moves queues its
-    neighbours. A `settled` node (one that was placed before, with its links before the change) is
-    held where it is on its first visit unless the change is what makes its move pay."""
-    degree = {node: sum(neighbours.values()) for node, neighbours in graph.items()}
-    twice_weight = sum(degree.values()) or 1.0
-    totals: defaultdict[int, float] = defaultdict(float)
-    for node, community in membership.items():
-        totals[community] += degree[node]
-    queue = deque(sorted(frontier))
-    queued = set(queue)
-    visits = 0
-    while queue and visits < 20 * len(graph):
-        node = queue.popleft()
-        queued.discard(node)
-        visits += 1
-        current = membership[node]
-        links: defaultdict[int, float] = defaultdict(float)
-        for neighbour, weight in graph[node].items():
-            if neighbour != node:
-                links[membership[neighbour]] += weight
-        totals[current] -= degree[node]
-
-        def gain(community: int, node: str = node, links: dict[int, float] = links) -> float:
-            return links.get(community, 0.0) - degree[node] * totals[community] / twice_weight
-
-        best, best_gain = current, gain(current)
-        for community in sorted(links):
-            if (candidate := gain(community)) > best_gain + 1e-12:
-                best, best_gain = community, candidate
-        before = settled.pop(node, None)
-        if before is not None and best != current:
-            alone = best_gain < -1e-12
-            if _paid_before(
-                before, membership, totals, twice_weight, current, None if alone else best
-            ):
-                best, best_gain = current, 0.0  # the move was due before the change: not its doing
-        if best_gain < -1e-12:  # better alone than anywhere
-            best = next(ids)
-        totals[best] += degree[node]
-        if best != current:
-            membership[node] = best
-            for neighbour in graph[node]:
-                if membership[neighbour] != best and neighbour not in queued:
-                    queue.append(neighbour)
-                    queued.add(neighbour)
-
-
-def _paid_before(
-    links: dict[str, float],
-    membership: dict[str, int],
-    totals: dict[int, float],
-    twice_weight: float,
-    current: int,
-    target: int | None,
-) -> bool:
-    """Whether moving a node from `current` to `target` (None: a community of its own) already
-    gained modularity with its `links` as they were before the change (the communities' totals are
-    today's, the node's own degree left out: the change moves them by a few relationships)."""
-    degree = sum(links.values())
-    into: defaultdict[int, float] = defaultdict(float)
-    for neighbour, weight in links.items():
-        into[membership[neighbour]] += weight
-
-    def gain(community: int) -> float:
-        return into[community] - degree * totals[community] / twice_weight
-
-    return (0.0 if target is None else gain(target)) > gain(current) + 1e-12
-
-
-def _split_disconnected(graph: Graph, membership: dict[str, int], ids: Iterator[int]) -> None:
-    """Give each piece of a community but its largest a community of its own (Leiden's are
-    connected)."""
-    pieces: dict[int, list[list[str]]] = {}
-    seen: set[str] = set()
-    for start in sorted(graph):
-        if start in seen:
-            continue
-        community, piece, stack = membership[start], [], [start]
-        seen.add(start)
-        while stack:
-            node = stack.pop()
-            piece.append(node)
-            for neighbour in graph[node]:
-                if neighbour not in seen and membership[neighbour] == community:
-                    seen.add(neighbour)
-                    stack.append(neighbour)
-        pieces.setdefault(community, []).append(piece)
-    for split in pieces.values():
-        for piece in sorted(split, key=lambda nodes: (-len(nodes), min(nodes)))[1:]:
-            fresh = next(ids)
-            for node in piece:
-                membership[node] = fresh
 
 
 def _place(
