@@ -93,13 +93,10 @@ def _move_frontier(
             if neighbour != node:
                 links[membership[neighbour]] += weight
         totals[current] -= degree[node]
-
-        def gain(community: int, node: str = node, links: dict[int, float] = links) -> float:
-            return links.get(community, 0.0) - degree[node] * totals[community] / twice_weight
-
-        best, best_gain = current, gain(current)
+        best, best_gain = current, _gain(links, degree[node], totals, twice_weight, current)
         for community in sorted(links):
-            if (candidate := gain(community)) > best_gain + 1e-12:
+            candidate = _gain(links, degree[node], totals, twice_weight, community)
+            if candidate > best_gain + 1e-12:
                 best, best_gain = community, candidate
         before = settled.pop(node, None)
         if before is not None and best != current:
@@ -134,11 +131,16 @@ def _paid_before(
     into: defaultdict[int, float] = defaultdict(float)
     for neighbour, weight in links.items():
         into[membership[neighbour]] += weight
+    moved = 0.0 if target is None else _gain(into, degree, totals, twice_weight, target)
+    return moved > _gain(into, degree, totals, twice_weight, current) + 1e-12
 
-    def gain(community: int) -> float:
-        return into[community] - degree * totals[community] / twice_weight
 
-    return (0.0 if target is None else gain(target)) > gain(current) + 1e-12
+def _gain(
+    links: dict[int, float], degree: float, totals: dict[int, float], twice_weight: float, to: int
+) -> float:
+    """The modularity gain (times twice the graph's weight) of a node of `degree` with `links`
+    (weight to each community) joining community `to`, whose total degree is `totals[to]`."""
+    return links.get(to, 0.0) - degree * totals[to] / twice_weight
 
 
 def split_disconnected(graph: Graph, membership: dict[str, int], ids: Iterator[int]) -> None:

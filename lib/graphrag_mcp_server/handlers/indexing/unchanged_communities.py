@@ -54,8 +54,9 @@ def signature_keys(
     listed = first_edge >= 0
     edge_hashes = np.zeros(len(members), dtype=np.uint64)
     if listed.any():
-        rows = _degrees_as_digits(edges.iloc[first_edge[listed]], edge_columns)
-        rows["rank"] = _edge_ranks(rows, edges.iloc[first_edge[listed]], communities[listed])
+        listed_edges = edges.iloc[first_edge[listed]]
+        rows = _degrees_as_digits(listed_edges, edge_columns)
+        rows["rank"] = _edge_ranks(listed_edges, communities[listed])
         edge_hashes[listed] = hashed(rows, index=False).to_numpy()
     member_hashes = hashed(
         pd.DataFrame({"node": nodes, "edge": edge_hashes, "listed": listed}), index=False
@@ -83,9 +84,7 @@ def _degrees_as_digits(frame: "pd.DataFrame", columns: tuple[str, ...]) -> "pd.D
     return picked
 
 
-def _edge_ranks(
-    rows: "pd.DataFrame", listed: "pd.DataFrame", communities: "np.ndarray"
-) -> "np.ndarray":
+def _edge_ranks(listed: "pd.DataFrame", communities: "np.ndarray") -> "np.ndarray":
     """Each listed relationship's place in its community's context order (graphrag's
     sort_context: combined degree descending, then record number)."""
     import graphrag.data_model.schemas as schemas
