@@ -121,6 +121,19 @@ def test_hub_gaining_one_relationship_stays_where_the_previous_version_put_it(
     assert clustering.seeded and clustering.kept == 1
 
 
+def test_entity_better_alone_before_the_change_stays_where_it_was_placed(
+    tmp_path: Path,
+) -> None:
+    """An entity whose self-loop outweighs its links was better alone before the change (the
+    previous clustering placed it in 3 all the same); gaining a relationship to a new entity does
+    not make that move the change's doing, so it stays, and the new entity joins it."""
+    before = TWO_CLIQUES + [("x", "x", 10.0), ("a", "x", 1.0), ("f", "x", 1.0)]
+    previous = previous_version(tmp_path / "v1", {3: "abcdex", 7: "fghij"}, before)
+    top, clustering = clustered(previous, before + [("x", "z", 1.0)])
+    assert groups(top) == {3: "abcdexz", 7: "fghij"}
+    assert clustering.seeded
+
+
 def test_entity_moves_when_its_changed_relationships_make_the_move_pay(tmp_path: Path) -> None:
     """An entity placed where most of its links went loses four of them: it follows the rest."""
     before = TWO_CLIQUES + [(name, "x", 1.0) for name in "abcdefg"]

@@ -99,13 +99,12 @@ def _move_frontier(
             if candidate > best_gain + 1e-12:
                 best, best_gain = community, candidate
         before = settled.pop(node, None)
-        if before is not None and best != current:
-            alone = best_gain < -1e-12
-            if _paid_before(
-                before, membership, totals, twice_weight, current, None if alone else best
-            ):
-                best, best_gain = current, 0.0  # the move was due before the change: not its doing
-        if best_gain < -1e-12:  # better alone than anywhere
+        alone = best_gain < -1e-12
+        move = (current, None if alone else best)
+        moving = best != current or alone
+        if moving and before and _paid_before(node, before, membership, totals, twice_weight, move):
+            best, best_gain = current, 0.0  # the move was due before the change: not its doing
+        if best_gain < -1e-12:  # better alone than anywhere (a self-loop outweighs its links)
             best = next(ids)
         totals[best] += degree[node]
         if best != current:
@@ -117,20 +116,23 @@ def _move_frontier(
 
 
 def _paid_before(
+    node: str,
     links: dict[str, float],
     membership: dict[str, int],
     totals: dict[int, float],
     twice_weight: float,
-    current: int,
-    target: int | None,
+    move: tuple[int, int | None],
 ) -> bool:
-    """Whether moving a node from `current` to `target` (None: a community of its own) already
-    gained modularity with its `links` as they were before the change (the communities' totals are
-    today's, the node's own degree left out: the change moves them by a few relationships)."""
+    """Whether `node`'s `move` from one community to another (None: a community of its own)
+    already gained modularity with its `links` as they were before the change (the communities'
+    totals are today's, the node's own degree left out: the change moves them by a few
+    relationships). A self-loop counts in its degree, not as a link to a community."""
+    current, target = move
     degree = sum(links.values())
     into: defaultdict[int, float] = defaultdict(float)
     for neighbour, weight in links.items():
-        into[membership[neighbour]] += weight
+        if neighbour != node:
+            into[membership[neighbour]] += weight
     moved = 0.0 if target is None else _gain(into, degree, totals, twice_weight, target)
     return moved > _gain(into, degree, totals, twice_weight, current) + 1e-12
 
