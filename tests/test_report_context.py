@@ -3,6 +3,7 @@ its budget."""
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -280,18 +281,17 @@ def test_a_context_follows_its_records_to_new_numbers(
     community_records: list[list[dict]], budget: int | None
 ) -> None:
     """A stored context carried to renumbered records is the context graphrag would write for them;
-    a context the budget cut is written anew (which records fit depends on the numbers' tokens)."""
+    a context the budget cut is carried when the same edges still fit, else written anew (which
+    records fit depends on the numbers' tokens)."""
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
     from graphrag_mcp_server.handlers.indexing.carried_reports import (
-        carried_context,
         community_context,
         ranked_records,
     )
-    from graphrag_mcp_server.handlers.indexing.context_rows import degrees_by_rank
 
     tokenizer = get_tokenizer()
-    carried = 0
+    carried = cut = 0
     for records in community_records:
         renumbered = _renumbered_records(records, lambda n: 7 * n + 95)
         (ranked, ids), (ranked_after, ids_after) = (
@@ -299,23 +299,50 @@ def test_a_context_follows_its_records_to_new_numbers(
             ranked_records(renumbered),
         )
         assert ranked == ranked_after and ids != ids_after
-        stored = [
-            *community_context(records, tokenizer, budget),
-            ids,
-            degrees_by_rank(records, ids),
-        ]
-        now = (ids_after, degrees_by_rank(renumbered, ids_after))
-        context = carried_context(stored, now, renumbered, tokenizer, budget)
-        if context is None:  # only a context the budget cut is written anew
-            assert budget is not None
-            assert community_context(records, tokenizer, None)[1] > budget
+        stored, context, fresh = _carried_and_fresh(records, renumbered, tokenizer, budget)
+        if context is None:  # only a context whose cut moved is written anew
+            assert _edge_pairs(fresh[0]) != _edge_pairs(stored[0])
             continue
-        assert context == community_context(renumbered, tokenizer, budget)
+        assert context == fresh
         carried += 1
+        cut += budget is not None and community_context(records, tokenizer, None)[1] > budget
     if budget == 400:
-        assert carried < len(community_records), "a cut context is written anew"
+        assert cut > 0, "a context the budget cut is carried"
     else:
         assert carried == len(community_records), carried
+
+
+def _carried_and_fresh(
+    records: list[dict], changed: list[dict], tokenizer: Any, budget: int | None
+) -> tuple[list, tuple[str, int] | None, tuple[str, int]]:
+    """The context stored for `records`, that context carried to the `changed` records (None:
+    written anew), and the context written afresh for them."""
+    from graphrag_mcp_server.handlers.indexing.carried_reports import (
+        carried_context,
+        community_context,
+        ranked_records,
+    )
+    from graphrag_mcp_server.handlers.indexing.context_rows import degrees_by_rank
+
+    was_ids, now_ids = ranked_records(records)[1], ranked_records(changed)[1]
+    stored = [
+        *community_context(records, tokenizer, budget),
+        was_ids,
+        degrees_by_rank(records, was_ids),
+    ]
+    now = (now_ids, degrees_by_rank(changed, now_ids))
+    context = carried_context(stored, now, changed, tokenizer, budget)
+    return stored, context, community_context(changed, tokenizer, budget)
+
+
+def _edge_pairs(context: str) -> set[tuple[str, str]]:
+    """The (source, target) of each relationship row of a context."""
+    import csv
+    import io
+
+    _, _, table = context.partition("-----Relationships-----\n")
+    rows = list(csv.DictReader(io.StringIO(table.split("\n\n-----")[0])))
+    return {(row["source"], row["target"]) for row in rows}
 
 
 def test_a_member_without_an_edge_is_in_its_communitys_context(
@@ -425,6 +452,50 @@ def test_a_whole_context_is_rewritten_for_new_degrees_and_numbers(
         assert rewritten(text, tokens, was, now, changed, tokenizer) == (fresh, fresh_tokens)
         reordered += _rows_without_numbers(text) != _rows_without_numbers(fresh)
     assert reordered > 0, "some community's rows change order with their degrees"
+
+
+@pytest.mark.parametrize("budget", [120, 250, 400, 700])
+@pytest.mark.parametrize(
+    ("before", "after", "same_order"),
+    [
+        (None, lambda d: d + 1, True),
+        (None, lambda d: 1000 * d + 7, True),  # more tokens: fewer edges may fit
+        (lambda d: 10**15 * d + 7, lambda d: d + 1, True),  # fewer tokens: more edges may fit
+        (None, lambda d: max(1, 20 - d), False),
+    ],
+)
+def test_a_cut_context_is_rewritten_for_new_degrees_while_its_edges_still_fit(
+    community_records: list[list[dict]],
+    before: Callable[[int], int] | None,
+    after: Callable[[int], int],
+    same_order: bool,
+    budget: int,
+) -> None:
+    """A stored context the budget cut, carried to records whose degrees and numbers changed,
+    equals the context written afresh when it is carried, and is not carried only when the fresh
+    cut holds other edges (a hub's degree changes the rows of every community beside it: they
+    were all written anew, issue 40). Degrees that keep the edges' order keep some cut."""
+    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+    from graphrag_mcp_server.handlers.indexing.carried_reports import (
+        community_context,
+    )
+
+    tokenizer = get_tokenizer()
+    carried = fitting = 0
+    for original in community_records:
+        records = original if before is None else _regraded_records(original, before)
+        if community_context(records, tokenizer, None)[1] <= budget:
+            continue  # whole: the test above
+        changed = _renumbered_records(_regraded_records(original, after), lambda n: 3 * n + 5)
+        stored, context, fresh = _carried_and_fresh(records, changed, tokenizer, budget)
+        fitting += stored[1] <= budget  # else not even the first edge fits: written anew
+        if context is None:
+            assert stored[1] > budget or _edge_pairs(fresh[0]) != _edge_pairs(stored[0])
+            continue
+        assert context == fresh
+        carried += 1
+    assert carried > 0 or not (same_order and fitting), "some cut context keeps its edges"
 
 
 def _rows_without_numbers(context: str) -> list[str]:

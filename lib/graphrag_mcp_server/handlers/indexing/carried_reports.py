@@ -24,7 +24,7 @@ from graphrag_mcp_server.handlers.indexing.context_rows import (
     rewritten,
     whole_order,
 )
-from graphrag_mcp_server.handlers.indexing.cut_context import cut_context
+from graphrag_mcp_server.handlers.indexing.cut_context import carried_cut, cut_context
 from graphrag_mcp_server.handlers.tables import CITATION
 
 if TYPE_CHECKING:
@@ -145,9 +145,9 @@ def carried_context(
 ) -> tuple[str, int] | None:
     """A stored context (text, tokens, its rows' numbers and degrees by rank) for records that
     differ from its own at most in numbers and degrees: as stored when they are the same, its rows
-    renumbered, regraded and reordered when it was whole (context_rows.py); None where the budget
-    cut it (rows of the records are missing from it: which fit follows the degrees' order) or
-    where it no longer fits."""
+    renumbered, regraded and reordered when it was whole (context_rows.py) or when the budget cut
+    it and the same edges still fit (cut_context.carried_cut); None where it no longer fits, or
+    its cut moved."""
     if len(stored) != 4:  # stored before degrees were kept apart: written anew once
         return None
     text, tokens, ids, degrees = stored
@@ -156,6 +156,10 @@ def carried_context(
     if max_context_tokens and tokens > max_context_tokens:
         return None
     context = rewritten(text, tokens, (ids, degrees), now, records, tokenizer)
+    if context is None and max_context_tokens:
+        return carried_cut(
+            text, tokens, (ids, degrees), now, records, tokenizer, max_context_tokens
+        )
     if context is None or (max_context_tokens and context[1] > max_context_tokens):
         return None
     return context

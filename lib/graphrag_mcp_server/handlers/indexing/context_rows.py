@@ -126,10 +126,26 @@ def rewritten(
     same rows numbered `now` and ordered as `records` order them, with its tokens; None when a row
     cannot be matched, a degree is not a whole number or the context has claims (a claim's row
     can end in punctuation, which the tokenizer joins to the line end): it is then written anew."""
+    return rewritten_rows(context_tables(text), tokens, was, now, whole_order(records), tokenizer)
+
+
+Tables = dict[str, tuple[str, dict[int, str]]]
+"""A written context's tables: label -> (header, each row's text by its number)."""
+
+
+def rewritten_rows(
+    stored: Tables | None,
+    tokens: int,
+    was: Numbered,
+    now: Numbered,
+    order: dict[str, list[Row]],
+    tokenizer: "Tokenizer",
+) -> tuple[str, int] | None:
+    """The `stored` tables (of `tokens`, numbered `was`) written with the rows of `order`, each
+    numbered and graded `now`, and their tokens; None unless `order` holds exactly the stored
+    rows (see `rewritten`)."""
     import graphrag.data_model.schemas as schemas
 
-    order = whole_order(records)
-    stored = _tables(text)
     if stored is None or order["Claims"] or set(stored) != {k for k, v in order.items() if v}:
         return None
     parts, delta = [], 0
@@ -137,6 +153,8 @@ def rewritten(
         if not rows:
             continue
         header, lines = stored[label]
+        if len(rows) != len(lines):
+            return None
         rank = {number: position for position, number in enumerate(now[0][label])}
         written = [header]
         for row in rows:
@@ -174,7 +192,7 @@ _TABLE_TITLE = re.compile(r"^-----(\w+)-----\n", re.MULTILINE)
 _ROW_NUMBER = re.compile(r"(\d+),")
 
 
-def _tables(text: str) -> dict[str, tuple[str, dict[int, str]]] | None:
+def context_tables(text: str) -> Tables | None:
     """A context's tables: label -> (header, each row's text by its number); a row spanning lines
     (a quoted field with a line break) is one row. None when a row does not start with a number."""
     parts = _TABLE_TITLE.split(text)

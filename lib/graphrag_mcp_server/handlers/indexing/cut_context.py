@@ -15,14 +15,23 @@ its line ends, so a context's tokens are its rows' plus those of its titles and 
 count is kept for the run, as the same rows come back in the communities of every level) and
 checked by writing and tokenising the guess and the guess plus one edge: two contexts instead of
 about 2 log2(n). A guess that the check refutes falls back to the search.
+
+A stored cut context whose records changed only in numbers and degrees (a hub's degree is in the
+rows of every community beside it) is carried when the same edges still come first
+(`carried_cut`): its rows are rewritten as context_rows.py rewrites a whole context's, and the cut
+checked by writing and tokenising one context, the next edge's, instead of writing and tokenising
+the whole community's.
 """
 
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from graphrag_mcp_server.handlers.indexing.context_rows import (
+    Numbered,
+    context_tables,
     csv_rows,
     render_tables,
+    rewritten_rows,
     sorted_details,
 )
 
@@ -74,6 +83,37 @@ def cut_context(records: list[Row], tokenizer: "Tokenizer", max_context_tokens: 
         else:
             high = middle - 1
     return context(max(low, 1))
+
+
+def carried_cut(
+    text: str,
+    tokens: int,
+    was: Numbered,
+    now: Numbered,
+    records: list[Row],
+    tokenizer: "Tokenizer",
+    max_context_tokens: int,
+) -> tuple[str, int] | None:
+    """A stored cut context (`text` of `tokens`, numbered `was`) for `records` numbered `now`:
+    its rows rewritten when the edges it holds are still the first in graphrag's order, it still
+    fits and the next edge still does not; None otherwise (it is then written anew)."""
+    nodes, claims, edges, sizes = _prefixes(records)
+    stored = context_tables(text)
+    if claims or stored is None or "Relationships" not in stored:
+        return None
+    held = len(stored["Relationships"][1])
+    fitting = next((size for size in sizes if size[2] == held), None)
+    following = next((size for size in sizes if size[2] == held + 1), None)
+    if fitting is None or following is None:  # fewer edges now, or the whole context
+        return None
+    order = {"Entities": nodes[: fitting[0]], "Claims": [], "Relationships": edges[:held]}
+    context = rewritten_rows(stored, tokens, was, now, order, tokenizer)
+    if context is None or context[1] > max_context_tokens:
+        return None
+    one_more = {"Entities": nodes[: following[0]], "Relationships": edges[: held + 1]}
+    if tokenizer.num_tokens(render_tables(one_more)) <= max_context_tokens:
+        return None
+    return context
 
 
 _ROW_TOKENS: "WeakKeyDictionary[Tokenizer, dict[str, int]]" = WeakKeyDictionary()
