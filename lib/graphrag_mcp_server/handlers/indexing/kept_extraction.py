@@ -23,6 +23,7 @@ from graphrag_mcp_server.handlers.indexing.memos import (
     Step,
     input_hash,
     run_state,
+    sample,
     text_digest,
 )
 
@@ -106,7 +107,9 @@ async def run_workflow(
     if config.snapshots.raw_graph:
         await tables.write_dataframe("raw_entities", raw_entities)
         await tables.write_dataframe("raw_relationships", raw_relationships)
-    return WorkflowFunctionOutput(result={"entities": entities, "relationships": relationships})
+    return WorkflowFunctionOutput(
+        result={"entities": sample(entities), "relationships": sample(relationships)}
+    )
 
 
 async def extracted_graph(

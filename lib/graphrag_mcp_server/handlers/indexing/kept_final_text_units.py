@@ -10,7 +10,7 @@ graphrag's). Without the run's memos it is graphrag's own workflow.
 
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing.memos import CARRIED, run_state
+from graphrag_mcp_server.handlers.indexing.memos import CARRIED, run_state, sample
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,7 +35,7 @@ async def run_workflow(
     claims = config.extract_claims.enabled and await tables.has("covariates")
     final = await final_text_units(tables, claims)
     await tables.write_dataframe("text_units", final)
-    return WorkflowFunctionOutput(result=final.head(5).to_dict("records"))
+    return WorkflowFunctionOutput(result=sample(final))
 
 
 async def final_text_units(tables: Any, claims: bool) -> "pd.DataFrame":

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing import carried_reports, unchanged_communities
-from graphrag_mcp_server.handlers.indexing.memos import CARRIED, CarriedOver, run_state
+from graphrag_mcp_server.handlers.indexing.memos import CARRIED, CarriedOver, run_state, sample
 
 if TYPE_CHECKING:
     import numpy as np
@@ -99,7 +99,7 @@ async def written(
 
     output = finalize_community_reports(reports, communities)
     await context.output_table_provider.write_dataframe("community_reports", output)
-    return WorkflowFunctionOutput(result=output)
+    return WorkflowFunctionOutput(result=sample(output))
 
 
 def community_nodes(communities: "pd.DataFrame", entities: "pd.DataFrame") -> "pd.DataFrame":

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import (
     CARRIED,
+    SAMPLE_ROWS,
     CarriedOver,
     Memo,
     Step,
@@ -30,9 +31,6 @@ if TYPE_CHECKING:
 
 WORKFLOW, REPLACES = "create_base_text_units_kept", "create_base_text_units"
 """This module's workflow, and graphrag's that it replaces in the pipeline."""
-
-SAMPLE_ROWS = 5
-"""Rows returned as the workflow's result, as graphrag's returns."""
 
 Chunks = list[tuple[str, int]]
 """A document's chunks: (text, n_tokens), in order."""

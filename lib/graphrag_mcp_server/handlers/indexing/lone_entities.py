@@ -17,6 +17,8 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.handlers.indexing.memos import sample
+
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag.index.typing.context import PipelineRunContext
@@ -61,7 +63,7 @@ async def run_workflow(
     )
     combined = pd.concat([communities, added], ignore_index=True).loc[:, COMMUNITIES_FINAL_COLUMNS]
     await tables.write_dataframe("communities", combined)
-    return WorkflowFunctionOutput(result=added.to_dict("records")[:5])
+    return WorkflowFunctionOutput(result=sample(added))
 
 
 def with_every_entity_clustered(config: "GraphRagConfig", method: str) -> "GraphRagConfig":

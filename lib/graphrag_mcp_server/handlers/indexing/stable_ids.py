@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing.memos import run_state
+from graphrag_mcp_server.handlers.indexing.memos import run_state, sample
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,8 +108,8 @@ async def finalized(tables: Any, identities: Identities) -> dict[str, list[dict[
     await tables.write_dataframe("entities", entities)
     await tables.write_dataframe("relationships", relationships)
     return {
-        "entities": entities.head(5).to_dict("records"),
-        "relationships": relationships.head(5).to_dict("records"),
+        "entities": sample(entities),
+        "relationships": sample(relationships),
     }
 
 
