@@ -117,6 +117,41 @@ def test_a_table_of_large_rows_changes_only_around_the_changed_row() -> None:
     pd.testing.assert_frame_equal(pd.read_parquet(io.BytesIO(after)), edited)
 
 
+def test_a_table_written_in_parts_has_the_groups_and_bytes_of_one_written_whole() -> None:
+    """The memo table is written a part at a time (carry_over.py: a build's memory must not hold it
+    twice); a group never ends where a part does, so the file is the one a whole write makes."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from graphrag_mcp_server.handlers.indexing.parquet_pages import (
+        PAGE_OPTIONS,
+        write_groups,
+        write_streamed,
+    )
+
+    chosen = random.Random(7)
+    texts = [" ".join(chosen.choices(WORDS, k=chosen.randint(5, 900))) for _ in range(600)]
+    table = pa.table({"key": [f"k{number}" for number in range(600)], "result": texts})
+
+    def written(write: object) -> bytes:
+        sink = io.BytesIO()
+        with pq.ParquetWriter(sink, table.schema, **PAGE_OPTIONS) as writer:
+            write(writer)  # type: ignore[operator]
+        return sink.getvalue()
+
+    whole = written(lambda writer: write_groups(writer, table))
+    parts = [table.slice(start, 7) for start in range(0, 600, 7)]
+    streamed = written(lambda writer: write_streamed(writer, iter(parts)))
+    groups = pq.ParquetFile(pa.BufferReader(whole)).metadata.num_row_groups
+    assert 1 < groups < len(parts) / 3, "a group spans parts"
+    assert streamed == whole
+    assert written(lambda writer: write_streamed(writer, iter([table.slice(0, 0)]))) == written(
+        lambda writer: write_groups(writer, table.slice(0, 0))
+    )
+
+
 def test_a_piece_that_is_not_what_the_listing_says_is_refused(tmp_path: Path) -> None:
     """assemble answers False (the caller's one-line error) when the pieces do not make the listed
     content: a pack changed under the listing must not become a served table."""

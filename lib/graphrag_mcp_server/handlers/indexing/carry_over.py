@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step, input_hash
-from graphrag_mcp_server.handlers.indexing.parquet_pages import PAGE_OPTIONS, write_groups
+from graphrag_mcp_server.handlers.indexing.parquet_pages import PAGE_OPTIONS, write_streamed
 from graphrag_mcp_server.providers import embedding_revision
 
 if TYPE_CHECKING:
@@ -186,32 +186,42 @@ def _schema() -> "pa.Schema":
 def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
     """Store the results this run used: those carried over as rows of the previous table (in its
     order, so the pages that hold them stay the same), then those computed, vectors as float32
-    arrays and the others as JSON; one part at a time (each step's carried rows, then its computed
-    ones), so the whole table is never held twice."""
+    arrays and the others as JSON; PART_ROWS at a time (parquet_pages.write_streamed), so the
+    table is never held whole beside the results it is made from."""
     import pyarrow.parquet as pq
 
     schema = _schema()
     with pq.ParquetWriter(table, schema, **PAGE_OPTIONS) as writer:
         for step, memo in carried.items():
-            for part in _parts(step, memo, models[step], schema):
-                write_groups(writer, part)
+            write_streamed(writer, _parts(step, memo, models[step], schema))
+
+
+PART_ROWS = 2048
+"""Rows of the memo table made at a time: a 10,000-document build stores ~250,000 results, its
+extractions ~13 KiB each."""
 
 
 def _parts(step: Step, memo: Memo, made_with: str, schema: "pa.Schema") -> Iterator["pa.Table"]:
-    """A step's rows to store, in parts written one at a time: those carried over, then those
-    computed."""
+    """A step's rows to store, PART_ROWS at a time: those carried over, then those computed."""
     import pyarrow as pa
 
     carried_keys = memo.stored_form.keys() | memo.kept
     stored_again: list[tuple[str, Any]] = []
     if isinstance(memo.previous, StoredResults):
         rows = sorted(memo.previous.rows[key] for key in carried_keys)
-        again = memo.previous.table.take(pa.array(rows, pa.int64())).cast(schema)
-        yield _named(again, memo.identities) if memo.identities else again
+        for start in range(0, len(rows), PART_ROWS):
+            taken = pa.array(rows[start : start + PART_ROWS], pa.int64())
+            again = memo.previous.table.take(taken).cast(schema)
+            yield _named(again, memo.identities) if memo.identities else again
     else:
         stored_again = [(key, memo.previous[key]) for key in carried_keys]
     computed = [(key, result) for key, result in memo.used.items() if key not in carried_keys]
-    yield _rows(step, made_with, stored_again, computed, memo.identities, schema)
+    for start in range(0, len(stored_again), PART_ROWS):
+        part = stored_again[start : start + PART_ROWS]
+        yield _rows(step, made_with, part, [], memo.identities, schema)
+    for start in range(0, len(computed), PART_ROWS):
+        part = computed[start : start + PART_ROWS]
+        yield _rows(step, made_with, [], part, memo.identities, schema)
 
 
 def _named(rows: "pa.Table", identities: dict[str, str]) -> "pa.Table":

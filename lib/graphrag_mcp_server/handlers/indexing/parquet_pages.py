@@ -15,6 +15,7 @@ changing every page that uses them; statistics hold each page's smallest and lar
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
     import numpy as np
@@ -72,6 +73,24 @@ def write_groups(writer: "pq.ParquetWriter", table: "pa.Table") -> None:
     for end in group_ends(table):
         writer.write_table(table.slice(start, end - start), row_group_size=end - start)
         start = end
+
+
+def write_streamed(writer: "pq.ParquetWriter", tables: "Iterable[pa.Table]") -> None:
+    """Write the rows of `tables`, one after another, as row groups cut by content: the groups
+    `write_groups` cuts from their concatenation, holding one table and the rows of an unfinished
+    group at a time, not the whole."""
+    import pyarrow as pa
+
+    held: pa.Table | None = None
+    for table in tables:
+        joined = table if held is None else pa.concat_tables([held, table])
+        start = 0
+        for end in group_ends(joined)[:-1] if joined.num_rows else []:
+            writer.write_table(joined.slice(start, end - start), row_group_size=end - start)
+            start = end
+        held = joined.slice(start)  # the last group ends only where the rows ran out
+    if held is not None:
+        write_groups(writer, held)
 
 
 def group_ends(table: "pa.Table") -> list[int]:
