@@ -186,8 +186,8 @@ def _schema() -> "pa.Schema":
 def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
     """Store the results this run used: those carried over as rows of the previous table (in its
     order, so the pages that hold them stay the same), then those computed, vectors as float32
-    arrays and the others as JSON; PART_ROWS at a time (parquet_pages.write_streamed), so the
-    table is never held whole beside the results it is made from."""
+    arrays and the others as JSON; a part at a time (`_parts`, parquet_pages.write_streamed), so
+    the table is never held whole beside the results it is made from."""
     import pyarrow.parquet as pq
 
     schema = _schema()
@@ -196,32 +196,51 @@ def _write(carried: CarriedOver, table: Path, models: dict[Step, str]) -> None:
             write_streamed(writer, _parts(step, memo, models[step], schema))
 
 
-PART_ROWS = 2048
-"""Rows of the memo table made at a time: a 10,000-document build stores ~250,000 results, its
-extractions ~13 KiB each."""
+PART_ROWS, PART_BYTES = 2048, 4 * 2**20
+"""Rows, and bytes of results, of the memo table made at a time: a 10,000-document build stores
+~250,000 results, 10,000 of them extractions of ~13 KiB."""
 
 
 def _parts(step: Step, memo: Memo, made_with: str, schema: "pa.Schema") -> Iterator["pa.Table"]:
-    """A step's rows to store, PART_ROWS at a time: those carried over, then those computed."""
+    """A step's rows to store, a part at a time (`_spans`): those carried over, then those
+    computed."""
+    import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     carried_keys = memo.stored_form.keys() | memo.kept
     stored_again: list[tuple[str, Any]] = []
     if isinstance(memo.previous, StoredResults):
-        rows = sorted(memo.previous.rows[key] for key in carried_keys)
-        for start in range(0, len(rows), PART_ROWS):
-            taken = pa.array(rows[start : start + PART_ROWS], pa.int64())
-            again = memo.previous.table.take(taken).cast(schema)
+        stored = memo.previous.table
+        rows = np.array(sorted(memo.previous.rows[key] for key in carried_keys), dtype=np.int64)
+        sizes = pc.fill_null(pc.binary_length(stored["result"]), 0).to_numpy()[rows]
+        for span in _spans(sizes.tolist()):
+            again = stored.take(pa.array(rows[span])).cast(schema)
             yield _named(again, memo.identities) if memo.identities else again
     else:
         stored_again = [(key, memo.previous[key]) for key in carried_keys]
     computed = [(key, result) for key, result in memo.used.items() if key not in carried_keys]
-    for start in range(0, len(stored_again), PART_ROWS):
-        part = stored_again[start : start + PART_ROWS]
-        yield _rows(step, made_with, part, [], memo.identities, schema)
-    for start in range(0, len(computed), PART_ROWS):
-        part = computed[start : start + PART_ROWS]
-        yield _rows(step, made_with, [], part, memo.identities, schema)
+    for span in _spans([_size(result) for _, result in stored_again]):
+        yield _rows(step, made_with, stored_again[span], [], memo.identities, schema)
+    for span in _spans([_size(result) for _, result in computed]):
+        yield _rows(step, made_with, [], computed[span], memo.identities, schema)
+
+
+def _spans(sizes: list[int]) -> Iterator[slice]:
+    """Consecutive spans of rows, each of at most PART_ROWS rows and PART_BYTES (but one row)."""
+    start = total = 0
+    for row, size in enumerate(sizes):
+        if row > start and (row - start >= PART_ROWS or total + size > PART_BYTES):
+            yield slice(start, row)
+            start, total = row, 0
+        total += size
+    if start < len(sizes):
+        yield slice(start, len(sizes))
+
+
+def _size(result: Any) -> int:
+    """A result's bytes as stored, where known before encoding (JSON text); 0 otherwise."""
+    return len(result) if isinstance(result, str) else 0
 
 
 def _named(rows: "pa.Table", identities: dict[str, str]) -> "pa.Table":
