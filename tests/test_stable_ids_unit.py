@@ -96,9 +96,7 @@ def by_graphrag(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def by_columns(folder: Path, previous: PreviousVersion | None) -> tuple[pd.DataFrame, ...]:
     tables = tables_in(folder)
-    identities = stable_ids.identities_kept(previous) or stable_ids.Identities(
-        stable_ids._Kept({}, iter(range(100))), stable_ids._Kept({}, iter(range(100)))
-    )
+    identities = stable_ids.identities_kept(previous) or stable_ids.fresh_identities()
 
     async def run() -> tuple[pd.DataFrame, pd.DataFrame]:
         await stable_ids.finalized(tables, identities)
