@@ -438,7 +438,12 @@ def test_a_whole_context_is_rewritten_for_new_degrees_and_numbers(
         community_context,
         ranked_records,
     )
-    from graphrag_mcp_server.handlers.indexing.context_rows import degrees_by_rank, rewritten
+    from graphrag_mcp_server.handlers.indexing.context_rows import (
+        context_tables,
+        degrees_by_rank,
+        rewritten_rows,
+        whole_order,
+    )
 
     tokenizer = get_tokenizer()
     reordered = 0
@@ -449,7 +454,10 @@ def test_a_whole_context_is_rewritten_for_new_degrees_and_numbers(
         was_ids, now_ids = ranked_records(records)[1], ranked_records(changed)[1]
         was = (was_ids, degrees_by_rank(records, was_ids))
         now = (now_ids, degrees_by_rank(changed, now_ids))
-        assert rewritten(text, tokens, was, now, changed, tokenizer) == (fresh, fresh_tokens)
+        context = rewritten_rows(
+            context_tables(text), tokens, was, now, whole_order(changed), tokenizer
+        )
+        assert context == (fresh, fresh_tokens)
         reordered += _rows_without_numbers(text) != _rows_without_numbers(fresh)
     assert reordered > 0, "some community's rows change order with their degrees"
 

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 from graphrag_mcp_server.handlers.indexing import lone_entities, memos, unchanged_communities
 from graphrag_mcp_server.handlers.indexing.context_rows import (
     Numbered,
+    context_tables,
     degrees_by_rank,
     render_tables,
-    rewritten,
+    rewritten_rows,
     whole_order,
 )
 from graphrag_mcp_server.handlers.indexing.cut_context import carried_cut, cut_context
@@ -155,10 +156,11 @@ def carried_context(
         return text, tokens
     if max_context_tokens and tokens > max_context_tokens:
         return None
-    context = rewritten(text, tokens, (ids, degrees), now, records, tokenizer)
+    tables = context_tables(text)  # parsed once for both ways of carrying it
+    context = rewritten_rows(tables, tokens, (ids, degrees), now, whole_order(records), tokenizer)
     if context is None and max_context_tokens:
         return carried_cut(
-            text, tokens, (ids, degrees), now, records, tokenizer, max_context_tokens
+            tables, tokens, (ids, degrees), now, records, tokenizer, max_context_tokens
         )
     if context is None or (max_context_tokens and context[1] > max_context_tokens):
         return None

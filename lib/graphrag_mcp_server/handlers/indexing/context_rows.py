@@ -119,16 +119,6 @@ Numbered = tuple[dict[str, list[int]], dict[str, list[Any]]]
 """A community's record numbers and degrees, by table, in rank order."""
 
 
-def rewritten(
-    text: str, tokens: int, was: Numbered, now: Numbered, records: list[Row], tokenizer: "Tokenizer"
-) -> tuple[str, int] | None:
-    """The whole context `text` (of `tokens`), written for rows numbered `was`, rewritten for the
-    same rows numbered `now` and ordered as `records` order them, with its tokens; None when a row
-    cannot be matched, a degree is not a whole number or the context has claims (a claim's row
-    can end in punctuation, which the tokenizer joins to the line end): it is then written anew."""
-    return rewritten_rows(context_tables(text), tokens, was, now, whole_order(records), tokenizer)
-
-
 Tables = dict[str, tuple[str, dict[int, str]]]
 """A written context's tables: label -> (header, each row's text by its number)."""
 
@@ -141,9 +131,11 @@ def rewritten_rows(
     order: dict[str, list[Row]],
     tokenizer: "Tokenizer",
 ) -> tuple[str, int] | None:
-    """The `stored` tables (of `tokens`, numbered `was`) written with the rows of `order`, each
-    numbered and graded `now`, and their tokens; None unless `order` holds exactly the stored
-    rows (see `rewritten`)."""
+    """The `stored` tables (`context_tables` of a context of `tokens`, written for rows numbered
+    `was`) rewritten for the same rows numbered and graded `now`, in the order of `order` (a whole
+    context's: `whole_order`), with its tokens; None unless `order` holds exactly the stored rows,
+    or when a degree is not a whole number or the context has claims (a claim's row can end in
+    punctuation, which the tokenizer joins to the line end): it is then written anew."""
     import graphrag.data_model.schemas as schemas
 
     if stored is None or order["Claims"] or set(stored) != {k for k, v in order.items() if v}:

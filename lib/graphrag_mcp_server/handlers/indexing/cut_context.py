@@ -28,7 +28,7 @@ from weakref import WeakKeyDictionary
 
 from graphrag_mcp_server.handlers.indexing.context_rows import (
     Numbered,
-    context_tables,
+    Tables,
     csv_rows,
     render_tables,
     rewritten_rows,
@@ -86,7 +86,7 @@ def cut_context(records: list[Row], tokenizer: "Tokenizer", max_context_tokens: 
 
 
 def carried_cut(
-    text: str,
+    stored: Tables | None,
     tokens: int,
     was: Numbered,
     now: Numbered,
@@ -94,11 +94,11 @@ def carried_cut(
     tokenizer: "Tokenizer",
     max_context_tokens: int,
 ) -> tuple[str, int] | None:
-    """A stored cut context (`text` of `tokens`, numbered `was`) for `records` numbered `now`:
+    """A stored cut context (its `stored` tables, of `tokens`, numbered `was`; context_rows.
+    context_tables) for `records` numbered `now`:
     its rows rewritten when the edges it holds are still the first in graphrag's order, it still
     fits and the next edge still does not; None otherwise (it is then written anew)."""
     nodes, claims, edges, sizes = _prefixes(records)
-    stored = context_tables(text)
     if claims or stored is None or "Relationships" not in stored:
         return None
     held = len(stored["Relationships"][1])
