@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from unittest import mock
 
+import pandas as pd
 import pytest
 
 from azurite import Azurite
@@ -142,7 +143,10 @@ def test_an_edit_moves_only_changed_content_and_collection_keeps_shared_content(
             for piece in entry.get("pieces", ())
         }
         new_pieces = {p["sha256"]: p for p in pieces if p["pack"].startswith(version)}
-        assert not set(new_pieces) & set(earlier)  # a piece an earlier pack holds is not sent
+        again = set(new_pieces) & set(earlier)  # a piece an earlier pack holds is not sent
+        assert not again, [
+            n for n, e in listing.items() for p in e.get("pieces", ()) if p["sha256"] in again
+        ]
         assert all(p["sha256"] in new_pieces or p == earlier[p["sha256"]] for p in pieces)
         packs = _packs(azurite, location)
         assert sum(size for name, size in packs.items() if name.startswith(version)) == sum(
@@ -283,3 +287,26 @@ def test_a_versions_lancedb_files_stay_bounded_over_updates(copied_index: Path) 
             assert after == sealed
     print("version files after each update:", counts)
     assert counts[-1] <= max(counts[:-1]) and max(counts) < counts[0] + 12 * 2, counts
+
+
+def test_an_edit_undone_sends_no_piece_again(azurite: Azurite, tmp_path: Path) -> None:
+    """A table that goes back to the content of a version before the previous one (an edit
+    undone) is made of that version's pieces: its upload sends no pack."""
+    from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation
+    from graphrag_mcp_server.handlers.indexing.blob.versions import BlobIndex
+
+    rows = [f"row {number}: " + "words of a text unit " * 40 for number in range(400)]
+    contents = {"v1": rows, "v2": [*rows[:200], "an edited row", *rows[201:]], "v3": rows}
+    location = azurite.new_location()
+    moved, previous = {}, None
+    with mock.patch.dict(os.environ, azurite.env()):
+        index = BlobIndex(BlobLocation.parse(location))
+        index.create_container()
+        for name, texts in contents.items():
+            version = tmp_path / name
+            version.mkdir()
+            pd.DataFrame({"text": texts}).to_parquet(version / "text_units.parquet")
+            moved[name] = index.upload_version(tmp_path, version, previous).moved_bytes
+            previous = name
+    assert moved["v1"] > 0 and moved["v2"] > 0
+    assert moved["v3"] == 0, moved

@@ -15,7 +15,8 @@ from graphrag_mcp_server.errors import GraphRagMcpError
 from graphrag_mcp_server.handlers.indexing import versions
 from graphrag_mcp_server.handlers.indexing.blob import follower
 from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation
-from graphrag_mcp_server.handlers.indexing.blob.versions import Pointer, kept_versions
+from graphrag_mcp_server.handlers.indexing.blob.publish import kept_versions
+from graphrag_mcp_server.handlers.indexing.blob.versions import Pointer
 from graphrag_mcp_server.server import state
 
 LOCATION = BlobLocation.parse("az://replica-test/team")

@@ -134,10 +134,15 @@ class Packer:
             self.pack = bytearray()
 
 
-def held_pieces(listing: "Listing | None") -> list[Piece]:
-    """The pieces a listing's files are made of."""
-    files = listing.files.values() if listing is not None else ()
-    return [piece for entry in files for piece in entry.pieces]
+def held_pieces(*listings: "Listing | None") -> list[Piece]:
+    """The pieces the listings' files are made of."""
+    return [
+        piece
+        for listing in listings
+        if listing is not None
+        for entry in listing.files.values()
+        for piece in entry.pieces
+    ]
 
 
 class Span(BaseModel):

@@ -10,7 +10,7 @@ from typing import TypeVar
 from graphrag_mcp_server.handlers.indexing import versions as local
 from graphrag_mcp_server.handlers.indexing.blob.client import BlobLocation, storage_errors
 from graphrag_mcp_server.handlers.indexing.blob.lease import indexer_lease
-from graphrag_mcp_server.handlers.indexing.blob.versions import BlobIndex, kept_versions
+from graphrag_mcp_server.handlers.indexing.blob.versions import BlobIndex, Pointer
 
 logger = logging.getLogger(__name__)
 
@@ -52,3 +52,13 @@ async def published_build(
                 index.collect_garbage, kept_versions(pointer, built, before), grace_seconds
             )
     return result
+
+
+def kept_versions(pointer: Pointer | None, *kept_locally: Path | None) -> set[str]:
+    """What garbage collection never deletes, however old: the versions current.json names
+    (current and previous: replicas may still be reading the previous) and the indexer's local
+    ones."""
+    named = {pointer.version, pointer.previous} if pointer is not None else set()
+    return {version for version in named if version} | {
+        path.name for path in kept_locally if path is not None
+    }

@@ -27,7 +27,7 @@ from graphrag_mcp_server.handlers.indexing.blob.client import (
 )
 
 if TYPE_CHECKING:
-    from azure.storage.blob import ContentSettings
+    from azure.storage.blob import BlobProperties, ContentSettings
 
 logger = logging.getLogger(__name__)
 
@@ -133,11 +133,11 @@ class BlobIndex:
     def upload_version(
         self, root: Path, version: Path, previous: str | None = None
     ) -> objects.Transfer:
-        """Upload a built version: its parquet tables as pieces (those no pack of the previous
-        version holds, in new packs), the content of its other files (and of the root files it
-        goes with) that the container's objects lack, then its listing; what it uploaded of all it
-        holds. `previous`: the version it was built from, whose files' mtimes unchanged ones keep
-        and whose pieces are not sent again."""
+        """Upload a built version: its parquet tables as pieces (those no listed version's packs
+        hold, in new packs: an edit undone sends nothing again), the content of its other files
+        (and of the root files it goes with) that the container's objects lack, then its listing;
+        what it uploaded of all it holds. `previous`: the version it was built from, whose files'
+        mtimes unchanged ones keep."""
         files = {f"output/{path.relative_to(version).as_posix()}": path for path in _files(version)}
         for name in ROOT_FILES:
             files |= {
@@ -145,7 +145,8 @@ class BlobIndex:
             }
         before = self.listing(previous) if previous else None
         listing = objects.listing_of(files, before, datetime.now(UTC))
-        packer = objects.Packer(version.name, objects.held_pieces(before), self._upload_pack)
+        stored = objects.held_pieces(before, *self._other_listings(previous))
+        packer = objects.Packer(version.name, stored, self._upload_pack)
         for name, entry in listing.files.items():
             if objects.in_pieces(name):
                 kept = before.files.get(name) if before else None
@@ -197,6 +198,23 @@ class BlobIndex:
                 "on the indexer host"
             )
             raise GraphRagMcpError(msg) from None
+
+    def _other_listings(self, previous: str | None) -> list[objects.Listing | None]:
+        """The listings of the container's versions but `previous`; a malformed one is skipped (its
+        pieces are sent again, nothing is lost)."""
+        listings = []
+        for name in self._versions().keys() - {previous}:
+            with suppress(GraphRagMcpError):
+                listings.append(self.listing(name))
+        return listings
+
+    def _versions(self) -> dict[str, list["BlobProperties"]]:
+        """The versions the container holds: name -> its blobs."""
+        prefix = self.location.blob(local.VERSIONS) + "/"
+        names: dict[str, list[BlobProperties]] = {}
+        for blob in self.container.list_blobs(name_starts_with=prefix):
+            names.setdefault(blob.name[len(prefix) :].split("/", 1)[0], []).append(blob)
+        return names
 
     def _objects(self) -> dict[str, tuple[int, datetime]]:
         """The content the container holds: sha256 -> (size, last modified)."""
@@ -366,17 +384,15 @@ class BlobIndex:
         """Delete the versions not in `keep` whose newest file is older than the grace period
         (left by earlier switches, or by an indexer killed before its switch), then the objects
         older than that which no remaining version lists; the versions deleted."""
-        prefix = self.location.blob(local.VERSIONS) + "/"
-        newest: dict[str, datetime] = {}
-        names: dict[str, list[str]] = {}
-        for blob in self.container.list_blobs(name_starts_with=prefix):
-            version = blob.name[len(prefix) :].split("/", 1)[0]
-            names.setdefault(version, []).append(blob.name)
-            newest[version] = max(newest.get(version, blob.last_modified), blob.last_modified)
+        names = self._versions()
         cutoff = datetime.now(UTC) - timedelta(seconds=grace_seconds)
-        old = [version for version in names if version not in keep and newest[version] < cutoff]
+        old = [
+            version
+            for version, blobs in names.items()
+            if version not in keep and max(blob.last_modified for blob in blobs) < cutoff
+        ]
         for version in old:
-            self._delete(names[version])
+            self._delete([blob.name for blob in names[version]])
         listed: set[str] = set()
         packed: set[str] = set()
         for version in names.keys() - set(old):
@@ -431,16 +447,6 @@ def create_container(location: BlobLocation) -> None:
     way)."""
     with storage_errors(f"creating {location}", location):
         BlobIndex(location).create_container()
-
-
-def kept_versions(pointer: Pointer | None, *kept_locally: Path | None) -> set[str]:
-    """What garbage collection never deletes, however old: the versions current.json names
-    (current and previous: replicas may still be reading the previous) and the indexer's local
-    ones."""
-    named = {pointer.version, pointer.previous} if pointer is not None else set()
-    return {version for version in named if version} | {
-        path.name for path in kept_locally if path is not None
-    }
 
 
 def read_manifest(output: Path, location: BlobLocation, version: str) -> dict[str, str]:
