@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from graphrag_mcp_server.config.runtime import prepare_models
-from graphrag_mcp_server.handlers.indexing.carry_over import TABLE
 from graphrag_mcp_server.handlers.indexing.kept_extraction import _merged
+from graphrag_mcp_server.handlers.indexing.memo_table import stored_rows
 
 MERGES = {
     "entities": (0, ("title", "type"), "frequency"),
@@ -40,7 +40,7 @@ def test_merged_extractions_equal_graphrags(built_index: tuple[Path, dict], kind
     """Every text unit's stored extraction of the fixtures index, merged: the same frame (rows,
     order, lists, dtypes) as graphrag's `_merge_entities` / `_merge_relationships`."""
     position, keys, total = MERGES[kind]
-    stored = pd.read_parquet(built_index[0] / "output" / TABLE)
+    stored = stored_rows(built_index[0] / "output").to_pandas()
     extractions = [
         json.loads(result) for result in stored.loc[stored["step"] == "extraction", "result"]
     ]
@@ -173,7 +173,7 @@ def test_an_unchanged_row_reuses_its_stored_key_and_a_changed_one_is_keyed_anew(
                     changed,
                 )
             )
-        stored = pd.read_parquet(tmp_path / version / TABLE)
+        stored = stored_rows(tmp_path / version).to_pandas()
         return found, sorted(stored.loc[stored["step"] == "summary", "key"])
 
     people = {
@@ -193,3 +193,49 @@ def test_an_unchanged_row_reuses_its_stored_key_and_a_changed_one_is_keyed_anew(
     for ours, theirs in zip(found, every, strict=True):
         pd.testing.assert_frame_equal(ours, theirs)
     assert "Ben met Dora" in found[0].set_index("title").loc["BEN", "description"]
+
+
+def test_an_update_stores_its_changes_beside_the_base_it_links(tmp_path: Path) -> None:
+    """An update that carries most results links the base table of the version before (the same
+    file) and stores only the rows it adds, those it carries from the changes before, a row whose
+    name changed, and the base rows it drops; every version reads back as exactly the results it
+    used. Changes past COMPACT_SHARE of the base write a whole new base."""
+    from graphrag_mcp_server.handlers.indexing.carry_over import work_carried_over
+    from graphrag_mcp_server.handlers.indexing.memo_table import CHANGES, TABLE
+    from graphrag_mcp_server.handlers.indexing.memos import Step
+    from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
+
+    models = dict.fromkeys(Step, "m")
+
+    def run(version: str, previous: str | None, taken: list[int], new: list[int], names: dict):
+        (tmp_path / version).mkdir()
+        before = PreviousVersion(tmp_path / previous) if previous else None
+        with work_carried_over(before, tmp_path / version, models) as carried:
+            memo = carried[Step.SUMMARY]
+            for number in taken:
+                assert memo.take(f"k{number}") == {"summary": number}
+                memo.name(f"k{number}", names.get(number, f"n{number}"))
+            for number in new:
+                memo.put(f"k{number}", {"summary": number})
+                memo.name(f"k{number}", f"n{number}")
+        rows = stored_rows(tmp_path / version).to_pylist()
+        assert sorted((row["key"], json.loads(row["result"]), row["identity"]) for row in rows) == (
+            sorted((f"k{n}", {"summary": n}, names.get(n, f"n{n}")) for n in [*taken, *new])
+        )
+        changes = tmp_path / version / CHANGES
+        return (tmp_path / version / TABLE).stat().st_ino, (
+            pd.read_parquet(changes).groupby("dropped")["key"].apply(sorted).to_dict()
+            if changes.exists()
+            else None
+        )
+
+    base, changes = run("v1", None, [], list(range(100)), {})
+    assert changes is None  # a build without a version before writes the whole table
+    linked, changes = run("v2", "v1", list(range(98)), [100], {})
+    assert linked == base
+    assert changes == {False: ["k100"], True: ["k98", "k99"]}
+    linked, changes = run("v3", "v2", [*range(97), 100], [101], {0: "renamed"})
+    assert linked == base
+    assert changes == {False: ["k0", "k100", "k101"], True: ["k0", "k97", "k98", "k99"]}
+    rebased, changes = run("v4", "v3", list(range(60)), [], {0: "renamed"})
+    assert rebased != base and changes is None  # 41 rows dropped of 100: a whole table again
