@@ -199,7 +199,8 @@ def test_an_update_stores_its_changes_beside_the_base_it_links(tmp_path: Path) -
     """An update that carries most results links the base table of the version before (the same
     file) and stores only the rows it adds, those it carries from the changes before, a row whose
     name changed, and the base rows it drops; every version reads back as exactly the results it
-    used. Changes past COMPACT_SHARE of the base write a whole new base."""
+    used. Changes past COMPACT_SHARE of the base's bytes (many rows dropped, or one large row
+    added) write a whole new base."""
     from graphrag_mcp_server.handlers.indexing.carry_over import work_carried_over
     from graphrag_mcp_server.handlers.indexing.memo_table import CHANGES, TABLE
     from graphrag_mcp_server.handlers.indexing.memos import Step
@@ -207,20 +208,23 @@ def test_an_update_stores_its_changes_beside_the_base_it_links(tmp_path: Path) -
 
     models = dict.fromkeys(Step, "m")
 
+    def result(number: int) -> dict:
+        return {"summary": number, "padding": "x" * 6000 if number >= 1000 else ""}
+
     def run(version: str, previous: str | None, taken: list[int], new: list[int], names: dict):
         (tmp_path / version).mkdir()
         before = PreviousVersion(tmp_path / previous) if previous else None
         with work_carried_over(before, tmp_path / version, models) as carried:
             memo = carried[Step.SUMMARY]
             for number in taken:
-                assert memo.take(f"k{number}") == {"summary": number}
+                assert memo.take(f"k{number}") == result(number)
                 memo.name(f"k{number}", names.get(number, f"n{number}"))
             for number in new:
-                memo.put(f"k{number}", {"summary": number})
+                memo.put(f"k{number}", result(number))
                 memo.name(f"k{number}", f"n{number}")
         rows = stored_rows(tmp_path / version).to_pylist()
         assert sorted((row["key"], json.loads(row["result"]), row["identity"]) for row in rows) == (
-            sorted((f"k{n}", {"summary": n}, names.get(n, f"n{n}")) for n in [*taken, *new])
+            sorted((f"k{n}", result(n), names.get(n, f"n{n}")) for n in [*taken, *new])
         )
         changes = tmp_path / version / CHANGES
         return (tmp_path / version / TABLE).stat().st_ino, (
@@ -239,3 +243,7 @@ def test_an_update_stores_its_changes_beside_the_base_it_links(tmp_path: Path) -
     assert changes == {False: ["k0", "k100", "k101"], True: ["k0", "k97", "k98", "k99"]}
     rebased, changes = run("v4", "v3", list(range(60)), [], {0: "renamed"})
     assert rebased != base and changes is None  # 41 rows dropped of 100: a whole table again
+    linked, changes = run("v5", "v4", list(range(60)), [200], {0: "renamed"})
+    assert linked == rebased and changes == {False: ["k200"]}
+    heavy, changes = run("v6", "v5", [*range(60), 200], [1000], {0: "renamed"})
+    assert heavy != rebased and changes is None  # one row of 6 KB against 60 of ~100 bytes

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step
 from graphrag_mcp_server.handlers.indexing.parquet_pages import PAGE_OPTIONS, write_streamed
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 TABLE = "carried_over.parquet"
@@ -27,8 +29,9 @@ CHANGES = "carried_over_changes.parquet"
 COMPACT_SHARE = 0.25
 """An update stores its results as the base table of the version before (hard-linked: no byte
 written, no piece uploaded) and the rows changed since, while those (rows added, base rows
-dropped) are at most this share of the base's rows; past it, the whole table is written again
-as the new base. Writing the whole table was 7 s of a one-document update at 10,000 documents."""
+dropped) hold at most this share of the base's bytes (`_sizes`); past it, the whole table is
+written again as the new base, so that every update does not read dropped rows. Writing the whole
+table was 7 s of a one-document update at 10,000 documents."""
 
 
 @dataclass
@@ -40,6 +43,7 @@ class Stored:
     results: dict[Step, "StoredResults"]
     base: Path
     base_keys: "pa.Array"
+    base_sizes: "np.ndarray"
 
 
 class StoredResults(Mapping[str, Any]):
@@ -49,15 +53,27 @@ class StoredResults(Mapping[str, Any]):
     from the table itself (`write`), so an update does not turn each of hundreds of thousands of
     stored results into a Python object and back to store them."""
 
-    def __init__(self, table: "pa.Table") -> None:
-        self.table = table.drop_columns([IN_BASE]) if IN_BASE in table.column_names else table
-        self.in_base = (
-            table[IN_BASE].to_numpy(zero_copy_only=False) if IN_BASE in table.column_names else None
-        )
-        """Per row, whether it is a row of the base table (None: no base, as in tests)."""
-        self.rows = {key: row for row, key in enumerate(table["key"].to_pylist())}
+    def __init__(
+        self,
+        table: "pa.Table",
+        base_rows: int | None = None,
+        dropped: AbstractSet[str] = frozenset(),
+    ) -> None:
+        """`table`: the step's rows, the base table's first (`base_rows` of them; None: no base,
+        as in tests), those of the changes after; `dropped`: keys of base rows the changes drop
+        (left in the table, not results)."""
+        self.table, self.base_rows = table, base_rows
+        self.rows = {
+            key: row
+            for row, key in enumerate(table["key"].to_pylist())
+            if key not in dropped or not self.in_base(row)
+        }
         self._results: list[Any] | None = None
         self._keys_by_identity: dict[str, str] | None = None
+
+    def in_base(self, row: int) -> bool:
+        """Whether `row` is a row of the base table."""
+        return self.base_rows is not None and row < self.base_rows
 
     def key_of(self, identity: str) -> str | None:
         """The key of the stored result named `identity` (Memo.name), if any."""
@@ -150,20 +166,13 @@ class Changes:
     again: dict[Step, list[int]]
     computed: dict[Step, list[tuple[str, Any]]]
     dropped: "pa.Array"
-
-    @property
-    def rows(self) -> int:
-        """The rows the changes table holds."""
-        return (
-            sum(map(len, self.again.values()))
-            + sum(map(len, self.computed.values()))
-            + len(self.dropped)
-        )
+    size: int = 0
+    """The bytes of the rows added and dropped (`_sizes`)."""
 
 
 def _changes(carried: CarriedOver, models: dict[Step, str], stored: Stored) -> Changes | None:
     """This run's results as changes to `stored`'s base; None when they pass COMPACT_SHARE of the
-    base's rows (or a step's results came from elsewhere than a stored table)."""
+    base's bytes (or a step's results came from elsewhere than a stored table)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -174,22 +183,47 @@ def _changes(carried: CarriedOver, models: dict[Step, str], stored: Stored) -> C
         again = changes.again[step] = []
         if carried_keys:
             previous = memo.previous
-            if not isinstance(previous, StoredResults) or previous.in_base is None:
+            if not isinstance(previous, StoredResults) or previous.base_rows is None:
                 return None
             names = previous.table["identity"].to_pylist()
             for key in carried_keys:
                 row = previous.rows[key]
-                if previous.in_base[row] and memo.identities.get(key, names[row]) == names[row]:
+                if previous.in_base(row) and memo.identities.get(key, names[row]) == names[row]:
                     in_base.append(f"{step.value}\x00{key}")
                 else:
                     again.append(row)
             again.sort()
-        changes.computed[step] = [
+            changes.size += int(_sizes(previous.table)[again].sum())
+        computed = changes.computed[step] = [
             (key, result) for key, result in memo.used.items() if key not in carried_keys
         ]
+        changes.size += sum(KEY_BYTES + _result_size(step, result) for _, result in computed)
     kept = pc.is_in(stored.base_keys, value_set=pa.array(in_base, pa.large_string()))
     changes.dropped = stored.base_keys.filter(pc.invert(kept))
-    return changes if changes.rows <= COMPACT_SHARE * len(stored.base_keys) else None
+    changes.size += int(stored.base_sizes[~kept.to_numpy(zero_copy_only=False)].sum())
+    return changes if changes.size <= COMPACT_SHARE * stored.base_sizes.sum() else None
+
+
+KEY_BYTES = 64
+"""A stored row's bytes besides its result: its key (a sha256 in hex)."""
+
+
+def _sizes(table: "pa.Table") -> "np.ndarray":
+    """Each stored row's bytes: KEY_BYTES, its JSON result's, 4 a vector dimension."""
+    import pyarrow.compute as pc
+
+    texts = pc.fill_null(pc.binary_length(table["result"]), 0).to_numpy()
+    vectors = pc.fill_null(pc.list_value_length(table["vector"]), 0).to_numpy()
+    sizes: np.ndarray = KEY_BYTES + texts + 4 * vectors
+    return sizes
+
+
+def _result_size(step: Step, result: Any) -> int:
+    """A computed result's bytes as stored (`_rows`): a vector's 4 a dimension, an extraction's
+    JSON text, any other result as JSON."""
+    if step is Step.EMBEDDING:
+        return 4 * len(result)
+    return len(result) if step is Step.EXTRACTION else len(json.dumps(result))
 
 
 def _write_changes(
@@ -340,50 +374,59 @@ def _rows(
 
 def read(version: Path | None, models: dict[Step, str]) -> Stored | None:
     """A version's stored results made under each step's same models; None when it has no
-    readable table."""
+    readable table. Each step's rows are a slice of the base and one of the changes (the dropped
+    base rows left in place), so nothing is copied."""
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
     if version is None:
         return None
     try:
-        table, base_keys = _stored(version)
+        base = _readable(pq.read_table(version / TABLE))
+        added, dropped = _changes_of(version)
     except (OSError, ValueError, KeyError, pa.ArrowException):
         return None
-    results = {
-        step: StoredResults(_rows_where(table, step.value, made_with))
-        for step, made_with in models.items()
-    }
-    return Stored(results, version / TABLE, base_keys)
+    results = {}
+    for step, made_with in models.items():
+        rows = _rows_where(base, step.value, made_with)
+        table = pa.concat_tables([rows, _rows_where(added, step.value, made_with)])
+        results[step] = StoredResults(table, len(rows), dropped.get(step.value, set()))
+    return Stored(results, version / TABLE, _composite(base), _sizes(base))
 
 
 def stored_rows(version: Path) -> "pa.Table":
     """The results `version` stores, as one table: its base without the rows its changes drop,
     then the rows they add."""
-    return _stored(version)[0].drop_columns([IN_BASE])
-
-
-def _stored(version: Path) -> "tuple[pa.Table, pa.Array]":
-    """`stored_rows` with IN_BASE, and `_composite` of each row of the base."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     base = _readable(pq.read_table(version / TABLE))
-    base_keys = _composite(base)
-    table = base.append_column(IN_BASE, pa.repeat(True, len(base)))
-    if (version / CHANGES).exists():
-        changes = pq.read_table(version / CHANGES)
-        dropped = changes.filter(changes[DROPPED])
-        table = table.filter(pc.invert(pc.is_in(base_keys, value_set=_composite(dropped))))
-        added = _readable(changes.filter(pc.invert(changes[DROPPED])))
-        added = added.append_column(IN_BASE, pa.repeat(False, len(added)))
-        table = pa.concat_tables([table, added])
-    return table, base_keys
+    added, dropped = _changes_of(version)
+    gone = pa.array(
+        [f"{step}\x00{key}" for step, keys in dropped.items() for key in keys], pa.large_string()
+    )
+    return pa.concat_tables([base.filter(pc.invert(pc.is_in(_composite(base), gone))), added])
 
 
-IN_BASE, DROPPED = "in_base", "dropped"
-"""Columns of the stored results as read (whether a row is the base's) and of the changes table
-(whether a row drops the base's row of its step and key)."""
+def _changes_of(version: Path) -> "tuple[pa.Table, dict[str, set[str]]]":
+    """The rows `version`'s changes add, and the keys of the base rows they drop by step (none
+    without a changes table)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if not (version / CHANGES).exists():
+        return _empty(), {}
+    changes = pq.read_table(version / CHANGES)
+    dropped: dict[str, set[str]] = {}
+    gone = changes.filter(changes[DROPPED]).select(["step", "key"])
+    for step, key in zip(gone["step"].to_pylist(), gone["key"].to_pylist(), strict=True):
+        dropped.setdefault(step, set()).add(key)
+    return _readable(changes.filter(pc.invert(changes[DROPPED]))), dropped
+
+
+DROPPED = "dropped"
+"""The changes table's column: whether a row drops the base's row of its step and key."""
 
 
 def _readable(table: "pa.Table") -> "pa.Table":
@@ -394,6 +437,15 @@ def _readable(table: "pa.Table") -> "pa.Table":
     if "identity" not in table.column_names:
         table = table.append_column("identity", pa.nulls(len(table), pa.large_string()))
     return table.select([name for name, _ in SCHEMA_FIELDS]).cast(_schema())
+
+
+def _empty() -> "pa.Table":
+    """A table of no rows with one empty chunk a column (pyarrow's kernels crash on a column of
+    no chunks, as a file of no rows reads)."""
+    import pyarrow as pa
+
+    schema = _schema()
+    return pa.table([pa.array([], field.type) for field in schema], schema=schema)
 
 
 def _composite(table: "pa.Table") -> "pa.Array":
@@ -410,10 +462,12 @@ def _rows_where(table: "pa.Table", step: str, made_with: str) -> "pa.Table":
     together, as `_write` stores them."""
     import pyarrow.compute as pc
 
+    if table.num_rows == 0:
+        return _empty()
     mask = pc.and_(pc.equal(table["step"], step), pc.equal(table["models"], made_with))
     rows = pc.indices_nonzero(mask)
     if len(rows) == 0:
-        return table.slice(0, 0)
+        return _empty()
     first, last = rows[0].as_py(), rows[-1].as_py()
     if last - first + 1 == len(rows):
         return table.slice(first, len(rows))
