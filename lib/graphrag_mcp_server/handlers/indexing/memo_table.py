@@ -9,8 +9,6 @@ written again as the new base.
 """
 
 import json
-import os
-import shutil
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step
 from graphrag_mcp_server.handlers.indexing.parquet_pages import PAGE_OPTIONS, write_streamed
+from graphrag_mcp_server.handlers.indexing.versions import link_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -140,7 +139,7 @@ def write(
     if stored is None or changes is None:
         _write_whole(carried, version / TABLE, models)
     else:
-        _link(stored.base, version / TABLE)
+        link_file(stored.base, version / TABLE)
         _write_changes(carried, changes, version / CHANGES, models)
 
 
@@ -160,27 +159,29 @@ def _write_whole(carried: CarriedOver, table: Path, models: dict[Step, str]) -> 
 @dataclass
 class Changes:
     """An update's results as changes to the base table of the version before: per step, the rows
-    of the stored results to store again (not the base's, or named anew) and the results computed;
-    and the base rows this version no longer holds (`_composite` strings)."""
+    of the stored results to store again (not the base's, or named anew) and the results computed,
+    in their stored form (`_stored_form`); and the base rows this version no longer holds
+    (`_composite` strings)."""
 
     again: dict[Step, list[int]]
     computed: dict[Step, list[tuple[str, Any]]]
     dropped: "pa.Array"
-    size: int = 0
-    """The bytes of the rows added and dropped (`_sizes`)."""
 
 
 def _changes(carried: CarriedOver, models: dict[Step, str], stored: Stored) -> Changes | None:
-    """This run's results as changes to `stored`'s base; None when they pass COMPACT_SHARE of the
-    base's bytes (or a step's results came from elsewhere than a stored table)."""
+    """This run's results as changes to `stored`'s base; None when the rows they add and drop
+    hold more than COMPACT_SHARE of the base's bytes (`_sizes`), or when a step's results came
+    from elsewhere than a stored table."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     in_base: list[str] = []
-    changes = Changes({}, {}, pa.array([], pa.large_string()))
+    again: dict[Step, list[int]] = {}
+    computed: dict[Step, list[tuple[str, Any]]] = {}
+    size = 0
     for step, memo in carried.items():
         carried_keys = memo.stored_form.keys() | memo.kept
-        again = changes.again[step] = []
+        again[step] = []
         if carried_keys:
             previous = memo.previous
             if not isinstance(previous, StoredResults) or previous.base_rows is None:
@@ -191,17 +192,20 @@ def _changes(carried: CarriedOver, models: dict[Step, str], stored: Stored) -> C
                 if previous.in_base(row) and memo.identities.get(key, names[row]) == names[row]:
                     in_base.append(f"{step.value}\x00{key}")
                 else:
-                    again.append(row)
-            again.sort()
-            changes.size += int(_sizes(previous.table)[again].sum())
-        computed = changes.computed[step] = [
-            (key, result) for key, result in memo.used.items() if key not in carried_keys
+                    again[step].append(row)
+            again[step].sort()
+            size += int(_sizes(previous.table)[again[step]].sum())
+        computed[step] = [
+            (key, _stored_form(step, result))
+            for key, result in memo.used.items()
+            if key not in carried_keys
         ]
-        changes.size += sum(KEY_BYTES + _result_size(step, result) for _, result in computed)
+        size += sum(KEY_BYTES + _form_size(form) for _, form in computed[step])
     kept = pc.is_in(stored.base_keys, value_set=pa.array(in_base, pa.large_string()))
-    changes.dropped = stored.base_keys.filter(pc.invert(kept))
-    changes.size += int(stored.base_sizes[~kept.to_numpy(zero_copy_only=False)].sum())
-    return changes if changes.size <= COMPACT_SHARE * stored.base_sizes.sum() else None
+    size += int(stored.base_sizes[~kept.to_numpy(zero_copy_only=False)].sum())
+    if size > COMPACT_SHARE * stored.base_sizes.sum():
+        return None
+    return Changes(again, computed, stored.base_keys.filter(pc.invert(kept)))
 
 
 KEY_BYTES = 64
@@ -218,12 +222,19 @@ def _sizes(table: "pa.Table") -> "np.ndarray":
     return sizes
 
 
-def _result_size(step: Step, result: Any) -> int:
-    """A computed result's bytes as stored (`_rows`): a vector's 4 a dimension, an extraction's
-    JSON text, any other result as JSON."""
+def _stored_form(step: Step, result: Any) -> Any:
+    """A computed result as the table stores it: a vector as a float32 array, an extraction as
+    the JSON text it already is, any other result encoded as JSON."""
+    import numpy as np
+
     if step is Step.EMBEDDING:
-        return 4 * len(result)
-    return len(result) if step is Step.EXTRACTION else len(json.dumps(result))
+        return np.asarray(result, np.float32)
+    return result if step is Step.EXTRACTION else json.dumps(result)
+
+
+def _form_size(form: Any) -> int:
+    """A stored form's bytes (`_sizes`): a JSON text's length, 4 a vector dimension."""
+    return len(form) if isinstance(form, str) else 4 * len(form)
 
 
 def _write_changes(
@@ -236,9 +247,8 @@ def _write_changes(
     import pyarrow.parquet as pq
 
     schema = _schema()
-    with pq.ParquetWriter(table, schema.append(pa.field(DROPPED, pa.bool_())), **PAGE_OPTIONS) as (
-        writer
-    ):
+    with_dropped = schema.append(pa.field(DROPPED, pa.bool_()))
+    with pq.ParquetWriter(table, with_dropped, **PAGE_OPTIONS) as writer:
         for step, memo in carried.items():
             parts: list[pa.Table] = []
             if changes.again[step]:
@@ -247,33 +257,22 @@ def _write_changes(
                 again = previous.table.take(pa.array(changes.again[step])).cast(schema)
                 parts.append(_named(again, memo.identities))
             computed = changes.computed[step]
-            for span in _spans([_size(result) for _, result in computed]):
-                parts.append(_rows(step, models[step], [], computed[span], memo.identities, schema))
+            for span in _spans([_size(form) for _, form in computed]):
+                parts.append(_rows(step, models[step], computed[span], [], memo.identities, schema))
             for part in parts:
                 writer.write_table(part.append_column(DROPPED, pa.repeat(False, len(part))))
         ends = pc.split_pattern(changes.dropped, "\x00")
         nulls = pa.nulls(len(changes.dropped), pa.large_string())
-        writer.write_table(
-            pa.table(
-                {
-                    "step": pc.list_element(ends, 0),
-                    "key": pc.list_element(ends, 1),
-                    "result": nulls,
-                    "vector": pa.nulls(len(changes.dropped), pa.list_(pa.float32())),
-                    "models": nulls,
-                    "identity": nulls,
-                    DROPPED: pa.repeat(True, len(changes.dropped)),
-                },
-            ).cast(schema.append(pa.field(DROPPED, pa.bool_())))
-        )
-
-
-def _link(source: Path, target: Path) -> None:
-    """`source` at `target` as a hard link (a copy where links are refused)."""
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copy2(source, target)
+        dropped = {
+            "step": pc.list_element(ends, 0),
+            "key": pc.list_element(ends, 1),
+            "result": nulls,
+            "vector": pa.nulls(len(changes.dropped), pa.list_(pa.float32())),
+            "models": nulls,
+            "identity": nulls,
+            DROPPED: pa.repeat(True, len(changes.dropped)),
+        }
+        writer.write_table(pa.table(dropped).cast(with_dropped))
 
 
 PART_ROWS, PART_BYTES = 2048, 4 * 2**20
@@ -346,18 +345,11 @@ def _rows(
     """Rows of results in their stored form (`stored`) or as computed (`computed`: vectors as
     float32 arrays, extractions already JSON, the others encoded), each with its name if it has
     one (`identities`)."""
-    import numpy as np
     import pyarrow as pa
 
     keys = [key for key, _ in stored] + [key for key, _ in computed]
     vectors = step is Step.EMBEDDING
-    results: list[Any] = [value for _, value in stored]
-    if vectors:
-        results += [np.asarray(value, np.float32) for _, value in computed]
-    else:
-        results += [
-            value if step is Step.EXTRACTION else json.dumps(value) for _, value in computed
-        ]
+    results = [value for _, value in stored] + [_stored_form(step, value) for _, value in computed]
     empty = [None] * len(keys)
     return pa.table(
         {

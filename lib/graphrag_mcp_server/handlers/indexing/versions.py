@@ -233,15 +233,18 @@ def linked_copy(source: Path, target: Path) -> None:
     writable: for data that is never changed in place (LanceDB's files), a copy that costs no data
     written."""
 
-    def link(source_file: str, target_file: str) -> None:
-        try:
-            os.link(source_file, target_file)
-        except OSError:
-            shutil.copy2(source_file, target_file)
-
-    shutil.copytree(source, target, copy_function=link)
+    shutil.copytree(source, target, copy_function=link_file)
     for folder, _, _ in os.walk(target):
         _set_write(Path(folder), allowed=True)
+
+
+def link_file(source: str | Path, target: str | Path) -> None:
+    """`source` at `target` as a hard link (a copy where links are refused): for a file that is
+    never changed in place."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
 def _seal(version: Path) -> None:
