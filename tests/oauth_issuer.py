@@ -20,9 +20,13 @@ class Issuer:
         ec_jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(self.ec_key.public_key()))
         keys = [{**rsa_jwk, "kid": "k1", "alg": "RS256"}, {**ec_jwk, "kid": "k2", "alg": "ES256"}]
         documents: dict[str, bytes] = {"/jwks.json": json.dumps({"keys": keys}).encode()}
+        self.key_set_requests = 0
+        """How many times the key set (JWKS) was asked for."""
+        issuer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
+                issuer.key_set_requests += self.path == "/jwks.json"
                 body = documents.get(self.path)
                 self.send_response(200 if body else 404)
                 self.send_header("content-type", "application/json")
