@@ -174,6 +174,11 @@ class IndexSummary(TableCounts):
         description="Documents left out because they could not be read: path -> reason (encrypted, "
         "damaged, no text)",
     )
+    documents_read: int = Field(
+        default=0,
+        description="Files opened and read by this run; the others were unchanged since the "
+        "served version read them (size, times and inode) and their documents were taken from it",
+    )
     carried_over: dict[str, int] = Field(
         default={},
         description=(

@@ -28,7 +28,7 @@ from graphrag_mcp_server.errors import (
     InputDataError,
 )
 from graphrag_mcp_server.handlers import built_with
-from graphrag_mcp_server.handlers.indexing import versions
+from graphrag_mcp_server.handlers.indexing import document_stamps, versions
 from graphrag_mcp_server.handlers.indexing.documents import (
     Limits,
     Selection,
@@ -37,7 +37,11 @@ from graphrag_mcp_server.handlers.indexing.documents import (
 )
 from graphrag_mcp_server.handlers.indexing.model_caches import caches_follow_models
 from graphrag_mcp_server.handlers.indexing.pipeline import run_pipeline
-from graphrag_mcp_server.handlers.indexing.readers import CorpusReader, input_folder
+from graphrag_mcp_server.handlers.indexing.readers import (
+    CorpusReader,
+    input_folder,
+    one_text_document,
+)
 from graphrag_mcp_server.handlers.indexing.tuning import (
     changed_prompts,
     prompt_digests,
@@ -147,10 +151,11 @@ def _remove_initialised(root: Path, remove_root: bool) -> None:
 
 
 async def read_documents(
-    config: "GraphRagConfig", root: Path, limits: Limits | None = None
+    config: "GraphRagConfig", root: Path, limits: Limits | None = None, current: Path | None = None
 ) -> "tuple[pd.DataFrame, Selection]":
     """The input documents as graphrag's documents table, each selected file read by the graphrag
-    reader that fits its format (readers.py), and that selection (what was skipped, and why)."""
+    reader that fits its format (readers.py), and that selection (what was skipped, and why). A
+    text file unchanged since version `current` read it is taken from it (document_stamps.py)."""
     import pandas as pd
 
     from graphrag_mcp_server.handlers.indexing.local_files import LocalFileStorage
@@ -161,10 +166,19 @@ async def read_documents(
     reader = CorpusReader(
         config, LocalFileStorage(base_dir=str(data_path), encoding=config.input.encoding)
     )
-    rows = await reader.read(selection.files)
+    selection.stamps = {
+        path: each for path, each in selection.stamps.items() if one_text_document(path)
+    }
+    known = document_stamps.unchanged(
+        current, document_stamps.reading(config, data_path), selection.stamps
+    )
+    rows = await reader.read(selection.files, known)
+    selection.read = len(selection.files) - len(known)
     selection.unreadable.update(reader.unreadable)
     if reader.unreadable:
         selection.skipped[SkipReason.UNREADABLE] += len(reader.unreadable)
+        for path in reader.unreadable:
+            selection.stamps.pop(path, None)
     if not rows:
         left_out = f"; unreadable: {_listed(reader.unreadable)}" if reader.unreadable else ""
         wanted = (
@@ -222,12 +236,12 @@ async def build(
 
     started = time.perf_counter()
     with versions.index_lock(root), fewer_garbage_collections():
-        documents, selection = await read_documents(config, root, limits)
+        current = versions.current_version(root)
+        documents, selection = await read_documents(config, root, limits, current)
         versions.crash_point("documents-read")
         manifest = dict(
             zip(documents["title"].astype(str), documents["id"].astype(str), strict=True)
         )
-        current = versions.current_version(root)
         previous = versions.read_manifest(current)
         changes = versions.diff(previous, manifest)
         incremental = previous is not None and mode is not IndexMode.FULL
@@ -292,6 +306,11 @@ async def build(
                     json.dumps(prompts, indent=1, sort_keys=True), encoding="utf-8"
                 )
                 built_with.record(version, config)
+                document_stamps.record(
+                    version,
+                    document_stamps.reading(config, input_folder(config)),
+                    selection.stamps,
+                )
                 if probe_key is not None:
                     (version / PASSED_PROBE).write_text(probe_key, encoding="utf-8")
             except BaseException:
@@ -419,6 +438,7 @@ def _summary(
     return IndexSummary(
         **counts,
         skipped=dict(sorted(selection.skipped.items())),
+        documents_read=selection.read,
         unreadable=selection.unreadable,
         documents_added=len(changes.added),
         documents_updated=len(changes.updated),

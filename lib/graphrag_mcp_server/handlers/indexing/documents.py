@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag_mcp_server.errors import InputDataError
+from graphrag_mcp_server.handlers.indexing.document_stamps import Stamp, stamp
 
 INDEX_FOLDERS = ("output", "versions", "cache", "logs", "prompts")
 """What an index root holds of its own (a data folder may still live in it, as graphrag's
@@ -45,6 +46,10 @@ class Selection:
 
     files: list[str] = field(default_factory=list)
     bytes: int = 0
+    stamps: dict[str, Stamp] = field(default_factory=dict)
+    """Each file's stamp (document_stamps.py), taken from the listing's own stat."""
+    read: int = 0
+    """How many files were opened and read (the others: unchanged, taken from the last version)."""
     skipped: Counter[str] = field(default_factory=Counter)
     unreadable: dict[str, str] = field(default_factory=dict)
     """Files that matched but could not be read, with the reason."""
@@ -55,9 +60,14 @@ def skip_reason(path: Path, data_path: Path, index_root: Path) -> str | None:
     relative = path.relative_to(data_path)
     if any(part.startswith(".") for part in relative.parts):
         return SkipReason.HIDDEN
-    if path.is_symlink() and not path.resolve().is_relative_to(data_path):
+    return _placement(path.resolve(), path.is_symlink(), data_path, index_root)
+
+
+def _placement(resolved: Path, link: bool, data_path: Path, index_root: Path) -> str | None:
+    """Why a path resolving to `resolved` (`link`: through a symbolic link) is never a document."""
+    if link and not resolved.is_relative_to(data_path):
         return SkipReason.LINK_OUTSIDE
-    if path.resolve().is_relative_to(index_root) and not data_path.is_relative_to(index_root):
+    if resolved.is_relative_to(index_root) and not data_path.is_relative_to(index_root):
         return SkipReason.INDEX_ROOT
     return None
 
@@ -79,16 +89,17 @@ def select_documents(
     folders, seen = [data_path], set()
     while folders:
         folder = folders.pop()
-        if folder.resolve() in seen:
+        resolved = folder.resolve()
+        if resolved in seen:
             continue
-        seen.add(folder.resolve())
+        seen.add(resolved)
         try:
             entries = sorted(os.scandir(folder), key=lambda entry: entry.name, reverse=True)
         except OSError:
             selection.skipped[SkipReason.UNREADABLE] += 1
             continue
         for entry in entries:
-            _consider(Path(entry.path), data_path, index_root, pattern, selection, folders)
+            _consider(entry, resolved, data_path, index_root, pattern, selection, folders)
             if limits is not None:
                 _check(selection, data_path, limits)
     selection.files = in_graphrag_order(data_path, selection.files)
@@ -108,25 +119,37 @@ def in_graphrag_order(data_path: Path, files: list[str]) -> list[str]:
 
 
 def _consider(
-    path: Path,
+    entry: os.DirEntry[str],
+    folder: Path,
     data_path: Path,
     index_root: Path,
     pattern: re.Pattern[str],
     selection: Selection,
     folders: list[Path],
 ) -> None:
-    if (reason := skip_reason(path, data_path, index_root)) is not None:
+    """Select or skip one entry of `folder` (resolved), from what its listing already knows: a
+    path is resolved again only when it is a link."""
+    path, link = Path(entry.path), entry.is_symlink()
+    resolved = path.resolve() if link else folder / entry.name
+    if entry.name.startswith("."):
+        reason: str | None = SkipReason.HIDDEN
+    else:
+        reason = _placement(resolved, link, data_path, index_root)
+    if reason is not None:
         selection.skipped[reason] += 1
-    elif path.is_dir():
+    elif entry.is_dir():
         folders.append(path)
-    elif not path.is_file() or not os.access(path, os.R_OK):
+    elif not entry.is_file() or not os.access(path, os.R_OK):
         selection.skipped[SkipReason.UNREADABLE] += 1
         selection.unreadable[path.relative_to(data_path).as_posix()] = "no read permission"
     elif not pattern.search(str(path)):
         selection.skipped[SkipReason.OTHER_TYPE] += 1
     else:
-        selection.files.append(path.relative_to(data_path).as_posix())
-        selection.bytes += path.stat().st_size
+        relative = path.relative_to(data_path).as_posix()
+        status = entry.stat()
+        selection.files.append(relative)
+        selection.bytes += status.st_size
+        selection.stamps[relative] = stamp(status)
 
 
 def _check(selection: Selection, data_path: Path, limits: Limits) -> None:

@@ -30,10 +30,16 @@ class CorpusReader:
         self.unreadable: dict[str, str] = {}
         """path -> why it was left out."""
 
-    async def read(self, paths: list[str]) -> list[dict[str, Any]]:
-        """graphrag's document rows of every readable file, in order."""
+    async def read(
+        self, paths: list[str], known: dict[str, dict[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
+        """graphrag's document rows of every readable file, in order; a file in `known` is not
+        read: its row is the one given."""
         rows: list[dict[str, Any]] = []
         for path in paths:
+            if known and path in known:
+                rows.append(known[path])
+                continue
             try:
                 documents = await self._read_file(path)
             except Exception as error:  # noqa: BLE001 - a reader failure leaves out only this file
@@ -87,6 +93,12 @@ class CorpusReader:
             raise ValueError(f"not a valid {suffix[1:].upper()} file")
         if suffix == ".pdf" and not file.read_bytes()[:1024].lstrip().startswith(b"%PDF"):
             raise ValueError("not a valid PDF file")
+
+
+def one_text_document(path: str) -> bool:
+    """Whether `path` is read by graphrag's text reader: one document, titled by its path."""
+    suffix = Path(path).suffix.lower()
+    return suffix not in STRUCTURED and suffix not in MARKITDOWN
 
 
 def input_folder(config: "GraphRagConfig") -> Path:
