@@ -22,6 +22,7 @@ SUMMARY_KEYS = {
     "documents_updated",
     "documents_deleted",
     "documents_renamed",
+    "documents_read",
     "llm_calls",
     "prompt_tokens",
     "completion_tokens",
@@ -57,6 +58,7 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
     _, summary = built_index
     assert set(summary) == SUMMARY_KEYS
     assert summary["mode"] == "full"
+    assert summary["documents_read"] == summary["documents"]  # a cold build reads every file
     # graphrag's standard pipeline (documents handed in), this project's workflows in place of seven
     assert summary["workflows"] == [
         "create_base_text_units_kept",

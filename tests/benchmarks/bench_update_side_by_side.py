@@ -3,14 +3,15 @@
 Run: python tests/benchmarks/bench_update_side_by_side.py --before COMMIT [--documents 10000]
 Generates the archive of ../shared/corpora/archive/generate.py (seed 7) into a temporary folder,
 builds it cold once with `--before`'s lib/ (`git archive`, through PYTHONPATH), copies the root
-twice, then makes three changes one after the other: an added 2-sentence document naming the
-first hub, a sentence naming a new person appended to a document of the first hub, a document
-deleted. After each change `graphrag-mcp index DATA --offline` runs on the first copy with
-`--before`'s lib/ and on the second with this checkout's, one right after the other; each run's
-summary `seconds`, wall seconds, CPU seconds and peak RSS (the process's own rusage) are kept, and
-the two copies' tables are compared (every column but the ids graphrag draws at random for new
-entities and relationships). Writes the "Updates side by side at N documents (issue 40)" section
-of docs/benchmarks.md. Not a test: about 25 minutes at 10,000 documents on 2 cores, 3 at 300.
+twice, then makes four changes one after the other: an added 2-sentence document naming the
+first hub, none (`index` again on the same folder), a sentence naming a new person appended to a
+document of the first hub, a document deleted. After each change `graphrag-mcp index DATA
+--offline` runs on the first copy with `--before`'s lib/ and on the second with this checkout's,
+one right after the other; each run's summary `seconds`, wall seconds, CPU seconds and peak RSS
+(the process's own rusage) are kept, and the two copies' tables are compared (every column but
+the ids graphrag draws at random for new entities and relationships). Writes the "Updates side by
+side at N documents (issue 40)" section of docs/benchmarks.md. Not a test: about 25 minutes at
+10,000 documents on 2 cores, 3 at 300.
 """
 
 import argparse
@@ -96,13 +97,13 @@ def same_tables(first: Path, second: Path) -> str:
 
 
 def changes(data: Path) -> list[tuple[str, str]]:
-    """The three changes (name, document), chosen before any is made: an edit and a delete of
+    """The four changes (name, document), chosen before any is made: an edit and a delete of
     documents naming the first hub, a quarter and half way through them."""
     hub_documents = sorted(
         path for path in data.glob("doc_*.txt") if HUB in path.read_text(encoding="utf-8")
     )
     edited, deleted = hub_documents[len(hub_documents) // 4], hub_documents[len(hub_documents) // 2]
-    return [("add", ADDED), ("edit", edited.name), ("delete", deleted.name)]
+    return [("add", ADDED), ("none", "-"), ("edit", edited.name), ("delete", deleted.name)]
 
 
 def apply(data: Path, change: str, document: str) -> None:
@@ -113,6 +114,8 @@ def apply(data: Path, change: str, document: str) -> None:
             "Dobos kept the letters Jansen wrote that winter.\n",
             encoding="utf-8",
         )
+    elif change == "none":
+        return
     elif change == "edit":
         with (data / document).open("a", encoding="utf-8") as text:
             text.write(f"\nIn 1911 {HUB} hired the surveyor Tobiah Wren for the harbour wall.\n")
