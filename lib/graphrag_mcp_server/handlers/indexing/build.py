@@ -37,11 +37,7 @@ from graphrag_mcp_server.handlers.indexing.documents import (
 )
 from graphrag_mcp_server.handlers.indexing.model_caches import caches_follow_models
 from graphrag_mcp_server.handlers.indexing.pipeline import run_pipeline
-from graphrag_mcp_server.handlers.indexing.readers import (
-    CorpusReader,
-    input_folder,
-    one_text_document,
-)
+from graphrag_mcp_server.handlers.indexing.readers import CorpusReader, input_folder
 from graphrag_mcp_server.handlers.indexing.tuning import (
     changed_prompts,
     prompt_digests,
@@ -166,12 +162,7 @@ async def read_documents(
     reader = CorpusReader(
         config, LocalFileStorage(base_dir=str(data_path), encoding=config.input.encoding)
     )
-    selection.stamps = {
-        path: each for path, each in selection.stamps.items() if one_text_document(path)
-    }
-    known = document_stamps.unchanged(
-        current, document_stamps.reading(config, data_path), selection.stamps
-    )
+    known = document_stamps.unchanged(current, config, selection.stamps)
     rows = await reader.read(selection.files, known)
     selection.read = len(selection.files) - len(known)
     selection.unreadable.update(reader.unreadable)
@@ -306,11 +297,7 @@ async def build(
                     json.dumps(prompts, indent=1, sort_keys=True), encoding="utf-8"
                 )
                 built_with.record(version, config)
-                document_stamps.record(
-                    version,
-                    document_stamps.reading(config, input_folder(config)),
-                    selection.stamps,
-                )
+                document_stamps.record(version, config, selection.stamps)
                 if probe_key is not None:
                     (version / PASSED_PROBE).write_text(probe_key, encoding="utf-8")
             except BaseException:

@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.handlers.indexing.readers import input_folder, one_text_document
+
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
@@ -32,28 +34,23 @@ def stamp(status: os.stat_result) -> Stamp:
     return (status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino)
 
 
-def reading(config: "GraphRagConfig", data_path: Path) -> str:
-    """How files are read: the data folder and graphrag's input settings."""
-    return json.dumps(
-        {"data": str(data_path), "input": config.input.model_dump(mode="json")}, sort_keys=True
-    )
-
-
-def record(version: Path, how: str, stamps: dict[str, Stamp]) -> None:
-    """Write `version`'s record of the files it read (a line each: a changed file changes one)."""
-    lines = [json.dumps({"reading": how})]
-    lines += [json.dumps([path, *stamps[path]]) for path in sorted(stamps)]
+def record(version: Path, config: "GraphRagConfig", stamps: dict[str, Stamp]) -> None:
+    """Write `version`'s record of the text files it read as `config` reads them (a line each: a
+    changed file changes one)."""
+    files = _text_files(stamps)
+    lines = [json.dumps({"reading": _reading(config)})]
+    lines += [json.dumps([path, *files[path]]) for path in sorted(files)]
     (version / STAMPS).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def unchanged(
-    version: Path | None, how: str, stamps: dict[str, Stamp]
+    version: Path | None, config: "GraphRagConfig", stamps: dict[str, Stamp]
 ) -> dict[str, dict[str, Any]]:
-    """path -> document row, from `version`'s documents table, of each file whose stamp is the one
-    `version` recorded when it read files as `how`. Empty without a record or with a different
-    reading; a malformed record is no record."""
-    recorded = _recorded(version, how)
-    same = [path for path, each in stamps.items() if recorded.get(path) == each]
+    """path -> document row, from `version`'s documents table, of each text file whose stamp is
+    the one `version` recorded when it read files as `config` reads them. Empty without a record
+    or with a different reading; a malformed record is no record."""
+    recorded = _recorded(version, _reading(config))
+    same = [path for path, each in _text_files(stamps).items() if recorded.get(path) == each]
     if version is None or not same:
         return {}
     import pyarrow.parquet as pq
@@ -68,6 +65,19 @@ def unchanged(
         row["title"]: {**{name: row[name] for name in DOCUMENT_COLUMNS}, "raw_data": None}
         for row in table.to_pylist()
     }
+
+
+def _text_files(stamps: dict[str, Stamp]) -> dict[str, Stamp]:
+    """The stamps of the files graphrag's text reader reads (one document each)."""
+    return {path: each for path, each in stamps.items() if one_text_document(path)}
+
+
+def _reading(config: "GraphRagConfig") -> str:
+    """How files are read: the data folder and graphrag's input settings."""
+    return json.dumps(
+        {"data": str(input_folder(config)), "input": config.input.model_dump(mode="json")},
+        sort_keys=True,
+    )
 
 
 def _recorded(version: Path | None, how: str) -> dict[str, Stamp]:
