@@ -117,7 +117,7 @@ def _opens_a_stream(scope: Scope) -> bool:
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on host:port; a taken port is one clear error."""
+    """A socket bound to host:port, not yet listening; a taken port is one clear error."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -130,7 +130,6 @@ def bind(host: str, port: int) -> socket.socket:
             "--port"
         )
         raise ConfigError(msg) from error
-    sock.listen(2048)
     sock.set_inheritable(True)
     return sock
 
@@ -272,7 +271,8 @@ def _follow_in_thread(root: Path, settings: ServerSettings) -> None:
 
 
 def _listen(root: Path, transport: str, settings: ServerSettings) -> socket.socket:
-    """The bound socket, announced in one line on stderr."""
+    """The listening socket, announced in one line on stderr before it listens: whoever finds the
+    port open can read where and how it serves."""
     sock = bind(settings.host, settings.port)
     local = endpoint_url(
         settings.model_copy(update={"port": sock.getsockname()[1], "public_url": None}), transport
@@ -285,6 +285,7 @@ def _listen(root: Path, transport: str, settings: ServerSettings) -> socket.sock
         file=sys.stderr,
         flush=True,
     )
+    sock.listen(2048)
     return sock
 
 
