@@ -39,6 +39,7 @@ def _cache_keys(*prompts: str) -> list[list[str]]:
     return [line.split() for line in output.splitlines()]
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 def test_cache_keys_are_graphrags_own_and_stable_between_processes() -> None:
     prompt = sorted(CORPUS.iterdir())[0].read_text(encoding="utf-8")
     (hasher, first, graphrags_own), (_, edited, _) = _cache_keys(
@@ -56,6 +57,7 @@ def test_cache_keys_are_graphrags_own_and_stable_between_processes() -> None:
     assert first.endswith("_v4")
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 def test_a_waiting_worker_without_a_job_ends_cleanly(tmp_path) -> None:
     worker = subprocess.Popen(
         WORKER,

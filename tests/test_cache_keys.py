@@ -3,6 +3,7 @@ text."""
 
 import random
 
+import pytest
 import yaml
 from graphrag_common.hasher.hasher import hash_data
 
@@ -29,6 +30,7 @@ def _value(rng: random.Random, depth: int = 0) -> object:
     return [_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
 
 
+@pytest.mark.slow  # 4,000 random values through PyYAML twice: 8 s on 2 cores
 def test_yaml_is_pyyamls_own_for_random_texts_at_every_indentation() -> None:
     rng = random.Random(7)
     for _ in range(4000):

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import CORPUS, cli_env
 
 PROBE = """
@@ -53,6 +55,7 @@ def test_stats_opens_lancedb_when_a_vector_table_changed_since_the_build(
     assert "lancedb" in imported_by("stats", "--index-path", root)
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 def test_context_only_query_imports_neither_the_mcp_sdk_nor_graphrag_api(
     built_index: tuple[Path, dict],
 ) -> None:

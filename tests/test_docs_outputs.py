@@ -219,6 +219,7 @@ def _cli_json_blocks() -> dict[str, Any]:
     return blocks
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 def test_documented_cli_json_has_the_shape_commands_print(built_index: tuple[Path, dict]) -> None:
     root, summary = built_index
     blocks = _cli_json_blocks()
@@ -298,6 +299,7 @@ DYNAMIC_CALLS = re.compile(r"more calls: (\d+) in the example index in place of 
 GRAPH_SIZE = re.compile(r"\((\d+) KB for the example's")
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 async def test_prose_figures_of_tool_examples_are_what_tools_return(
     built_index: tuple[Path, dict],
 ) -> None:

@@ -185,6 +185,7 @@ def test_ten_writes_in_a_burst_are_one_job(copied_index: Path, corpus: Path) -> 
     assert len(list(notes.glob("note-*.md"))) == 10
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 def test_no_write_path_or_read_only_offers_no_write_tools(
     built_index, corpus: Path, tmp_path: Path
 ) -> None:
@@ -264,6 +265,7 @@ def test_refusals(built_index, tmp_path: Path) -> None:
     assert tree_digest(tmp_path, notes) == parent
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 def test_cli_add_and_remove(tmp_path: Path, built_index) -> None:
     """`add -` and `add FILE` write documents (same title: updated), `remove` deletes one; the first
     stdout line is JSON; without a write path one error line."""

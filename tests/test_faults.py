@@ -195,6 +195,7 @@ async def test_every_root_answers_provider_faults_inside_a_clients_timeout(
         )
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 async def test_a_hung_provider_meets_the_search_deadline_while_context_only_serves(
     copied_index: Path,
 ) -> None:
@@ -252,6 +253,7 @@ async def test_global_search_reports_its_stages_as_progress(built_index: tuple[P
     assert [value for value, _ in updates] == sorted(value for value, _ in updates)
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 def test_cli_query_names_the_provider_reason(copied_index: Path) -> None:
     with fake_provider(chat="401") as provider:
         with_provider(copied_index, provider.url)
@@ -266,7 +268,8 @@ def test_cli_query_names_the_provider_reason(copied_index: Path) -> None:
 @pytest.mark.parametrize(
     ("mode", "reason"),
     [
-        ("401", "Incorrect API key"),
+        # two CLI processes: 8 s or more on 2 cores
+        pytest.param("401", "Incorrect API key", marks=pytest.mark.slow),
         pytest.param("hang", "no answer within 8 s", marks=pytest.mark.slow),  # waits 8 s and more
     ],
 )
@@ -317,6 +320,7 @@ PROSE = (
 )
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 def test_a_model_that_answers_prose_is_stopped_by_the_extraction_check(tmp_path: Path) -> None:
     """A model that answers but does not write graphrag's extraction format (a very small local
     model): the build stops after its checks, in seconds, saying so and quoting the answer, before
@@ -434,6 +438,7 @@ def test_index_sizes_vectors_by_what_the_embedding_model_returns(tmp_path: Path)
     assert result.json()["embedding_calls"] > 0
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 def test_index_stops_after_consecutive_provider_failures(tmp_path: Path) -> None:
     root = tmp_path / "index"
     assert run_cli("init", "--index-path", root, "--provider", "offline").code == 0
@@ -493,6 +498,7 @@ DAMAGE = {
 }
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 @pytest.mark.parametrize("damage", list(DAMAGE))
 async def test_a_damaged_table_is_named_by_cli_tools_and_resources(
     copied_index: Path, damage: str

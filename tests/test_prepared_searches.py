@@ -160,7 +160,13 @@ async def _graphrag_api(
 
 @pytest.mark.parametrize(
     ("search_type", "types"),
-    [("local", []), ("local", ["person"]), ("basic", []), ("global", []), ("drift", [])],
+    [
+        ("local", []),
+        ("local", ["person"]),
+        ("basic", []),
+        ("global", []),
+        pytest.param("drift", [], marks=pytest.mark.slow),  # 8 s or more on 2 cores
+    ],
 )
 async def test_answers_and_their_contexts_are_graphrag_apis(
     loaded: tuple[Any, Any], search_type: str, types: list[str]

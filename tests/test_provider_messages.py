@@ -59,6 +59,7 @@ def test_cli_search_message_fits_the_fault(copied_index: Path, fault: str) -> No
     assert not any(words in result.stderr for words in unsaid), result.stderr
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 async def test_tool_errors_fit_the_fault(built_index: tuple[Path, dict], tmp_path: Path) -> None:
     """The same faults as tool errors, each on its own root, provider and session, at once."""
     async with AsyncExitStack() as stack:
@@ -86,6 +87,7 @@ async def test_tool_errors_fit_the_fault(built_index: tuple[Path, dict], tmp_pat
         assert message.endswith("The server keeps serving"), message
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 def test_build_probe_names_a_rate_limit_and_its_retry_after(tmp_path: Path) -> None:
     """A 429 asking for 60 s before an index build: the check gives up at once naming the limit and
     the wait (it said "no answer within 30 s" after waiting 30 s), with no advice to check the
@@ -193,6 +195,7 @@ async def test_an_unreadable_answer_is_an_error_not_an_empty_answer(copied_index
     assert "credentials" not in message
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 async def test_context_only_global_serves_without_the_report_vector_table(
     copied_index: Path,
 ) -> None:

@@ -22,6 +22,7 @@ QUERY_KEYS = {
 }
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 @pytest.mark.parametrize(
     ("search_type", "question", "expected"),
     [
@@ -67,6 +68,7 @@ def test_each_search_answers_with_entity_and_sources(
     assert "%|" not in result.stderr and " graphrag." not in result.stderr, result.stderr
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 def test_local_search_sources_point_at_the_right_document(built_index: tuple[Path, dict]) -> None:
     root, _ = built_index
     result = run_cli(
@@ -84,6 +86,7 @@ def test_local_search_sources_point_at_the_right_document(built_index: tuple[Pat
     assert "04_inspection_report_1994.md" in documents
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 def test_text_format_prints_answer_and_source_titles(built_index: tuple[Path, dict]) -> None:
     root, _ = built_index
     result = run_cli(

@@ -128,6 +128,7 @@ def test_tune_names_the_folder_to_give_when_there_are_no_documents(tmp_path: Pat
     assert len(told.stderr.strip().splitlines()) == 1, told.stderr
 
 
+@pytest.mark.slow  # 8 s or more on 2 cores (a CLI process or more): the full suite runs it
 async def test_the_tune_prompts_tool_runs_as_a_job(
     built_index: tuple[Path, dict], tmp_path: Path
 ) -> None:
