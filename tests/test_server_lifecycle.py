@@ -244,6 +244,7 @@ async def test_a_no_op_build_index_is_as_fast_as_the_cli_and_says_what_it_does(
         tool_seconds = time.perf_counter() - started
     job = result.structured_content
     assert job["state"] == "succeeded" and job["summary"]["llm_calls"] == 0, job
+    assert job["summary"]["documents_read"] == 0, job  # every file's stamp is the version's
     assert tool_seconds < 1.5 * min(cli_seconds), (tool_seconds, cli_seconds)
     assert any("comparing the documents" in message for message in messages), messages
 
