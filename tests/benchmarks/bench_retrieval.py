@@ -409,6 +409,13 @@ QUALITY_CORPORA = [
         "dotted legal forms), and one such general fault (dotted legal forms) was fixed while "
         "it was being written, without reading it",
     ),
+    (
+        "held out 3",
+        graph_quality.HELD_OUT_3,
+        "no: written on 2026-11-27 by a helper that had read neither the rules nor the code, "
+        "while the rules of the commit after it were being written from held out 2's failures; "
+        "measured before and after them, and no rule changed after seeing its figures",
+    ),
 ]
 
 

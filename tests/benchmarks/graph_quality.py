@@ -31,6 +31,8 @@ HELD_OUT = Path(__file__).resolve().parent / "corpora" / "held_out"
 code (see its ABOUT.md)."""
 HELD_OUT_2 = Path(__file__).resolve().parent / "corpora" / "held_out_2"
 """A second such corpus, written while the first was being measured (see its ABOUT.md)."""
+HELD_OUT_3 = Path(__file__).resolve().parent / "corpora" / "held_out_3"
+"""A third, written while the rules measured on it were being changed (see its ABOUT.md)."""
 TOP = 3
 
 
