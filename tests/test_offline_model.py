@@ -303,6 +303,60 @@ async def test_a_legal_form_written_with_stops_ends_its_company_name(model: LLMC
     assert not {title for title in types if title.endswith((" S", " K", " B"))}
 
 
+TITLED_NAMES = """Ward and club notes
+
+Staff Nurse Carys Bellamy admitted the patient at noon. Later Carys Bellamy noted a fracture.
+In round two GM Tomas Lindqvist beat FM Orla Brennan. Tomas Lindqvist then drew with Orla Brennan.
+Her Honour Judge Wilhelmina Crane heard the appeal, and Wilhelmina Crane dismissed it.
+The final was played at the Royal Albert Hall.
+"""
+
+
+async def test_a_title_no_list_holds_is_not_kept_in_front_of_the_name(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: words before a first name that are not first names themselves ('Staff Nurse',
+    chess titles in capitals, 'Her Honour Judge') are a title: one person is one entity, named
+    without it; a place named by its own words keeps a first name inside it."""
+    types, _ = await _extracted(model, TITLED_NAMES)
+    people = {title for title, kind in types.items() if kind == "PERSON"}
+    assert people == {"CARYS BELLAMY", "TOMAS LINDQVIST", "ORLA BRENNAN", "WILHELMINA CRANE"}
+    assert "ROYAL ALBERT HALL" in types
+
+
+WRITTEN_NAMES = """Parish notes
+
+Nell Oakes chairs the Brackley Millers' Association. The Reverend Amos Pike of St. Wilfrid's Church
+thanked Hobbs & Sons Ltd for the roof. Greta Lind of the Orchestra di Valmera met Otto Kranz of the
+Institut für Klangforschung, and Hobbs & Sons Ltd's foreman.
+"""
+
+
+async def test_names_written_with_possessives_stops_ampersands_and_particles_are_whole(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: a possessive before a head noun ("Millers' Association", "St. Wilfrid's Church"),
+    an abbreviated Saint, '&' and the particles of other languages ('di', 'für') stay inside one
+    name; a possessive before a lower-case word still ends it ("Hobbs & Sons Ltd's foreman")."""
+    types, relationships = await _extracted(model, WRITTEN_NAMES)
+    assert types == {
+        "NELL OAKES": "PERSON",
+        "BRACKLEY MILLERS' ASSOCIATION": "ORGANIZATION",
+        "AMOS PIKE": "PERSON",
+        "ST. WILFRID'S CHURCH": "ORGANIZATION",
+        "HOBBS & SONS LTD": "ORGANIZATION",
+        "GRETA LIND": "PERSON",
+        "ORCHESTRA DI VALMERA": "ORGANIZATION",
+        "OTTO KRANZ": "PERSON",
+        "INSTITUT FÜR KLANGFORSCHUNG": "ORGANIZATION",
+    }
+    pairs = {
+        frozenset(pair)
+        for pair in zip(relationships["source"], relationships["target"], strict=True)
+    }
+    assert frozenset({"NELL OAKES", "BRACKLEY MILLERS' ASSOCIATION"}) in pairs
+
+
 async def test_a_letter_gives_clean_typed_entities_and_relationships_beyond_a_sentence(
     model: LLMCompletion,
 ) -> None:

@@ -11,6 +11,7 @@ from graphrag_mcp_server.providers.offline.entity_types import (
     canonical_type,
     context_cue,
     head,
+    person_after_title,
     type_and_reason,
 )
 from graphrag_mcp_server.providers.offline.labels import bound_roles, defined_terms, field_labels
@@ -152,11 +153,11 @@ def _trim_joiners(words: list[str]) -> list[str]:
 
 
 def _split_run(words: list[str]) -> list[list[str]]:
-    """Split 'Mirela Voss of Harrowgate Board' at joiners after 2+ words; not a body's name before
-    one more word ('Maritime Museum of Gothenburg')."""
+    """Split 'Mirela Voss of Harrowgate Board' at joiners after 2+ words (never at '&': 'Pennock &
+    Sons'); not a body's name before one more word ('Maritime Museum of Gothenburg')."""
     parts: list[list[str]] = [[]]
     for word in words:
-        if word.lower() in JOINERS and _core_count(parts[-1]) >= 2:
+        if word.lower() in JOINERS and word != "&" and _core_count(parts[-1]) >= 2:
             parts.append([word])
         else:
             parts[-1].append(word)
@@ -195,6 +196,10 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     while words and (not _is_name_start(words) or words[0].lower() in JOINERS):
         titled = titled or words[0].lower() in TITLES
         words = words[1:]
+    if (named := person_after_title(words)) is not words:
+        titled, words = True, named
+        while words and not _is_name_start(words):  # 'Her Honour Judge Celia Marchbank'
+            words = words[1:]
     while words and (
         words[-1].lower() in _ROLES - _TYPE_CUES["geo"] - _TYPE_CUES["organization"]
         or words[-1].lower() in JOINERS
@@ -292,7 +297,13 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
             run.clear()
 
     for index, token in enumerate(tokens):
+        following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        if run and _continues_name(run[-1], token, following):
+            run[-1] += token  # "Weavers'", "St."
+            continue
         word, possessive = _strip_possessive(token)
+        if possessive and _heads_a_name(following):
+            word, possessive = token, False  # "St Oswald's Church", "Women's Institute"
         joins = bool(run) and (
             word.lower() in JOINERS
             or (_YEAR.match(word) is not None and run[-1].lower() in JOINERS)
@@ -307,6 +318,24 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
             flush()
     flush()
     return names
+
+
+def _continues_name(last: str, token: str, following: str) -> bool:
+    """`token` belongs to the name being read: the apostrophe of a plural possessive before the
+    name's head noun ("Weavers' Association") or the stop of an abbreviated Saint, Mount or Fort
+    ('St. Oswald')."""
+    if token in ("'", "’"):
+        return last.endswith("s") and _heads_a_name(following)
+    return token == "." and last.lower() in _NAME_ABBREVIATIONS and following[:1].isupper()
+
+
+def _heads_a_name(word: str) -> bool:
+    """A capitalised organisation's or place's head noun ('Association', 'Church')."""
+    return word[:1].isupper() and head(word) in ORGANISATION_HEADS | PLACE_HEADS
+
+
+_NAME_ABBREVIATIONS = frozenset(["st", "mt", "ft"])
+"""Abbreviations written with a stop inside names: Saint, Mount, Fort."""
 
 
 def _quoted_names(text: str) -> list[str]:

@@ -116,7 +116,7 @@ def type_and_reason(
         return cue, "context"
     if place:
         return "geo", "after in/at"
-    particles = set(words[1:-1]) & JOINERS  # 'Pieter van Damme'
+    particles = set(words[1:-1]) & JOINERS - _BODY_PREPOSITIONS  # 'Pieter van Damme'
     plain = all(
         w.replace("-", "").replace("'", "").replace("’", "").isalpha() for w in words
     ) and not (set(words) & JOINERS - particles)
@@ -140,3 +140,48 @@ def canonical_type(
 ) -> str:
     """Guess organization / geo / event / person (see `type_and_reason`)."""
     return type_and_reason(name, quoted=quoted, place=place, institution=institution, cue=cue)[0]
+
+
+_BODY_PREPOSITIONS = frozenset(["für", "zum", "zur", "dei", "degli", "delle"])
+"""Joiners of bodies' and places' names that no person's name holds ('Institut für Physik')."""
+_FORM_REASONS = frozenset(["event word", "legal form", "head noun", "gazetteer"])
+"""Reasons that type a name by its own words as something other than a person."""
+
+
+def person_after_title(words: list[str]) -> list[str]:
+    """A person's name written after words no title list holds ('Staff Nurse Moira Lennox', 'GM
+    Bram Oosterhuis', 'Fourteen-year-old Yusuf Demirci'): the words from its first first name on,
+    when nothing before that is a first name (an abbreviation in capitals before mixed case, or a
+    small word such as 'his', is none) and they make a person's name of two or three words, not
+    ending in a role. Any other run is returned unchanged: a name that starts with a first name,
+    and a body's or place's name by its own words ('Royal Albert Hall', 'Mount Saint Helens')."""
+    if len(words) < 3 or type_and_reason(" ".join(words), quoted=False, place=False)[1] in (
+        _FORM_REASONS
+    ):
+        return words
+    for start in range(1, len(words) - 1):
+        if not _before_a_name(words[start - 1], words[start]):
+            return words
+        rest = words[start:]
+        if is_first_name(rest[0]) and not _abbreviation(rest[0], rest[1]):
+            typed = type_and_reason(" ".join(rest), quoted=False, place=False)[1]
+            role = rest[-1].lower() in ORGANISATION_ROLES | TITLES  # 'Ashgrove Lane Lawyers'
+            return rest if typed == "first name" and not role else words
+    return words
+
+
+def _before_a_name(word: str, following: str) -> bool:
+    """`word` can stand in front of a name without being part of it: not a first name, unless it
+    is an abbreviation or a small word."""
+    lower = word.lower()
+    return not is_first_name(word) or _abbreviation(word, following) or lower in _SMALL_WORDS
+
+
+def _abbreviation(word: str, following: str) -> bool:
+    """An abbreviation in capitals ('GM', 'PC', 'IM') before a word in mixed case: a title, not a
+    first name in capitals."""
+    return word.isupper() and len(word) <= 4 and not following.isupper()
+
+
+_SMALL_WORDS = frozenset(["his", "her", "their", "our", "my", "your", "the", "a", "an", "to"])
+"""Words that start a title ('His Honour', 'Her Excellency') and some first-name lists hold."""

@@ -46,7 +46,13 @@ STOPWORDS = frozenset(
     ]
 )
 JOINERS = frozenset(
-    ["of", "the", "de", "du", "da", "del", "della", "van", "von", "der", "den", "la", "le", "&"]
+    [
+        "of", "the", "de", "du", "da", "del", "della", "van", "von", "der", "den", "la", "le", "&",
+        # particles and prepositions of names in other languages ('Filarmonica di Roma',
+        # 'Institut für Physik', 'Casa dos Reis', 'Huis ter Heide', 'Gustaf af Klint')
+        "di", "dei", "degli", "delle", "do", "dos", "das", "für", "zu", "zum", "zur", "ter",
+        "ten", "af", "av",
+    ]
 )
 _ABBREVIATIONS = frozenset(
     [
