@@ -255,6 +255,14 @@ async def _extracted(model: LLMCompletion, text: str) -> tuple[dict[str, str], p
     return dict(zip(entities["title"], entities["type"], strict=True)), relationships
 
 
+def _pairs(relationships: pd.DataFrame) -> set[frozenset[str]]:
+    """The related pairs of entities, either way round."""
+    return {
+        frozenset(pair)
+        for pair in zip(relationships["source"], relationships["target"], strict=True)
+    }
+
+
 async def test_types_come_from_general_knowledge_and_labels_are_not_entities(
     model: LLMCompletion,
 ) -> None:
@@ -274,10 +282,7 @@ async def test_types_come_from_general_knowledge_and_labels_are_not_entities(
         "WARSAW": "GEO",
         "BALTIC DREDGING": "ORGANIZATION",
     }
-    pairs = {
-        frozenset(pair)
-        for pair in zip(relationships["source"], relationships["target"], strict=True)
-    }
+    pairs = _pairs(relationships)
     assert frozenset({"KJELLBERG MARINE AS", "AMARA NWOSU"}) in pairs, "the Buyer is Kjellberg"
     assert frozenset({"HOLLIS FREIGHT LTD", "AMARA NWOSU"}) not in pairs
     assert frozenset({"TOMASZ WIELGOSZ", "BALTIC DREDGING"}) in pairs, "he: the subject"
@@ -350,10 +355,7 @@ async def test_names_written_with_possessives_stops_ampersands_and_particles_are
         "OTTO KRANZ": "PERSON",
         "INSTITUT FÜR KLANGFORSCHUNG": "ORGANIZATION",
     }
-    pairs = {
-        frozenset(pair)
-        for pair in zip(relationships["source"], relationships["target"], strict=True)
-    }
+    pairs = _pairs(relationships)
     assert frozenset({"NELL OAKES", "BRACKLEY MILLERS' ASSOCIATION"}) in pairs
 
 
