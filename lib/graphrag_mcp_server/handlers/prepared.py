@@ -248,13 +248,15 @@ class Lookup:
 def _keyed(table: "pd.DataFrame", key: str, *columns: str) -> dict[str, Any]:
     """str(key) -> the row's value of `columns` (a tuple of them when several); the first row
     wins."""
+    # columns as lists: iterating a column of pyarrow strings makes each value on its own (0.8 s
+    # of a reload at 10,000 documents)
     values = (
-        zip(*(table[column] for column in columns), strict=True)
+        zip(*(table[column].tolist() for column in columns), strict=True)
         if len(columns) > 1
-        else table[columns[0]]
+        else table[columns[0]].tolist()
     )
     keyed: dict[str, Any] = {}
-    for short_id, value in zip(table[key].astype(str), values, strict=True):
+    for short_id, value in zip(table[key].astype(str).tolist(), values, strict=True):
         keyed.setdefault(short_id, value)
     return keyed
 

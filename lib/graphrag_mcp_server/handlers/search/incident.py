@@ -423,10 +423,12 @@ class RelationshipIndex:
         """The index of a version's relationships, from their columns (no object made)."""
         import numpy as np
 
-        codes: dict[str, int] = {}
-        sources = np.array([codes.setdefault(str(title), len(codes)) for title in rows.sources])
-        targets = np.array([codes.setdefault(str(title), len(codes)) for title in rows.targets])
-        return cls._indexed(rows, codes, sources, targets, np.array(rows.ranks()))
+        ends, titles = pd.factorize(  # codes in order of first appearance, as `of` gives them
+            np.array([str(title) for title in [*rows.sources, *rows.targets]], dtype=object)
+        )
+        codes = {str(title): code for code, title in enumerate(titles)}
+        count = len(rows)
+        return cls._indexed(rows, codes, ends[:count], ends[count:], np.array(rows.ranks()))
 
     def no_links(self) -> "np.ndarray":
         """A search's links, none written yet."""
