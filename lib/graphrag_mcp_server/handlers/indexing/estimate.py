@@ -52,9 +52,10 @@ async def estimate(config: "GraphRagConfig", root: Path, full: bool, fast: bool)
     `fast`: the NLP method, whose extraction calls no model)."""
     from graphrag_mcp_server.handlers.indexing.build import read_documents
 
-    documents, _ = await read_documents(config, root)
-    manifest = dict(zip(documents["title"].astype(str), documents["id"].astype(str), strict=True))
     current = versions.current_version(root)
+    # a file unchanged since the served version is taken from it, as a run takes it
+    documents, _ = await read_documents(config, root, current=current)
+    manifest = dict(zip(documents["title"].astype(str), documents["id"].astype(str), strict=True))
     previous = versions.read_manifest(current)
     changes = versions.diff(previous, manifest)
     incremental = previous is not None and not full
