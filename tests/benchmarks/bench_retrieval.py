@@ -263,9 +263,15 @@ def main() -> None:
         help="measure only graph_quality's corpora (full builds) and the cold build of 300 "
         "generated documents, into a section headed with the commit and LABEL",
     )
+    parser.add_argument(
+        "--corpora",
+        metavar="NAMES",
+        help="with --quality-only: only these corpora (comma-separated, as the table names them)",
+    )
     arguments = parser.parse_args()
     if arguments.quality_only:
-        quality_only(arguments.quality_only)
+        chosen = arguments.corpora.split(",") if arguments.corpora else None
+        quality_only(arguments.quality_only, chosen)
         return
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -416,12 +422,20 @@ QUALITY_CORPORA = [
         "while the rules of the commit after it were being written from held out 2's failures; "
         "measured before and after them, and no rule changed after seeing its figures",
     ),
+    (
+        "held out 4",
+        graph_quality.HELD_OUT_4,
+        "no: written on 2026-11-27 by a helper that had read neither the rules nor the code, "
+        "while the legal-form rules of the commit after it were being written from held out 2's "
+        "and 3's failures; measured before and after them",
+    ),
 ]
 
 
-def quality_only(label: str) -> None:
-    """graph_quality's measures on each corpus (one full build each) and the cold build time of
-    300 generated documents, as a section named after the commit and `label`."""
+def quality_only(label: str, chosen: list[str] | None = None) -> None:
+    """graph_quality's measures on each corpus (one full build each; only those `chosen` if given)
+    and the cold build time of 300 generated documents, as a section named after the commit and
+    `label`."""
     from corpora import chain_corpus
 
     commit = subprocess.run(
@@ -432,6 +446,8 @@ def quality_only(label: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for name, corpus, in_view in QUALITY_CORPORA:
+            if chosen is not None and name not in chosen:
+                continue
             seconds = _timed_build(corpus / "docs", work / corpus.name)
             config, tables = load(work / corpus.name)
             rows, notes = graph_quality.section_lines(
@@ -450,7 +466,8 @@ def quality_only(label: str) -> None:
         [
             f"## No-key graph quality: commit {commit}, {label}",
             "",
-            "Measured by `python tests/benchmarks/bench_retrieval.py --quality-only LABEL` "
+            "Measured by `python tests/benchmarks/bench_retrieval.py --quality-only LABEL"
+            f"{' --corpora ' + ','.join(chosen) if chosen else ''}` "
             "(graph_quality's measures, see Retrieval; one full build per corpus). "
             "Timings are of this machine, shared with other work: compare them only within a "
             "section, and prefer the CPU seconds.",
