@@ -359,6 +359,31 @@ async def test_names_written_with_possessives_stops_ampersands_and_particles_are
     assert frozenset({"NELL OAKES", "BRACKLEY MILLERS' ASSOCIATION"}) in pairs
 
 
+LEGAL_FORMS_APART = """Supplier notice
+
+The lamps came from Virtanen Valo Oy of Turku. Virtanen Valo also serviced the generator.
+The butter came from Holmgaard Mejeri A/S in Jutland and the wine from Quinta Velha Vinhos, Lda.,
+whose manager Rui Lobo signed the order. Later Quinta Velha Vinhos shipped a second lot, as
+Rui Lobo promised.
+"""
+
+
+async def test_a_legal_form_types_its_company_wherever_it_is_written(model: LLMCompletion) -> None:
+    """Issue 42: a two-letter form that is no English word types in mixed case ('Oy'), a form with
+    a slash is one word ('A/S'), a form after a comma types the name before it, and so does the
+    full name for its short form written alone; 'Later' starts no name, 'as' is no form."""
+    types, _ = await _extracted(model, LEGAL_FORMS_APART)
+    assert types == {
+        "VIRTANEN VALO OY": "ORGANIZATION",
+        "VIRTANEN VALO": "ORGANIZATION",
+        "TURKU": "GEO",
+        "HOLMGAARD MEJERI A/S": "ORGANIZATION",
+        "JUTLAND": "GEO",
+        "QUINTA VELHA VINHOS": "ORGANIZATION",
+        "RUI LOBO": "PERSON",
+    }
+
+
 async def test_a_letter_gives_clean_typed_entities_and_relationships_beyond_a_sentence(
     model: LLMCompletion,
 ) -> None:

@@ -19,11 +19,18 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     HONORIFICS,
     ORGANISATION_HEADS,
     PLACE_HEADS,
+    SENTENCE_ADVERBS,
     TITLES,
     ends_in_legal_form,
     is_first_name,
     is_known_place,
     is_legal_form,
+)
+from graphrag_mcp_server.providers.offline.name_words import (
+    continues_name,
+    heads_a_name,
+    strip_possessive,
+    tokens_of,
 )
 from graphrag_mcp_server.providers.offline.text import (
     JOINERS,
@@ -112,20 +119,9 @@ _COMMON_SUFFIXES = (
 _TYPE_CUES = {"organization": ORGANISATION_HEADS, "geo": PLACE_HEADS, "event": EVENT_HEADS}
 """Head nouns of organisations, places and events (general lists: see lexicon.py)."""
 
-_TOKEN = re.compile(r"\w+(?:['’&-]\w+)*|\S")
-_DOTTED = re.compile(r"(?:[A-Za-z]{1,2}\.){2,}")
-_TOKEN_OR_DOTTED = re.compile(rf"{_DOTTED.pattern}|{_TOKEN.pattern}")
 _YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{2,60})[\"”]")
 _TITLE_LIKE = re.compile(r"[A-Z][\w'’&-]*(?:\s+[\w'’&-]+){0,5}")
-
-
-def _strip_possessive(token: str) -> tuple[str, bool]:
-    """Remove a trailing 's; report whether there was one."""
-    for suffix in ("'s", "’s"):
-        if token.endswith(suffix) and len(token) > 2:
-            return token[: -len(suffix)], True
-    return token, False
 
 
 def _is_name_word(word: str) -> bool:
@@ -173,7 +169,7 @@ def _split_run(words: list[str]) -> list[list[str]]:
 def _is_sentence_opener(word: str) -> bool:
     """A capitalised sentence-initial word unlikely to start a name ('The', 'Building')."""
     lower = word.lower()
-    return lower in STOPWORDS or lower.endswith(("ing", "ly"))
+    return lower in STOPWORDS or lower in SENTENCE_ADVERBS or lower.endswith(("ing", "ly"))
 
 
 def _is_name_start(words: list[str]) -> bool:
@@ -246,28 +242,13 @@ def _is_single_name(word: str) -> bool:
     )
 
 
-def _tokens(sentence: str) -> list[str]:
-    """The sentence's words and marks; a dotted legal form after a capitalised word ('Marittima
-    Velaris S.p.A.', 'Hokuto Aerial K.K.') is one word of the name, any other dotted abbreviation
-    ('e.g.', 'U.S.') its letters and stops."""
-    tokens: list[str] = []
-    for token in _TOKEN_OR_DOTTED.findall(sentence):
-        if _DOTTED.fullmatch(token) and not (
-            tokens and tokens[-1][:1].isupper() and is_legal_form(token)
-        ):
-            tokens.extend(_TOKEN.findall(token))
-        else:
-            tokens.append(token)
-    return tokens
-
-
 def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
     """Capitalised names in a sentence, each with whether it is a single word found where a place is
     (after in/at/near...) and whether it is weak (a heading's first word before a lower-case one,
     which find_entities keeps only if the text writes it again); a single word elsewhere is kept
     where it starts a heading (a short line of two words or more without a full stop, not a
     numbered item) or mid-sentence where the gazetteer knows it."""
-    tokens = _tokens(sentence)
+    tokens = tokens_of(sentence)
     names: list[tuple[str, bool, bool]] = []
     run: list[str] = []
     start = 0
@@ -298,11 +279,11 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
 
     for index, token in enumerate(tokens):
         following = tokens[index + 1] if index + 1 < len(tokens) else ""
-        if run and _continues_name(run[-1], token, following):
+        if run and continues_name(run[-1], token, following):
             run[-1] += token  # "Weavers'", "St."
             continue
-        word, possessive = _strip_possessive(token)
-        if possessive and _heads_a_name(following):
+        word, possessive = strip_possessive(token)
+        if possessive and heads_a_name(following):
             word, possessive = token, False  # "St Oswald's Church", "Women's Institute"
         joins = bool(run) and (
             word.lower() in JOINERS
@@ -318,24 +299,6 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
             flush()
     flush()
     return names
-
-
-def _continues_name(last: str, token: str, following: str) -> bool:
-    """`token` belongs to the name being read: the apostrophe of a plural possessive before the
-    name's head noun ("Weavers' Association") or the stop of an abbreviated Saint, Mount or Fort
-    ('St. Oswald')."""
-    if token in ("'", "’"):
-        return last.endswith("s") and _heads_a_name(following)
-    return token == "." and last.lower() in _NAME_ABBREVIATIONS and following[:1].isupper()
-
-
-def _heads_a_name(word: str) -> bool:
-    """A capitalised organisation's or place's head noun ('Association', 'Church')."""
-    return word[:1].isupper() and head(word) in ORGANISATION_HEADS | PLACE_HEADS
-
-
-_NAME_ABBREVIATIONS = frozenset(["st", "mt", "ft"])
-"""Abbreviations written with a stop inside names: Saint, Mount, Fort."""
 
 
 def _quoted_names(text: str) -> list[str]:

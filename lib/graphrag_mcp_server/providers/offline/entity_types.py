@@ -23,6 +23,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     ends_in_legal_form,
     is_first_name,
     is_known_place,
+    written_as_legal_form,
 )
 from graphrag_mcp_server.providers.offline.text import JOINERS
 
@@ -66,7 +67,8 @@ def _words(text: str) -> list[str]:
 def context_cue(text: str, name: str) -> str | None:
     """'person' or 'organization' where the words around a mention of `name` on its line say so
     (before it: a title, a verb of speech, 'joined', 'director of'; after it: "'s managing
-    director", a verb of speech, 'announced', ', who'), else None."""
+    director", a verb of speech, 'announced', ', who', a legal form, after a comma or not), else
+    None."""
     votes = {"person": 0, "organization": 0}
     for match in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):
         line_start = text.rfind("\n", 0, match.start()) + 1
@@ -88,6 +90,8 @@ def context_cue(text: str, name: str) -> str | None:
             votes["person"] += 1
         if following[:1] == ["who"] or (last and last[0] in TITLES):
             votes["person"] += 1
+        if (form := _LEGAL_FORM_AFTER.match(rest)) and written_as_legal_form(form[1]):
+            votes["organization"] += 2  # 'Penedela Vinhos, Lda.', a short name's full form
     best = max(votes, key=lambda kind: votes[kind])
     return best if votes[best] > min(votes.values()) else None
 
@@ -142,6 +146,8 @@ def canonical_type(
     return type_and_reason(name, quoted=quoted, place=place, institution=institution, cue=cue)[0]
 
 
+_LEGAL_FORM_AFTER = re.compile(r"\s*,?\s+([\w./]+)(?=[\s,;:)]|$)")
+"""The word after a mention, a comma between them or not ('co' of 'co-founded' is none)."""
 _BODY_PREPOSITIONS = frozenset(["für", "zum", "zur", "dei", "degli", "delle"])
 """Joiners of bodies' and places' names that no person's name holds ('Institut für Physik')."""
 _FORM_REASONS = frozenset(["event word", "legal form", "head noun", "gazetteer"])

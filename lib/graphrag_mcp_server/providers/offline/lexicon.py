@@ -137,6 +137,22 @@ ORGANISATION_ROLES = frozenset(
     ]
 )
 """Roles in a body: 'X's managing director', 'chairman of X', 'joined X' make X an organisation."""
+SENTENCE_ADVERBS = frozenset(
+    [
+        "later", "earlier", "afterwards", "afterward", "thereafter", "instead", "overall",
+        "again", "elsewhere", "nevertheless", "nonetheless", "moreover", "furthermore", "hence",
+        "therefore", "meanwhile", "still", "then", "now", "soon", "today", "yesterday",
+    ]
+)
+"""Adverbs that start a sentence before a name without being part of it ('Later Penedela
+Vinhos shipped')."""
+_SHORT_WORDS = frozenset(
+    [
+        "a", "i", "am", "an", "as", "at", "be", "by", "do", "go", "he", "if", "in", "is", "it",
+        "me", "my", "no", "of", "oh", "ok", "on", "or", "so", "to", "up", "us", "we",
+    ]
+)
+"""English words of one or two letters: a legal form spelled like one counts only in capitals."""
 # fmt: on
 
 
@@ -149,17 +165,30 @@ def legal_forms() -> frozenset[tuple[str, ...]]:
 
 
 def ends_in_legal_form(words: list[str]) -> bool:
-    """Whether the words of a name of 2+ words end in a company legal form (a form of two letters
-    or fewer only in capitals: 'Nordhavn Rederi AS', not 'Known As')."""
+    """Whether the words of a name of 2+ words end in a company legal form (one that is also an
+    English word of two letters or fewer only in capitals: 'Nordhavn Rederi AS', not 'Known As';
+    'Saaristo Sähkö Oy')."""
     plain = [word.strip("().,").replace(".", "") for word in words]  # 'S.p.A.': 'SpA'
     plain = [word for word in plain if word]
     forms = legal_forms()
     for size in range(1, min(4, len(plain) - 1) + 1):
         tail = plain[-size:]
-        short = size == 1 and len(tail[0]) <= 2 and not tail[0].isupper()
+        short = (
+            size == 1
+            and len(tail[0]) <= 2
+            and not tail[0].isupper()
+            and tail[0].lower() in _SHORT_WORDS
+        )
         if not short and tuple(word.lower() for word in tail) in forms:
             return True
     return False
+
+
+def written_as_legal_form(word: str) -> bool:
+    """`word` by itself is a legal form, and not an English short word in lower case ('as', 'co'
+    are forms only as 'AS', 'Co')."""
+    plain = word.strip("().,")
+    return is_legal_form(word) and (plain.isupper() or plain.lower() not in _SHORT_WORDS)
 
 
 def is_legal_form(word: str) -> bool:
