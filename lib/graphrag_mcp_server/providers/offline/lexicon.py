@@ -173,12 +173,7 @@ def ends_in_legal_form(words: list[str]) -> bool:
     forms = legal_forms()
     for size in range(1, min(4, len(plain) - 1) + 1):
         tail = plain[-size:]
-        short = (
-            size == 1
-            and len(tail[0]) <= 2
-            and not tail[0].isupper()
-            and tail[0].lower() in _SHORT_WORDS
-        )
+        short = size == 1 and _read_as_english(tail[0])
         if not short and tuple(word.lower() for word in tail) in forms:
             return True
     return False
@@ -187,8 +182,13 @@ def ends_in_legal_form(words: list[str]) -> bool:
 def written_as_legal_form(word: str) -> bool:
     """`word` by itself is a legal form, and not an English short word in lower case ('as', 'co'
     are forms only as 'AS', 'Co')."""
-    plain = word.strip("().,")
-    return is_legal_form(word) and (plain.isupper() or plain.lower() not in _SHORT_WORDS)
+    return is_legal_form(word) and not _read_as_english(word.strip("().,"))
+
+
+def _read_as_english(word: str) -> bool:
+    """A word spelled like an English word of one or two letters and not written in capitals
+    ('as', 'As'; not 'AS'): a legal form only in capitals."""
+    return not word.isupper() and word.lower() in _SHORT_WORDS
 
 
 def is_legal_form(word: str) -> bool:
