@@ -90,9 +90,10 @@ def link_strength(
 
 def degrees_of(relationships: "pd.DataFrame") -> dict[str, int]:
     """Each entity's degree in the extracted graph (its relationships counted)."""
-    counted = Counter(relationships["source"].astype(str))
-    counted.update(relationships["target"].astype(str))
-    return dict(counted)
+    import pandas as pd
+
+    ends = pd.concat([relationships["source"], relationships["target"]]).astype(str)
+    return {str(name): int(count) for name, count in ends.value_counts(sort=False).items()}
 
 
 async def hub_summaries(
@@ -110,7 +111,7 @@ async def hub_summaries(
     (counted carried) or by `summarize(identity, descriptions)` (graphrag's summary of one row)."""
     import asyncio
 
-    degrees = degrees_of(relationships)
+    degrees = degrees_of(relationships) if hubs else {}
     semaphore = asyncio.Semaphore(num_threads)
 
     async def summary(identity: Identity, whole: str, texts: Sequence[str], units: Any) -> str:

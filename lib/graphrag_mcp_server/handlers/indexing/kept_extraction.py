@@ -249,33 +249,33 @@ async def summarized(
     # a title extracted with two types is two rows: its name is not one row's
     recomputed = {_name(title) for title in titles[titles.duplicated()]}
 
-    def keyed(identity: str | tuple[str, str], descriptions: Any) -> str:
-        plain = _name(identity)
-        name = f"{settings}\x00{plain}"
-        found = None
-        if changed is not None and plain not in changed and plain not in recomputed:
-            found = memo.previous_key(name)
-        found = found or key(identity, descriptions)
-        memo.name(found, name)
-        return found
-
-    nodes = [
-        (str(title), keyed(str(title), descriptions))
-        for title, descriptions in zip(
-            entities_df["title"], entities_df["description"], strict=True
+    def keyed(identities: list[Any], lists: Any) -> list[tuple[Any, str]]:
+        """Each row's identity and memo key: the previous version's key for its name while the
+        row is unchanged (looked up at once), else computed from its descriptions."""
+        plain = [_name(identity) for identity in identities]
+        names = [f"{settings}\x00{name}" for name in plain]
+        unchanged = [
+            changed is not None and name not in changed and name not in recomputed for name in plain
+        ]
+        kept_keys = iter(
+            memo.previous_keys([name for name, kept in zip(names, unchanged, strict=True) if kept])
         )
-    ]
+        keys = [
+            (next(kept_keys) if kept else None) or key(identity, descriptions)
+            for identity, descriptions, kept in zip(identities, lists, unchanged, strict=True)
+        ]
+        memo.identities.update(zip(keys, names, strict=True))
+        return list(zip(identities, keys, strict=True))
+
+    nodes = keyed(titles.tolist(), entities_df["description"])
     pairs = zip(
         relationships_df["source"].astype(str).tolist(),
         relationships_df["target"].astype(str).tolist(),
         strict=True,
     )
-    edges = [
-        (pair, keyed(pair, descriptions))
-        for pair, descriptions in zip(pairs, relationships_df["description"], strict=True)
-    ]
-    missing_nodes = [memo.take(found) is None for _, found in nodes]
-    missing_edges = [memo.take(found) is None for _, found in edges]
+    edges = keyed(list(pairs), relationships_df["description"])
+    missing_nodes = [found is None for found in memo.take_many([key for _, key in nodes])]
+    missing_edges = [found is None for found in memo.take_many([key for _, key in edges])]
     usable = usable_tokens(model, prompt, max_input_tokens)
     long_nodes = _too_long(entities_df, missing_nodes, model, usable)
     long_edges = _too_long(relationships_df, missing_edges, model, usable)
@@ -320,14 +320,14 @@ async def summarized(
     entities = pd.DataFrame(
         {
             "title": [title for title, _ in nodes],
-            "description": [memo.take(found) for _, found in nodes],
+            "description": memo.take_many([found for _, found in nodes]),
         }
     )
     relationships = pd.DataFrame(
         {
             "source": [pair[0] for pair, _ in edges],
             "target": [pair[1] for pair, _ in edges],
-            "description": [memo.take(found) for _, found in edges],
+            "description": memo.take_many([found for _, found in edges]),
         }
     )
     return entities, relationships

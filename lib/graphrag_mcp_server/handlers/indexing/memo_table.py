@@ -74,8 +74,8 @@ class StoredResults(Mapping[str, Any]):
         """Whether `row` is a row of the base table."""
         return self.base_rows is not None and row < self.base_rows
 
-    def key_of(self, identity: str) -> str | None:
-        """The key of the stored result named `identity` (Memo.name), if any."""
+    def keys_of(self, identities: list[str]) -> list[str | None]:
+        """The key of the stored result named by each identity (Memo.name), or None."""
         if self._keys_by_identity is None:
             self._keys_by_identity = {
                 identity: key
@@ -84,13 +84,21 @@ class StoredResults(Mapping[str, Any]):
                 )
                 if identity is not None
             }
-        return self._keys_by_identity.get(identity)
+        return list(map(self._keys_by_identity.get, identities))
 
     def __getitem__(self, key: str) -> Any:
         row = self.rows[key]
+        return self._converted_results()[row]
+
+    def many(self, keys: list[str]) -> list[Any]:
+        """The stored result of each key, None for one not stored (one lookup a key, no call)."""
+        results = self._converted_results()
+        return [None if row is None else results[row] for row in map(self.rows.get, keys)]
+
+    def _converted_results(self) -> list[Any]:
         if self._results is None:
             self._results = self._converted()
-        return self._results[row]
+        return self._results
 
     def _converted(self) -> list[Any]:
         results = self.table["result"]
