@@ -429,6 +429,13 @@ QUALITY_CORPORA = [
         "while the legal-form rules of the commit after it were being written from held out 2's "
         "and 3's failures; measured before and after them",
     ),
+    (
+        "held out 5",
+        graph_quality.HELD_OUT_5,
+        "no: written on 2026-11-27 by a helper that had read neither the rules nor the code, "
+        "while the accent rule for first names of the commit after it was being written from "
+        "held out 3's and 4's failures; measured before and after it",
+    ),
 ]
 
 
