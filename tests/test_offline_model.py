@@ -329,6 +329,24 @@ async def test_a_title_no_list_holds_is_not_kept_in_front_of_the_name(
     assert "ROYAL ALBERT HALL" in types
 
 
+ACCENTED_NAMES = """Hearing notes
+
+The hearing was chaired by Mme Élodie Marchetti, and Élodie Marchetti closed it.
+Counsel Aïcha Benali spoke for the grower; Aïcha Benali asked for costs.
+"""
+
+
+async def test_a_first_name_written_with_accents_is_known_without_them(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: the first-name list writes many names without their accents ('Elodie'), so a
+    name written with them ('Élodie', 'Aïcha') is still a first name: the title before it is
+    stripped and one person is one entity."""
+    types, _ = await _extracted(model, ACCENTED_NAMES)
+    people = {title for title, kind in types.items() if kind == "PERSON"}
+    assert people == {"ÉLODIE MARCHETTI", "AÏCHA BENALI"}
+
+
 WRITTEN_NAMES = """Parish notes
 
 Nell Oakes chairs the Brackley Millers' Association. The Reverend Amos Pike of St. Wilfrid's Church

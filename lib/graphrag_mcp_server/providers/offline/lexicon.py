@@ -238,5 +238,10 @@ def first_names() -> frozenset[str]:
     return frozenset(name.lower() for name in gender_guesser.detector.Detector().names)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def is_first_name(word: str) -> bool:
-    return word.lower() in first_names()
+    """Whether `word` is a first name as written, or, written with accents, without them: the
+    dictionary writes many names only without ('Elodie' for 'Élodie'). A word without accents is
+    not matched to a name with them ('Africa' is a word, 'África' a name)."""
+    lower = word.lower()
+    return lower in first_names() or _ascii(lower) in first_names()
