@@ -70,6 +70,16 @@ async def test_context_only_returns_ranked_records_with_documents_and_no_complet
         and drift["context"]["reports"]
     )
 
+    # drift's local part gives the primer's reports no second share: the relationships fit
+    def quist_links(result: dict) -> set[frozenset[str]]:
+        return {
+            frozenset((link["source"], link["target"]))
+            for link in result["context"]["relationships"]
+            if "LEONARD QUIST" in (link["source"], link["target"])
+        }
+
+    assert quist_links(local) <= quist_links(drift)
+
     reports = global_["context"]["reports"]
     assert reports and all(report["documents"] and report["content"] for report in reports)
     assert all(report["similarity"] is not None for report in reports)

@@ -88,9 +88,12 @@ class _Part:
 
 def _drift_local(config: "GraphRagConfig") -> "GraphRagConfig":
     """The config DRIFT's local steps search with: as many entities as drift_search maps a
-    follow-up to (`local_search_top_k_mapped_entities`, what drift_search's `top_k` sets)."""
+    follow-up to (`local_search_top_k_mapped_entities`, what drift_search's `top_k` sets), and no
+    share for community reports: the primer's reports come first in the context, and the local
+    builder's would repeat them while the entities' relationships, given the share left after the
+    entities, were left out (2 a context on a 40-document corpus, against 24 in local search's)."""
     mapped = config.drift_search.local_search_top_k_mapped_entities
-    local = config.local_search.model_copy(update={"top_k_entities": mapped})
+    local = config.local_search.model_copy(update={"top_k_entities": mapped, "community_prop": 0.0})
     return config.model_copy(update={"local_search": local})
 
 
