@@ -347,6 +347,29 @@ async def test_a_first_name_written_with_accents_is_known_without_them(
     assert people == {"ÉLODIE MARCHETTI", "AÏCHA BENALI"}
 
 
+OTHER_LANGUAGES_BODIES = """Funding notes
+
+Stiftung Südlicher Himmel paid for the dome, and Vereniging Delftzicht objected to it.
+Radio Kestrel aired the debate. Ian Bond spoke for Hobbs & Sons.
+"""
+
+
+async def test_a_body_named_in_another_language_is_an_organisation(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: a foundation, an association, a broadcaster or a family firm is an organisation
+    by its noun, in English or in another European language, wherever the noun stands in the name
+    ('Stiftung X'); a person's first name still makes a person ('Ian Bond')."""
+    types, _ = await _extracted(model, OTHER_LANGUAGES_BODIES)
+    assert {title: kind for title, kind in types.items() if kind == "ORGANIZATION"} == {
+        "STIFTUNG SÜDLICHER HIMMEL": "ORGANIZATION",
+        "VERENIGING DELFTZICHT": "ORGANIZATION",
+        "RADIO KESTREL": "ORGANIZATION",
+        "HOBBS & SONS": "ORGANIZATION",
+    }
+    assert types["IAN BOND"] == "PERSON"
+
+
 WRITTEN_NAMES = """Parish notes
 
 Nell Oakes chairs the Brackley Millers' Association. The Reverend Amos Pike of St. Wilfrid's Church

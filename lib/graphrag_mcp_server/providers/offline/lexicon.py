@@ -51,10 +51,64 @@ ORGANISATION_HEADS = frozenset(
         "fc", "afc", "rfc", "cc",
         # news media
         "news", "times", "herald", "gazette", "chronicle", "tribune", "journal", "courier",
-        "observer", "telegraph", "wire",
+        "observer", "telegraph", "wire", "radio",
+        # family firms ('Hobbs & Sons', 'Warner Bros')
+        "sons", "brothers", "bros",
+    ]
+) | frozenset(
+    [
+        # The bodies above as French, German, Italian, Spanish, Portuguese, Dutch and Scandinavian
+        # name them: foundation, association, society, company, cooperative, bank, institute,
+        # university, school, academy, museum, theatre, hospital, clinic, library, archive,
+        # federation, union, council, committee, ministry, agency, group, laboratory, orchestra,
+        # publisher, insurance, brewery, chamber, court, municipality, observatory, gallery,
+        # league, club, family firms (leaving out those that are also English words or common
+        # surnames: 'Bond', 'Labor', 'Camera'). In the Romance languages the noun comes first
+        # ('Fondazione X'), so a name is typed by such a word anywhere in it.
+        # French
+        "fondation", "société", "compagnie", "coopérative", "banque", "institut", "université",
+        "école", "académie", "musée", "théâtre", "hôpital", "clinique", "bibliothèque",
+        "fédération", "syndicat", "conseil", "comité", "ministère", "agence", "groupe",
+        "laboratoire", "orchestre", "éditions", "assurances", "brasserie", "chambre",
+        "mairie", "commune", "observatoire", "galerie", "ligue", "frères",
+        # German
+        "stiftung", "verein", "verband", "gesellschaft", "genossenschaft", "universität",
+        "hochschule", "schule", "akademie", "krankenhaus", "klinik", "klinikum", "bibliothek",
+        "archiv", "bund", "ausschuss", "ministerium", "behörde", "agentur", "gruppe",
+        "orchester", "verlag", "versicherung", "brauerei", "kammer", "gericht", "gemeinde",
+        "stadtwerke", "sternwarte", "söhne",
+        # Italian
+        "fondazione", "associazione", "società", "compagnia", "cooperativa", "banca", "istituto",
+        "università", "scuola", "accademia", "museo", "teatro", "ospedale", "clinica",
+        "biblioteca", "archivio", "federazione", "sindacato", "consiglio", "comitato", "ministero",
+        "agenzia", "ufficio", "gruppo", "laboratorio", "editrice", "assicurazioni", "birrificio",
+        "tribunale", "comune", "osservatorio", "galleria", "lega", "circolo", "figli",
+        # Spanish
+        "fundación", "asociación", "sociedad", "compañía", "banco", "instituto", "universidad",
+        "escuela", "academia", "clínica", "archivo", "federación", "consejo", "ministerio",
+        "agencia", "oficina", "grupo", "orquesta", "editorial", "seguros", "cervecería", "cámara",
+        "ayuntamiento", "municipalidad", "observatorio", "galería", "liga", "hijos",
+        # Portuguese
+        "fundação", "associação", "sociedade", "companhia", "universidade", "escola", "museu",
+        "arquivo", "federação", "conselho", "ministério", "agência", "laboratório", "orquestra",
+        "editora", "cervejaria", "prefeitura", "observatório", "clube", "filhos",
+        # Dutch
+        "stichting", "vereniging", "maatschappij", "genootschap", "coöperatie", "instituut",
+        "universiteit", "hogeschool", "academie", "ziekenhuis", "kliniek", "bibliotheek",
+        "archief", "federatie", "raad", "commissie", "ministerie", "agentschap", "groep",
+        "laboratorium", "orkest", "uitgeverij", "verzekeringen", "brouwerij", "rechtbank",
+        "gemeente", "waterschap", "sterrenwacht", "zonen",
+        # Danish, Norwegian, Swedish
+        "stiftelse", "stiftelsen", "forening", "foreningen", "förening", "föreningen", "forbund",
+        "förbund", "selskab", "selskap", "sällskap", "kooperativ", "institutet", "universitet",
+        "universitetet", "högskola", "høgskole", "skole", "skola", "akademi", "museet",
+        "teatret", "teatern", "sykehus", "sjukhus", "sygehus", "bibliotek", "arkiv", "rådet",
+        "kommune", "kommun", "direktorat", "direktoratet", "byrå", "byrån", "gruppen", "orkester",
+        "forlag", "förlag", "forsikring", "försäkring", "bryggeri", "domstol", "klubb",
     ]
 )
-"""Last words that make a name an organisation's ('Redwater Shipping', 'Moss Side Clinic')."""
+"""Words that make a name an organisation's: English last words ('Redwater Shipping', 'Moss Side
+Clinic'), and the same bodies' nouns in other European languages, anywhere in the name."""
 PLACE_HEADS = frozenset(
     [
         # water (WordNet noun.object / noun.location)
