@@ -55,6 +55,8 @@ from graphrag_mcp_server.handlers.indexing.frontier_moves import (
 from graphrag_mcp_server.handlers.results import Clustering
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
 
 logger = logging.getLogger(__name__)
@@ -100,7 +102,8 @@ class Partition:
 
     levels: list[dict[str, int]]
     parents: dict[int, int]
-    edges: dict[Edge, float]
+    edges: "pd.DataFrame"
+    """Undirected edges: `low`, `high` (the ends in order) and `weight`."""
     ids: dict[int, str] = field(default_factory=dict)
 
     def members(self) -> dict[int, frozenset[str]]:
@@ -165,19 +168,28 @@ def read_partition(version: "PreviousVersion") -> Partition | None:
     return Partition(levels, parents, _normalised_edges(relationships), ids)
 
 
-def _normalised_edges(relationships: Any) -> dict[Edge, float]:
-    """Relationships as graphrag's cluster_graph reads them: undirected, the last of a pair kept."""
-    edges: dict[Edge, float] = {}
+def _normalised_edges(relationships: Any) -> "pd.DataFrame":
+    """Relationships as graphrag's cluster_graph reads them: undirected (`low`, `high`), the last of
+    a pair kept, with their `weight` (1.0 without the column)."""
+    import numpy as np
+
+    source = relationships["source"].astype(str).to_numpy(dtype=object)
+    target = relationships["target"].astype(str).to_numpy(dtype=object)
+    first = source <= target
     weights = (
-        relationships["weight"].tolist() if "weight" in relationships else itertools.repeat(1.0)
+        relationships["weight"].astype(float).to_numpy()
+        if "weight" in relationships
+        else np.ones(len(source))
     )
-    # lists: iterating pandas' Arrow-backed columns makes a Python object per value, slowly
-    for source, target, weight in zip(
-        relationships["source"].tolist(), relationships["target"].tolist(), weights, strict=False
-    ):
-        source, target = str(source), str(target)
-        edges[(min(source, target), max(source, target))] = float(weight)
-    return edges
+    return _edge_frame(np.where(first, source, target), np.where(first, target, source), weights)
+
+
+def _edge_frame(low: Any, high: Any, weight: Any) -> "pd.DataFrame":
+    """Undirected edges (`low` <= `high`) with their weight, the last of a repeated pair kept."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"low": low, "high": high, "weight": weight})
+    return frame.drop_duplicates(["low", "high"], keep="last").reset_index(drop=True)
 
 
 def graphrag_leiden(
@@ -201,7 +213,8 @@ def kept_hierarchical_leiden(
         run.clustering.seeded = False
         return graphrag_leiden(edges, max_cluster_size, random_seed)
     graph = _graph(edges)
-    current = {(source, target): weight for source, target, weight in edges}
+    sources, targets, weights = zip(*edges, strict=True)
+    current = _edge_frame(list(sources), list(targets), list(weights))
     run.seed, run.max_cluster_size = random_seed, max_cluster_size
     run.ids = itertools.count(max([-1, *run.previous.parents]) + 1)
     run.changed = _changed(run.previous.edges, current)
@@ -232,20 +245,29 @@ def _graph(edges: "list[tuple[str, str, float]]") -> Graph:
     return graph
 
 
-def _changed(previous: dict[Edge, float], current: dict[Edge, float]) -> dict[Edge, float | None]:
-    """Each relationship added, removed or re-weighted -> its previous weight (None: added)."""
+def _changed(previous: "pd.DataFrame", current: "pd.DataFrame") -> dict[Edge, float | None]:
+    """Each relationship added, removed or re-weighted -> its previous weight (None: added); the
+    edge tables compared by a join, not edge by edge (200,000 edges at 10,000 documents)."""
+    import pandas as pd
+
+    both = previous.merge(current, on=["low", "high"], how="outer", suffixes=("_before", "_now"))
+    differs = both[~(both["weight_before"] == both["weight_now"])]
     return {
-        edge: previous.get(edge)
-        for edge in previous.keys() | current.keys()
-        if previous.get(edge) != current.get(edge)
+        (low, high): None if pd.isna(before) else float(before)
+        for low, high, before in zip(
+            differs["low"].tolist(),
+            differs["high"].tolist(),
+            differs["weight_before"].tolist(),
+            strict=True,
+        )
     }
 
 
 def _frontier(
-    changed: dict[Edge, float | None], previous: dict[Edge, float], graph: Graph
+    changed: dict[Edge, float | None], previous: "pd.DataFrame", graph: Graph
 ) -> set[str]:
     """The nodes whose relationships changed (added, removed, re-weighted) and the new ones."""
-    old_nodes = {node for edge in previous for node in edge}
+    old_nodes = set(previous["low"].tolist()) | set(previous["high"].tolist())
     return {node for edge in changed for node in edge if node in graph} | (graph.keys() - old_nodes)
 
 
