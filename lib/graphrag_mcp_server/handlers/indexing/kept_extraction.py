@@ -141,7 +141,7 @@ async def extracted_graph(
         input_hash(text.strip(), entity_types, prompt_key, max_gleanings)
         for text in text_units[text_column]
     ]
-    found: list[str | None] = [memo.take(key) for key in keys]  # each unit's as JSON
+    found: list[str | None] = memo.take_many(keys)  # each unit's as JSON
     missing = [position for position, split in enumerate(found) if split is None]
 
     extract_one = private(

@@ -29,7 +29,7 @@ class Memo:
     """Keys of previous results stored again without being decoded (`keep`)."""
     identities: dict[str, str] = field(default_factory=dict)
     """Key -> what the result is of (`name`), stored with it so that the next run can find the
-    key of an unchanged input without computing it (`previous_key`)."""
+    key of an unchanged input without computing it (`previous_keys`)."""
     computed: int = 0
     reused: int = 0
     """Results this run took from the previous version."""
@@ -37,15 +37,10 @@ class Memo:
     def take(self, key: str) -> Any:
         """The stored result for `key`, or None; a previous version's result taken is counted as
         reused and kept for the next version (so this is no pure lookup)."""
-        found = self.used.get(key)
-        if found is None and (stored := self.previous.get(key)) is not None:
-            found = self.used[key] = self.decode(stored)
-            self.stored_form[key] = stored
-            self.reused += 1
-        return found
+        return self.take_many([key])[0]
 
     def take_many(self, keys: list[str]) -> list[Any]:
-        """`take` of each key, the previous version's results looked up and decoded in bulk
+        """`take` of each key, the previous version's results looked up and decoded at once
         (`decode_all`): per-row calls were most of an update's summary step at 10,000 documents,
         where 220,000 rows each take a summary."""
         used, previous = self.used, self.previous
@@ -81,13 +76,9 @@ class Memo:
         """Store `identity` with the result of `key` (see `identities`)."""
         self.identities[key] = identity
 
-    def previous_key(self, identity: str) -> str | None:
-        """The key under which the previous version stored the result of `identity`, if it
-        stored one with it."""
-        return self.previous_keys([identity])[0]
-
     def previous_keys(self, identities: list[str]) -> list[str | None]:
-        """`previous_key` of each identity, looked up at once."""
+        """The key under which the previous version stored the result of each identity, if it
+        stored one with it (None otherwise)."""
         keys_of = getattr(self.previous, "keys_of", None)
         return keys_of(identities) if keys_of is not None else [None] * len(identities)
 

@@ -269,7 +269,7 @@ async def carried_embeddings(
     # graphrag-llm gives every model one
     model_id = getattr(model, "_model_id", type(model).__qualname__)
     keys = [input_hash(model_id, batch_max_tokens, text) for text in texts]
-    vectors = [memo.take(key) for key in keys]
+    vectors = memo.take_many(keys)
     missing = [index for index, vector in enumerate(vectors) if vector is None]
     if missing:
         fresh = await run_embed_text(
