@@ -347,6 +347,57 @@ async def test_a_first_name_written_with_accents_is_known_without_them(
     assert people == {"ÉLODIE MARCHETTI", "AÏCHA BENALI"}
 
 
+COURTESY_TITLES = """Visit notes
+
+Don Ignacio Varela met Pani Zofia Krawczyk and Ato Getachew Alemu in the yard.
+Later Ignacio Varela signed, Zofia Krawczyk paid and Getachew Alemu left.
+Sra. Lucía Ortega thanked Sig. Marco Bianchi, and Marco Bianchi bowed to Lucía Ortega.
+"""
+
+
+async def test_a_courtesy_title_of_another_language_is_not_part_of_the_name(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: courtesy titles of other languages ('Don', 'Pani', 'Ato', 'Sra.', 'Sig.') are
+    stripped like English ones, also where the title is a first name or a town too: one person is
+    one entity, and an abbreviated title's stop ends no sentence."""
+    types, _ = await _extracted(model, COURTESY_TITLES)
+    people = {title for title, kind in types.items() if kind == "PERSON"}
+    assert people == {
+        "IGNACIO VARELA",
+        "ZOFIA KRAWCZYK",
+        "GETACHEW ALEMU",
+        "LUCÍA ORTEGA",
+        "MARCO BIANCHI",
+    }
+    assert set(types) == people
+
+
+BODIES_WITH_PARTICLES = """Sale notes
+
+Inspector Aline Morel of the Office de Protection du Patrimoine Culturel asked for the file.
+Bruno Conti of Fondazione Ricerca Api e Ambiente said the samples were clean.
+Mirela Voss of Harrowgate Board agreed.
+"""
+
+
+async def test_a_body_named_by_its_noun_first_keeps_its_particles(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: a name that starts with its body's noun ('Office de ...', 'Fondazione ... e ...')
+    is one organisation through its particles and its 'and', whatever verb follows it; a person
+    'of' a body is still split from it."""
+    types, _ = await _extracted(model, BODIES_WITH_PARTICLES)
+    assert types["OFFICE DE PROTECTION DU PATRIMOINE CULTUREL"] == "ORGANIZATION"
+    assert types["FONDAZIONE RICERCA API E AMBIENTE"] == "ORGANIZATION"
+    assert types["HARROWGATE BOARD"] == "ORGANIZATION"
+    assert {title for title, kind in types.items() if kind == "PERSON"} == {
+        "ALINE MOREL",
+        "BRUNO CONTI",
+        "MIRELA VOSS",
+    }
+
+
 OTHER_LANGUAGES_BODIES = """Funding notes
 
 Stiftung Südlicher Himmel paid for the dome, and Vereniging Delftzicht objected to it.

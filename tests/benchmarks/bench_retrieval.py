@@ -444,6 +444,14 @@ QUALITY_CORPORA = [
         "languages, honorifics of many languages), and it was measured before and after the "
         "other languages' organisation nouns of the commit after it",
     ),
+    (
+        "held out 7",
+        graph_quality.HELD_OUT_7,
+        "no: written on 2026-11-27 by a helper that had read neither the rules nor the code; its "
+        "brief asked for honorifics of many languages, links stated by possessives, appositives "
+        "and defined terms, and organisations of many shapes; measured before and after the "
+        "honorific and name-joining rules of the commit after it",
+    ),
 ]
 
 

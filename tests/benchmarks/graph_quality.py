@@ -39,6 +39,9 @@ HELD_OUT_5 = Path(__file__).resolve().parent / "corpora" / "held_out_5"
 """A fifth, written the same way for the next rules (see its ABOUT.md)."""
 HELD_OUT_6 = Path(__file__).resolve().parent / "corpora" / "held_out_6"
 """A sixth, whose brief asked for what failed on the fourth and fifth (see its ABOUT.md)."""
+HELD_OUT_7 = Path(__file__).resolve().parent / "corpora" / "held_out_7"
+"""A seventh, whose brief asked for honorifics, stated links and names in other languages (see its
+ABOUT.md)."""
 TOP = 3
 
 

@@ -20,6 +20,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_HEADS,
     PLACE_HEADS,
     SENTENCE_ADVERBS,
+    TITLE_ABBREVIATIONS,
     TITLES,
     ends_in_legal_form,
     is_first_name,
@@ -150,10 +151,16 @@ def _trim_joiners(words: list[str]) -> list[str]:
 
 def _split_run(words: list[str]) -> list[list[str]]:
     """Split 'Mirela Voss of Harrowgate Board' at joiners after 2+ words (never at '&': 'Pennock &
-    Sons'); not a body's name before one more word ('Maritime Museum of Gothenburg')."""
+    Sons'); not a body's name before one more word ('Maritime Museum of Gothenburg'), nor a name
+    that starts with its body's noun ('Museo Municipal de Paleontología de Villa Ocre')."""
     parts: list[list[str]] = [[]]
     for word in words:
-        if word.lower() in JOINERS and word != "&" and _core_count(parts[-1]) >= 2:
+        if (
+            word.lower() in JOINERS
+            and word != "&"
+            and _core_count(parts[-1]) >= 2
+            and head(_trim_joiners(parts[-1])[0]) not in ORGANISATION_HEADS
+        ):
             parts.append([word])
         else:
             parts[-1].append(word)
@@ -267,6 +274,9 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
             after = tokens[start + len(run)] if start + len(run) < len(tokens) else ""
             starts_heading = heading and at_start and len(words) > 1
             weak = starts_heading and after.islower()  # 'Catalogue entry', 'Kestlewick flood ...'
+            if after == "." and len(run) == 1 and run[0].lower() in TITLE_ABBREVIATIONS:
+                run.clear()  # 'Sig.', 'Sra.': an abbreviated title, also a name or a town
+                return
             for name, where_a_place_is in _run_names(run.copy(), at_start, previous):
                 if (
                     " " in name

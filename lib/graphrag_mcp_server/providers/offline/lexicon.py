@@ -163,9 +163,38 @@ TITLES = HONORIFICS | frozenset(
         "king", "queen", "prince", "princess", "duke", "duchess", "earl", "count", "baron",
         "local", "former", "late", "chief", "head", "deputy", "acting", "senior", "junior",
     ]
+) | frozenset(
+    [
+        # courtesy titles of other languages (Wikipedia's honorifics by language), as written
+        # before a name; the stopped abbreviations are TITLE_ABBREVIATIONS' too
+        "don", "doña", "dña", "señor", "señora", "señorita", "sra", "srta",  # Spanish
+        "dom", "dona", "senhor", "senhora",  # Portuguese
+        "signor", "signore", "signora", "signorina", "sig", "sigra", "dott", "dottor",
+        "dottore", "dottoressa", "avv", "avvocato", "ing",  # Italian
+        "monsieur", "madame", "mademoiselle", "mme", "mlle", "maître",  # French
+        "herr", "frau", "fräulein", "hr", "fr",  # German
+        "heer", "mevrouw", "mevr", "dhr", "mw", "juffrouw", "drs", "ir",  # Dutch
+        "fru", "fröken", "frøken",  # Danish, Norwegian, Swedish
+        "pan", "pani", "panna", "pán", "paní", "slečna", "gospodin", "gospozha",  # Slavic
+        "kyrios", "kyria",  # Greek
+        "sheikh", "shaikh", "sheik", "sayyid", "sayyida", "hajji", "haji", "alhaji", "alhaja",
+        "ustaz", "ustadh", "agha", "khanum",  # Arabic, Persian, Hausa, Yoruba
+        "shri", "shrimati", "smt", "kumari", "pandit", "swami",  # Indian
+        "bwana", "ato", "weyzero", "woizero",  # Swahili, Amharic
+        "encik", "puan", "tuan", "datuk", "dato", "khun",  # Malay, Thai
+    ]
 )
 """Titles and roles written before a name ('Referee Gareth Pryce', 'Local MP ...'): stripped, so
 one person is one entity; those that are also names (Dean, Major) only before two more words."""
+TITLE_ABBREVIATIONS = frozenset(
+    [
+        "dr", "mr", "mrs", "ms", "mx", "prof", "capt", "sgt", "lt", "col", "gen", "rev", "revd",
+        "cllr", "hon", "dña", "sra", "srta", "sig", "sigra", "dott", "avv", "mme", "mlle", "hr",
+        "fr", "mevr", "dhr", "mw", "drs", "smt",
+    ]
+)
+"""Titles written abbreviated with a stop ('Sra. Ortega', 'Mme. Dubois'): the stop ends no
+sentence."""
 SPEECH_VERBS = frozenset(
     [
         "said", "says", "told", "tells", "asked", "asks", "added", "replied", "explained",

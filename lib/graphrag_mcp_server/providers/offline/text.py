@@ -11,6 +11,8 @@ from graphrag.index.operations.extract_graph.graph_extractor import (
     TUPLE_DELIMITER,
 )
 
+from graphrag_mcp_server.providers.offline.lexicon import TITLE_ABBREVIATIONS
+
 T = TypeVar("T")
 
 MAX_DESCRIPTION_WORDS = 80
@@ -51,15 +53,12 @@ JOINERS = frozenset(
         # particles and prepositions of names in other languages ('Filarmonica di Roma',
         # 'Institut für Physik', 'Casa dos Reis', 'Huis ter Heide', 'Gustaf af Klint')
         "di", "dei", "degli", "delle", "do", "dos", "das", "für", "zu", "zum", "zur", "ter",
-        "ten", "af", "av",
+        "ten", "af", "av", "des",
+        # 'and' inside a body's name ('Fondazione Ricerca Api e Ambiente', 'Ciencia y Arte')
+        "e", "y", "et", "und", "och", "og",
     ]
 )
-_ABBREVIATIONS = frozenset(
-    [
-        "dr", "mr", "mrs", "ms", "mx", "prof", "st", "vs", "etc", "e.g", "i.e", "capt", "sgt",
-        "jr", "sr",
-    ]
-)
+_ABBREVIATIONS = TITLE_ABBREVIATIONS | frozenset(["st", "vs", "etc", "e.g", "i.e", "jr", "sr"])
 # fmt: on
 
 WORD = re.compile(r"\w+")
