@@ -152,7 +152,7 @@ _LEGAL_FORM_AFTER = re.compile(r"\s*,?\s+([\w./]+)(?=[\s,;:)]|$)")
 """The word after a mention, a comma between them or not ('co' of 'co-founded' is none)."""
 _BODY_PREPOSITIONS = frozenset(["für", "zum", "zur", "dei", "degli", "delle"])
 """Joiners of bodies' and places' names that no person's name holds ('Institut für Physik')."""
-_FORM_REASONS = frozenset(["event word", "legal form", "head noun", "head noun first", "gazetteer"])
+_FORM_REASONS = frozenset(["event word", "legal form", "head noun", "gazetteer"])
 """Reasons that type a name by its own words as something other than a person."""
 
 
