@@ -398,6 +398,26 @@ async def test_a_body_named_by_its_noun_first_keeps_its_particles(
     }
 
 
+CAPITALISED_PARTICLES = """Travel notes
+
+The crew drove from La Paz to Le Mans, where Joris Van Dijk met them.
+Annelies Kortekaas of De Wit Brouwer Advocaten N.V. said the fee was paid.
+"""
+
+
+async def test_a_particle_written_with_a_capital_starts_the_name(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: a particle of another language written with a capital before the rest of a name
+    ('La Paz', 'Le Mans', 'De Wit Brouwer') is the name's first word, not a joiner left out."""
+    types, _ = await _extracted(model, CAPITALISED_PARTICLES)
+    assert types["LA PAZ"] == "GEO"
+    assert types["LE MANS"] == "GEO"
+    assert types["DE WIT BROUWER ADVOCATEN N.V."] == "ORGANIZATION"
+    assert types["JORIS VAN DIJK"] == "PERSON"
+    assert not {"PAZ", "MANS", "WIT BROUWER ADVOCATEN N.V."} & types.keys()
+
+
 OTHER_LANGUAGES_BODIES = """Funding notes
 
 Stiftung Südlicher Himmel paid for the dome, and Vereniging Delftzicht objected to it.

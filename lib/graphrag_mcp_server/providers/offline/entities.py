@@ -35,6 +35,7 @@ from graphrag_mcp_server.providers.offline.name_words import (
 )
 from graphrag_mcp_server.providers.offline.text import (
     JOINERS,
+    NAME_PARTICLES,
     SHORT_LINE_WORDS,
     STOPWORDS,
     WORD,
@@ -141,12 +142,23 @@ def _core_count(words: list[str]) -> int:
 
 
 def _trim_joiners(words: list[str]) -> list[str]:
-    """Drop joiners at either end of a name."""
-    while words and words[0].lower() in JOINERS:
+    """Drop joiners at either end of a name; a particle written with a capital before the rest of
+    the name starts it ('La Paz', 'De Wit Brouwer')."""
+    while words and words[0].lower() in JOINERS and not _starts_with_particle(words):
         words = words[1:]
     while words and words[-1].lower() in JOINERS:
         words = words[:-1]
     return words
+
+
+def _starts_with_particle(words: list[str]) -> bool:
+    """`words` start with a name's particle written with a capital, before a capitalised word."""
+    return (
+        len(words) > 1
+        and words[0][:1].isupper()
+        and words[0].lower() in NAME_PARTICLES
+        and words[1][:1].isupper()
+    )
 
 
 def _split_run(words: list[str]) -> list[list[str]]:
@@ -196,7 +208,10 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     if len(words) > 3 and words[1] == "of" and _is_common_head(words[0]):
         words = words[2:]  # 'Users of Lumen Cloud', 'Complaint of Halden Athletic'
     titled = False
-    while words and (not _is_name_start(words) or words[0].lower() in JOINERS):
+    while words and (
+        not _is_name_start(words)
+        or (words[0].lower() in JOINERS and not _starts_with_particle(words))
+    ):
         titled = titled or words[0].lower() in TITLES
         words = words[1:]
     if (named := person_after_title(words)) is not words:
@@ -209,12 +224,12 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     ):
         words = words[:-1]
     if _core_count(words) == 1:
-        word = words[0]
+        word = words[-1]  # after its particle, if any ('La Paz')
         if not _is_single_name(word) or titled:
             return []
         if previous == "the" or any(word.lower() in cues for cues in _TYPE_CUES.values()):
             return []  # 'the Council', 'the Cabinet': a body named by its kind
-        return [(word, previous in _PLACE_PREPOSITIONS)]
+        return [(" ".join(words), previous in _PLACE_PREPOSITIONS)]
     return [
         (" ".join(part), _core_count(part) == 1)
         for part in _split_run(words)

@@ -47,17 +47,25 @@ STOPWORDS = frozenset(
         "said", "explain", "describe", "give", "list", "role", "main",
     ]
 )
-JOINERS = frozenset(
+NAME_PARTICLES = frozenset(
     [
-        "of", "the", "de", "du", "da", "del", "della", "van", "von", "der", "den", "la", "le", "&",
+        "de", "du", "da", "del", "della", "van", "von", "der", "den", "la", "le",
         # particles and prepositions of names in other languages ('Filarmonica di Roma',
-        # 'Institut für Physik', 'Casa dos Reis', 'Huis ter Heide', 'Gustaf af Klint')
-        "di", "dei", "degli", "delle", "do", "dos", "das", "für", "zu", "zum", "zur", "ter",
-        "ten", "af", "av", "des",
+        # 'Casa dos Reis', 'Huis ter Heide', 'Gustaf af Klint')
+        "di", "dei", "degli", "delle", "do", "dos", "das", "zu", "zum", "zur", "ter", "ten",
+        "af", "av", "des",
+    ]
+)
+"""Particles of names in other languages: written with a capital, they can start a name ('La
+Paz', 'De Wit Brouwer Advocaten', 'Van Dijk')."""
+JOINERS = NAME_PARTICLES | frozenset(
+    [
+        "of", "the", "&", "für",  # 'Institut für Physik'
         # 'and' inside a body's name ('Fondazione Ricerca Api e Ambiente', 'Ciencia y Arte')
         "e", "y", "et", "und", "och", "og",
     ]
 )
+"""Small words inside a name: they join the capitalised words around them."""
 _ABBREVIATIONS = TITLE_ABBREVIATIONS | frozenset(["st", "vs", "etc", "e.g", "i.e", "jr", "sr"])
 # fmt: on
 
