@@ -452,6 +452,13 @@ QUALITY_CORPORA = [
         "and defined terms, and organisations of many shapes; measured before and after the "
         "honorific and name-joining rules of the commit after it",
     ),
+    (
+        "held out 8",
+        graph_quality.HELD_OUT_8,
+        "no: written on 2026-11-27 by a helper that had read neither the rules nor the code; its "
+        "brief asked for links stated by possessives, appositives, roles, defined terms, pronouns "
+        "and signature blocks; measured before and after the capitalised-particle rule",
+    ),
 ]
 
 

@@ -42,6 +42,8 @@ HELD_OUT_6 = Path(__file__).resolve().parent / "corpora" / "held_out_6"
 HELD_OUT_7 = Path(__file__).resolve().parent / "corpora" / "held_out_7"
 """A seventh, whose brief asked for honorifics, stated links and names in other languages (see its
 ABOUT.md)."""
+HELD_OUT_8 = Path(__file__).resolve().parent / "corpora" / "held_out_8"
+"""An eighth, whose brief asked for links stated in many ways (see its ABOUT.md)."""
 TOP = 3
 
 
