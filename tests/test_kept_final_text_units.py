@@ -37,10 +37,13 @@ COVARIATES = pd.DataFrame({"id": ["c1", "c2"], "text_unit_id": ["u2", "u2"]})
 
 
 def tables_in(folder: Path, claims: bool) -> Any:
+    """The test's tables in `folder`, through this project's table provider (graphrag's reads
+    them the same way)."""
     from graphrag_storage.file_storage import FileStorage
-    from graphrag_storage.tables.parquet_table_provider import ParquetTableProvider
 
-    tables = ParquetTableProvider(storage=FileStorage(base_dir=str(folder)))
+    from graphrag_mcp_server.handlers.indexing.record_tables import RecordParquetTableProvider
+
+    tables = RecordParquetTableProvider(storage=FileStorage(base_dir=str(folder)))
 
     async def write() -> None:
         await tables.write_dataframe("text_units", UNITS)
