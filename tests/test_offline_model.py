@@ -293,6 +293,7 @@ DOTTED_FORMS = """Tender award
 
 The contract went to Velmora Cantieri S.p.A. of Genoa, with Toyoshima Aerial K.K. as its
 supplier. Kestrel Holdings B.V. lent the money, e.g. for the cranes, and the U.S. Navy watched.
+Karadeniz Tekstil A.Ş. of Mersin sold the sails.
 """
 
 
@@ -304,6 +305,7 @@ async def test_a_legal_form_written_with_stops_ends_its_company_name(model: LLMC
     assert types["VELMORA CANTIERI S.P.A."] == "ORGANIZATION"
     assert types["TOYOSHIMA AERIAL K.K."] == "ORGANIZATION"
     assert types["KESTREL HOLDINGS B.V."] == "ORGANIZATION"
+    assert types["KARADENIZ TEKSTIL A.Ş."] == "ORGANIZATION"  # cleanco's 'AS' with its accent
     assert types["GENOA"] == "GEO"
     assert not {title for title in types if title.endswith((" S", " K", " B"))}
 

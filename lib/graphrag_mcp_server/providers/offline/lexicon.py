@@ -275,8 +275,10 @@ def _read_as_english(word: str) -> bool:
 
 
 def is_legal_form(word: str) -> bool:
-    """Whether `word` by itself is a legal form ('Pty', 'GmbH', 'S.p.A.')."""
-    return (word.strip("().,").replace(".", "").lower(),) in legal_forms()
+    """Whether `word` by itself is a legal form ('Pty', 'GmbH', 'S.p.A.'), also one written with
+    letters cleanco's list has without their accents ('A.Ş.', Turkish, is its 'AS')."""
+    plain = word.strip("().,").replace(".", "")
+    return (plain.lower(),) in legal_forms() or (_ascii(plain),) in legal_forms()
 
 
 _FOLDED = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "ß": "ss", "ł": "l", "đ": "d"})

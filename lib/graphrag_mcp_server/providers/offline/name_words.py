@@ -13,7 +13,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
 )
 
 _TOKEN = re.compile(r"\w+(?:['’&-]\w+)*|\S")
-_DOTTED = re.compile(r"(?:[A-Za-z]{1,2}\.){2,}")
+_DOTTED = re.compile(r"(?:[^\W\d_]{1,2}\.){2,}")
 _TOKEN_OR_DOTTED = re.compile(rf"{_DOTTED.pattern}|{_TOKEN.pattern}")
 _NAME_ABBREVIATIONS = frozenset(["st", "mt", "ft"])
 """Abbreviations written with a stop inside names: Saint, Mount, Fort."""
