@@ -1,7 +1,8 @@
 """The type of a name (person, organization, geo, event) from general knowledge and its context.
 
 The order of the evidence, strongest first: a year or an event word at the end; a company legal
-form; the head noun at the end (an organisation's or a place's); the gazetteer; what the text says
+form; the head noun at the end (an organisation's or a place's); the gazetteer; a body's noun
+first ('Office de Protection ...', 'Fondazione ...'); what the text says
 around the name (a title or a verb of speech: a person; 'joined X', "X's managing director", 'X
 announced': an organisation); 'in/at X': a place; a known first name: a person; any head noun in
 the name; 'the X': an organisation. A plain name of two or three words that nothing types gets
