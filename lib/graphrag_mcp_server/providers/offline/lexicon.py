@@ -278,7 +278,9 @@ def is_legal_form(word: str) -> bool:
     """Whether `word` by itself is a legal form ('Pty', 'GmbH', 'S.p.A.'), also one written with
     letters cleanco's list has without their accents ('A.Ş.', Turkish, is its 'AS')."""
     plain = word.strip("().,").replace(".", "")
-    return (plain.lower(),) in legal_forms() or (_ascii(plain),) in legal_forms()
+    if (plain.lower(),) in legal_forms():
+        return True
+    return not plain.isascii() and (_ascii(plain),) in legal_forms()  # ASCII: the same lookup
 
 
 _FOLDED = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "ß": "ss", "ł": "l", "đ": "d"})
