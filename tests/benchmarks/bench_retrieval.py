@@ -459,6 +459,13 @@ QUALITY_CORPORA = [
         "brief asked for links stated by possessives, appositives, roles, defined terms, pronouns "
         "and signature blocks; measured before and after the capitalised-particle rule",
     ),
+    (
+        "held out 9",
+        graph_quality.HELD_OUT_9,
+        "no: written on 2026-11-28 by a helper that had read neither the rules nor the code; its "
+        "brief asked for bodies named in their own languages, titles of many languages and links "
+        "across lines and sentences; measured before and after the rules of the commits after it",
+    ),
 ]
 
 

@@ -44,6 +44,9 @@ HELD_OUT_7 = Path(__file__).resolve().parent / "corpora" / "held_out_7"
 ABOUT.md)."""
 HELD_OUT_8 = Path(__file__).resolve().parent / "corpora" / "held_out_8"
 """An eighth, whose brief asked for links stated in many ways (see its ABOUT.md)."""
+HELD_OUT_9 = Path(__file__).resolve().parent / "corpora" / "held_out_9"
+"""A ninth, whose brief asked for bodies named in their own languages and links across lines and
+sentences (see its ABOUT.md)."""
 TOP = 3
 
 
