@@ -545,6 +545,127 @@ async def test_a_letter_gives_clean_typed_entities_and_relationships_beyond_a_se
     )
 
 
+FIRST_WORD_CAPITALS = """Case notes
+
+The report went to Storvik lensmannskontor in May, and Narvik kommune paid for the search.
+Oda Brekke works for Statens kartverk. Ewa Malinowska studied at Akademia Rolnicza w Lublinie.
+The appeal reached Krajský soud v Brně, and Aino Laine taught at Oulun yliopisto.
+"""
+
+
+async def test_a_body_named_with_capitals_on_its_first_word_only_is_one_organisation(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: in languages that capitalise only a name's first word, the body's noun in lower
+    case ('kommune', 'lensmannskontor', 'yliopisto') and 'in' before its place ('w', 'v') are part
+    of the name, which they type as an organisation."""
+    types, _ = await _extracted(model, FIRST_WORD_CAPITALS)
+    bodies = {title for title, kind in types.items() if kind == "ORGANIZATION"}
+    assert bodies == {
+        "STORVIK LENSMANNSKONTOR",
+        "NARVIK KOMMUNE",
+        "STATENS KARTVERK",
+        "AKADEMIA ROLNICZA W LUBLINIE",
+        "KRAJSKÝ SOUD V BRNĚ",
+        "OULUN YLIOPISTO",
+    }
+    people = {title for title, kind in types.items() if kind == "PERSON"}
+    assert people == {"ODA BREKKE", "EWA MALINOWSKA", "AINO LAINE"}
+
+
+QUALIFIED_TITLES = """Notes from the plant
+
+Executive Engineer Ravi Menon of the Tarapur Municipal Council visited the plant.
+The calls were logged by Ward Officer Sunil Kadam. Informed Civil Surgeon Dr. Anil Rao at noon.
+"""
+
+
+async def test_a_word_before_a_title_is_part_of_the_title_not_of_the_name(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: a word that qualifies a title ('Executive Engineer', 'Ward Officer') is stripped
+    with it, so the person and the body they are 'of' are two entities; an abbreviated title
+    before its stop ('Dr.') ends no name."""
+    types, relationships = await _extracted(model, QUALIFIED_TITLES)
+    assert {title for title, kind in types.items() if kind == "PERSON"} == {
+        "RAVI MENON",
+        "SUNIL KADAM",
+        "ANIL RAO",
+    }
+    assert types["TARAPUR MUNICIPAL COUNCIL"] == "ORGANIZATION"
+    assert not [title for title in types if title.endswith(" DR")]
+    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    assert frozenset({"RAVI MENON", "TARAPUR MUNICIPAL COUNCIL"}) in pairs
+
+
+OWNED_ROLES = """Shipping notes
+
+The carrier, Norrvik Linjer AB, denies any fault. Its managing director, Sara Holm, said so.
+Pelham Cartage Ltd moved to Leeds last year. The company's founder, Ivo Brandt, retired.
+Anna Kerr sailed with Bram Visser. Its chairman, Tom Reid, stayed ashore.
+"""
+
+
+async def test_its_links_a_person_to_the_body_the_sentence_before_names(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: 'its' or "the company's" in a sentence that names no body refers to the first
+    body or place the sentence before names; a sentence before that names only people gives no
+    link."""
+    _, relationships = await _extracted(model, OWNED_ROLES)
+    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    assert frozenset({"NORRVIK LINJER AB", "SARA HOLM"}) in pairs
+    assert frozenset({"PELHAM CARTAGE LTD", "IVO BRANDT"}) in pairs
+    assert frozenset({"ANNA KERR", "TOM REID"}) not in pairs
+    assert frozenset({"BRAM VISSER", "TOM REID"}) not in pairs
+
+
+BLOCKS = """Please return the signed copy within thirty days.
+
+With kind regards,
+
+Dr. Helena Okafor
+Programme Director, Orwell Science Trust
+
+Cordova Ceramica Ltda.
+Attn.: Senhor Paulo Reis, Director
+Curitiba, Brazil
+
+Minutes: Jan Novak and Eva Dvorak attended.
+"""
+
+
+async def test_a_signature_or_address_block_links_its_person_to_its_body(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: a block of short lines (a signature or an address) links its person to the body
+    on the lines with them, not to the bodies of other blocks."""
+    _, relationships = await _extracted(model, BLOCKS)
+    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    assert frozenset({"HELENA OKAFOR", "ORWELL SCIENCE TRUST"}) in pairs
+    assert frozenset({"PAULO REIS", "CORDOVA CERAMICA LTDA"}) in pairs
+    assert frozenset({"HELENA OKAFOR", "CORDOVA CERAMICA LTDA"}) not in pairs
+    assert frozenset({"PAULO REIS", "ORWELL SCIENCE TRUST"}) not in pairs
+
+
+TABLE = """case_no,opened,complainant,assigned_to,note
+K/101,2025-03-01,Smt. Leela Rane of Pimpri Traders Ltd,Ward Officer Amol Jadhav,Visited the site
+K/102,2025-03-02,Shri Rohit Kale,Halden Water Board,Sent to Dr. Meera Joshi for advice
+"""
+
+
+async def test_a_table_row_is_one_record_whatever_its_stops(model: LLMCompletion) -> None:
+    """Issue 42: each row of a CSV is a sentence of its own, its abbreviations' stops ('Smt.',
+    'Dr.') included: the names of one row are linked, those of two rows are not."""
+    types, relationships = await _extracted(model, TABLE)
+    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    assert frozenset({"LEELA RANE", "AMOL JADHAV"}) in pairs
+    assert frozenset({"ROHIT KALE", "HALDEN WATER BOARD"}) in pairs
+    assert frozenset({"HALDEN WATER BOARD", "MEERA JOSHI"}) in pairs
+    assert not {pair for pair in pairs if {"AMOL JADHAV", "ROHIT KALE"} <= pair}
+    assert types["PIMPRI TRADERS LTD"] == "ORGANIZATION"
+
+
 async def test_summarize_descriptions_merges_distinct_sentences(model: LLMCompletion) -> None:
     extractor = SummarizeExtractor(
         model=model,

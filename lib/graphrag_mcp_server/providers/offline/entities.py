@@ -17,6 +17,7 @@ from graphrag_mcp_server.providers.offline.entity_types import (
 from graphrag_mcp_server.providers.offline.labels import bound_roles, defined_terms, field_labels
 from graphrag_mcp_server.providers.offline.lexicon import (
     HONORIFICS,
+    LOCATIVE_PARTICLES,
     ORGANISATION_HEADS,
     PLACE_HEADS,
     SENTENCE_ADVERBS,
@@ -26,6 +27,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_first_name,
     is_known_place,
     is_legal_form,
+    is_lower_case_body_noun,
 )
 from graphrag_mcp_server.providers.offline.name_words import (
     continues_name,
@@ -33,6 +35,7 @@ from graphrag_mcp_server.providers.offline.name_words import (
     strip_possessive,
     tokens_of,
 )
+from graphrag_mcp_server.providers.offline.structure_words import CALENDAR, NOT_NAMES, ROLE_WORDS
 from graphrag_mcp_server.providers.offline.text import (
     JOINERS,
     NAME_PARTICLES,
@@ -42,52 +45,6 @@ from graphrag_mcp_server.providers.offline.text import (
     split_sentences,
 )
 
-# fmt: off
-# Word lists packed several to a line (the formatter would put one word on each line).
-_CALENDAR = frozenset(
-    [
-        "january", "february", "march", "april", "may", "june", "july", "august", "september",
-        "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
-        "saturday", "sunday",
-    ]
-)
-_ROLES = frozenset(
-    [
-        "chair", "chairman", "chairwoman", "chairperson", "vice", "deputy", "secretary",
-        "treasurer", "clerk", "registrar", "convener", "convenor", "director", "directors",
-        "manager", "managers", "coordinator", "co-ordinator", "officer", "officers", "engineer",
-        "lecturer", "nurse", "trustee", "trustees", "member", "members", "governor", "governors",
-        "volunteer", "volunteers", "resident", "residents", "principal", "curator", "editor",
-        "warden", "steward", "assistant", "administrator", "accountant", "archivist", "librarian",
-        "surveyor", "headteacher", "head", "senior", "junior", "area", "operations", "grants",
-        "finance", "services",
-    ]
-)
-"""Words of role titles ("Chair of Trustees", "Volunteer Services Manager").
-
-A name is not made of them."""
-_NOT_NAMES = frozenset(
-    [
-        "dear", "hello", "hi", "dearest", "greetings", "yours", "regards", "kind", "best", "warm",
-        "warmest", "many", "thanks", "sincerely", "faithfully", "cheers", "minutes", "notice",
-        "agenda", "apologies", "present", "subject", "re", "item", "action", "actions", "date",
-        "update", "summary", "report", "letter", "memo", "email", "e-mail", "cc", "attendance",
-        "conclusion", "introduction", "background", "recommendation", "recommendations", "public",
-        "annual", "general", "meeting", "accounts", "object", "any", "other", "business", "funding",
-        "budget", "correspondence", "membership", "welcome", "note", "notes", "attached",
-        "enclosure", "proposal", "proposals", "findings", "results", "discussion", "overview",
-        "appendix", "contents", "references", "method", "methods", "conclusions", "recommendations",
-        "summary", "abstract", "key", "outcome", "outcomes", "next", "steps", "timeline", "dates",
-        "cost", "costs", "risks", "issues", "decisions", "decision", "purpose", "scope", "aims",
-        "objectives", "progress", "status", "history", "context", "contacts", "contact", "location",
-        "venue", "schedule", "events", "news",
-    ]
-)
-"""Greetings, sign-offs and document-structure words.
-
-They are left off the start of a name ("Dear Ms Qureshi", "Minutes of the Board").
-They are never a name of their own."""
-# fmt: on
 _PLACE_PREPOSITIONS = frozenset(
     {
         "in",
@@ -130,7 +87,7 @@ def _is_name_word(word: str) -> bool:
     """A capitalised word without digits that can be part of a name ('I'm' cannot, nor 'R25')."""
     return (
         word[:1].isupper()
-        and word.lower() not in _CALENDAR
+        and word.lower() not in CALENDAR
         and word.split("'")[0].split("’")[0] != "I"
         and not any(character.isdigit() for character in word)
     )
@@ -195,9 +152,20 @@ def _is_name_start(words: list[str]) -> bool:
     """The first of `words` is not a title, role, greeting or structure word: a name can start with
     it. A title that is also a first name ('Dean', 'Major') is one only before two more words."""
     lower = words[0].lower()
-    if lower in HONORIFICS or lower in _ROLES or lower in _NOT_NAMES:
+    if lower in HONORIFICS or lower in ROLE_WORDS or lower in NOT_NAMES:
         return False
     return lower not in TITLES or (_core_count(words[1:]) < 2 and is_first_name(lower))
+
+
+def _qualifies_title(words: list[str]) -> bool:
+    """The first of `words` qualifies the title after it, before a name of two words or more
+    ('Executive Engineer Vinayak Deshpande', 'Ward Officer ...', 'Civil Surgeon ...')."""
+    second = words[1].lower() if len(words) > 3 else ""
+    return (
+        _core_count(words[2:]) >= 2
+        and (second in ROLE_WORDS or second in TITLES)
+        and (second in ROLE_WORDS or not is_first_name(words[0]) or is_first_name(words[2]))
+    )  # a role word is never a name's ('Ward Officer'); a title can be ('Frank Major Hale')
 
 
 def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[str, bool]]:
@@ -211,6 +179,7 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     while words and (
         not _is_name_start(words)
         or (words[0].lower() in JOINERS and not _starts_with_particle(words))
+        or _qualifies_title(words)
     ):
         titled = titled or words[0].lower() in TITLES
         words = words[1:]
@@ -218,15 +187,17 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
         titled, words = True, named
         while words and not _is_name_start(words):  # 'Her Honour Judge Celia Marchbank'
             words = words[1:]
+    role = False
     while words and (
-        words[-1].lower() in _ROLES - _TYPE_CUES["geo"] - _TYPE_CUES["organization"]
+        words[-1].lower() in ROLE_WORDS - _TYPE_CUES["geo"] - _TYPE_CUES["organization"]
         or words[-1].lower() in JOINERS
     ):
+        role = role or words[-1].lower() in ROLE_WORDS
         words = words[:-1]
     if _core_count(words) == 1:
         word = words[-1]  # after its particle, if any ('La Paz')
-        if not _is_single_name(word) or titled:
-            return []
+        if not _is_single_name(word) or titled or (role and not is_known_place(word)):
+            return []  # 'Programme' of 'Programme Director'; not 'Leeds' of 'Leeds Director'
         if previous == "the" or any(word.lower() in cues for cues in _TYPE_CUES.values()):
             return []  # 'the Council', 'the Cabinet': a body named by its kind
         return [(" ".join(words), previous in _PLACE_PREPOSITIONS)]
@@ -257,8 +228,8 @@ def _is_single_name(word: str) -> bool:
         lower not in STOPWORDS
         and not is_legal_form(word)
         and not lower.endswith(_COMMON_SUFFIXES)
-        and lower not in _CALENDAR
-        and lower.removesuffix("s") not in _CALENDAR
+        and lower not in CALENDAR
+        and lower.removesuffix("s") not in CALENDAR
         and word.isalpha()
         and len(word) > 2
     )
@@ -289,9 +260,11 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
             after = tokens[start + len(run)] if start + len(run) < len(tokens) else ""
             starts_heading = heading and at_start and len(words) > 1
             weak = starts_heading and after.islower()  # 'Catalogue entry', 'Kestlewick flood ...'
-            if after == "." and len(run) == 1 and run[0].lower() in TITLE_ABBREVIATIONS:
-                run.clear()  # 'Sig.', 'Sra.': an abbreviated title, also a name or a town
-                return
+            if after == "." and run[-1].lower() in TITLE_ABBREVIATIONS:
+                run.pop()  # 'Sig.', 'Hospital Director Dr.': an abbreviated title before its name
+                if not run or run[-1].lower() in TITLES:  # 'Civil Surgeon Dr.': all a title
+                    run.clear()
+                    return
             for name, where_a_place_is in _run_names(run.copy(), at_start, previous):
                 if (
                     " " in name
@@ -313,6 +286,7 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
         joins = bool(run) and (
             word.lower() in JOINERS
             or (_YEAR.match(word) is not None and run[-1].lower() in JOINERS)
+            or _continues_body(run, word, following)
         )
         if _is_name_word(word) or joins:
             if not run:
@@ -324,6 +298,25 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
             flush()
     flush()
     return names
+
+
+def _continues_body(run: list[str], word: str, following: str) -> bool:
+    """`word`, in lower case, continues the body's name in `run`: its noun after the capitalised
+    start ('Statens vegvesen', 'Bergen kommune'), or 'in' between its noun and its place
+    ('Uniwersytet Morski w Gdyni', 'Universitetet i Bergen')."""
+    if is_lower_case_body_noun(word):
+        return run[-1][:1].isupper()
+    return (
+        word in LOCATIVE_PARTICLES
+        and _is_name_word(following)
+        and any(_is_body_noun(name_word) for name_word in run)
+    )
+
+
+def _is_body_noun(word: str) -> bool:
+    """`word` is a body's noun in any of the languages the lexicon lists ('Uniwersytet', 'kommune',
+    'Høgskolen')."""
+    return head(word) in ORGANISATION_HEADS or is_lower_case_body_noun(word.lower())
 
 
 def _quoted_names(text: str) -> list[str]:
@@ -437,7 +430,11 @@ def _generic(name: str, lowercase: set[str]) -> bool:
     """A capitalised phrase of words the text also writes in lower case, with no organisation or
     place word at its end (those name a body or a place: 'Parish Council', 'Green Lane')."""
     words = [word.lower() for word in name.split() if word.lower() not in JOINERS]
-    ends_in_cue = words[-1] in _TYPE_CUES["organization"] or words[-1] in _TYPE_CUES["geo"]
+    ends_in_cue = (
+        words[-1] in _TYPE_CUES["organization"]
+        or words[-1] in _TYPE_CUES["geo"]
+        or is_lower_case_body_noun(name.split()[-1])
+    )
     return not ends_in_cue and all(word in lowercase for word in words)
 
 

@@ -24,6 +24,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     ends_in_legal_form,
     is_first_name,
     is_known_place,
+    is_lower_case_body_noun,
     written_as_legal_form,
 )
 from graphrag_mcp_server.providers.offline.text import JOINERS
@@ -111,8 +112,8 @@ def type_and_reason(
         return "event", "event word"
     if ends_in_legal_form(name.split()):
         return "organization", "legal form"
-    if _is_head(words[-1], ORGANISATION_HEADS):
-        return "organization", "head noun"
+    if _is_head(words[-1], ORGANISATION_HEADS) or is_lower_case_body_noun(name.split()[-1]):
+        return "organization", "head noun"  # 'Redwater Shipping', 'Hellevik lensmannskontor'
     if _is_head(words[-1], PLACE_HEADS) or words[0] in PLACE_FIRST_WORDS:
         return "geo", "head noun"
     if is_known_place(name):

@@ -106,9 +106,104 @@ ORGANISATION_HEADS = frozenset(
         "kommune", "kommun", "direktorat", "direktoratet", "byrå", "byrån", "gruppen", "orkester",
         "forlag", "förlag", "forsikring", "försäkring", "bryggeri", "domstol", "klubb",
     ]
+) | frozenset(
+    [
+        # The same bodies in the languages of Central and Eastern Europe, Turkey, Indonesia and
+        # Malaysia, East Africa and Japan, as the bodies' own names write them (Turkish and
+        # Hungarian put the noun last, with its ending: 'Ankara Üniversitesi').
+        # Polish
+        "uniwersytet", "politechnika", "akademia", "instytut", "fundacja", "stowarzyszenie",
+        "spółdzielnia", "sąd", "urząd", "ministerstwo", "szpital", "muzeum", "teatr",
+        "biblioteka", "związek", "izba", "komisja", "agencja", "zarząd", "towarzystwo",
+        "szkoła", "gmina", "starostwo", "prokuratura", "policja", "przedsiębiorstwo", "zakład",
+        "zakłady", "wydział", "stocznia", "klub",
+        # Czech, Slovak
+        "univerzita", "škola", "akademie", "ústav", "nadace", "nadácia", "spolek", "družstvo",
+        "soud", "súd", "úřad", "úrad", "nemocnice", "nemocnica", "divadlo", "knihovna",
+        "knižnica", "banka", "svaz", "zväz", "komora", "agentura", "agentúra", "společnost",
+        "spoločnosť", "magistrát", "policie", "polícia",
+        # Croatian, Serbian, Bosnian, Slovene
+        "sveučilište", "univerzitet", "univerza", "zaklada", "fondacija", "udruga",
+        "udruženje", "društvo", "zadruga", "sodišče", "ministarstvo", "ministrstvo",
+        "bolnica", "muzej", "kazalište", "gledališče", "pozorište", "knjižnica", "općina",
+        "opština", "občina", "županija", "savez", "zveza", "agencija", "zavod", "fakultet",
+        "fakulteta", "policija", "uprava", "brodogradilište",
+        # Hungarian
+        "egyetem", "alapítvány", "egyesület", "szövetkezet", "bíróság", "minisztérium",
+        "kórház", "múzeum", "színház", "könyvtár", "társaság", "önkormányzat", "intézet",
+        "hivatal", "szövetség", "főiskola", "iskola", "akadémia", "rendőrség",
+        # Finnish, Estonian
+        "yliopisto", "korkeakoulu", "säätiö", "yhdistys", "osuuskunta", "seura", "kunta",
+        "sairaala", "teatteri", "kirjasto", "ministeriö", "virasto", "liitto", "laitos",
+        "ülikool", "sihtasutus", "selts", "kohus", "ministeerium", "haigla", "muuseum",
+        "raamatukogu",
+        # Lithuanian, Latvian
+        "universitetas", "universitāte", "asociacija", "asociācija", "teismas", "tiesa",
+        "ministerija", "ministrija", "ligoninė", "slimnīca", "muziejus", "muzejs", "teatras",
+        "teātris", "bibliotēka", "savivaldybė", "pašvaldība", "institutas", "institūts",
+        "akademija", "akadēmija", "draugija", "biedrība", "agentūra",
+        # Romanian
+        "universitatea", "fundația", "fundaţia", "asociația", "asociaţia", "societatea",
+        "tribunalul", "curtea", "judecătoria", "ministerul", "spitalul", "muzeul", "teatrul",
+        "primăria", "consiliul", "agenția", "agenţia", "institutul", "federația", "federaţia",
+        "uniunea", "școala", "şcoala", "liceul", "colegiul", "inspectoratul", "direcția",
+        "autoritatea", "compania", "clubul",
+        # Turkish (with the ending a body's name gives its noun)
+        "üniversitesi", "vakfı", "derneği", "belediyesi", "bakanlığı", "hastanesi", "müzesi",
+        "kulübü", "odası", "enstitüsü", "mahkemesi", "şirketi", "kooperatifi", "birliği",
+        "federasyonu", "kurumu", "başkanlığı", "müdürlüğü", "valiliği", "kaymakamlığı",
+        "tiyatrosu", "kütüphanesi", "fakültesi", "lisesi", "okulu", "akademisi", "ajansı",
+        "bankası", "sendikası", "konseyi", "komisyonu", "kurulu", "meclisi", "holding",
+        "grubu", "tersanesi",
+        # Indonesian, Malay
+        "universitas", "universiti", "yayasan", "perusahaan", "kementerian", "dinas", "badan",
+        "pengadilan", "mahkamah", "persatuan", "koperasi", "perbadanan", "lembaga", "majelis",
+        "sekolah",
+        # Swahili
+        "chama", "shirika", "wizara", "halmashauri", "mahakama", "benki", "hospitali",
+        "kampuni", "jumuiya", "baraza", "taasisi", "mamlaka",
+        # Japanese, written in Latin letters
+        "daigaku", "kaisha", "shimbun", "kyōkai", "kyokai", "byōin", "gakuin",
+    ]
 )
 """Words that make a name an organisation's: English last words ('Redwater Shipping', 'Moss Side
-Clinic'), and the same bodies' nouns in other European languages, anywhere in the name."""
+Clinic'), and the same bodies' nouns in other languages, anywhere in the name (leaving out
+those that are also first names, places or English words: 'Rada', 'Kamara', 'Sud')."""
+LOWER_CASE_BODY_NOUNS = frozenset(
+    [
+        # Norwegian, Danish
+        "kommune", "kommunen", "kontor", "kontoret", "etat", "etaten", "verket", "vesen",
+        "vesenet", "tilsyn", "tilsynet", "direktorat", "direktoratet", "departement",
+        "departementet", "politi", "politiet", "politidistrikt", "tingrett", "lagmannsrett",
+        "universitet", "universitetet", "sykehus", "sykehuset", "sygehus", "sygehuset",
+        "høgskole", "høgskolen", "institutt", "instituttet", "museum", "museet", "bibliotek",
+        "biblioteket", "forbund", "forbundet", "forening", "foreningen", "selskap",
+        "selskapet", "selskab", "selskabet", "stiftelse", "stiftelsen", "rederi", "rederiet",
+        "idrettslag", "sparebank", "nemnd", "nemnda", "rådet", "styret", "verk",
+        # Swedish
+        "kommun", "högskola", "högskolan", "sjukhus", "sjukhuset", "myndighet", "myndigheten",
+        "styrelsen", "inspektionen", "nämnd", "nämnden", "tingsrätt", "hovrätt", "förbund",
+        "förbundet", "förening", "föreningen", "sällskap", "sällskapet", "landsting", "stad",
+        "polisen", "institutet", "varvet", "sparbank",
+        # Finnish, Estonian
+        "yliopisto", "korkeakoulu", "kaupunki", "kunta", "sairaala", "säätiö", "yhdistys",
+        "osuuskunta", "seura", "liitto", "virasto", "laitos", "ministeriö", "oikeus", "museo",
+        "kirjasto", "teatteri", "ülikool", "linnavalitsus", "vallavalitsus", "haigla",
+        "muuseum", "raamatukogu", "selts", "kohus", "sihtasutus",
+        # Czech, Slovak
+        "divadlo", "muzeum", "nemocnice", "nemocnica", "knihovna", "univerzita", "škola",
+        "ústav", "úřad", "soud", "banka", "družstvo", "spolek", "komora", "agentura",
+        "galerie",
+    ]
+)
+"""A body's noun written in lower case after the capitalised start of its name, in languages that
+capitalise only a name's first word (Norwegian 'Statens vegvesen', 'Bergen kommune', Swedish
+'Lunds universitet', Finnish 'Helsingin yliopisto', Czech 'Národní divadlo'); compounds end in
+one ('lensmannskontor', 'vegvesen', 'käräjäoikeus')."""
+LOCATIVE_PARTICLES = frozenset(["w", "we", "v", "ve", "u", "i"])
+"""'In' of Polish, Czech, Slovak, Croatian, Serbian and the Scandinavian languages, written inside
+a body's name after its noun ('Uniwersytet Morski w Gdyni', 'Univerzita Karlova v Praze',
+'Universitetet i Bergen'); none is an English word in lower case."""
 PLACE_HEADS = frozenset(
     [
         # water (WordNet noun.object / noun.location)
@@ -245,6 +340,19 @@ def legal_forms() -> frozenset[tuple[str, ...]]:
     from cleanco import prepare_default_terms
 
     return frozenset(tuple(words) for _, words in prepare_default_terms())
+
+
+def is_lower_case_body_noun(word: str) -> bool:
+    """`word` is a body's noun in lower case, by itself or ending a compound of 8 letters or more
+    (LOWER_CASE_BODY_NOUNS: 'kommune', 'lensmannskontor', 'kartverk')."""
+    if not (word.isalpha() and word.islower()):
+        return False
+    return word in LOWER_CASE_BODY_NOUNS or (
+        len(word) >= 8 and any(word.endswith(noun) for noun in _COMPOUND_ENDINGS)
+    )
+
+
+_COMPOUND_ENDINGS = tuple(noun for noun in LOWER_CASE_BODY_NOUNS if len(noun) >= 4)
 
 
 def ends_in_legal_form(words: list[str]) -> bool:

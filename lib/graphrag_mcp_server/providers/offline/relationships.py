@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from graphrag.index.operations.extract_graph.graph_extractor import TUPLE_DELIMITER
 
 from graphrag_mcp_server.providers.offline.entities import Mentions, typed
+from graphrag_mcp_server.providers.offline.entity_types import head
+from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS
 from graphrag_mcp_server.providers.offline.text import (
     ENTITY_DESCRIPTION_WORDS,
     PARAGRAPH_BREAK,
@@ -20,6 +22,7 @@ from graphrag_mcp_server.providers.offline.text import (
     clean_field,
     join_sentences,
     split_sentences,
+    table_rows,
 )
 
 SAME_SENTENCE, NEARBY, LETTER = 2.0, 1.0, 3.0
@@ -33,6 +36,8 @@ _SIGN_OFF = re.compile(
     r"\s+(?:regards|wishes)|regards|many thanks|with thanks|thanks|best|all the best)\b[,.!]?\s*",
     re.IGNORECASE,
 )
+BLOCK_LINES = 6
+"""The most lines a signature or address block holds (a name, a role, a body, an address)."""
 _WRITER_HEADERS = ("from:", "author:", "by:", "by ", "prepared by", "written by")
 _ADDRESSEE_HEADERS = ("to:", "dear ")
 _GENERIC_BODY = re.compile(r"\bthe\s+([a-z]+)\b(?!\s+[A-Z])")
@@ -41,6 +46,10 @@ Club')."""
 _PERSONAL = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Hh]im|[Hh]ers|[Hh]imself|[Hh]erself)\b")
 """A pronoun that only a person is: it refers to a person, never to a body or a place."""
 _FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Ww]e|[Uu]s|[Oo]ur)\b")
+_OWNED = re.compile(r"(?:^[\"“(]*|(?:,[\"”]|[\"”],)\s+)(?:[Ii]ts|[Tt]he\s+([a-z]+)(?:'s|’s))\s")
+"""'Its chief executive, ...', "The company's owner, ...", '"...," its manager, ... said' at the
+start of a sentence: someone of a body or a place the sentence before named ('its' further on
+can mean a thing of this sentence: 'the frame had shifted on its mounting')."""
 
 
 @dataclass
@@ -91,9 +100,13 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             ):  # 'Danescombe considers ...'
                 for other in before:
                     link(name, other, NEARBY, f"{sentences[position - 1]} {sentence}")
+            if owner := _owner(found, before, sentence):
+                for name in names:  # 'Hallstrom Lines A/S ... Its chief executive, Mette ...'
+                    link(owner, name, NEARBY, f"{sentences[position - 1]} {sentence}")
             for body in _bodies_meant(found, sentence):
                 for name in names:
                     link(body, name, NEARBY, sentence)
+        _block_links(found, paragraph, sentences, present, link)
         all_sentences += sentences
         all_present += present
     _letter_links(all_sentences, all_present, order, link)
@@ -106,12 +119,74 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
     return records
 
 
+def _block_links(
+    found: Mentions,
+    paragraph: str,
+    lines: list[str],
+    present: list[list[str]],
+    link: Callable[[str, str, float, str], None],
+) -> None:
+    """A signature or address block (2 to BLOCK_LINES short lines): each person linked to the
+    bodies on the lines after theirs, up to the next person's line ('Dr. Theodora Kalogeropoulou /
+    Secretary General, Aegean Science Foundation'), or, where the block names one person, to every
+    body in it ('Distribuidora Serra Azul Ltda. / Attn.: Senhor Cláudio Fagundes')."""
+    written = [" ".join(line.replace("**", "").split()) for line in paragraph.split("\n")]
+    written = [line for line in written if line]
+    if not 2 <= len(written) <= BLOCK_LINES or table_rows(paragraph):
+        return  # a table's rows are records of their own
+    if any(len(line.split()) > SHORT_LINE_WORDS for line in written):
+        return
+    present = _by_line(written, lines, present)
+    lines = written
+    kinds = [[typed(name, found)[0] for name in names] for names in present]
+    people = [
+        (at, name)
+        for at, names in enumerate(present)
+        for name, kind in zip(names, kinds[at], strict=True)
+        if kind == "person"
+    ]
+    evidence = "; ".join(lines)
+    for at, person in people:
+        after = range(at, len(lines)) if len(people) > 1 else range(len(lines))
+        for line in after:
+            if line > at and any(kind == "person" for kind in kinds[line]):
+                break
+            for name, kind in zip(present[line], kinds[line], strict=True):
+                if kind == "organization":
+                    link(person, name, NEARBY, evidence)
+
+
+def _by_line(lines: list[str], sentences: list[str], present: list[list[str]]) -> list[list[str]]:
+    """The names of each line, from those of its sentences (`present`; a line of short lines can
+    hold several: 'Attn.: Exmo. Senhor ...')."""
+    names: list[list[str]] = [[] for _ in lines]
+    line = 0
+    for sentence, found in zip(sentences, present, strict=True):
+        while line < len(lines) - 1 and sentence not in lines[line]:
+            line += 1
+        names[line] += [name for name in found if name not in names[line]]
+    return names
+
+
 def _referred(found: Mentions, before: list[str], sentence: str) -> str | None:
     """Whom a sentence's pronoun refers back to: he/she/his/her the first person the sentence
     before names, they/their its first name; None without a pronoun or such a name."""
     if _PERSONAL.search(sentence):
         return next((name for name in before if typed(name, found)[0] == "person"), None)
     return before[0] if before and _REFERS_BACK.search(sentence) else None
+
+
+def _owner(found: Mentions, before: list[str], sentence: str) -> str | None:
+    """Whose something a sentence speaks of by 'its' or "the company's" (an organisation's or a
+    place's noun): the first body or place the sentence before names, when this one names none;
+    else None."""
+    match = _OWNED.search(sentence)
+    if not match or (match[1] and head(match[1]) not in ORGANISATION_HEADS | PLACE_HEADS):
+        return None
+    kinds = ("organization",) if match[1] else ("organization", "geo")
+    if any(typed(name, found)[0] in kinds for name in found.names if name in sentence):
+        return None  # 'Its' of the body this sentence names
+    return next((name for name in before if typed(name, found)[0] in kinds), None)
 
 
 def _subject(found: Mentions, text: str) -> str | None:

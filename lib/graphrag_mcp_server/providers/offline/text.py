@@ -101,6 +101,9 @@ def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; blank lines, headings, list items and short lines also break."""
     sentences: list[str] = []
     for paragraph in PARAGRAPH_BREAK.split(text):
+        if rows := table_rows(paragraph):
+            sentences.extend(rows)
+            continue
         for block in _short_line_blocks(paragraph):
             block = re.sub(r"^\s*(?:#+|[-*+])\s+", "", block).replace("**", "")
             merged: list[str] = []
@@ -114,6 +117,23 @@ def split_sentences(text: str) -> list[str]:
                     merged.append(piece)
             sentences.extend(merged)
     return sentences
+
+
+def table_rows(paragraph: str) -> list[str]:
+    """The rows of a table written as text (a CSV's lines, or a Markdown table's), each one a
+    sentence whatever its stops ('Smt.', 'V. Deshpande'): a row is one record. Empty for prose:
+    a table is 2 lines or more, each with 2 or more of the same separator (a comma with no space
+    after it, a tab, '|'), which prose does not write."""
+    written = paragraph.strip().split("\n")
+    if len(written) < 2:
+        return []
+    for separator in _CELL_SEPARATORS:
+        if all(len(separator.findall(line)) >= 2 for line in written):
+            return [" ".join(line.split()) for line in written if line.strip()]
+    return []
+
+
+_CELL_SEPARATORS = (re.compile(r",(?=\S)"), re.compile(r"\t"), re.compile(r"\|"))
 
 
 def _short_line_blocks(paragraph: str) -> list[str]:

@@ -1,0 +1,49 @@
+"""Words that are never a name, or a part of one: months and days, the words of role titles, and
+greetings, sign-offs and document-structure words (general English vocabulary, not any corpus's)."""
+
+# fmt: off
+# Word lists packed several to a line (the formatter would put one word on each line).
+CALENDAR = frozenset(
+    [
+        "january", "february", "march", "april", "may", "june", "july", "august", "september",
+        "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
+        "saturday", "sunday",
+    ]
+)
+ROLE_WORDS = frozenset(
+    [
+        "chair", "chairman", "chairwoman", "chairperson", "vice", "deputy", "secretary",
+        "treasurer", "clerk", "registrar", "convener", "convenor", "director", "directors",
+        "manager", "managers", "coordinator", "co-ordinator", "officer", "officers", "engineer",
+        "lecturer", "nurse", "trustee", "trustees", "member", "members", "governor", "governors",
+        "volunteer", "volunteers", "resident", "residents", "principal", "curator", "editor",
+        "warden", "steward", "assistant", "administrator", "accountant", "archivist", "librarian",
+        "surveyor", "headteacher", "head", "senior", "junior", "area", "operations", "grants",
+        "finance", "services",
+    ]
+)
+"""Words of role titles ("Chair of Trustees", "Volunteer Services Manager").
+
+A name is not made of them."""
+NOT_NAMES = frozenset(
+    [
+        "dear", "hello", "hi", "dearest", "greetings", "yours", "regards", "kind", "best", "warm",
+        "warmest", "many", "thanks", "sincerely", "faithfully", "cheers", "minutes", "notice",
+        "agenda", "apologies", "present", "subject", "re", "item", "action", "actions", "date",
+        "update", "summary", "report", "letter", "memo", "email", "e-mail", "cc", "attendance",
+        "conclusion", "introduction", "background", "recommendation", "recommendations", "public",
+        "annual", "general", "meeting", "accounts", "object", "any", "other", "business", "funding",
+        "budget", "correspondence", "membership", "welcome", "note", "notes", "attached",
+        "enclosure", "proposal", "proposals", "findings", "results", "discussion", "overview",
+        "appendix", "contents", "references", "method", "methods", "conclusions", "recommendations",
+        "summary", "abstract", "key", "outcome", "outcomes", "next", "steps", "timeline", "dates",
+        "cost", "costs", "risks", "issues", "decisions", "decision", "purpose", "scope", "aims",
+        "objectives", "progress", "status", "history", "context", "contacts", "contact", "location",
+        "venue", "schedule", "events", "news", "attn", "fao", "encl",
+    ]
+)
+"""Greetings, sign-offs and document-structure words.
+
+They are left off the start of a name ("Dear Ms Qureshi", "Minutes of the Board").
+They are never a name of their own."""
+# fmt: on
