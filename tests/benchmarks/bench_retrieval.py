@@ -466,6 +466,14 @@ QUALITY_CORPORA = [
         "brief asked for bodies named in their own languages, titles of many languages and links "
         "across lines and sentences; measured before and after the rules of the commits after it",
     ),
+    (
+        "held out 10",
+        graph_quality.HELD_OUT_10,
+        "no: written on 2026-11-28 by a helper that had read neither the rules nor the code; its "
+        "brief asked for links stated in many ways (signature, address and cc blocks, CSV rows, "
+        "links across two sentences) and short forms of bodies; measured before and after the "
+        "rules of the commits after it",
+    ),
 ]
 
 

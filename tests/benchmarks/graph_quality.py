@@ -47,6 +47,9 @@ HELD_OUT_8 = Path(__file__).resolve().parent / "corpora" / "held_out_8"
 HELD_OUT_9 = Path(__file__).resolve().parent / "corpora" / "held_out_9"
 """A ninth, whose brief asked for bodies named in their own languages and links across lines and
 sentences (see its ABOUT.md)."""
+HELD_OUT_10 = Path(__file__).resolve().parent / "corpora" / "held_out_10"
+"""A tenth, whose brief asked for links stated in many ways and companies named by short forms
+(see its ABOUT.md)."""
 TOP = 3
 
 
