@@ -651,6 +651,7 @@ async def test_a_signature_or_address_block_links_its_person_to_its_body(
 TABLE = """case_no,opened,complainant,assigned_to,note
 K/101,2025-03-01,Smt. Leela Rane of Pimpri Traders Ltd,Ward Officer Amol Jadhav,Visited the site
 K/102,2025-03-02,Shri Rohit Kale,Halden Water Board,Sent to Dr. Meera Joshi for advice
+K/103,2025-03-02,Ola Berg,Solund fiskarlag,Closed
 """
 
 
@@ -664,6 +665,34 @@ async def test_a_table_row_is_one_record_whatever_its_stops(model: LLMCompletion
     assert frozenset({"HALDEN WATER BOARD", "MEERA JOSHI"}) in pairs
     assert not {pair for pair in pairs if {"AMOL JADHAV", "ROHIT KALE"} <= pair}
     assert types["PIMPRI TRADERS LTD"] == "ORGANIZATION"
+    assert frozenset({"OLA BERG", "SOLUND FISKARLAG"}) in pairs  # a compound body noun
+
+
+LOWER_CASE_FORMS = """Supplier notes
+
+Sokolarnia Nowak sp. z o.o. sold parts to Moravská kolejová vozidla a.s. and Hydronaut s.r.o.
+Krzysztof Lis (Lis i Wspólnicy Kancelaria Prawna sp.k.) attended. Jan Novak sold it as is.
+Fjordlaks Havbruk AS runs the farm. Ola Nordmann, the chief executive of Fjordlaks, apologised.
+"""
+
+
+async def test_a_legal_form_in_lower_case_ends_its_company_name(model: LLMCompletion) -> None:
+    """Issue 42: a legal form written in lower case ('a.s.', 's.r.o.', 'sp. z o.o.') ends its
+    company's name, with the lower-case words before it; 'i' ('and') joins a name; a company is
+    also named by its name without the form and by its first word ('Fjordlaks'), while the
+    English 'as' is no form."""
+    types, relationships = await _extracted(model, LOWER_CASE_FORMS)
+    assert {title for title, kind in types.items() if kind == "ORGANIZATION"} == {
+        "SOKOLARNIA NOWAK SP. Z O.O.",
+        "MORAVSKÁ KOLEJOVÁ VOZIDLA A.S.",
+        "HYDRONAUT S.R.O.",
+        "LIS I WSPÓLNICY KANCELARIA PRAWNA SP.K.",
+        "FJORDLAKS HAVBRUK AS",
+    }
+    assert types["JAN NOVAK"] == "PERSON"
+    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    assert frozenset({"KRZYSZTOF LIS", "LIS I WSPÓLNICY KANCELARIA PRAWNA SP.K."}) in pairs
+    assert frozenset({"FJORDLAKS HAVBRUK AS", "OLA NORDMANN"}) in pairs
 
 
 async def test_summarize_descriptions_merges_distinct_sentences(model: LLMCompletion) -> None:

@@ -17,7 +17,6 @@ from graphrag_mcp_server.providers.offline.entity_types import (
 from graphrag_mcp_server.providers.offline.labels import bound_roles, defined_terms, field_labels
 from graphrag_mcp_server.providers.offline.lexicon import (
     HONORIFICS,
-    LOCATIVE_PARTICLES,
     ORGANISATION_HEADS,
     PLACE_HEADS,
     SENTENCE_ADVERBS,
@@ -28,10 +27,14 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_known_place,
     is_legal_form,
     is_lower_case_body_noun,
+    without_legal_form,
 )
 from graphrag_mcp_server.providers.offline.name_words import (
+    before_a_form,
+    continues_body,
     continues_name,
     heads_a_name,
+    is_form_word,
     strip_possessive,
     tokens_of,
 )
@@ -286,7 +289,9 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
         joins = bool(run) and (
             word.lower() in JOINERS
             or (_YEAR.match(word) is not None and run[-1].lower() in JOINERS)
-            or _continues_body(run, word, following)
+            or continues_body(run, word, _is_name_word(following))
+            or is_form_word(word)
+            or before_a_form(tokens[index : index + 4])
         )
         if _is_name_word(word) or joins:
             if not run:
@@ -298,25 +303,6 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
             flush()
     flush()
     return names
-
-
-def _continues_body(run: list[str], word: str, following: str) -> bool:
-    """`word`, in lower case, continues the body's name in `run`: its noun after the capitalised
-    start ('Statens vegvesen', 'Bergen kommune'), or 'in' between its noun and its place
-    ('Uniwersytet Morski w Gdyni', 'Universitetet i Bergen')."""
-    if is_lower_case_body_noun(word):
-        return run[-1][:1].isupper()
-    return (
-        word in LOCATIVE_PARTICLES
-        and _is_name_word(following)
-        and any(_is_body_noun(name_word) for name_word in run)
-    )
-
-
-def _is_body_noun(word: str) -> bool:
-    """`word` is a body's noun in any of the languages the lexicon lists ('Uniwersytet', 'kommune',
-    'Høgskolen')."""
-    return head(word) in ORGANISATION_HEADS or is_lower_case_body_noun(word.lower())
 
 
 def _quoted_names(text: str) -> list[str]:
@@ -446,8 +432,10 @@ def _tail_names(names: list[str]) -> dict[str, list[str]]:
 def _surface_forms(
     names: list[str], tails: dict[str, list[str]], non_people: set[str], lowercase: set[str]
 ) -> dict[str, list[str]]:
-    """Each name, the shorter names it ends with, a person's unambiguous surname, and a body's
-    unambiguous first or last word ('Athletic's chairman' for Halden Athletic)."""
+    """Each name, the shorter names it ends with, a person's unambiguous surname, a body's
+    unambiguous first or last word ('Athletic's chairman' for Halden Athletic), and a company's name
+    without its legal form and its unambiguous words ('Bandeirante' for Especiarias Bandeirante
+    Ltda.)."""
     word_counts = Counter(w for n in names for w in set(n.split()))
     forms = {}
     for name in names:
@@ -461,8 +449,27 @@ def _surface_forms(
                 for word in words
                 if word_counts[word] == 1 and word.isalpha() and word.lower() not in lowercase
             ]
+        elif kind == "organization" and len(plain := without_legal_form(words)) < len(words):
+            short = [" ".join(plain)] + [  # 'Fjordlaks Havbruk', 'Fjordlaks' of '... AS'
+                word
+                for word in plain
+                if word_counts[word] == 1 and _stands_for_its_company(word, lowercase)
+            ]
         forms[name] = [name, *tails[name], *short]
     return forms
+
+
+def _stands_for_its_company(word: str, lowercase: set[str]) -> bool:
+    """A word of a company's name can be its short name: a word of its own, not a place, a first
+    name, a body's noun or a word the text writes in lower case ('Fjordlaks', 'Bandeirante'; not
+    'Bergen' or 'Anna')."""
+    return (
+        word.isalpha()
+        and word.lower() not in lowercase
+        and not is_known_place(word)
+        and not is_first_name(word)
+        and head(word) not in ORGANISATION_HEADS
+    )
 
 
 def _mentions(sentence: str, form: str) -> bool:

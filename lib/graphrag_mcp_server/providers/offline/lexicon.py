@@ -179,7 +179,7 @@ LOWER_CASE_BODY_NOUNS = frozenset(
         "høgskole", "høgskolen", "institutt", "instituttet", "museum", "museet", "bibliotek",
         "biblioteket", "forbund", "forbundet", "forening", "foreningen", "selskap",
         "selskapet", "selskab", "selskabet", "stiftelse", "stiftelsen", "rederi", "rederiet",
-        "idrettslag", "sparebank", "nemnd", "nemnda", "rådet", "styret", "verk",
+        "idrettslag", "sparebank", "nemnd", "nemnda", "råd", "rådet", "styret", "verk", "lag",
         # Swedish
         "kommun", "högskola", "högskolan", "sjukhus", "sjukhuset", "myndighet", "myndigheten",
         "styrelsen", "inspektionen", "nämnd", "nämnden", "tingsrätt", "hovrätt", "förbund",
@@ -344,7 +344,7 @@ def legal_forms() -> frozenset[tuple[str, ...]]:
 
 def is_lower_case_body_noun(word: str) -> bool:
     """`word` is a body's noun in lower case, by itself or ending a compound of 8 letters or more
-    (LOWER_CASE_BODY_NOUNS: 'kommune', 'lensmannskontor', 'kartverk')."""
+    (LOWER_CASE_BODY_NOUNS: 'kommune', 'lensmannskontor', 'kartverk', 'fiskarlag')."""
     if not (word.isalpha() and word.islower()):
         return False
     return word in LOWER_CASE_BODY_NOUNS or (
@@ -352,7 +352,7 @@ def is_lower_case_body_noun(word: str) -> bool:
     )
 
 
-_COMPOUND_ENDINGS = tuple(noun for noun in LOWER_CASE_BODY_NOUNS if len(noun) >= 4)
+_COMPOUND_ENDINGS = tuple(noun for noun in LOWER_CASE_BODY_NOUNS if len(noun) >= 3)
 
 
 def ends_in_legal_form(words: list[str]) -> bool:
@@ -364,10 +364,22 @@ def ends_in_legal_form(words: list[str]) -> bool:
     forms = legal_forms()
     for size in range(1, min(4, len(plain) - 1) + 1):
         tail = plain[-size:]
-        short = size == 1 and _read_as_english(tail[0])
+        short = size == 1 and _read_as_english(words[-1].strip("().,"))  # 'as', not 'a.s.'
         if not short and tuple(word.lower() for word in tail) in forms:
             return True
     return False
+
+
+def without_legal_form(words: list[str]) -> list[str]:
+    """The words of a company's name before its legal form ('Fjordlaks Havbruk AS' -> 'Fjordlaks
+    Havbruk'); all of them where it ends in none."""
+    plain = [word.strip("().,").replace(".", "").lower() for word in words]
+    for start in range(max(1, len(words) - 4), len(words)):
+        if tuple(plain[start:]) in legal_forms() and not (
+            start == len(words) - 1 and _read_as_english(words[-1].strip("().,"))
+        ):
+            return words[:start]
+    return words
 
 
 def written_as_legal_form(word: str) -> bool:

@@ -7,26 +7,35 @@ import re
 
 from graphrag_mcp_server.providers.offline.entity_types import head
 from graphrag_mcp_server.providers.offline.lexicon import (
+    LOCATIVE_PARTICLES,
     ORGANISATION_HEADS,
     PLACE_HEADS,
+    ends_in_legal_form,
     is_legal_form,
+    is_lower_case_body_noun,
+    written_as_legal_form,
 )
 
 _TOKEN = re.compile(r"\w+(?:['’&-]\w+)*|\S")
 _DOTTED = re.compile(r"(?:[^\W\d_]{1,2}\.){2,}")
-_TOKEN_OR_DOTTED = re.compile(rf"{_DOTTED.pattern}|{_TOKEN.pattern}")
+_SPACED_FORMS = re.compile(r"sp\.\s?z\s?o\.\s?o\.|spol\.\s?s\s?r\.\s?o\.")
+"""Legal forms written in lower case with spaces: Polish 'sp. z o.o.', Czech 'spol. s r.o.'."""
+_TOKEN_OR_DOTTED = re.compile(rf"{_SPACED_FORMS.pattern}|{_DOTTED.pattern}|{_TOKEN.pattern}")
 _NAME_ABBREVIATIONS = frozenset(["st", "mt", "ft"])
 """Abbreviations written with a stop inside names: Saint, Mount, Fort."""
 
 
 def tokens_of(sentence: str) -> list[str]:
-    """The sentence's words and marks; a dotted legal form after a capitalised word ('Marittima
-    Velaris S.p.A.', 'Hokuto Aerial K.K.') is one word of the name, any other dotted abbreviation
-    ('e.g.', 'U.S.') its letters and stops; a legal form written with a slash ('A/S') one word."""
+    """The sentence's words and marks; a dotted legal form after a word ('Marittima Velaris
+    S.p.A.', 'kolejová vozidla a.s.') is one word of the name, and so is one written with spaces
+    ('sp. z o.o.'); any other dotted abbreviation ('e.g.', 'U.S.') its letters and stops; a legal
+    form written with a slash ('A/S') one word."""
     tokens: list[str] = []
     for token in _TOKEN_OR_DOTTED.findall(sentence):
-        if _DOTTED.fullmatch(token) and not (
-            tokens and tokens[-1][:1].isupper() and is_legal_form(token)
+        if _SPACED_FORMS.fullmatch(token):
+            tokens.append(" ".join(token.split()))
+        elif _DOTTED.fullmatch(token) and not (
+            tokens and tokens[-1][:1].isalpha() and is_legal_form(token)
         ):
             tokens.extend(_TOKEN.findall(token))
         elif tokens[-1:] == ["/"] and _slashed_form(tokens, token):
@@ -40,6 +49,12 @@ def _slashed_form(tokens: list[str], token: str) -> bool:
     """`tokens`' last two ('A', '/') and `token` ('S') make a legal form written with a slash,
     after a capitalised word ('Smørgaard Mejeri A/S')."""
     return len(tokens) > 2 and tokens[-3][:1].isupper() and is_legal_form(f"{tokens[-2]}/{token}")
+
+
+def is_form_word(word: str) -> bool:
+    """`word` (a token) is a company legal form as written after a name, in capitals or not
+    ('GmbH', 'a.s.', 's.r.o.', 'sp. z o.o.'; not the English 'as' or 'co')."""
+    return written_as_legal_form(word) or (" " in word and ends_in_legal_form(["_", *word.split()]))
 
 
 def strip_possessive(token: str) -> tuple[str, bool]:
@@ -62,3 +77,33 @@ def continues_name(last: str, token: str, following: str) -> bool:
 def heads_a_name(word: str) -> bool:
     """A capitalised organisation's or place's head noun ('Association', 'Church')."""
     return word[:1].isupper() and head(word) in ORGANISATION_HEADS | PLACE_HEADS
+
+
+def before_a_form(tokens: list[str]) -> bool:
+    """`tokens` start with up to 3 lower-case words and then a legal form: the rest of a company's
+    name in a language that capitalises only its first word ('... kolejová vozidla a.s.')."""
+    for at, token in enumerate(tokens[:4]):
+        if at and is_form_word(token):
+            return True
+        if not (token.isalpha() and token.islower()):
+            return False
+    return False
+
+
+def continues_body(run: list[str], word: str, following_is_name: bool) -> bool:
+    """`word`, in lower case, continues the body's name in `run`: its noun after the capitalised
+    start ('Statens vegvesen', 'Bergen kommune'), or 'in' between its noun and its place
+    ('Uniwersytet Morski w Gdyni', 'Universitetet i Bergen')."""
+    if is_lower_case_body_noun(word):
+        return run[-1][:1].isupper()
+    return (
+        word in LOCATIVE_PARTICLES
+        and following_is_name
+        and any(is_body_noun(name_word) for name_word in run)
+    )
+
+
+def is_body_noun(word: str) -> bool:
+    """`word` is a body's noun in any of the languages the lexicon lists ('Uniwersytet', 'kommune',
+    'Høgskolen')."""
+    return head(word) in ORGANISATION_HEADS or is_lower_case_body_noun(word.lower())

@@ -62,7 +62,7 @@ JOINERS = NAME_PARTICLES | frozenset(
     [
         "of", "the", "&", "für",  # 'Institut für Physik'
         # 'and' inside a body's name ('Fondazione Ricerca Api e Ambiente', 'Ciencia y Arte')
-        "e", "y", "et", "und", "och", "og",
+        "e", "y", "et", "und", "och", "og", "i",  # 'i': Polish, Czech, Croatian
     ]
 )
 """Small words inside a name: they join the capitalised words around them."""
