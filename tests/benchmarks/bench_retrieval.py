@@ -474,6 +474,14 @@ QUALITY_CORPORA = [
         "links across two sentences) and short forms of bodies; measured before and after the "
         "rules of the commits after it",
     ),
+    (
+        "held out 11",
+        graph_quality.HELD_OUT_11,
+        "no: written on 2026-11-28 by a helper that had read neither the rules nor the code; its "
+        "brief asked for names written in other orders, acronyms, first names that are English "
+        "words and links stated in many ways; measured before and after the rules of the commits "
+        "after it",
+    ),
 ]
 
 

@@ -50,6 +50,9 @@ sentences (see its ABOUT.md)."""
 HELD_OUT_10 = Path(__file__).resolve().parent / "corpora" / "held_out_10"
 """A tenth, whose brief asked for links stated in many ways and companies named by short forms
 (see its ABOUT.md)."""
+HELD_OUT_11 = Path(__file__).resolve().parent / "corpora" / "held_out_11"
+"""An eleventh, whose brief asked for names in other orders, acronyms and links stated in many
+ways (see its ABOUT.md)."""
 TOP = 3
 
 
