@@ -695,6 +695,61 @@ async def test_a_legal_form_in_lower_case_ends_its_company_name(model: LLMComple
     assert frozenset({"FJORDLAKS HAVBRUK AS", "OLA NORDMANN"}) in pairs
 
 
+OTHER_ORDERS = """Case notes
+
+Appearances: Chukwuemeka Obi SAN, with Adaeze Nnamdi, for the Plaintiff.
+Filipa Caeiro, of the Sindicato dos trabalhadores agrícolas e florestais do Sul (STAFS), spoke.
+
+Later Rui Lopes joined STAFS as an organiser. The fan club Haukifanit ry is chaired by Aino Laine.
+Tomaž Kranjc, of the Zavod za gozdove Slovenije, reviewed it. Nguyễn Thị Thu Hà founded a bank in Hanoi.
+"""
+
+
+async def test_names_in_other_orders_and_with_letters_after_them_are_whole(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: letters after a name ('SAN', 'QC') are not part of it; a body named by its noun
+    first keeps the words after it that are not English ('Zavod za gozdove Slovenije'); an
+    acronym in brackets after a name names it further on ('STAFS'); 'ry' is a legal form; a
+    name written family name first is a person's ('Nguyễn Thị Thu Hà')."""
+    types, relationships = await _extracted(model, OTHER_ORDERS)
+    assert {title for title, kind in types.items() if kind == "PERSON"} == {
+        "CHUKWUEMEKA OBI",
+        "ADAEZE NNAMDI",
+        "FILIPA CAEIRO",
+        "RUI LOPES",
+        "AINO LAINE",
+        "TOMAŽ KRANJC",
+        "NGUYỄN THỊ THU HÀ",
+    }
+    union = "SINDICATO DOS TRABALHADORES AGRÍCOLAS E FLORESTAIS DO SUL"
+    assert types[union] == types["ZAVOD ZA GOZDOVE SLOVENIJE"] == "ORGANIZATION"
+    assert types["HAUKIFANIT RY"] == "ORGANIZATION"
+    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    assert frozenset({"RUI LOPES", union}) in pairs  # by its acronym, in another paragraph
+    assert frozenset({"TOMAŽ KRANJC", "ZAVOD ZA GOZDOVE SLOVENIJE"}) in pairs
+
+
+KIN = """Incident notes
+
+Vasile Bucur, 34, said that his father had been attacked by a bear at the sheepfold.
+Ion Bucur was taken to hospital in Brașov.
+
+Anna Smith chairs the board. Tom Smith runs the bakery.
+"""
+
+
+async def test_people_of_one_family_name_are_linked_where_the_text_speaks_of_kin(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: two people with the same family name are linked when a sentence naming one of
+    them speaks of kin ('his father'); without such a word they are not."""
+    _, relationships = await _extracted(model, KIN)
+    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    assert frozenset({"VASILE BUCUR", "ION BUCUR"}) in pairs
+    assert frozenset({"ANNA SMITH", "TOM SMITH"}) not in pairs
+
+
 async def test_summarize_descriptions_merges_distinct_sentences(model: LLMCompletion) -> None:
     extractor = SummarizeExtractor(
         model=model,

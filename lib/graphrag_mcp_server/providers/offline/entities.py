@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 
 from graphrag_mcp_server.providers.offline.entity_types import (
@@ -27,8 +26,8 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_known_place,
     is_legal_form,
     is_lower_case_body_noun,
-    without_legal_form,
 )
+from graphrag_mcp_server.providers.offline.name_forms import acronyms, surface_forms
 from graphrag_mcp_server.providers.offline.name_words import (
     before_a_form,
     continues_body,
@@ -38,7 +37,12 @@ from graphrag_mcp_server.providers.offline.name_words import (
     strip_possessive,
     tokens_of,
 )
-from graphrag_mcp_server.providers.offline.structure_words import CALENDAR, NOT_NAMES, ROLE_WORDS
+from graphrag_mcp_server.providers.offline.structure_words import (
+    CALENDAR,
+    NOT_NAMES,
+    POST_NOMINALS,
+    ROLE_WORDS,
+)
 from graphrag_mcp_server.providers.offline.text import (
     JOINERS,
     NAME_PARTICLES,
@@ -190,6 +194,8 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
         titled, words = True, named
         while words and not _is_name_start(words):  # 'Her Honour Judge Celia Marchbank'
             words = words[1:]
+    while len(words) > 2 and words[-1] in POST_NOMINALS:  # 'Chukwuemeka Obi SAN'
+        words = words[:-1]
     role = False
     while words and (
         words[-1].lower() in ROLE_WORDS - _TYPE_CUES["geo"] - _TYPE_CUES["organization"]
@@ -289,7 +295,7 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
         joins = bool(run) and (
             word.lower() in JOINERS
             or (_YEAR.match(word) is not None and run[-1].lower() in JOINERS)
-            or continues_body(run, word, _is_name_word(following))
+            or continues_body(run, word, following, _is_name_word(following))
             or is_form_word(word)
             or before_a_form(tokens[index : index + 4])
         )
@@ -386,7 +392,9 @@ def find_entities(text: str) -> Mentions:
     tails = _tail_names(list(found.values()))
     names = [n for n in found.values() if not any(n in t for t in tails.values())]
     roles = bound_roles(text, names)
-    forms = _surface_forms(names, tails, quoted | places, lowercase)
+    forms = surface_forms(names, tails, quoted | places, lowercase)
+    for name, acronym in acronyms(text, names):  # 'Sindicato ... do Sul (STAFS)'
+        forms[name].append(acronym)
     for party, terms in roles.items():
         forms[party] += [f"{article} {term}" for term in terms for article in ("the", "The")]
     mentions = {
@@ -427,49 +435,6 @@ def _generic(name: str, lowercase: set[str]) -> bool:
 def _tail_names(names: list[str]) -> dict[str, list[str]]:
     """Shorter names ending a longer one ('Harbour Board' of 'Port Harbour Board')."""
     return {name: [n for n in names if n != name and name.endswith(f" {n}")] for name in names}
-
-
-def _surface_forms(
-    names: list[str], tails: dict[str, list[str]], non_people: set[str], lowercase: set[str]
-) -> dict[str, list[str]]:
-    """Each name, the shorter names it ends with, a person's unambiguous surname, a body's
-    unambiguous first or last word ('Athletic's chairman' for Halden Athletic), and a company's name
-    without its legal form and its unambiguous words ('Bandeirante' for Especiarias Bandeirante
-    Ltda.)."""
-    word_counts = Counter(w for n in names for w in set(n.split()))
-    forms = {}
-    for name in names:
-        words = name.split()
-        kind = canonical_type(name, quoted=False, place=False)
-        person = name not in non_people and kind == "person"
-        short = [words[-1]] if person and word_counts[words[-1]] == 1 else []
-        if kind == "organization" and len(words) == 2:
-            short = [
-                word
-                for word in words
-                if word_counts[word] == 1 and word.isalpha() and word.lower() not in lowercase
-            ]
-        elif kind == "organization" and len(plain := without_legal_form(words)) < len(words):
-            short = [" ".join(plain)] + [  # 'Fjordlaks Havbruk', 'Fjordlaks' of '... AS'
-                word
-                for word in plain
-                if word_counts[word] == 1 and _stands_for_its_company(word, lowercase)
-            ]
-        forms[name] = [name, *tails[name], *short]
-    return forms
-
-
-def _stands_for_its_company(word: str, lowercase: set[str]) -> bool:
-    """A word of a company's name can be its short name: a word of its own, not a place, a first
-    name, a body's noun or a word the text writes in lower case ('Fjordlaks', 'Bandeirante'; not
-    'Bergen' or 'Anna')."""
-    return (
-        word.isalpha()
-        and word.lower() not in lowercase
-        and not is_known_place(word)
-        and not is_first_name(word)
-        and head(word) not in ORGANISATION_HEADS
-    )
 
 
 def _mentions(sentence: str, form: str) -> bool:

@@ -22,6 +22,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     SPEECH_VERBS,
     TITLES,
     ends_in_legal_form,
+    is_english_word,
     is_first_name,
     is_known_place,
     is_lower_case_body_noun,
@@ -131,6 +132,8 @@ def type_and_reason(
     short = 2 <= len(words) <= 3 + len(particles)
     if plain and short and is_first_name(words[0]) and not institution:
         return "person", "first name"
+    if plain and 2 <= len(words) <= 4 and _family_name_first(words) and not institution:
+        return "person", "family name first"  # 'Nguyễn Thị Thu Hà', 'Kovács János'
     if len(words) > 1 and words[-1].endswith("ing") and len(words[-1]) > 5:
         return "organization", "trade in -ing"  # 'Harlow Printing', 'Kell Shipping'
     for kind, heads in (("organization", ORGANISATION_HEADS), ("geo", PLACE_HEADS)):
@@ -141,6 +144,16 @@ def type_and_reason(
     if plain and short:
         return DEFAULT_TYPE, "default"
     return "organization", "default"
+
+
+def _family_name_first(words: list[str]) -> bool:
+    """A person's name written family name first: a first word that is neither English nor a first
+    name, then a first name."""
+    return (
+        not is_english_word(words[0])
+        and not is_first_name(words[0])
+        and any(is_first_name(word) for word in words[1:])
+    )
 
 
 def canonical_type(
@@ -181,10 +194,16 @@ def person_after_title(words: list[str]) -> list[str]:
 
 
 def _before_a_name(word: str, following: str) -> bool:
-    """`word` can stand in front of a name without being part of it: not a first name, unless it
-    is an abbreviation or a small word."""
+    """`word` can stand in front of a name without being part of it: an English word or one in
+    capitals that is not a first name ('Staff', 'GM'; a word of another language there is the
+    family name written first: 'Nguyễn Thị Thu Hà'), an abbreviation or a small word."""
     lower = word.lower()
-    return not is_first_name(word) or _abbreviation(word, following) or lower in _SMALL_WORDS
+    title_like = word.isupper() or is_english_word(lower.split("-")[0])
+    return (
+        (title_like and not is_first_name(word))
+        or _abbreviation(word, following)
+        or (lower in _SMALL_WORDS)
+    )
 
 
 def _abbreviation(word: str, following: str) -> bool:

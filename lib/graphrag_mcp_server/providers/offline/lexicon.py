@@ -66,7 +66,8 @@ ORGANISATION_HEADS = frozenset(
         # surnames: 'Bond', 'Labor', 'Camera'). In the Romance languages the noun comes first
         # ('Fondazione X'), so a name is typed by such a word anywhere in it.
         # French
-        "fondation", "société", "compagnie", "coopérative", "banque", "institut", "université",
+        "fondation", "communauté", "société", "compagnie", "coopérative", "banque", "institut",
+        "université",
         "école", "académie", "musée", "théâtre", "hôpital", "clinique", "bibliothèque",
         "fédération", "syndicat", "conseil", "comité", "ministère", "agence", "groupe",
         "laboratoire", "orchestre", "éditions", "assurances", "brasserie", "chambre",
@@ -78,18 +79,21 @@ ORGANISATION_HEADS = frozenset(
         "orchester", "verlag", "versicherung", "brauerei", "kammer", "gericht", "gemeinde",
         "stadtwerke", "sternwarte", "söhne",
         # Italian
-        "fondazione", "associazione", "società", "compagnia", "cooperativa", "banca", "istituto",
+        "fondazione", "associazione", "comunità", "società", "compagnia", "cooperativa", "banca",
+        "istituto",
         "università", "scuola", "accademia", "museo", "teatro", "ospedale", "clinica",
         "biblioteca", "archivio", "federazione", "sindacato", "consiglio", "comitato", "ministero",
         "agenzia", "ufficio", "gruppo", "laboratorio", "editrice", "assicurazioni", "birrificio",
         "tribunale", "comune", "osservatorio", "galleria", "lega", "circolo", "figli",
         # Spanish
-        "fundación", "asociación", "sociedad", "compañía", "banco", "instituto", "universidad",
+        "fundación", "asociación", "comunidad", "sindicato", "sociedad", "compañía", "banco",
+        "instituto", "universidad",
         "escuela", "academia", "clínica", "archivo", "federación", "consejo", "ministerio",
         "agencia", "oficina", "grupo", "orquesta", "editorial", "seguros", "cervecería", "cámara",
         "ayuntamiento", "municipalidad", "observatorio", "galería", "liga", "hijos",
         # Portuguese
-        "fundação", "associação", "sociedade", "companhia", "universidade", "escola", "museu",
+        "fundação", "associação", "comunidade", "sociedade", "companhia", "universidade", "escola",
+        "museu",
         "arquivo", "federação", "conselho", "ministério", "agência", "laboratório", "orquestra",
         "editora", "cervejaria", "prefeitura", "observatório", "clube", "filhos",
         # Dutch
@@ -336,10 +340,24 @@ _SHORT_WORDS = frozenset(
 
 @functools.cache
 def legal_forms() -> frozenset[tuple[str, ...]]:
-    """Company legal forms of every country (cleanco's terms: 'gmbh', 'ltd', 'pty ltd', 'ab')."""
+    """Company legal forms of every country (cleanco's terms: 'gmbh', 'ltd', 'pty ltd', 'ab'), and
+    the Finnish registered association's 'ry', which cleanco's list lacks."""
     from cleanco import prepare_default_terms
 
-    return frozenset(tuple(words) for _, words in prepare_default_terms())
+    return frozenset(tuple(words) for _, words in prepare_default_terms()) | {("ry",)}
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def is_english_word(word: str) -> bool:
+    """`word` is a word of general English: wordfreq's frequency of at least ENGLISH_ZIPF ('said',
+    'the'; not 'trabalhadores', 'gozdove')."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "en") >= ENGLISH_ZIPF
+
+
+ENGLISH_ZIPF = 2.0
+"""wordfreq's zipf frequency (log10 of uses per billion words) from which a word is English's."""
 
 
 def is_lower_case_body_noun(word: str) -> bool:

@@ -11,6 +11,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_HEADS,
     PLACE_HEADS,
     ends_in_legal_form,
+    is_english_word,
     is_legal_form,
     is_lower_case_body_noun,
     written_as_legal_form,
@@ -90,17 +91,21 @@ def before_a_form(tokens: list[str]) -> bool:
     return False
 
 
-def continues_body(run: list[str], word: str, following_is_name: bool) -> bool:
+def continues_body(run: list[str], word: str, following: str, following_is_name: bool) -> bool:
     """`word`, in lower case, continues the body's name in `run`: its noun after the capitalised
-    start ('Statens vegvesen', 'Bergen kommune'), or 'in' between its noun and its place
-    ('Uniwersytet Morski w Gdyni', 'Universitetet i Bergen')."""
+    start ('Statens vegvesen', 'Bergen kommune'); 'in' between its noun and its place
+    ('Uniwersytet Morski w Gdyni', 'Univerzita Karlova v Praze'); or, after the body's noun first,
+    a word that is not English or a short one before such a word or a name ('Zavod za gozdove
+    Slovenije', 'Sindicato dos trabalhadores agrícolas')."""
     if is_lower_case_body_noun(word):
         return run[-1][:1].isupper()
-    return (
-        word in LOCATIVE_PARTICLES
-        and following_is_name
-        and any(is_body_noun(name_word) for name_word in run)
-    )
+    if word in LOCATIVE_PARTICLES and following_is_name:
+        return any(is_body_noun(name_word) for name_word in run)
+    if not (word.isalpha() and word.islower() and is_body_noun(run[0])):
+        return False
+    if len(word) <= 3:  # 'za', 'dos': a particle, inside the name only before more of it
+        return following_is_name or (following.islower() and not is_english_word(following))
+    return not is_english_word(word)
 
 
 def is_body_noun(word: str) -> bool:

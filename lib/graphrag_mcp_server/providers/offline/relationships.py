@@ -45,6 +45,12 @@ _GENERIC_BODY = re.compile(r"\bthe\s+([a-z]+)\b(?!\s+[A-Z])")
 Club')."""
 _PERSONAL = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Hh]im|[Hh]ers|[Hh]imself|[Hh]erself)\b")
 """A pronoun that only a person is: it refers to a person, never to a body or a place."""
+_KIN = re.compile(
+    r"\b(?:father|mother|son|daughter|brother|sister|husband|wife|widow|widower|nephew|niece|"
+    r"uncle|aunt|cousin|grandson|granddaughter|grandfather|grandmother|parents|family)\b",
+    re.IGNORECASE,
+)
+"""Words of kin: a sentence with one says how people of one family name are related."""
 _FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Ww]e|[Uu]s|[Oo]ur)\b")
 _OWNED = re.compile(r"(?:^[\"“(]*|(?:,[\"”]|[\"”],)\s+)(?:[Ii]ts|[Tt]he\s+([a-z]+)(?:'s|’s))\s")
 """'Its chief executive, ...', "The company's owner, ...", '"...," its manager, ... said' at the
@@ -110,6 +116,7 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
         all_sentences += sentences
         all_present += present
     _letter_links(all_sentences, all_present, order, link)
+    _kin_links(found, link)
     records = []
     for (source, target), found_link in links.items():
         strength = round(min(10.0, 1.0 + found_link.weight), 1)
@@ -166,6 +173,22 @@ def _by_line(lines: list[str], sentences: list[str], present: list[list[str]]) -
             line += 1
         names[line] += [name for name in found if name not in names[line]]
     return names
+
+
+def _kin_links(found: Mentions, link: Callable[[str, str, float, str], None]) -> None:
+    """Two or three people of the text with the same family name, where a sentence naming one
+    of them speaks of kin ('his father', 'her nephew'): linked, the shared name the evidence."""
+    families: dict[str, list[str]] = {}
+    for name in found.names:
+        if " " in name and typed(name, found)[0] == "person":
+            families.setdefault(name.split()[-1], []).append(name)
+    for family, people in families.items():
+        if not 2 <= len(people) <= 3 or len(family) < 3:
+            continue
+        if any(_KIN.search(sentence) for person in people for sentence in found.sentences[person]):
+            for first, person in enumerate(people):
+                for other in people[first + 1 :]:
+                    link(person, other, NEARBY, f"{person} and {other} share the name {family}.")
 
 
 def _referred(found: Mentions, before: list[str], sentence: str) -> str | None:

@@ -46,4 +46,13 @@ NOT_NAMES = frozenset(
 
 They are left off the start of a name ("Dear Ms Qureshi", "Minutes of the Board").
 They are never a name of their own."""
+POST_NOMINALS = frozenset(
+    [
+        "QC", "KC", "SC", "SAN", "OBE", "MBE", "CBE", "KBE", "DBE", "CH", "FRS", "FRSE", "FRCS",
+        "FRCP", "FBA", "PhD", "DPhil", "MD", "Esq", "MP", "MEP", "MSP", "MS", "TD", "JP", "KCB",
+        "RN", "Jr", "Sr",
+    ]
+)
+"""Letters written after a person's name (honours, silk, degrees, offices: 'Obi SAN', 'Marsh
+QC', 'Lee PhD'): not part of the name."""
 # fmt: on

@@ -1,0 +1,86 @@
+"""The other ways a text writes a name it has found: the shorter names it ends with, a person's
+surname, a body's unambiguous word, a company's name without its legal form, an acronym given in
+brackets."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from graphrag_mcp_server.providers.offline.entity_types import canonical_type, head
+from graphrag_mcp_server.providers.offline.lexicon import (
+    ORGANISATION_HEADS,
+    is_first_name,
+    is_known_place,
+    without_legal_form,
+)
+
+
+def surface_forms(
+    names: list[str], tails: dict[str, list[str]], non_people: set[str], lowercase: set[str]
+) -> dict[str, list[str]]:
+    """Each name, the shorter names it ends with, a person's unambiguous surname, a body's
+    unambiguous first or last word ('Athletic's chairman' for Halden Athletic), and a company's name
+    without its legal form and its unambiguous words ('Bandeirante' for Especiarias Bandeirante
+    Ltda.)."""
+    word_counts = Counter(w for n in names for w in set(n.split()))
+    forms = {}
+    for name in names:
+        words = name.split()
+        kind = canonical_type(name, quoted=False, place=False)
+        person = name not in non_people and kind == "person"
+        short = [words[-1]] if person and word_counts[words[-1]] == 1 else []
+        if kind == "organization" and len(words) == 2:
+            short = [
+                word
+                for word in words
+                if word_counts[word] == 1 and word.isalpha() and word.lower() not in lowercase
+            ]
+        elif kind == "organization" and len(plain := without_legal_form(words)) < len(words):
+            short = [" ".join(plain)] + [  # 'Fjordlaks Havbruk', 'Fjordlaks' of '... AS'
+                word
+                for word in plain
+                if word_counts[word] == 1 and _stands_for_its_company(word, lowercase)
+            ]
+        forms[name] = [name, *tails[name], *short]
+    return forms
+
+
+def _stands_for_its_company(word: str, lowercase: set[str]) -> bool:
+    """A word of a company's name can be its short name: a word of its own, not a place, a first
+    name, a body's noun or a word the text writes in lower case ('Fjordlaks', 'Bandeirante'; not
+    'Bergen' or 'Anna')."""
+    return (
+        word.isalpha()
+        and word.lower() not in lowercase
+        and not is_known_place(word)
+        and not is_first_name(word)
+        and head(word) not in ORGANISATION_HEADS
+    )
+
+
+def acronyms(text: str, names: list[str]) -> list[tuple[str, str]]:
+    """Each name of two words or more that the text follows with its acronym in brackets ('Zavod
+    za gozdove Slovenije (ZGS)'): the acronym's letters are the words' first letters, in order
+    (small words may be left out)."""
+    found = []
+    for name in names:
+        if " " not in name:
+            continue
+        for acronym in re.findall(rf"{re.escape(name)}\s*\(([A-Z][A-Z0-9&]{{1,7}})\)", text):
+            if _initials_hold(name, acronym):
+                found.append((name, acronym))
+    return found
+
+
+def _initials_hold(name: str, acronym: str) -> bool:
+    """The letters of `acronym` are first letters of `name`'s words, in order, taking every
+    capitalised word's."""
+    letters = iter(acronym.lower())
+    wanted = next(letters, None)
+    for word in name.split():
+        if wanted is not None and word[:1].lower() == wanted:
+            wanted = next(letters, None)
+        elif word[:1].isupper():
+            return False
+    return wanted is None
