@@ -701,7 +701,7 @@ Appearances: Chukwuemeka Obi SAN, with Adaeze Nnamdi, for the Plaintiff.
 Filipa Caeiro, of the Sindicato dos trabalhadores agrícolas e florestais do Sul (STAFS), spoke.
 
 Later Rui Lopes joined STAFS as an organiser. The fan club Haukifanit ry is chaired by Aino Laine.
-Tomaž Kranjc, of the Zavod za gozdove Slovenije, reviewed it. Nguyễn Thị Thu Hà founded a bank in Hanoi.
+Tomaž Kranjc, of the Zavod za gozdove Slovenije, reviewed it. Nguyễn Thị Thu Hà runs a bank.
 """
 
 
@@ -728,6 +728,30 @@ async def test_names_in_other_orders_and_with_letters_after_them_are_whole(
     pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
     assert frozenset({"RUI LOPES", union}) in pairs  # by its acronym, in another paragraph
     assert frozenset({"TOMAŽ KRANJC", "ZAVOD ZA GOZDOVE SLOVENIJE"}) in pairs
+
+
+TITLES_AND_TAILS = """Museum notes
+
+Contact: Politiførstebetjent Rune Eidsvåg, lead investigator.
+
+# Muzeum skla Kamenná Lhota
+
+Bohumil Šindelář was born in Kamenná Lhota in 1958.
+"""
+
+
+async def test_a_title_of_another_language_goes_and_a_place_ending_a_body_stays(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: a word no list holds before a first name and a surname is a title, in any
+    language ('Politiførstebetjent'); a place that ends a body's name is still a place of its own
+    where the text names it by itself ('born in Kamenná Lhota')."""
+    types, relationships = await _extracted(model, TITLES_AND_TAILS)
+    assert types["RUNE EIDSVÅG"] == types["BOHUMIL ŠINDELÁŘ"] == "PERSON"
+    assert types["MUZEUM SKLA KAMENNÁ LHOTA"] == "ORGANIZATION"
+    assert types["KAMENNÁ LHOTA"] == "GEO"
+    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    assert frozenset({"BOHUMIL ŠINDELÁŘ", "KAMENNÁ LHOTA"}) in pairs
 
 
 KIN = """Incident notes

@@ -389,7 +389,7 @@ def find_entities(text: str) -> Mentions:
     quoted = {
         found.setdefault(q.upper(), q) for q in _quoted_names(text) if q.upper() not in not_names
     }
-    tails = _tail_names(list(found.values()))
+    tails = _tail_names(list(found.values()), places)
     names = [n for n in found.values() if not any(n in t for t in tails.values())]
     roles = bound_roles(text, names)
     forms = surface_forms(names, tails, quoted | places, lowercase)
@@ -432,9 +432,13 @@ def _generic(name: str, lowercase: set[str]) -> bool:
     return not ends_in_cue and all(word in lowercase for word in words)
 
 
-def _tail_names(names: list[str]) -> dict[str, list[str]]:
-    """Shorter names ending a longer one ('Harbour Board' of 'Port Harbour Board')."""
-    return {name: [n for n in names if n != name and name.endswith(f" {n}")] for name in names}
+def _tail_names(names: list[str], places: set[str]) -> dict[str, list[str]]:
+    """Shorter names ending a longer one ('Harbour Board' of 'Port Harbour Board'), but for a place
+    the text also names by itself ('in Kamenná Lhota', not only 'Nemocnice Kamenná Lhota')."""
+    return {
+        name: [n for n in names if n != name and name.endswith(f" {n}") and n not in places]
+        for name in names
+    }
 
 
 def _mentions(sentence: str, form: str) -> bool:

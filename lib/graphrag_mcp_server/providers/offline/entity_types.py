@@ -177,11 +177,15 @@ def person_after_title(words: list[str]) -> list[str]:
     when nothing before that is a first name (an abbreviation in capitals before mixed case, or a
     small word such as 'his', is none) and they make a person's name of two or three words, not
     ending in a role. Any other run is returned unchanged: a name that starts with a first name,
-    and a body's or place's name by its own words ('Royal Albert Hall', 'Mount Saint Helens')."""
+    a body's or place's name by its own words ('Royal Albert Hall', 'Mount Saint Helens'), and a
+    family name written before given names only ('Nguyễn Thị Thu Hà'; a word no list holds before
+    a first name and a surname is a title: 'Politiførstebetjent Rune Eidsvåg')."""
     if len(words) < 3 or type_and_reason(" ".join(words), quoted=False, place=False)[1] in (
         _FORM_REASONS
     ):
         return words
+    if _family_name_first(words) and all(is_first_name(word) for word in words[1:]):
+        return words  # 'Nguyễn Thị Thu Hà': a family name, then given names only
     for start in range(1, len(words) - 1):
         if not _before_a_name(words[start - 1], words[start]):
             return words
@@ -194,16 +198,10 @@ def person_after_title(words: list[str]) -> list[str]:
 
 
 def _before_a_name(word: str, following: str) -> bool:
-    """`word` can stand in front of a name without being part of it: an English word or one in
-    capitals that is not a first name ('Staff', 'GM'; a word of another language there is the
-    family name written first: 'Nguyễn Thị Thu Hà'), an abbreviation or a small word."""
+    """`word` can stand in front of a name without being part of it: not a first name, unless it
+    is an abbreviation or a small word."""
     lower = word.lower()
-    title_like = word.isupper() or is_english_word(lower.split("-")[0])
-    return (
-        (title_like and not is_first_name(word))
-        or _abbreviation(word, following)
-        or (lower in _SMALL_WORDS)
-    )
+    return not is_first_name(word) or _abbreviation(word, following) or lower in _SMALL_WORDS
 
 
 def _abbreviation(word: str, following: str) -> bool:
