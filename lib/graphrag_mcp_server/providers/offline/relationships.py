@@ -1,8 +1,10 @@
 """Relationship records: entities sharing a sentence (a contract's defined terms and a body's short
 name count as its mentions); those of a sentence that refers back with the name of the sentence
 before it refers to (he/she: its first person, they: its first name) or, where that sentence names
-no person, with the person the text is about (a biography's subject); and a letter's or e-mail's
-writer with its addressee and with whoever the writer speaks of in the first person."""
+no person, with the person the text is about (a biography's subject); those of a sentence that
+starts 'Its ...' with the body or place the sentence before names; a signature or address block's
+person with its bodies; people of one family name where the text speaks of kin; and a letter's or
+e-mail's writer with its addressee and with whoever the writer speaks of in the first person."""
 
 from __future__ import annotations
 
