@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Unpack
@@ -19,6 +18,7 @@ from graphrag_llm.middleware import with_middleware_pipeline
 
 from graphrag_mcp_server.providers import OFFLINE_DIMENSIONS as DEFAULT_OFFLINE_DIMENSIONS
 from graphrag_mcp_server.providers import OFFLINE_EMBEDDING_REVISION
+from graphrag_mcp_server.providers.offline.lexicon import zipf_frequency
 from graphrag_mcp_server.providers.offline.text import STOPWORDS, WORD
 
 if TYPE_CHECKING:
@@ -49,33 +49,8 @@ def rarity(word: str) -> float:
     commonest word's Zipf frequency, as a share of it (a name or word wordfreq does not know is 1;
     "harbour" 0.26; "board" 0.12). Squared: the weight of both the query's and the text's features,
     so that a rare name in one sentence of a long text still decides its nearest texts."""
-    share = max(0.0, COMMONEST_ZIPF - _zipf_frequency()(word, "en")) / COMMONEST_ZIPF
+    share = max(0.0, COMMONEST_ZIPF - zipf_frequency()(word, "en")) / COMMONEST_ZIPF
     return max(0.01, share**2)
-
-
-@lru_cache(maxsize=1)
-def _zipf_frequency() -> Callable[[str, str], float]:
-    """wordfreq's zipf_frequency, imported in a thread of its own: at import wordfreq finds its
-    data through the importer's stack (locate reads the source of every frame), most of a second
-    under a pipeline's deep stack, a fifth of that in a fresh thread."""
-    found: list[Any] = []
-
-    def load() -> None:
-        try:
-            from wordfreq import zipf_frequency
-
-            zipf_frequency("the", "en")  # loads the English list
-            found.append(zipf_frequency)
-        except Exception as error:  # noqa: BLE001 - raised again in the caller's thread
-            found.append(error)
-
-    thread = threading.Thread(target=load, name="wordfreq-import")
-    thread.start()
-    thread.join()
-    if isinstance(found[0], Exception):
-        raise found[0]
-    zipf: Callable[[str, str], float] = found[0]
-    return zipf
 
 
 def _features(text: str) -> dict[str, float]:

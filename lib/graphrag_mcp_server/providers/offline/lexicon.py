@@ -11,7 +11,10 @@ titles), not from any text the benchmarks use. Each resource loads once, on firs
 from __future__ import annotations
 
 import functools
+import threading
 import unicodedata
+from collections.abc import Callable
+from typing import Any
 
 # fmt: off
 # Word lists packed several to a line (the formatter would put one word on each line).
@@ -347,13 +350,36 @@ def legal_forms() -> frozenset[tuple[str, ...]]:
     return frozenset(tuple(words) for _, words in prepare_default_terms()) | {("ry",)}
 
 
+@functools.cache
+def zipf_frequency() -> Callable[[str, str], float]:
+    """wordfreq's zipf_frequency, imported in a thread of its own: at import wordfreq finds its
+    data through the importer's stack (locate reads the source of every frame), most of a second
+    under a pipeline's deep stack, a fifth of that in a fresh thread."""
+    found: list[Any] = []
+
+    def load() -> None:
+        try:
+            from wordfreq import zipf_frequency as loaded
+
+            loaded("the", "en")  # loads the English list
+            found.append(loaded)
+        except Exception as error:  # noqa: BLE001 - raised again in the caller's thread
+            found.append(error)
+
+    thread = threading.Thread(target=load, name="wordfreq-import")
+    thread.start()
+    thread.join()
+    if isinstance(found[0], Exception):
+        raise found[0]
+    zipf: Callable[[str, str], float] = found[0]
+    return zipf
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def is_english_word(word: str) -> bool:
     """`word` is a word of general English: wordfreq's frequency of at least ENGLISH_ZIPF ('said',
     'the'; not 'trabalhadores', 'gozdove')."""
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "en") >= ENGLISH_ZIPF
+    return zipf_frequency()(word, "en") >= ENGLISH_ZIPF
 
 
 ENGLISH_ZIPF = 2.0
