@@ -247,6 +247,11 @@ Material: Silver
 """
 
 
+def _pairs(relationships: pd.DataFrame) -> set[frozenset[str]]:
+    """The extracted relationships' pairs of ends, each unordered."""
+    return set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+
+
 async def _extracted(model: LLMCompletion, text: str) -> tuple[dict[str, str], pd.DataFrame]:
     """Each entity's type and the relationships graphrag's extractor gets from `text` through the
     offline model (one unit, no gleaning)."""
@@ -594,7 +599,7 @@ async def test_a_word_before_a_title_is_part_of_the_title_not_of_the_name(
     }
     assert types["TARAPUR MUNICIPAL COUNCIL"] == "ORGANIZATION"
     assert not [title for title in types if title.endswith(" DR")]
-    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    pairs = _pairs(relationships)
     assert frozenset({"RAVI MENON", "TARAPUR MUNICIPAL COUNCIL"}) in pairs
 
 
@@ -613,7 +618,7 @@ async def test_its_links_a_person_to_the_body_the_sentence_before_names(
     body or place the sentence before names; a sentence before that names only people gives no
     link."""
     _, relationships = await _extracted(model, OWNED_ROLES)
-    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    pairs = _pairs(relationships)
     assert frozenset({"NORRVIK LINJER AB", "SARA HOLM"}) in pairs
     assert frozenset({"PELHAM CARTAGE LTD", "IVO BRANDT"}) in pairs
     assert frozenset({"ANNA KERR", "TOM REID"}) not in pairs
@@ -641,7 +646,7 @@ async def test_a_signature_or_address_block_links_its_person_to_its_body(
     """Issue 42: a block of short lines (a signature or an address) links its person to the body
     on the lines with them, not to the bodies of other blocks."""
     _, relationships = await _extracted(model, BLOCKS)
-    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    pairs = _pairs(relationships)
     assert frozenset({"HELENA OKAFOR", "ORWELL SCIENCE TRUST"}) in pairs
     assert frozenset({"PAULO REIS", "CORDOVA CERAMICA LTDA"}) in pairs
     assert frozenset({"HELENA OKAFOR", "CORDOVA CERAMICA LTDA"}) not in pairs
@@ -659,7 +664,7 @@ async def test_a_table_row_is_one_record_whatever_its_stops(model: LLMCompletion
     """Issue 42: each row of a CSV is a sentence of its own, its abbreviations' stops ('Smt.',
     'Dr.') included: the names of one row are linked, those of two rows are not."""
     types, relationships = await _extracted(model, TABLE)
-    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    pairs = _pairs(relationships)
     assert frozenset({"LEELA RANE", "AMOL JADHAV"}) in pairs
     assert frozenset({"ROHIT KALE", "HALDEN WATER BOARD"}) in pairs
     assert frozenset({"HALDEN WATER BOARD", "MEERA JOSHI"}) in pairs
@@ -690,7 +695,7 @@ async def test_a_legal_form_in_lower_case_ends_its_company_name(model: LLMComple
         "FJORDLAKS HAVBRUK AS",
     }
     assert types["JAN NOVAK"] == "PERSON"
-    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    pairs = _pairs(relationships)
     assert frozenset({"KRZYSZTOF LIS", "LIS I WSPÓLNICY KANCELARIA PRAWNA SP.K."}) in pairs
     assert frozenset({"FJORDLAKS HAVBRUK AS", "OLA NORDMANN"}) in pairs
 
@@ -725,7 +730,7 @@ async def test_names_in_other_orders_and_with_letters_after_them_are_whole(
     union = "SINDICATO DOS TRABALHADORES AGRÍCOLAS E FLORESTAIS DO SUL"
     assert types[union] == types["ZAVOD ZA GOZDOVE SLOVENIJE"] == "ORGANIZATION"
     assert types["HAUKIFANIT RY"] == "ORGANIZATION"
-    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    pairs = _pairs(relationships)
     assert frozenset({"RUI LOPES", union}) in pairs  # by its acronym, in another paragraph
     assert frozenset({"TOMAŽ KRANJC", "ZAVOD ZA GOZDOVE SLOVENIJE"}) in pairs
 
@@ -750,7 +755,7 @@ async def test_a_title_of_another_language_goes_and_a_place_ending_a_body_stays(
     assert types["RUNE EIDSVÅG"] == types["BOHUMIL ŠINDELÁŘ"] == "PERSON"
     assert types["MUZEUM SKLA KAMENNÁ LHOTA"] == "ORGANIZATION"
     assert types["KAMENNÁ LHOTA"] == "GEO"
-    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    pairs = _pairs(relationships)
     assert frozenset({"BOHUMIL ŠINDELÁŘ", "KAMENNÁ LHOTA"}) in pairs
 
 
@@ -769,7 +774,7 @@ async def test_people_of_one_family_name_are_linked_where_the_text_speaks_of_kin
     """Issue 42: two people with the same family name are linked when a sentence naming one of
     them speaks of kin ('his father'); without such a word they are not."""
     _, relationships = await _extracted(model, KIN)
-    pairs = set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
+    pairs = _pairs(relationships)
     assert frozenset({"VASILE BUCUR", "ION BUCUR"}) in pairs
     assert frozenset({"ANNA SMITH", "TOM SMITH"}) not in pairs
 
