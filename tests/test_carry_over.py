@@ -1,65 +1,89 @@
 """An update merges its text units' extractions into the very frames graphrag's own merge makes."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
+from conftest import CORPUS, run_cli
 from graphrag_mcp_server.config.runtime import prepare_models
-from graphrag_mcp_server.handlers.indexing.kept_extraction import _merged
+from graphrag_mcp_server.handlers.indexing.extracted_rows import (
+    ENTITY,
+    FILE,
+    RELATIONSHIP,
+    carried_rows,
+    merged,
+    unit_rows,
+)
 from graphrag_mcp_server.handlers.indexing.memo_table import stored_rows
 
-MERGES = {
-    "entities": (0, ("title", "type"), "frequency"),
-    "relationships": (1, ("source", "target"), "weight"),
-}
-
-
-def _as_graphrag_concatenates(splits: list[tuple[dict, str]]) -> list[pd.DataFrame]:
-    """The units' extraction frames as graphrag hands them to its merge: each row's `source_id` its
-    unit's."""
-    return [
-        pd.DataFrame(split["data"], columns=split["columns"]).assign(source_id=unit)
-        for split, unit in splits
-    ]
+KINDS = {"entities": ENTITY, "relationships": RELATIONSHIP}
 
 
 def _graphrag_merge(kind: str, splits: list[tuple[dict, str]]) -> pd.DataFrame:
+    """graphrag's own merge of units' extraction frames, each row's `source_id` its unit's."""
     prepare_models()
     from graphrag.index.operations.extract_graph import extract_graph
 
     merge = (
         extract_graph._merge_entities if kind == "entities" else extract_graph._merge_relationships
     )
-    return merge(_as_graphrag_concatenates(splits))
+    frames = [
+        pd.DataFrame(split["data"], columns=split["columns"]).assign(source_id=unit)
+        for split, unit in splits
+    ]
+    return merge(frames)
 
 
-@pytest.mark.parametrize("kind", MERGES)
+def _splits(rows: pd.DataFrame, kind: int) -> list[tuple[dict, str]]:
+    """Stored rows back as each unit's extraction frame of `kind`, units in stored order."""
+    keys = list(dict.fromkeys(rows["key"]))
+    columns = (
+        ["title", "type", "description", "source_id"]
+        if kind == ENTITY
+        else ["source", "target", "description", "source_id", "weight"]
+    )
+    splits = []
+    for number, key in enumerate(keys):
+        unit = rows[(rows["key"] == key) & (rows["kind"] == kind)].sort_values("row")
+        data = [
+            [r.first, r.second, r.description, "x"] + ([r.weight] if kind == RELATIONSHIP else [])
+            for r in unit.itertuples()
+        ]
+        splits.append(({"columns": columns, "data": data}, f"unit-{number}"))
+    return splits
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_merged_extractions_equal_graphrags(built_index: tuple[Path, dict], kind: str) -> None:
-    """Every text unit's stored extraction of the fixtures index, merged: the same frame (rows,
-    order, lists, dtypes) as graphrag's `_merge_entities` / `_merge_relationships`."""
-    position, keys, total = MERGES[kind]
-    stored = stored_rows(built_index[0] / "output").to_pandas()
-    extractions = [
-        json.loads(result) for result in stored.loc[stored["step"] == "extraction", "result"]
-    ]
-    splits = [
-        (extraction[position], f"unit-{number}") for number, extraction in enumerate(extractions)
-    ]
-    assert sum(len(split["data"]) for split, _ in splits) > len(
-        splits
-    )  # units share entities: groups merge rows
+    """Every text unit's stored extraction rows of the fixtures index, merged: the same frame
+    (rows, order, lists, dtypes) as graphrag's `_merge_entities` / `_merge_relationships`."""
+    import pyarrow.parquet as pq
 
-    merged = _merged(splits, keys, total)
+    stored = pq.read_table(built_index[0] / "output" / FILE)
+    keys = list(dict.fromkeys(stored["key"].to_pylist()))
+    rows, found, gone = carried_rows(stored, keys)
+    assert found == set(keys) and gone.num_rows == 0
+    splits = _splits(stored.to_pandas(), KINDS[kind])
+    assert sum(len(split["data"]) for split, _ in splits) > len(splits)  # groups merge rows
 
-    assert len(merged) > 10
-    pd.testing.assert_frame_equal(merged, _graphrag_merge(kind, splits))
+    frame = merged(rows, [f"unit-{number}" for number in range(len(keys))], KINDS[kind])
+
+    assert len(frame) > 10
+    pd.testing.assert_frame_equal(frame, _graphrag_merge(kind, splits))
+    assert "extraction" not in set(stored_rows(built_index[0] / "output")["step"].to_pylist())
 
 
 def test_merged_leaves_out_missing_keys_and_sums_weights_as_graphrag() -> None:
     """Rows whose key is missing are left out, as pandas' groupby does; fractional weights sum
     alike; no rows give an empty frame."""
+    entity = {
+        "columns": ["title", "type", "description", "source_id"],
+        "data": [["A", "P", "a", "x"]],
+    }
     columns = ["source", "target", "description", "source_id", "weight"]
     splits = [
         (
@@ -85,14 +109,47 @@ def test_merged_leaves_out_missing_keys_and_sums_weights_as_graphrag() -> None:
             "u2",
         ),
     ]
+    extractions = [
+        (position, f"key-{position}", json.dumps([entity, split]))
+        for position, (split, _) in enumerate(splits)
+    ]
 
-    merged = _merged(splits, ("source", "target"), "weight")
+    frame = merged(unit_rows(extractions), ["u1", "u2"], RELATIONSHIP)
 
-    pd.testing.assert_frame_equal(merged, _graphrag_merge("relationships", splits))
-    assert merged["description"].tolist() == [["first", "third", "fourth"], ["second"]]
-    assert merged["text_unit_ids"].tolist() == [["u1", "u2", "u2"], ["u1"]]
-    assert merged["weight"].tolist() == pytest.approx([1.0, 2.5])
-    assert _merged([], ("source", "target"), "weight").empty
+    pd.testing.assert_frame_equal(frame, _graphrag_merge("relationships", splits))
+    assert frame["description"].tolist() == [["first", "third", "fourth"], ["second"]]
+    assert frame["text_unit_ids"].tolist() == [["u1", "u2", "u2"], ["u1"]]
+    assert frame["weight"].tolist() == pytest.approx([1.0, 2.5])
+    assert merged(unit_rows([]), [], RELATIONSHIP).empty
+
+
+def test_an_update_drops_the_rows_of_units_gone_and_adds_those_of_new_ones() -> None:
+    """A unit's rows follow its key: kept at its new position, left out (and named gone) once its
+    key is not current; the merge then lists only current units, in their order."""
+
+    def extraction(*people: str) -> str:
+        data = [[person, "PERSON", f"{person} spoke.", "x"] for person in people]
+        relationships = {
+            "columns": ["source", "target", "description", "source_id", "weight"],
+            "data": [[people[0], people[-1], "met", "x", 1.0]],
+        }
+        return json.dumps(
+            [
+                {"columns": ["title", "type", "description", "source_id"], "data": data},
+                relationships,
+            ]
+        )
+
+    stored = unit_rows([(0, "a", extraction("ANN", "BO")), (1, "b", extraction("BO", "CY"))])
+    rows, found, gone = carried_rows(stored.drop_columns(["position"]), ["new", "b"])
+    assert found == {"b"} and set(gone["key"].to_pylist()) == {"a"}
+    assert set(rows["position"].to_pylist()) == {1}
+    both = pa.concat_tables([rows, unit_rows([(0, "new", extraction("DI"))])])
+
+    entities = merged(both, ["u-new", "u-b"], ENTITY)
+
+    assert entities["title"].tolist() == ["DI", "BO", "CY"]
+    assert entities["text_unit_ids"].tolist() == [["u-new"], ["u-b"], ["u-b"]]
 
 
 def _graph(people: dict[str, list[str]]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -247,3 +304,73 @@ def test_an_update_stores_its_changes_beside_the_base_it_links(tmp_path: Path) -
     assert linked == rebased and changes == {False: ["k200"]}
     heavy, changes = run("v6", "v5", [*range(60), 200], [1000], {0: "renamed"})
     assert heavy != rebased and changes is None  # one row of 6 KB against 60 of ~100 bytes
+
+
+def _extractions_in_the_memo(output: Path) -> int:
+    """Rewrite a version as one stored before extracted_rows.py: its extractions (JSON frames,
+    as graphrag's extractor returns them) in the memo table, no rows table. Returns the units."""
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(output / FILE)
+    fingerprint = rows.schema.metadata[b"models"].decode()
+    frames = rows.to_pandas()
+    columns = {
+        ENTITY: ["title", "type", "description", "source_id"],
+        RELATIONSHIP: ["source", "target", "description", "source_id", "weight"],
+    }
+    extractions = []
+    for key, unit in frames.groupby("key", sort=False):
+        split = [
+            {
+                "columns": columns[kind],
+                "data": [
+                    [r.first, r.second, r.description, "unit"]
+                    + ([r.weight] if kind == RELATIONSHIP else [])
+                    for r in unit[unit["kind"] == kind].sort_values("row").itertuples()
+                ],
+            }
+            for kind in (ENTITY, RELATIONSHIP)
+        ]
+        extractions.append((key, json.dumps(split)))
+    memo = pq.read_table(output / "carried_over.parquet")
+    added = pa.table(
+        {
+            "step": ["extraction"] * len(extractions),
+            "key": [key for key, _ in extractions],
+            "result": [text for _, text in extractions],
+            "vector": [None] * len(extractions),
+            "models": [fingerprint] * len(extractions),
+            "identity": [None] * len(extractions),
+        }
+    ).cast(memo.schema)
+    for path in (output, output / "carried_over.parquet", output / FILE):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    pq.write_table(pa.concat_tables([memo, added]), output / "carried_over.parquet")
+    (output / FILE).unlink()
+    return len(extractions)
+
+
+def test_an_update_takes_the_extractions_a_version_before_extracted_rows_kept_in_its_memo(
+    copied_index: Path, tmp_path: Path
+) -> None:
+    """An index built before extracted_rows.py is updated without extracting its unchanged text
+    units again: their extractions come from the memo, and the new version stores their rows."""
+    import pyarrow.parquet as pq
+
+    units = _extractions_in_the_memo(copied_index / "output")
+    data = tmp_path / "data"
+    shutil.copytree(CORPUS, data)
+    edited = data / "02_building_old_bessie.txt"
+    edited.write_text(edited.read_text() + "\nLinnea Storr painted the hull that spring.\n")
+
+    result = run_cli("index", data, "--index-path", copied_index, "--offline", "--format", "json")
+
+    assert result.code == 0, result.stderr
+    summary = result.json()
+    computed, carried = summary["computed"]["extraction"], summary["carried_over"]["extraction"]
+    assert 1 <= computed <= 2 and carried == summary["text_units"] - computed >= units - 2
+    stored = pq.read_table(copied_index / "output" / FILE)
+    assert len(set(stored["key"].to_pylist())) == summary["text_units"]
+    assert "LINNEA STORR" in set(
+        pq.read_table(copied_index / "output" / "entities.parquet")["title"].to_pylist()
+    )

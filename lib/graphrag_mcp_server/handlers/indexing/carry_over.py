@@ -14,7 +14,9 @@ each record costs although an edit touches a few:
   community: most of an update's pipeline time on a 300-document corpus before this module);
 - the embedding of a text (text units, entity descriptions, reports).
 
-Extraction and summaries are carried over by the workflow extract_graph_kept (kept_extraction.py),
+Extraction and summaries are carried over by the workflow extract_graph_kept (kept_extraction.py;
+extractions are stored as rows of their own table, extracted_rows.py, and found in the memo only
+in a version stored before it),
 embeddings by generate_text_embeddings_kept (vector_delta.py), report contexts and reports by
 create_community_reports_kept (kept_reports.py, carried_reports.py); this module holds the memos.
 Each version stores what these steps produced, by a hash of their whole input, in
@@ -98,7 +100,7 @@ def work_carried_over(
     results = stored.results if stored is not None else {}
     carried = {
         step: Memo(previous=results.get(step, {}))
-        if step is Step.EXTRACTION  # JSON text both ways: kept_extraction decodes a unit at a time
+        if step is Step.EXTRACTION  # JSON text: kept_extraction decodes a unit at a time
         else Memo(previous=results.get(step, {}), decode=_decoder(step))
         for step in Step
     }

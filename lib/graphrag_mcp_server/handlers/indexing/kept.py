@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing import (
+    extracted_rows,
     kept_communities,
     kept_extraction,
     kept_final_text_units,
@@ -61,9 +62,9 @@ def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) ->
     """Within the block, graphrag's pipeline writing `version` (as `config` is pinned to it, its
     workflows named by `with_kept_workflows`) and given `Kept.workflow_state` takes from the
     version in `previous` the results whose input is unchanged (carry_over.py), its communities
-    (stable_communities.py), the ids of its entities and relationships (stable_ids.py) and its
-    vector rows (vector_delta.py). None: a full build, which still records what the next update
-    compares against."""
+    (stable_communities.py), the ids of its entities and relationships (stable_ids.py), its
+    extraction rows (extracted_rows.py) and its vector rows (vector_delta.py). None: a full
+    build, which still records what the next update compares against."""
     models = fingerprints(config)
     kept_version = PreviousVersion.of(previous, config, version)
     communities = stable_communities.communities_kept(kept_version)
@@ -72,6 +73,9 @@ def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) ->
         stable_communities.STATE: communities,
         stable_ids.STATE: stable_ids.identities_kept(kept_version),
         vector_delta.STATE: vectors,
+        extracted_rows.STATE: extracted_rows.ExtractedRows(
+            previous, version, models[Step.EXTRACTION]
+        ),
     }
     with work_carried_over(kept_version, version, models) as carried:
         state[CARRIED] = carried

@@ -12,6 +12,16 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.config.replacements import private
+from graphrag_mcp_server.handlers.indexing.extracted_rows import (
+    ENTITY,
+    RELATIONSHIP,
+    STATE,
+    ExtractedRows,
+    carried_rows,
+    merged,
+    names,
+    unit_rows,
+)
 from graphrag_mcp_server.handlers.indexing.hub_summaries import (
     fits_one_call,
     hub_summaries,
@@ -51,7 +61,8 @@ async def run_workflow(
     from graphrag_llm.completion import create_completion
 
     carried: CarriedOver | None = run_state(context, CARRIED)
-    if carried is None:
+    stored_rows: ExtractedRows | None = run_state(context, STATE)
+    if carried is None or stored_rows is None:
         return await extract_graph.run_workflow(config, context)
 
     def model(step: Any) -> Any:
@@ -66,6 +77,7 @@ async def run_workflow(
     text_units = await DataReader(context.output_table_provider).text_units()
     entities, relationships, changed = await extracted_graph(
         carried,
+        stored_rows,
         text_units,
         context.callbacks,
         "text",
@@ -114,6 +126,7 @@ async def run_workflow(
 
 async def extracted_graph(
     carried: CarriedOver,
+    stored_rows: ExtractedRows,
     text_units: "pd.DataFrame",
     callbacks: Any,
     text_column: str,
@@ -126,11 +139,12 @@ async def extracted_graph(
     async_type: Any,
 ) -> "tuple[pd.DataFrame, pd.DataFrame, set[str]]":
     """graphrag's graph extraction over text units, extracting only those whose text the previous
-    version did not; every unit's entities and relationships then merged by graphrag's own
-    functions. Also the names (`_name`) of the entities and relationships whose description
-    lists may differ from the previous version's: those in a unit extracted now or in a unit of
-    the previous version that is gone (the lists of all others are made of the same units'
-    descriptions in the same order)."""
+    version did not, and graphrag's merge of every unit's rows (extracted_rows.py: the previous
+    version's rows, less those of units gone, plus those of units new). Also the names (`_name`)
+    of the entities and relationships whose description lists may differ from the previous
+    version's: those in a unit new to this version or in one of the previous version that is gone
+    (the lists of all others are made of the same units' descriptions in the same order)."""
+    import pyarrow as pa
     from graphrag.index.operations.extract_graph import extract_graph as operation
     from graphrag.index.operations.extract_graph.utils import filter_orphan_relationships
     from graphrag.index.utils.derive_from_rows import derive_from_rows
@@ -141,8 +155,15 @@ async def extracted_graph(
         input_hash(text.strip(), entity_types, prompt_key, max_gleanings)
         for text in text_units[text_column]
     ]
-    found: list[str | None] = memo.take_many(keys)  # each unit's as JSON
-    missing = [position for position, split in enumerate(found) if split is None]
+    previous = stored_rows.stored()
+    kept, covered, gone = carried_rows(previous, keys)
+    memo.reused += sum(key in covered for key in keys)
+    # a version stored before extracted_rows.py holds its extractions in the memo
+    found: dict[int, str | None] = {
+        position: memo.peek(key) for position, key in enumerate(keys) if key not in covered
+    }
+    memo.reused += sum(text is not None for text in found.values())
+    missing = [position for position, text in found.items() if text is None]
 
     extract_one = private(
         operation, "graphrag.index.operations.extract_graph.extract_graph._run_extract_graph"
@@ -167,28 +188,18 @@ async def extracted_graph(
         progress_msg="extract graph progress: ",
     )
     for position, result in zip(missing, extracted, strict=True):
-        if result is None:
-            continue
-        found[position], has_entities = result
-        if has_entities:
-            memo.put(keys[position], found[position])
-    gone = [
-        memo.decode(memo.previous[key])
-        for key in memo.previous
-        if key not in memo.used and key not in memo.kept
-    ]
-    changed = _names_in([found[position] for position in missing]) | _names_in(gone)
-    entities, relationships = (
-        _Merge(("title", "type"), "frequency"),
-        _Merge(("source", "target"), "weight"),
+        if result is not None:
+            found[position], has_entities = result
+            memo.computed += has_entities
+    new = unit_rows(
+        [(position, keys[position], text) for position, text in found.items() if text is not None]
     )
-    for text, unit in zip(found, text_units[id_column], strict=True):
-        if text is not None:  # decoded one unit at a time: as objects, all were 370 MiB
-            split = json.loads(text)
-            entities.add(split[0], unit)
-            relationships.add(split[1], unit)
-    merged = entities.frame()
-    return merged, filter_orphan_relationships(relationships.frame(), merged), changed
+    rows = pa.concat_tables([kept, new])
+    stored_rows.write(rows)
+    units = text_units[id_column].astype(str).tolist()
+    entities = merged(rows, units, ENTITY)
+    relationships = filter_orphan_relationships(merged(rows, units, RELATIONSHIP), entities)
+    return entities, relationships, names(new) | names(gone)
 
 
 def _name(identity: str | tuple[str, str]) -> str:
@@ -196,21 +207,6 @@ def _name(identity: str | tuple[str, str]) -> str:
     if isinstance(identity, str):
         return f"entity\x00{identity}"
     return f"relationship\x00{identity[0]}\x00{identity[1]}"
-
-
-def _names_in(texts: list[str | None]) -> set[str]:
-    """The names of the entities and relationships in text units' extractions (JSON; None:
-    failed)."""
-    names: set[str] = set()
-    for text in texts:
-        if text is None:
-            continue
-        entities, relationships = json.loads(text)
-        title = entities["columns"].index("title")
-        names.update(_name(str(row[title])) for row in entities["data"])
-        ends = [relationships["columns"].index(end) for end in ("source", "target")]
-        names.update(_name((str(row[ends[0]]), str(row[ends[1]]))) for row in relationships["data"])
-    return names
 
 
 async def summarized(
@@ -389,81 +385,3 @@ def _summary_key(
     return input_hash(
         identity, descriptions, max_summary_length, max_input_tokens, text_digest(prompt)
     )
-
-
-def _merged(
-    splits: list[tuple[dict[str, list[Any]], str]], keys: tuple[str, str], total: str
-) -> "pd.DataFrame":
-    """graphrag's `_merge_entities` (`total` "frequency") or `_merge_relationships` ("weight")
-    of text units' extraction frames (see `_Merge`)."""
-    merge = _Merge(keys, total)
-    for split, unit in splits:
-        merge.add(split, unit)
-    return merge.frame()
-
-
-class _Merge:
-    """graphrag's `_merge_entities` (`total` "frequency": rows counted) or `_merge_relationships`
-    ("weight": weights summed) of text units' extraction frames
-    (`DataFrame.to_dict(orient="split")`), added unit by unit, each row's `source_id` its unit's:
-    rows grouped by `keys` in order of first appearance (rows with a missing key left out), their
-    descriptions and units listed. The same frame as graphrag's, without concatenating every
-    unit's frame and grouping it with per-group Python callbacks (0.3-0.5 s of a one-document
-    update at 2000 documents)."""
-
-    def __init__(self, keys: tuple[str, str], total: str) -> None:
-        self.keys, self.total = keys, total
-        self.groups: dict[tuple[Any, Any], int] = {}
-        self.descriptions: list[list[Any]] = []
-        self.units: list[list[str]] = []
-        self.codes: list[int] = []
-        self.weights: list[Any] = []
-
-    def add(self, split: dict[str, list[Any]], unit: str) -> None:
-        """Add one unit's frame."""
-        columns = split["columns"]
-        first, second, description = (columns.index(name) for name in (*self.keys, "description"))
-        weight = columns.index("weight") if self.total == "weight" else None
-        for row in split["data"]:
-            key = (row[first], row[second])
-            if _missing(key[0]) or _missing(key[1]):
-                continue
-            code = self.groups.setdefault(key, len(self.groups))
-            if code == len(self.descriptions):
-                self.descriptions.append([])
-                self.units.append([])
-            self.descriptions[code].append(row[description])
-            self.units[code].append(unit)
-            if weight is not None:
-                self.codes.append(code)
-                self.weights.append(row[weight])
-
-    def frame(self) -> "pd.DataFrame":
-        """The merged frame of the units added."""
-        import numpy as np
-        import pandas as pd
-
-        keys = self.keys
-        frame = pd.DataFrame(
-            {
-                keys[0]: [key[0] for key in self.groups],
-                keys[1]: [key[1] for key in self.groups],
-                "description": self.descriptions,
-                "text_unit_ids": self.units,
-            }
-        )
-        if self.total == "weight":  # summed by pandas, as graphrag's groupby sums them
-            summed = (
-                pd.Series(self.weights, dtype="float64")
-                .groupby(np.asarray(self.codes, dtype=np.int64), sort=True)
-                .sum()
-            )
-            frame["weight"] = summed.to_numpy() if self.groups else np.empty(0)
-        else:
-            frame["frequency"] = pd.Series([len(listed) for listed in self.units], dtype="int64")
-        return frame
-
-
-def _missing(value: Any) -> bool:
-    """A group key pandas leaves out: None or NaN."""
-    return value is None or value != value

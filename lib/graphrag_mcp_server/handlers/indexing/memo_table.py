@@ -231,13 +231,13 @@ def _sizes(table: "pa.Table") -> "np.ndarray":
 
 
 def _stored_form(step: Step, result: Any) -> Any:
-    """A computed result as the table stores it: a vector as a float32 array, an extraction as
-    the JSON text it already is, any other result encoded as JSON."""
+    """A computed result as the table stores it: a vector as a float32 array, any other result
+    encoded as JSON (extractions are stored by extracted_rows.py)."""
     import numpy as np
 
     if step is Step.EMBEDDING:
         return np.asarray(result, np.float32)
-    return result if step is Step.EXTRACTION else json.dumps(result)
+    return json.dumps(result)
 
 
 def _form_size(form: Any) -> int:
@@ -285,7 +285,7 @@ def _write_changes(
 
 PART_ROWS, PART_BYTES = 2048, 4 * 2**20
 """Rows, and bytes of results, of the memo table made at a time: a 10,000-document build stores
-~250,000 results, 10,000 of them extractions of ~13 KiB."""
+~250,000 results (a version stored before extracted_rows.py also 10,000 extractions of ~13 KiB)."""
 
 
 def _parts(step: Step, memo: Memo, made_with: str, schema: "pa.Schema") -> Iterator["pa.Table"]:
@@ -351,7 +351,7 @@ def _rows(
     schema: "pa.Schema",
 ) -> "pa.Table":
     """Rows of results in their stored form (`stored`) or as computed (`computed`: vectors as
-    float32 arrays, extractions already JSON, the others encoded), each with its name if it has
+    float32 arrays, the others encoded as JSON), each with its name if it has
     one (`identities`)."""
     import pyarrow as pa
 
