@@ -15,6 +15,7 @@ from graphrag_mcp_server.handlers.indexing.extracted_rows import (
     FILE,
     RELATIONSHIP,
     carried_rows,
+    in_order,
     merged,
     unit_rows,
 )
@@ -70,7 +71,7 @@ def test_merged_extractions_equal_graphrags(built_index: tuple[Path, dict], kind
     splits = _splits(stored.to_pandas(), KINDS[kind])
     assert sum(len(split["data"]) for split, _ in splits) > len(splits)  # groups merge rows
 
-    frame = merged(rows, [f"unit-{number}" for number in range(len(keys))], KINDS[kind])
+    frame = merged(in_order([rows]), [f"unit-{n}" for n in range(len(keys))], KINDS[kind])
 
     assert len(frame) > 10
     pd.testing.assert_frame_equal(frame, _graphrag_merge(kind, splits))
@@ -114,13 +115,13 @@ def test_merged_leaves_out_missing_keys_and_sums_weights_as_graphrag() -> None:
         for position, (split, _) in enumerate(splits)
     ]
 
-    frame = merged(unit_rows(extractions), ["u1", "u2"], RELATIONSHIP)
+    frame = merged(in_order([unit_rows(extractions)]), ["u1", "u2"], RELATIONSHIP)
 
     pd.testing.assert_frame_equal(frame, _graphrag_merge("relationships", splits))
     assert frame["description"].tolist() == [["first", "third", "fourth"], ["second"]]
     assert frame["text_unit_ids"].tolist() == [["u1", "u2", "u2"], ["u1"]]
     assert frame["weight"].tolist() == pytest.approx([1.0, 2.5])
-    assert merged(unit_rows([]), [], RELATIONSHIP).empty
+    assert merged(in_order([unit_rows([])]), [], RELATIONSHIP).empty
 
 
 def test_an_update_drops_the_rows_of_units_gone_and_adds_those_of_new_ones() -> None:
@@ -141,15 +142,21 @@ def test_an_update_drops_the_rows_of_units_gone_and_adds_those_of_new_ones() -> 
         )
 
     stored = unit_rows([(0, "a", extraction("ANN", "BO")), (1, "b", extraction("BO", "CY"))])
-    rows, found, gone = carried_rows(stored.drop_columns(["position"]), ["new", "b"])
+    stored = stored.drop_columns(["position"])
+    rows, found, gone = carried_rows(stored, ["new", "b"])
     assert found == {"b"} and set(gone["key"].to_pylist()) == {"a"}
-    assert set(rows["position"].to_pylist()) == {1}
-    both = pa.concat_tables([rows, unit_rows([(0, "new", extraction("DI"))])])
+    assert set(rows["position"].to_pylist()) == {None, 1}  # "a" gone: no position
 
-    entities = merged(both, ["u-new", "u-b"], ENTITY)
+    merged_rows = in_order([rows, unit_rows([(0, "new", extraction("DI"))])])
+    entities = merged(merged_rows, ["u-new", "u-b"], ENTITY)
 
     assert entities["title"].tolist() == ["DI", "BO", "CY"]
     assert entities["text_unit_ids"].tolist() == [["u-new"], ["u-b"], ["u-b"]]
+    assert merged_rows["key"].to_pylist() == ["new", "b", "b", "new", "b"]  # entities first
+
+    twice, _, _ = carried_rows(stored, ["b", "new", "b"])  # the same text in two documents
+    entities = merged(in_order([twice]), ["u1", "u2", "u3"], ENTITY)
+    assert entities["text_unit_ids"].tolist() == [["u1", "u3"], ["u1", "u3"]]
 
 
 def _graph(people: dict[str, list[str]]) -> tuple[pd.DataFrame, pd.DataFrame]:

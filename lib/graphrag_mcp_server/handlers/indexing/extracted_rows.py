@@ -61,16 +61,10 @@ class ExtractedRows:
         return table
 
     def write(self, rows: "pa.Table") -> None:
-        """Store this run's rows (`carried` / `unit_rows` tables, `position` giving their
-        order) in the version."""
-        import pyarrow.compute as pc
+        """Store this run's rows (`in_order`) in the version."""
         import pyarrow.parquet as pq
 
-        order = pc.sort_indices(
-            rows, [("position", "ascending"), ("kind", "ascending"), ("row", "ascending")]
-        )
-        table = rows.take(order).select(list(STORED))
-        table = table.replace_schema_metadata({MODELS: self.models.encode()})
+        table = rows.select(list(STORED)).replace_schema_metadata({MODELS: self.models.encode()})
         with pq.ParquetWriter(self.version / FILE, table.schema, **PAGE_OPTIONS) as writer:
             write_groups(writer, table)
 
@@ -93,22 +87,57 @@ def _schema(positioned: bool) -> "pa.Schema":
 def carried_rows(
     stored: "pa.Table | None", keys: list[str]
 ) -> "tuple[pa.Table, set[str], pa.Table]":
-    """The stored rows of the units whose key is in `keys` (each with the `position` of its unit;
-    a key at two positions gives its rows twice), the keys found, and the rows of keys no longer
-    in `keys` (None stored: none of each)."""
+    """The stored rows, each with the `position` in `keys` of its unit's key (null: gone; a key
+    at two positions has its rows again for the second), the keys found, and the rows of keys
+    no longer in `keys` (None stored: none of each)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if stored is None:
         return _schema(True).empty_table(), set(), _schema(False).empty_table()
-    current = pa.table(
-        {"key": pa.array(keys, pa.string()), "position": pa.array(range(len(keys)), pa.int64())}
-    )
     stored = stored.cast(_schema(False))
-    joined = stored.join(current, "key", join_type="inner").select(_schema(True).names)
-    found = pc.unique(joined["key"])
-    gone = stored.filter(pc.invert(pc.is_in(stored["key"], value_set=found)))
-    return joined.cast(_schema(True)), set(found.to_pylist()), gone
+    positions = pc.cast(pc.index_in(stored["key"], value_set=pa.array(keys, pa.string())), "int64")
+    present = pc.is_valid(positions)
+    found = set(pc.unique(stored["key"].filter(present)).to_pylist())
+    rows = [stored.append_column("position", positions)]
+    first: dict[str, int] = {}
+    for position, key in enumerate(keys):
+        if key in found and first.setdefault(key, position) != position:  # the same text again
+            again = rows[0].filter(pc.equal(rows[0]["key"], key))
+            column = pa.repeat(pa.scalar(position, pa.int64()), again.num_rows)
+            rows.append(again.set_column(again.num_columns - 1, "position", column))
+    return pa.concat_tables(rows), found, stored.filter(pc.invert(present))
+
+
+def in_order(parts: list["pa.Table"]) -> "pa.Table":
+    """The rows of `parts` that have a position, ordered by kind, position and row: the order
+    they are stored and merged in. Stored rows whose units kept their order are already in it,
+    so the result is made of slices of the parts (no row copied) unless too many runs."""
+    import numpy as np
+    import pyarrow as pa
+
+    rows = pa.concat_tables(parts)
+    position = rows["position"].to_numpy(zero_copy_only=False)
+    placed = np.flatnonzero(~np.isnan(position)) if position.dtype.kind == "f" else None
+    position = np.nan_to_num(position, nan=-1).astype(np.int64)
+    placed = np.flatnonzero(position >= 0) if placed is None else placed
+    kind = rows["kind"].to_numpy(zero_copy_only=False)[placed]
+    row = rows["row"].to_numpy(zero_copy_only=False)[placed]
+    order = placed[np.lexsort((row, position[placed], kind))]
+    starts = np.flatnonzero(np.diff(order) != 1) + 1
+    if len(starts) > MAX_RUNS:
+        return rows.take(pa.array(order))
+    bounds = [0, *starts.tolist(), len(order)]
+    slices = [
+        rows.slice(int(order[start]), end - start)
+        for start, end in zip(bounds[:-1], bounds[1:], strict=True)
+        if end > start
+    ]
+    return pa.concat_tables(slices) if slices else rows.slice(0, 0)
+
+
+MAX_RUNS = 4096
+"""Runs of consecutive rows past which `in_order` copies the rows in order instead of slicing."""
 
 
 def unit_rows(extractions: list[tuple[int, str, str]]) -> "pa.Table":
@@ -165,36 +194,36 @@ def names(rows: "pa.Table") -> set[str]:
 
 def merged(rows: "pa.Table", units: list[str], kind: int) -> "pd.DataFrame":
     """graphrag's `_merge_entities` (ENTITY) or `_merge_relationships` (RELATIONSHIP) of the
-    rows (`position` indexing `units`, the text unit ids): the same frame, rows with a missing
-    key left out."""
+    rows (`in_order`; `position` indexing `units`, the text unit ids): the same frame, rows with
+    a missing key left out."""
     import numpy as np
     import pandas as pd
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     (first_name, second_name), total = MERGES[kind]
-    valid = pc.and_(pc.is_valid(rows["first"]), pc.is_valid(rows["second"]))
-    rows = rows.filter(pc.and_(pc.equal(rows["kind"], kind), valid))
-    rows = rows.take(pc.sort_indices(rows, [("position", "ascending"), ("row", "ascending")]))
-    rows = rows.combine_chunks()
-    first, second = rows["first"], rows["second"]
-    length = pc.cast(pc.utf8_length(first), pa.string())  # the pair, unambiguously
-    pairs = pc.binary_join_element_wise(length, first, second, "\x00")
-    encoded = pc.dictionary_encode(pairs).combine_chunks()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    groups = len(encoded.dictionary)
+    kinds = rows["kind"].to_numpy(zero_copy_only=False)
+    start, end = np.searchsorted(kinds, [kind, kind + 1])
+    rows = rows.slice(int(start), int(end - start)).combine_chunks()
+    if rows["first"].null_count or rows["second"].null_count:
+        rows = rows.filter(pc.and_(pc.is_valid(rows["first"]), pc.is_valid(rows["second"])))
+    first, second = (pc.dictionary_encode(rows[name]).combine_chunks() for name in STORED[3:5])
+    pair = first.indices.to_numpy(zero_copy_only=False).astype(np.int64) * (
+        len(second.dictionary) + 1
+    ) + second.indices.to_numpy(zero_copy_only=False)
+    codes, uniques = pd.factorize(pair)  # numbered in order of first appearance
+    groups = len(uniques)
     order = np.argsort(codes, kind="stable")
     counts = np.bincount(codes, minlength=groups)
     bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
     heads = np.unique(codes, return_index=True)[1]
-    descriptions = rows["description"].take(order).to_pylist()
-    positions = rows["position"].to_numpy()[order]
+    descriptions = np.asarray(rows["description"].to_pylist(), dtype=object)[order].tolist()
+    positions = rows["position"].to_numpy(zero_copy_only=False)[order]
     unit_ids = np.asarray(units, dtype=object)[positions].tolist()
     spans = list(zip(bounds[:-1], bounds[1:], strict=True))
     frame = pd.DataFrame(
         {
-            first_name: first.take(heads).to_pylist(),
-            second_name: second.take(heads).to_pylist(),
+            first_name: rows["first"].take(heads).to_pylist(),
+            second_name: rows["second"].take(heads).to_pylist(),
             "description": [descriptions[start:end] for start, end in spans],
             "text_unit_ids": [unit_ids[start:end] for start, end in spans],
         }

@@ -18,6 +18,7 @@ from graphrag_mcp_server.handlers.indexing.extracted_rows import (
     STATE,
     ExtractedRows,
     carried_rows,
+    in_order,
     merged,
     names,
     unit_rows,
@@ -144,7 +145,6 @@ async def extracted_graph(
     of the entities and relationships whose description lists may differ from the previous
     version's: those in a unit new to this version or in one of the previous version that is gone
     (the lists of all others are made of the same units' descriptions in the same order)."""
-    import pyarrow as pa
     from graphrag.index.operations.extract_graph import extract_graph as operation
     from graphrag.index.operations.extract_graph.utils import filter_orphan_relationships
     from graphrag.index.utils.derive_from_rows import derive_from_rows
@@ -194,7 +194,7 @@ async def extracted_graph(
     new = unit_rows(
         [(position, keys[position], text) for position, text in found.items() if text is not None]
     )
-    rows = pa.concat_tables([kept, new])
+    rows = in_order([kept, new])
     stored_rows.write(rows)
     units = text_units[id_column].astype(str).tolist()
     entities = merged(rows, units, ENTITY)
