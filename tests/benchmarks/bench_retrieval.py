@@ -482,6 +482,14 @@ QUALITY_CORPORA = [
         "words and links stated in many ways; measured before and after the rules of the commits "
         "after it",
     ),
+    (
+        "held out 12",
+        graph_quality.HELD_OUT_12,
+        "no: written on 2026-11-28 by a helper that had read neither the rules nor the code; its "
+        "brief asked for places no gazetteer holds, people named by first name only, first names "
+        "that are English words, bodies named in other languages and links stated in many ways; "
+        "measured as it came",
+    ),
 ]
 
 
