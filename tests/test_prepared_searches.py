@@ -241,6 +241,39 @@ async def test_graphrag_objects_are_made_once_per_version(
     assert len(reads) == 2
 
 
+async def test_a_replaced_version_is_freed_and_its_memory_given_back(
+    built_index: tuple[Path, dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a new version is loaded, the one it replaced (searched, warmed up first) is freed as
+    soon as nothing holds it, and what it held is given back to the operating system."""
+    import weakref
+
+    from graphrag_mcp_server.handlers.search.context import search_context
+    from graphrag_mcp_server.handlers.search.run import SearchType, run_search
+    from graphrag_mcp_server.server import state as state_module
+
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    monkeypatch.chdir(root)
+    given: list[int] = []
+    monkeypatch.setattr(state_module, "give_back_memory", lambda: given.append(1))
+    state = state_module.IndexState(root)
+    state.start_warm_up()
+    first = await state.snapshot()
+    for search_type in SearchType:
+        search_context(first.config, first.tables, search_type, "Who is Leonard Quist?")
+    await run_search(first.config, first.tables, SearchType.LOCAL, "Who is Leonard Quist?")
+    freed = weakref.ref(first.tables)
+    del first
+
+    settings = root / "settings.yaml"
+    os.utime(settings, ns=(settings.stat().st_atime_ns, settings.stat().st_mtime_ns + 10**9))
+    second = await state.snapshot()
+
+    assert freed() is None and given == [1]
+    assert (await state.snapshot()).tables is second.tables and given == [1]
+
+
 async def test_objects_graphrag_writes_into_are_lent_to_one_search_at_a_time(
     loaded: tuple[Any, Any],
 ) -> None:

@@ -2,8 +2,11 @@
 changes."""
 
 import asyncio
+import ctypes
+import gc
 import hashlib
 import logging
+import weakref
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -146,7 +149,7 @@ class IndexState:
         self._current: Snapshot | None = None
         self._failed: tuple[str, Exception] | None = None
         self._lock = asyncio.Lock()
-        self._warm_up: asyncio.Task[Snapshot | None] | None = None
+        self._warm_up: asyncio.Task[None] | None = None
         self.on_new_version: Callable[[], Coroutine[Any, Any, None]] | None = None
         """Called (in a task of its own) when a new version replaces the one served."""
         self._announcing: set[asyncio.Task[None]] = set()
@@ -192,12 +195,13 @@ class IndexState:
             except Exception as error:  # noqa: BLE001 - the next request reports it
                 logger.debug("index poll: %s", error)
 
-    async def _try_load(self) -> Snapshot | None:
+    async def _try_load(self) -> None:
+        """The first load (its snapshot not kept as the task's result, which would hold that
+        version as long as the server runs)."""
         try:
-            return await self.snapshot()
+            await self.snapshot()
         except Exception as error:  # noqa: BLE001 - a missing index is reported to the first query
             logger.info("index not loaded at start: %s", error)
-            return None
 
     async def snapshot(self) -> Snapshot:
         """The current snapshot, reloaded first if the index on disk has changed."""
@@ -237,7 +241,12 @@ class IndexState:
             replaced, self._current = self._current, await asyncio.to_thread(_load, self.root)
             self._failed = None
             logger.info("loaded index version %s", self._current.version)
-            if replaced is not None and self.on_new_version is not None:
+            if replaced is None:
+                return
+            weakref.finalize(replaced.tables, give_back_memory)
+            del replaced
+            await asyncio.to_thread(gc.collect)  # its objects hold each other: freed by gc only
+            if self.on_new_version is not None:
                 task = asyncio.create_task(self.on_new_version())
                 self._announcing.add(task)
                 task.add_done_callback(self._announcing.discard)
@@ -255,3 +264,16 @@ class IndexState:
     def current(self) -> Snapshot | None:
         """The snapshot loaded last, without checking the disk."""
         return self._current
+
+
+def give_back_memory() -> None:
+    """Return to the operating system what a replaced version's tables held, once they are freed
+    (no search holds them): the Arrow pool's unused blocks and the C heap's free pages (glibc's
+    `malloc_trim`; elsewhere the heap keeps them). Without it a server at 10,000 documents grew
+    from 1,096 to 1,851 MiB with its first update and stayed there."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
