@@ -184,16 +184,25 @@ class IndexState:
     async def _poll(self, every: float) -> None:
         while True:
             await asyncio.sleep(every)
-            current = self._current
-            # a graphrag project's blob output: its tables' ETags are a request each
-            if current is None or current.config.output_storage.type == "blob":
+            loaded = self._polled_version()
+            if loaded is None:
                 continue
             try:
                 on_disk = await asyncio.to_thread(disk_version, self.root)
-                if on_disk != current.version and (self._failed or ("",))[0] != on_disk:
+                if on_disk != loaded and (self._failed or ("",))[0] != on_disk:
                     await self.snapshot()
             except Exception as error:  # noqa: BLE001 - the next request reports it
                 logger.debug("index poll: %s", error)
+
+    def _polled_version(self) -> str | None:
+        """The loaded version a poll compares with the disk's (its id only: a snapshot held
+        across the poll's sleep would keep a replaced version alive); None when nothing is to be
+        polled: nothing loaded, or a graphrag project's blob output (its tables' ETags are a
+        request each)."""
+        current = self._current
+        if current is None or current.config.output_storage.type == "blob":
+            return None
+        return current.version
 
     async def _try_load(self) -> None:
         """The first load (its snapshot not kept as the task's result, which would hold that
