@@ -357,6 +357,7 @@ def _extractions_in_the_memo(output: Path) -> int:
     return len(extractions)
 
 
+@pytest.mark.slow  # an index update of its own
 def test_an_update_takes_the_extractions_a_version_before_extracted_rows_kept_in_its_memo(
     copied_index: Path, tmp_path: Path
 ) -> None:
