@@ -5,9 +5,10 @@ graphrag merges all text units' extraction frames into entities and relationship
 (`_merge_entities`, `_merge_relationships`). An update that decoded each unit's stored extraction
 (JSON) and merged it row by row in Python spent about 3 s of a one-document update at 10,000
 documents there. Here the previous version's rows are read as one table, the rows of units that
-are gone are left out, those of new units are added, and the merge is made by Arrow's join, sort
-and dictionary encoding: the same frames as graphrag's (groups in order of first appearance,
-descriptions and units in the units' order, weights summed by pandas). A unit's rows are found by
+are gone are left out, those of new units are added (the rest are slices of the stored table),
+and the merge is made by Arrow's dictionary encoding and pandas' `factorize`: the same frames as
+graphrag's (groups in order of first appearance, descriptions and units in the units' order,
+weights summed by pandas). A unit's rows are found by
 its extraction's memo key (its stripped text and the extraction settings), and used only while
 the extraction model is the one they were made with.
 """
@@ -36,6 +37,8 @@ MERGES = {
 MODELS = b"models"
 """The schema metadata naming the extraction model's fingerprint (carry_over.fingerprints)."""
 STORED = ("key", "kind", "row", "first", "second", "description", "weight")
+"""The stored columns: the unit's extraction key, ENTITY or RELATIONSHIP, the row's place in the
+unit's frame, the two group keys (title and type, or source and target), description, weight."""
 
 
 @dataclass
