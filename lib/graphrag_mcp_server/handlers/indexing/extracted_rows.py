@@ -39,6 +39,8 @@ MODELS = b"models"
 STORED = ("key", "kind", "row", "first", "second", "description", "weight")
 """The stored columns: the unit's extraction key, ENTITY or RELATIONSHIP, the row's place in the
 unit's frame, the two group keys (title and type, or source and target), description, weight."""
+KEYS = ("first", "second")
+"""The stored columns of a row's two group keys."""
 
 
 @dataclass
@@ -118,12 +120,11 @@ def in_order(parts: list["pa.Table"]) -> "pa.Table":
     so the result is made of slices of the parts (no row copied) unless too many runs."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     rows = pa.concat_tables(parts)
-    position = rows["position"].to_numpy(zero_copy_only=False)
-    placed = np.flatnonzero(~np.isnan(position)) if position.dtype.kind == "f" else None
-    position = np.nan_to_num(position, nan=-1).astype(np.int64)
-    placed = np.flatnonzero(position >= 0) if placed is None else placed
+    position = pc.fill_null(rows["position"], -1).to_numpy()  # -1: a unit gone
+    placed = np.flatnonzero(position >= 0)
     kind = rows["kind"].to_numpy(zero_copy_only=False)[placed]
     row = rows["row"].to_numpy(zero_copy_only=False)[placed]
     order = placed[np.lexsort((row, position[placed], kind))]
@@ -183,13 +184,19 @@ def _key(value: Any) -> str | None:
     return None if value is None or value != value else str(value)
 
 
+def summary_name(identity: str | tuple[str, str]) -> str:
+    """What a summary is of, as the memo names it: an entity's title or a relationship's ends."""
+    if isinstance(identity, str):
+        return f"entity\x00{identity}"
+    return f"relationship\x00{identity[0]}\x00{identity[1]}"
+
+
 def names(rows: "pa.Table") -> set[str]:
-    """What the summaries of the rows' entities and relationships are of (kept_extraction's
-    `_name`)."""
+    """What the summaries of the rows' entities and relationships are of (`summary_name`)."""
     kinds = rows["kind"].to_pylist()
     firsts, seconds = rows["first"].to_pylist(), rows["second"].to_pylist()
     return {
-        f"entity\x00{first}" if kind == ENTITY else f"relationship\x00{first}\x00{second}"
+        summary_name(first if kind == ENTITY else (first, second))
         for kind, first, second in zip(kinds, firsts, seconds, strict=True)
         if first is not None and second is not None
     }
@@ -209,7 +216,7 @@ def merged(rows: "pa.Table", units: list[str], kind: int) -> "pd.DataFrame":
     rows = rows.slice(int(start), int(end - start)).combine_chunks()
     if rows["first"].null_count or rows["second"].null_count:
         rows = rows.filter(pc.and_(pc.is_valid(rows["first"]), pc.is_valid(rows["second"])))
-    first, second = (pc.dictionary_encode(rows[name]).combine_chunks() for name in STORED[3:5])
+    first, second = (pc.dictionary_encode(rows[name]).combine_chunks() for name in KEYS)
     pair = first.indices.to_numpy(zero_copy_only=False).astype(np.int64) * (
         len(second.dictionary) + 1
     ) + second.indices.to_numpy(zero_copy_only=False)

@@ -21,6 +21,7 @@ from graphrag_mcp_server.handlers.indexing.extracted_rows import (
     in_order,
     merged,
     names,
+    summary_name,
     unit_rows,
 )
 from graphrag_mcp_server.handlers.indexing.hub_summaries import (
@@ -141,10 +142,11 @@ async def extracted_graph(
 ) -> "tuple[pd.DataFrame, pd.DataFrame, set[str]]":
     """graphrag's graph extraction over text units, extracting only those whose text the previous
     version did not, and graphrag's merge of every unit's rows (extracted_rows.py: the previous
-    version's rows, less those of units gone, plus those of units new). Also the names (`_name`)
-    of the entities and relationships whose description lists may differ from the previous
-    version's: those in a unit new to this version or in one of the previous version that is gone
-    (the lists of all others are made of the same units' descriptions in the same order)."""
+    version's rows, less those of units gone, plus those of units new). Also the names
+    (`summary_name`) of the entities and relationships whose description lists may differ from
+    the previous version's: those in a unit new to this version or in one of the previous version
+    that is gone (the lists of all others are made of the same units' descriptions in the same
+    order)."""
     from graphrag.index.operations.extract_graph import extract_graph as operation
     from graphrag.index.operations.extract_graph.utils import filter_orphan_relationships
     from graphrag.index.utils.derive_from_rows import derive_from_rows
@@ -202,13 +204,6 @@ async def extracted_graph(
     return entities, relationships, names(new) | names(gone)
 
 
-def _name(identity: str | tuple[str, str]) -> str:
-    """What a summary is of, as the memo names it: an entity's title or a relationship's ends."""
-    if isinstance(identity, str):
-        return f"entity\x00{identity}"
-    return f"relationship\x00{identity[0]}\x00{identity[1]}"
-
-
 async def summarized(
     carried: CarriedOver,
     entities_df: "pd.DataFrame",
@@ -243,12 +238,12 @@ async def summarized(
     settings = input_hash(max_summary_length, max_input_tokens, text_digest(prompt))
     titles = entities_df["title"].astype(str)
     # a title extracted with two types is two rows: its name is not one row's
-    recomputed = {_name(title) for title in titles[titles.duplicated()]}
+    recomputed = {summary_name(title) for title in titles[titles.duplicated()]}
 
     def keyed(identities: list[Any], lists: Any) -> list[tuple[Any, str]]:
         """Each row's identity and memo key: the previous version's key for its name while the
         row is unchanged (looked up at once), else computed from its descriptions."""
-        plain = [_name(identity) for identity in identities]
+        plain = [summary_name(identity) for identity in identities]
         names = [f"{settings}\x00{name}" for name in plain]
         unchanged = [
             changed is not None and name not in changed and name not in recomputed for name in plain
