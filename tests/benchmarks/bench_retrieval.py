@@ -490,6 +490,16 @@ QUALITY_CORPORA = [
         "that are English words, bodies named in other languages and links stated in many ways; "
         "measured as it came",
     ),
+    (
+        "held out 13",
+        graph_quality.HELD_OUT_13,
+        "no: written on 2026-11-28 by a helper that had read neither the rules nor the code; its "
+        "brief asked for styles the project's corpora rarely use (match reports, changelogs, "
+        "support chats, a 1930s wire dispatch), signature blocks, possessives, appositives, "
+        "defined terms, titles before names, companies named after their trade or with foreign "
+        "legal forms, clubs, stadiums and expeditions; measured as it came and after the rules "
+        "of the commit after it, whose author had not read it",
+    ),
 ]
 
 

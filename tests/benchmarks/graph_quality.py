@@ -56,6 +56,9 @@ ways (see its ABOUT.md)."""
 HELD_OUT_12 = Path(__file__).resolve().parent / "corpora" / "held_out_12"
 """A twelfth, whose brief asked for places no gazetteer holds, first names that are English words,
 names in other languages and links stated in many ways (see its ABOUT.md)."""
+HELD_OUT_13 = Path(__file__).resolve().parent / "corpora" / "held_out_13"
+"""A thirteenth, whose brief asked for rarely used styles, signature blocks, links stated in many
+ways, clubs, stadiums and expeditions (see its ABOUT.md)."""
 TOP = 3
 
 
