@@ -256,6 +256,20 @@ def _lance_files(version: Path) -> dict[str, dict[str, int]]:
     }
 
 
+def test_a_full_build_leaves_each_lancedb_table_in_one_data_file(
+    built_index: tuple[Path, dict],
+) -> None:
+    """graphrag writes a vector table in batches, a data file each; the full build compacts them,
+    so that the first updates do not rewrite (and upload) the whole table and its index."""
+    from graphrag_mcp_server.handlers.indexing import versions
+
+    version = versions.current_version(built_index[0])
+    assert version is not None
+    tables = _lance_files(version)
+    assert tables and all(kinds["data"] == 1 for kinds in tables.values()), tables
+    assert all(kinds["_versions"] == 1 for kinds in tables.values()), tables
+
+
 def test_a_versions_lancedb_files_stay_bounded_over_updates(copied_index: Path) -> None:
     """Twelve one-document updates: each version's LanceDB tables hold one manifest and at most
     one transaction, at most COMPACT_FRAGMENTS data files (then compacted), a deletion file for at

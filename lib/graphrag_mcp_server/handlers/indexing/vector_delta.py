@@ -10,8 +10,9 @@ changed are deleted and the new and changed rows written by graphrag's own embed
 (embeddings of unchanged texts come from carry_over's memo). Each version records every row's id
 and text digest (`vector_rows.parquet`) for the next run to compare against. The new version is
 still a folder of its own, switched to atomically; a killed run leaves only that folder, which
-the next run removes. A table whose data files grow past COMPACT_FRAGMENTS is compacted (once in
-several updates); in between, the manifests and deletion files its latest version no longer reads
+the next run removes. A full build leaves each table in one data file (graphrag writes it in
+batches, a fragment each); a table whose data files grow past COMPACT_FRAGMENTS is compacted (once
+in several updates); in between, the manifests and deletion files its latest version no longer reads
 are dropped from the new version's copy."""
 
 import logging
@@ -179,14 +180,18 @@ async def embed_by_delta(
     name = vector_store.index_name
     writes.now[name] = {row[id_column]: input_hash(row[embed_column]) for row in rows}
     delta = _copy_of_previous(writes, name, rows, id_column, vector_store)
+    folder = Path(vector_store.db_uri) / f"{name}.lance"
     if delta is None:
         await write(rows)
         writes.written[name] = len(rows)
+        # one data file from the start: else the first updates compact the fragments of graphrag's
+        # batches, rewriting (and uploading) the whole table and its index
+        _compact(vector_store.document_collection, folder, most=1)
         return len(rows)
     changed, stale = delta
     if changed:
         await write(changed, create=False)  # the copied table is the index
-    _compact(vector_store.document_collection, Path(vector_store.db_uri) / f"{name}.lance")
+    _compact(vector_store.document_collection, folder)
     writes.written[name] = len(changed) + len(stale)
     return len(rows)
 
@@ -341,12 +346,12 @@ def _quoted(ids: list[str]) -> str:
     return ", ".join("'" + identity.replace("'", "''") + "'" for identity in ids)
 
 
-def _compact(table: Any, folder: Path) -> None:
+def _compact(table: Any, folder: Path, most: int = COMPACT_FRAGMENTS) -> None:
     """Compact a table whose data files (a fragment more each update, and those of fragments
-    whose rows were all deleted) grew past COMPACT_FRAGMENTS (every file the new version does not
-    read deleted: only this run writes its folder), then drop the bookkeeping files its latest
-    version no longer reads (`_drop_superseded`): a version's file count stays bounded."""
-    if len(list((folder / "data").iterdir())) > COMPACT_FRAGMENTS:
+    whose rows were all deleted) grew past `most` (every file the new version does not read
+    deleted: only this run writes its folder), then drop the bookkeeping files its latest version
+    no longer reads (`_drop_superseded`): a version's file count stays bounded."""
+    if len(list((folder / "data").iterdir())) > most:
         table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
     _drop_superseded(folder)
 
