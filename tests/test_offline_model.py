@@ -606,6 +606,8 @@ async def test_a_word_before_a_title_is_part_of_the_title_not_of_the_name(
 OWNED_ROLES = """Shipping notes
 
 The carrier, Norrvik Linjer AB, denies any fault. Its managing director, Sara Holm, said so.
+The buyer, Tarn Valley Grain Ltd, ended the deal. Its chief executive, Omar Haddad, wrote to
+Pellmarsh Insurance plc about the loss.
 Pelham Cartage Ltd moved to Leeds last year. The company's founder, Ivo Brandt, retired.
 Anna Kerr sailed with Bram Visser. Its chairman, Tom Reid, stayed ashore.
 """
@@ -621,6 +623,8 @@ async def test_its_links_a_person_to_the_body_the_sentence_before_names(
     pairs = _pairs(relationships)
     assert frozenset({"NORRVIK LINJER AB", "SARA HOLM"}) in pairs
     assert frozenset({"PELHAM CARTAGE LTD", "IVO BRANDT"}) in pairs
+    # a body named after 'Its' in the same sentence is not what 'its' refers to
+    assert frozenset({"TARN VALLEY GRAIN LTD", "OMAR HADDAD"}) in pairs
     assert frozenset({"ANNA KERR", "TOM REID"}) not in pairs
     assert frozenset({"BRAM VISSER", "TOM REID"}) not in pairs
 
@@ -651,6 +655,45 @@ async def test_a_signature_or_address_block_links_its_person_to_its_body(
     assert frozenset({"PAULO REIS", "CORDOVA CERAMICA LTDA"}) in pairs
     assert frozenset({"HELENA OKAFOR", "CORDOVA CERAMICA LTDA"}) not in pairs
     assert frozenset({"PAULO REIS", "ORWELL SCIENCE TRUST"}) not in pairs
+
+
+LAID_OUT_BLOCKS = """Kind regards,
+
+Lerato Dube
+Head of Operations
+Mbeki Umthombo (Pty) Ltd
+14 Loop Street
+Durban 4001
+Tel. +27 31 555 0100
+
+Sr. Tomás Varela
+Jefe de Ventas
+Aceros del Nervión S.L.
+Avenida Colón 1870
+Bilbao
+
+Press contact
+Chen Wenjie
+Communications Officer, Qingshan Lüye
+"""
+
+
+async def test_a_blocks_layout_types_and_links_the_body_below_the_role(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: in a signature or address block, the line after the person's holds their role
+    (a name on it is not a second person: 'Jefe de Ventas'), and a name alone on a line below the
+    role, or after the role and a comma, is the person's organisation, even where its words alone
+    would make it a person; an address line (a number on it) is not the body."""
+    types, relationships = await _extracted(model, LAID_OUT_BLOCKS)
+    assert types["MBEKI UMTHOMBO"] == "ORGANIZATION"
+    assert types["QINGSHAN LÜYE"] == "ORGANIZATION"
+    assert types.get("AVENIDA COLÓN") != "ORGANIZATION"
+    pairs = _pairs(relationships)
+    assert frozenset({"LERATO DUBE", "MBEKI UMTHOMBO"}) in pairs
+    assert frozenset({"TOMÁS VARELA", "ACEROS DEL NERVIÓN S.L."}) in pairs
+    assert frozenset({"CHEN WENJIE", "QINGSHAN LÜYE"}) in pairs
+    assert frozenset({"LERATO DUBE", "ACEROS DEL NERVIÓN S.L."}) not in pairs
 
 
 TABLE = """case_no,opened,complainant,assigned_to,note

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from graphrag_mcp_server.providers.offline.blocks import layout_cues
 from graphrag_mcp_server.providers.offline.entity_types import (
     EVENT_HEADS,
     canonical_type,
@@ -128,21 +129,29 @@ def _starts_with_particle(words: list[str]) -> bool:
 def _split_run(words: list[str]) -> list[list[str]]:
     """Split 'Mirela Voss of Harrowgate Board' at joiners after 2+ words (never at '&': 'Pennock &
     Sons'); not a body's name before one more word ('Maritime Museum of Gothenburg'), nor a name
-    that starts with its body's noun ('Museo Municipal de Paleontología de Villa Ocre')."""
+    that starts with its body's noun ('Museo Municipal de Paleontología de Villa Ocre') until its
+    legal form ends it."""
     parts: list[list[str]] = [[]]
     for word in words:
         if (
             word.lower() in JOINERS
             and word != "&"
             and _core_count(parts[-1]) >= 2
-            and head(_trim_joiners(parts[-1])[0]) not in ORGANISATION_HEADS
+            and (
+                head(_trim_joiners(parts[-1])[0]) not in ORGANISATION_HEADS
+                or ends_in_legal_form(parts[-1])  # 'Laboratoire Gemmologique SA in Geneva'
+            )
         ):
             parts.append([word])
         else:
             parts[-1].append(word)
     merged = [parts[0]]
     for part in parts[1:]:
-        if _core_count(part) == 1 and head(merged[-1][-1]) in ORGANISATION_HEADS:
+        if (
+            _core_count(part) == 1
+            and head(merged[-1][-1]) in ORGANISATION_HEADS
+            and not ends_in_legal_form(merged[-1])
+        ):
             merged[-1] += part
         else:
             merged.append(part)
@@ -348,10 +357,14 @@ def find_entities(text: str) -> Mentions:
         for name, is_place, weak in _sentence_names(sentence):
             if weak and len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", text)) < 2:
                 continue  # a heading's first word before lower case, once: 'Catalogue entry'
-            found.setdefault(name.upper(), name)
+            if found.setdefault(name.upper(), name).isupper() and not name.isupper():
+                found[name.upper()] = name  # the form in running text, not a capitals heading's
             if is_place:
                 places.add(found[name.upper()])
     not_names = field_labels(text) | {term.upper() for term, _ in defined_terms(text)}
+    # a speaker's label or a letterhead in capitals ('JACK HOHAIA:', 'LANKA LEGAL PARTNERS') of a
+    # name the text also writes in running text ('Jack Hohaia', 'for Lanka Legal Partners')
+    not_names -= {key for key, name in found.items() if " " in name and not name.isupper()}
     not_names |= {  # 'CONTRACT FOR THE ...': a heading in capitals, unless it names a place
         key
         for key, name in found.items()
@@ -401,6 +414,17 @@ def find_entities(text: str) -> Mentions:
         name: [s for s in sentences if any(_mentions(s, f) for f in forms[name])] for name in names
     }
     cues = {name: context_cue(text, name) for name in names if " " in name}
+    cues |= layout_cues(
+        text,
+        names,
+        lambda name: type_and_reason(
+            name,
+            quoted=name in quoted,
+            place=name in places,
+            institution=name in institutions,
+            cue=cues.get(name),
+        ),
+    )
     return Mentions(names, quoted, places, mentions, institutions, cues, roles)
 
 

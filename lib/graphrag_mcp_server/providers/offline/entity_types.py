@@ -190,7 +190,7 @@ def person_after_title(words: list[str]) -> list[str]:
         if not _before_a_name(words[start - 1], words[start]):
             return words
         rest = words[start:]
-        if is_first_name(rest[0]) and not _abbreviation(rest[0], rest[1]):
+        if rest[0][:1].isupper() and is_first_name(rest[0]) and not _abbreviation(rest[0], rest[1]):
             typed = type_and_reason(" ".join(rest), quoted=False, place=False)[1]
             role = rest[-1].lower() in ORGANISATION_ROLES | TITLES  # 'Ashgrove Lane Lawyers'
             return rest if typed == "first name" and not role else words

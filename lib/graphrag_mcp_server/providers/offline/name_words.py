@@ -96,9 +96,12 @@ def continues_body(run: list[str], word: str, following: str, following_is_name:
     start ('Statens vegvesen', 'Bergen kommune'); 'in' between its noun and its place
     ('Uniwersytet Morski w Gdyni', 'Univerzita Karlova v Praze'); or, after the body's noun first,
     a word that is not English or a short one before such a word or a name ('Zavod za gozdove
-    Slovenije', 'Sindicato dos trabalhadores agrícolas')."""
+    Slovenije', 'Sindicato dos trabalhadores agrícolas'). Nothing in lower case continues a name
+    after its legal form ('Laboratoire Gemmologique SA in Geneva')."""
     if is_lower_case_body_noun(word):
         return run[-1][:1].isupper()
+    if ends_in_legal_form(run):
+        return False  # its legal form ends a company's name
     if word in LOCATIVE_PARTICLES and following_is_name:
         return any(is_body_noun(name_word) for name_word in run)
     if not (word.isalpha() and word.islower() and is_body_noun(run[0])):

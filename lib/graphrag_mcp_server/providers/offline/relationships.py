@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from graphrag.index.operations.extract_graph.graph_extractor import TUPLE_DELIMITER
 
+from graphrag_mcp_server.providers.offline.blocks import STRONG_PERSON, blocks, role_lines
 from graphrag_mcp_server.providers.offline.entities import Mentions, typed
 from graphrag_mcp_server.providers.offline.entity_types import head
 from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS
@@ -24,7 +25,6 @@ from graphrag_mcp_server.providers.offline.text import (
     clean_field,
     join_sentences,
     split_sentences,
-    table_rows,
 )
 
 SAME_SENTENCE, NEARBY, LETTER = 2.0, 1.0, 3.0
@@ -38,8 +38,6 @@ _SIGN_OFF = re.compile(
     r"\s+(?:regards|wishes)|regards|many thanks|with thanks|thanks|best|all the best)\b[,.!]?\s*",
     re.IGNORECASE,
 )
-BLOCK_LINES = 6
-"""The most lines a signature or address block holds (a name, a role, a body, an address)."""
 _WRITER_HEADERS = ("from:", "author:", "by:", "by ", "prepared by", "written by")
 _ADDRESSEE_HEADERS = ("to:", "dear ")
 _GENERIC_BODY = re.compile(r"\bthe\s+([a-z]+)\b(?!\s+[A-Z])")
@@ -135,19 +133,21 @@ def _block_links(
     present: list[list[str]],
     link: Callable[[str, str, float, str], None],
 ) -> None:
-    """A signature or address block (2 to BLOCK_LINES short lines): each person linked to the
-    bodies on the lines after theirs, up to the next person's line ('Dr. Theodora Kalogeropoulou /
-    Secretary General, Aegean Science Foundation'), or, where the block names one person, to every
-    body in it ('Distribuidora Serra Azul Ltda. / Attn.: Senhor Cláudio Fagundes')."""
-    written = [" ".join(line.replace("**", "").split()) for line in paragraph.split("\n")]
-    written = [line for line in written if line]
-    if not 2 <= len(written) <= BLOCK_LINES or table_rows(paragraph):
+    """A signature or address block (blocks.py): each person linked to the bodies on the lines
+    after theirs, up to the next person's line ('Dr. Theodora Kalogeropoulou / Secretary General,
+    Aegean Science Foundation'), or, where the block names one person, to every body in it
+    ('Distribuidora Serra Azul Ltda. / Attn.: Senhor Cláudio Fagundes'). A name on a person's role
+    line that only weak evidence types as a person is part of the role ('Gerente de Compras')."""
+    written = next((block for whole, block in blocks(paragraph) if whole == paragraph), None)
+    if written is None:
         return  # a table's rows are records of their own
-    if any(len(line.split()) > SHORT_LINE_WORDS for line in written):
-        return
     present = _by_line(written, lines, present)
     lines = written
-    kinds = [[typed(name, found)[0] for name in names] for names in present]
+    roles = set(role_lines(lines, found.names, lambda name: typed(name, found)))
+    kinds = [
+        [_block_kind(name, found, at in roles) for name in names]
+        for at, names in enumerate(present)
+    ]
     people = [
         (at, name)
         for at, names in enumerate(present)
@@ -163,6 +163,13 @@ def _block_links(
             for name, kind in zip(present[line], kinds[line], strict=True):
                 if kind == "organization":
                     link(person, name, NEARBY, evidence)
+
+
+def _block_kind(name: str, found: Mentions, on_role_line: bool) -> str:
+    """A block name's type, 'role' for a name on a role line that only weak evidence types as a
+    person."""
+    kind, reason = typed(name, found)
+    return "role" if on_role_line and kind == "person" and reason not in STRONG_PERSON else kind
 
 
 def _by_line(lines: list[str], sentences: list[str], present: list[list[str]]) -> list[list[str]]:
@@ -203,14 +210,16 @@ def _referred(found: Mentions, before: list[str], sentence: str) -> str | None:
 
 def _owner(found: Mentions, before: list[str], sentence: str) -> str | None:
     """Whose something a sentence speaks of by 'its' or "the company's" (an organisation's or a
-    place's noun): the first body or place the sentence before names, when this one names none;
-    else None."""
+    place's noun): the first body or place the sentence before names, when this one names none
+    before the 'its' (a body named after it is another: 'Its managing director, Somchai
+    Wongsakul, told Krungthep Business Daily ...'); else None."""
     match = _OWNED.search(sentence)
     if not match or (match[1] and head(match[1]) not in ORGANISATION_HEADS | PLACE_HEADS):
         return None
     kinds = ("organization",) if match[1] else ("organization", "geo")
-    if any(typed(name, found)[0] in kinds for name in found.names if name in sentence):
-        return None  # 'Its' of the body this sentence names
+    named_before = sentence[: match.start()]
+    if any(typed(name, found)[0] in kinds for name in found.names if name in named_before):
+        return None  # '"...," its manager said': 'its' of the body the quote names
     return next((name for name in before if typed(name, found)[0] in kinds), None)
 
 
