@@ -657,6 +657,24 @@ async def test_a_signature_or_address_block_links_its_person_to_its_body(
     assert frozenset({"PAULO REIS", "ORWELL SCIENCE TRUST"}) not in pairs
 
 
+HEADED_OBITUARY = """OBITUARY
+
+Marta Kessler, 1931-2024
+Chemist and mountaineer
+
+She was born in Linz. In 1955 she joined Voestwerk Stahl AG as a chemist.
+"""
+
+
+async def test_a_biography_under_a_heading_is_about_the_person_it_opens_with(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: a heading that names nothing ('OBITUARY') does not hide a biography's subject:
+    its later sentences' 'she' refers to the person its first naming line starts with."""
+    _, relationships = await _extracted(model, HEADED_OBITUARY)
+    assert frozenset({"MARTA KESSLER", "VOESTWERK STAHL AG"}) in _pairs(relationships)
+
+
 LAID_OUT_BLOCKS = """Kind regards,
 
 Lerato Dube

@@ -224,9 +224,9 @@ def _owner(found: Mentions, before: list[str], sentence: str) -> str | None:
 
 
 def _subject(found: Mentions, text: str) -> str | None:
-    """The person a text is about: the one its first sentence starts with (a biography's title
-    or opening), else None."""
-    first = next(iter(split_sentences(text)), "")
+    """The person a text is about: the one its first sentence that names anything starts with (a
+    biography's title or opening, after a heading such as 'OBITUARY'), else None."""
+    first = next((sentence for sentence in split_sentences(text) if _in_order(found, sentence)), "")
     for name in found.names:
         if first.startswith(name) and typed(name, found)[0] == "person":
             return name
