@@ -657,6 +657,41 @@ async def test_a_signature_or_address_block_links_its_person_to_its_body(
     assert frozenset({"PAULO REIS", "ORWELL SCIENCE TRUST"}) not in pairs
 
 
+SPEAKERS_AND_LETTERHEAD = """# Harbour Talk: Episode 7
+
+**HOST:** Welcome. With me is Marit Solberg, skipper for Nordkyst Fiskarlag in Vardø.
+
+**MARIT SOLBERG:** Thanks for having me.
+
+**MARIT SOLBERG:** The quotas are the problem.
+
+**OSTRANDER BRIGGS PARTNERS**
+
+Dear Sir, we act for the owners.
+
+Yours faithfully,
+
+Nadia Kowal
+Solicitor
+for Ostrander Briggs Partners
+"""
+
+
+async def test_a_speakers_label_or_a_letterhead_in_capitals_is_still_a_name(
+    model: LLMCompletion,
+) -> None:
+    """Issue 42: a transcript's speaker label ('MARIT SOLBERG:', twice) and a letterhead in
+    capitals are names where the running text writes them too, not field labels or headings;
+    a title used once as a label ('Harbour Talk:') is not."""
+    types, relationships = await _extracted(model, SPEAKERS_AND_LETTERHEAD)
+    assert types["MARIT SOLBERG"] == "PERSON"
+    assert types["OSTRANDER BRIGGS PARTNERS"] == "ORGANIZATION"
+    assert "HARBOUR TALK" not in types
+    pairs = _pairs(relationships)
+    assert frozenset({"MARIT SOLBERG", "NORDKYST FISKARLAG"}) in pairs
+    assert frozenset({"NADIA KOWAL", "OSTRANDER BRIGGS PARTNERS"}) in pairs
+
+
 HEADED_OBITUARY = """OBITUARY
 
 Marta Kessler, 1931-2024

@@ -361,11 +361,18 @@ def find_entities(text: str) -> Mentions:
                 found[name.upper()] = name  # the form in running text, not a capitals heading's
             if is_place:
                 places.add(found[name.upper()])
-    not_names = field_labels(text) | {term.upper() for term, _ in defined_terms(text)}
-    # a speaker's label or a letterhead in capitals ('JACK HOHAIA:', 'LANKA LEGAL PARTNERS') of a
-    # name the text also writes in running text ('Jack Hohaia', 'for Lanka Legal Partners')
-    not_names -= {key for key, name in found.items() if " " in name and not name.isupper()}
+    labels = field_labels(text)
+    labels -= {  # a speaker's label ('JACK HOHAIA:', twice or more) of a person the text names
+        key
+        for key, name in found.items()
+        if " " in name
+        and not name.isupper()
+        and type_and_reason(name, quoted=False, place=False)[1] == "first name"
+        and len(re.findall(rf"^\W*{re.escape(key)}\W*:", text, re.IGNORECASE | re.MULTILINE)) > 1
+    }
+    not_names = labels | {term.upper() for term, _ in defined_terms(text)}
     not_names |= {  # 'CONTRACT FOR THE ...': a heading in capitals, unless it names a place
+        # (a letterhead's 'LANKA LEGAL PARTNERS' is the name the running text writes: not upper)
         key
         for key, name in found.items()
         if " " in name
