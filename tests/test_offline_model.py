@@ -692,6 +692,23 @@ async def test_a_speakers_label_or_a_letterhead_in_capitals_is_still_a_name(
     assert frozenset({"NADIA KOWAL", "OSTRANDER BRIGGS PARTNERS"}) in pairs
 
 
+FIRST_NAMES = """Race report
+
+Brigid Jeptoo won the race. Brigid's husband and coach, Kipchumba Rotich, runs a camp in Iten.
+Will Garner led early. The wind will decide the rest, and Karin Holt of Steffen Sport agreed.
+"""
+
+
+async def test_a_persons_unique_first_name_names_them(model: LLMCompletion) -> None:
+    """Issue 42: a first name that only one person of the text holds, and that the text never
+    writes in lower case, names that person ("Brigid's husband"); one the text also writes as a
+    word ('will') does not."""
+    _, relationships = await _extracted(model, FIRST_NAMES)
+    pairs = _pairs(relationships)
+    assert frozenset({"BRIGID JEPTOO", "KIPCHUMBA ROTICH"}) in pairs
+    assert frozenset({"WILL GARNER", "KARIN HOLT"}) not in pairs
+
+
 HEADED_OBITUARY = """OBITUARY
 
 Marta Kessler, 1931-2024

@@ -19,7 +19,8 @@ from graphrag_mcp_server.providers.offline.lexicon import (
 def surface_forms(
     names: list[str], tails: dict[str, list[str]], non_people: set[str], lowercase: set[str]
 ) -> dict[str, list[str]]:
-    """Each name, the shorter names it ends with, a person's unambiguous surname, a body's
+    """Each name, the shorter names it ends with, a person's unambiguous surname and first name, a
+    body's
     unambiguous first or last word ('Athletic's chairman' for Halden Athletic), and a company's name
     without its legal form and its unambiguous words ('Bandeirante' for Especiarias Bandeirante
     Ltda.)."""
@@ -30,6 +31,8 @@ def surface_forms(
         kind = canonical_type(name, quoted=False, place=False)
         person = name not in non_people and kind == "person"
         short = [words[-1]] if person and word_counts[words[-1]] == 1 else []
+        if person and len(words) > 1 and _stands_for_its_person(words[0], word_counts, lowercase):
+            short.append(words[0])  # "Brigid's husband" of Brigid Jeptoo
         if kind == "organization" and len(words) == 2:
             short = [
                 word
@@ -44,6 +47,17 @@ def surface_forms(
             ]
         forms[name] = [name, *tails[name], *short]
     return forms
+
+
+def _stands_for_its_person(word: str, word_counts: Counter[str], lowercase: set[str]) -> bool:
+    """A person's first name can name them alone: a known first name that no other name of the
+    text holds and that the text never writes in lower case ('Brigid'; not 'Will' beside 'will')."""
+    return (
+        word_counts[word] == 1
+        and word.isalpha()
+        and word.lower() not in lowercase
+        and is_first_name(word)
+    )
 
 
 def _stands_for_its_company(word: str, lowercase: set[str]) -> bool:

@@ -240,7 +240,11 @@ def _in_order(found: Mentions, sentence: str) -> list[str]:
     return sorted(
         names,
         key=lambda name: min(
-            (at for form in (name, name.split()[-1]) if (at := sentence.find(form)) >= 0),
+            (
+                at
+                for form in (name, name.split()[-1], name.split()[0])
+                if (at := sentence.find(form)) >= 0
+            ),
             default=len(sentence),
         ),
     )
