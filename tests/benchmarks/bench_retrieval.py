@@ -462,25 +462,29 @@ QUALITY_CORPORA = [
     (
         "held out 9",
         graph_quality.HELD_OUT_9,
-        "no: written on 2026-11-28 by a helper that had read neither the rules nor the code; its "
+        "partly: written on 2026-11-28 by a helper that had read neither the rules nor the code; "
+        "its "
         "brief asked for bodies named in their own languages, titles of many languages and links "
-        "across lines and sentences; measured before and after the rules of the commits after it",
+        "across lines and sentences; measured as it came, then read to write the rules of 1c76ecd "
+        "and of ee55722 to 9a6ae83",
     ),
     (
         "held out 10",
         graph_quality.HELD_OUT_10,
-        "no: written on 2026-11-28 by a helper that had read neither the rules nor the code; its "
+        "partly: written on 2026-11-28 by a helper that had read neither the rules nor the code; "
+        "its "
         "brief asked for links stated in many ways (signature, address and cc blocks, CSV rows, "
-        "links across two sentences) and short forms of bodies; measured before and after the "
-        "rules of the commits after it",
+        "links across two sentences) and short forms of bodies; measured as it came, then read to "
+        "write the rules of 3ba5fff and of ee55722 to 9a6ae83",
     ),
     (
         "held out 11",
         graph_quality.HELD_OUT_11,
-        "no: written on 2026-11-28 by a helper that had read neither the rules nor the code; its "
+        "partly: written on 2026-11-28 by a helper that had read neither the rules nor the code; "
+        "its "
         "brief asked for names written in other orders, acronyms, first names that are English "
-        "words and links stated in many ways; measured before and after the rules of the commits "
-        "after it",
+        "words and links stated in many ways; measured as it came, then read to write the rules "
+        "of ca7117d and of ee55722 to 9a6ae83",
     ),
     (
         "held out 12",
