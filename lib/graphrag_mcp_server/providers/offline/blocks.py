@@ -19,11 +19,11 @@ BLOCK_LINES = 8
 """The most lines a signature or address block holds (a name, a role, a body, an address of up to
 three lines, a telephone and an e-mail address)."""
 STRONG_PERSON = frozenset(["first name"])
+"""Reasons that type a name as a person by its own words: such a name on the line after a
+person's is a second person, not a role."""
 LAYOUT_YIELDS = frozenset(["default", "context", "family name first"])
 """Reasons for 'person' that a block's layout overrides: words that do not say what the name
 is, or words around it elsewhere in the text."""
-"""Reasons that type a name as a person by its own words: such a name on the line after a
-person's is a second person, not a role."""
 _MARKUP = re.compile(r"[*_`>#]+")
 _LEAD = re.compile(r"^(?:for|on behalf of|per|pp\.?)\s+", re.IGNORECASE)
 """Words before a body's name on its line ('for Lanka Legal Partners')."""

@@ -20,10 +20,9 @@ def surface_forms(
     names: list[str], tails: dict[str, list[str]], non_people: set[str], lowercase: set[str]
 ) -> dict[str, list[str]]:
     """Each name, the shorter names it ends with, a person's unambiguous surname and first name, a
-    body's
-    unambiguous first or last word ('Athletic's chairman' for Halden Athletic), and a company's name
-    without its legal form and its unambiguous words ('Bandeirante' for Especiarias Bandeirante
-    Ltda.)."""
+    body's unambiguous first or last word ('Athletic's chairman' for Halden Athletic), and a
+    company's name without its legal form and its unambiguous words ('Bandeirante' for
+    Especiarias Bandeirante Ltda.)."""
     word_counts = Counter(w for n in names for w in set(n.split()))
     forms = {}
     for name in names:
