@@ -117,6 +117,35 @@ def test_a_table_of_large_rows_changes_only_around_the_changed_row() -> None:
     pd.testing.assert_frame_equal(pd.read_parquet(io.BytesIO(after)), edited)
 
 
+def test_rows_that_share_a_key_are_grouped_by_content_too() -> None:
+    """Rows in runs of one key (extracted_rows.parquet: a text unit's entity and relationship rows
+    under its extraction key): a run that gains two rows changes only the groups around it. With
+    one hash a key, groups ended only at MAX_GROUP_BYTES and every group after the run moved
+    (half of a 3,000-document table new after one edit)."""
+    import pyarrow as pa
+
+    from graphrag_mcp_server.handlers.indexing.parquet_pages import MAX_GROUP_BYTES, group_ends
+
+    chosen = random.Random(7)
+    rows = [
+        (f"{unit:064x}", row, " ".join(chosen.choices(WORDS, k=chosen.randint(8, 30))))
+        for unit in range(3000)
+        for row in range(chosen.randint(5, 40))
+    ]
+    table = pd.DataFrame(rows, columns=["key", "row", "description"])
+    at = int(table.index[table["key"] == f"{300:064x}"][-1]) + 1
+    added = pd.DataFrame([(f"{300:064x}", 99, "a row more"), (f"{300:064x}", 100, "and another")])
+    edited = pd.concat(
+        [table.iloc[:at], added.set_axis(table.columns, axis=1), table.iloc[at:]],
+        ignore_index=True,
+    )
+    before, after = parquet_bytes(table), parquet_bytes(edited)
+    assert _new_share(before, after) < 0.05
+    raw = sum(len(key) + len(text) + 8 for key, _, text in rows)
+    ends = group_ends(pa.Table.from_pandas(table, preserve_index=False))
+    assert len(ends) > 4 * raw / MAX_GROUP_BYTES, (len(ends), raw)  # by content, not by size
+
+
 def test_a_table_written_in_parts_has_the_groups_and_bytes_of_one_written_whole() -> None:
     """The memo table is written a part at a time (carry_over.py: a build's memory must not hold it
     twice); a group never ends where a part does, so the file is the one a whole write makes."""

@@ -134,7 +134,10 @@ def _row_sizes(table: "pa.Table") -> "np.ndarray":
 
 
 def _key_hashes(table: "pa.Table") -> "np.ndarray":
-    """A stable 64-bit hash of each row's key (pandas' hash_array: the same in every process)."""
+    """A stable 64-bit hash of each row's key (pandas' hash_array: the same in every process). Rows
+    that share a key (extracted_rows' rows of one text unit) are told apart by their place among
+    its rows. One hash for all of a unit's rows ended a group at all of them or at none, so groups
+    ended almost only at MAX_GROUP_BYTES, and one row more shifted every group after it."""
     import numpy as np
     import pandas as pd
     import pyarrow as pa
@@ -147,5 +150,10 @@ def _key_hashes(table: "pa.Table") -> "np.ndarray":
         else [str(value) for value in column.to_pylist()],
         dtype=object,
     )
-    hashes: np.ndarray = pd.util.hash_array(keys).astype(np.float64)
-    return hashes
+    hashes: np.ndarray = pd.util.hash_array(keys)
+    codes, distinct = pd.factorize(hashes)
+    if len(distinct) < len(hashes):  # a key on several rows: each row's place among them too
+        place = pd.Series(codes).groupby(codes, sort=False).cumcount().to_numpy()
+        both = pd.DataFrame({"key": hashes, "place": place})
+        hashes = pd.util.hash_pandas_object(both, index=False).to_numpy()
+    return hashes.astype(np.float64)
