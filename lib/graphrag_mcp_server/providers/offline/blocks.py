@@ -38,13 +38,19 @@ def blocks(text: str) -> Iterator[tuple[str, list[str]]]:
     SHORT_LINE_WORDS words, not a table): the paragraph as written, and its lines (markup and
     extra spaces removed)."""
     for paragraph in PARAGRAPH_BREAK.split(text):
-        written = [" ".join(_MARKUP.sub("", line).split()) for line in paragraph.split("\n")]
-        written = [line for line in written if line]
-        if not 2 <= len(written) <= BLOCK_LINES or table_rows(paragraph):
-            continue
-        if any(len(line.split()) > SHORT_LINE_WORDS for line in written):
-            continue
-        yield paragraph, written
+        if (written := block_lines(paragraph)) is not None:
+            yield paragraph, written
+
+
+def block_lines(paragraph: str) -> list[str] | None:
+    """A paragraph's lines (markup and extra spaces removed) when it is a block, else None."""
+    written = [" ".join(_MARKUP.sub("", line).split()) for line in paragraph.split("\n")]
+    written = [line for line in written if line]
+    if not 2 <= len(written) <= BLOCK_LINES or table_rows(paragraph):
+        return None
+    if any(len(line.split()) > SHORT_LINE_WORDS for line in written):
+        return None
+    return written
 
 
 def alone_on_line(line: str, name: str) -> bool:
@@ -58,6 +64,12 @@ def alone_on_line(line: str, name: str) -> bool:
     address = any(character.isdigit() for character in before + after)  # 'Avenida Belgrano 1870'
     titled = all(not _PROSE_WORD.fullmatch(word) for word in before.split())  # 'Dott.ssa', 'Mgr.'
     return len(before.split()) <= 2 and titled and not address and not _PROSE_WORD.search(after)
+
+
+def on_lines(lines: list[str], names: list[str]) -> list[str]:
+    """The names written on a block's lines: the only ones its layout can say anything of."""
+    written = "\n".join(lines)
+    return [name for name in names if name in written]
 
 
 def role_lines(lines: list[str], names: list[str], typed: Typed) -> list[int]:
@@ -83,8 +95,9 @@ def bodies_below_roles(text: str, names: list[str], typed: Typed) -> set[str]:
     organisation by the block's layout."""
     found: set[str] = set()
     for _, lines in blocks(text):
-        for role in role_lines(lines, names, typed):
-            for name in names:
+        named = on_lines(lines, names)
+        for role in role_lines(lines, named, typed):
+            for name in named:
                 below = any(alone_on_line(line, name) for line in lines[role + 1 :])
                 if below or _after_comma(lines[role], name):
                     found.add(name)

@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 
 from graphrag.index.operations.extract_graph.graph_extractor import TUPLE_DELIMITER
 
-from graphrag_mcp_server.providers.offline.blocks import STRONG_PERSON, blocks, role_lines
+from graphrag_mcp_server.providers.offline.blocks import (
+    STRONG_PERSON,
+    block_lines,
+    on_lines,
+    role_lines,
+)
 from graphrag_mcp_server.providers.offline.entities import Mentions, typed
 from graphrag_mcp_server.providers.offline.entity_types import head
 from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS
@@ -138,12 +143,13 @@ def _block_links(
     Aegean Science Foundation'), or, where the block names one person, to every body in it
     ('Distribuidora Serra Azul Ltda. / Attn.: Senhor Cláudio Fagundes'). A name on a person's role
     line that only weak evidence types as a person is part of the role ('Gerente de Compras')."""
-    written = next((block for whole, block in blocks(paragraph) if whole == paragraph), None)
+    written = block_lines(paragraph)
     if written is None:
         return  # a table's rows are records of their own
     present = _by_line(written, lines, present)
     lines = written
-    roles = set(role_lines(lines, found.names, lambda name: typed(name, found)))
+    named = on_lines(lines, found.names)
+    roles = set(role_lines(lines, named, lambda name: typed(name, found)))
     kinds = [
         [_block_kind(name, found, at in roles) for name in names]
         for at, names in enumerate(present)
