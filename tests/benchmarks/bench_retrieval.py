@@ -504,6 +504,15 @@ QUALITY_CORPORA = [
         "legal forms, clubs, stadiums and expeditions; measured as it came and after the rules "
         "of ee55722 to 9a6ae83, whose author had not read it",
     ),
+    (
+        "held out 14",
+        graph_quality.HELD_OUT_14,
+        "no: written on 2026-11-28 by a helper that had read neither the rules nor the code; its "
+        "brief asked for styles of real archives (letterheads, signature blocks, email threads, "
+        "minutes, registers, invoices), companies written with and without their legal forms, "
+        "titles before names, places no gazetteer holds and links stated in many ways; measured "
+        "as it came",
+    ),
 ]
 
 

@@ -59,6 +59,10 @@ names in other languages and links stated in many ways (see its ABOUT.md)."""
 HELD_OUT_13 = Path(__file__).resolve().parent / "corpora" / "held_out_13"
 """A thirteenth, whose brief asked for rarely used styles, signature blocks, links stated in many
 ways, clubs, stadiums and expeditions (see its ABOUT.md)."""
+HELD_OUT_14 = Path(__file__).resolve().parent / "corpora" / "held_out_14"
+"""A fourteenth, whose brief asked for companies written with and without their legal forms,
+letterheads, signature blocks, email threads, registers and links stated in many ways (see its
+ABOUT.md)."""
 TOP = 3
 
 
