@@ -1293,3 +1293,26 @@ def test_a_new_offline_embedding_revision_redoes_the_vectors_only(
     monkeypatch.setattr(providers, "OFFLINE_EMBEDDING_REVISION", revision + 1)
     later = fingerprints(config)
     assert [step for step in Step if now[step] != later[step]] == [Step.EMBEDDING]
+
+
+FORMS_OF_SEVERAL_WORDS = """Lease register
+
+Hai Van Software Co., Ltd. signed the lease. Kestrel Ventures Pte. Ltd. invested in it.
+Buceo Kaan S.A. de C.V. of Cozumel inspected the reef. Orchard Row Co. Sales rose in May.
+"""
+
+
+async def test_a_legal_form_of_several_words_ends_its_company_name(model: LLMCompletion) -> None:
+    """A legal form written in several words with stops and commas ('Co., Ltd.', 'Pte. Ltd.',
+    'S.A. de C.V.') is one form that ends its company's name, and its inner stop ends no sentence;
+    a stop after a form followed by any other word still does."""
+    types, _ = await _extracted(model, FORMS_OF_SEVERAL_WORDS)
+    assert types["HAI VAN SOFTWARE CO., LTD."] == "ORGANIZATION"
+    assert types["KESTREL VENTURES PTE. LTD."] == "ORGANIZATION"
+    assert types["BUCEO KAAN S.A. DE C.V."] == "ORGANIZATION"
+    assert types["ORCHARD ROW CO"] == "ORGANIZATION"
+    assert not {
+        title
+        for title in types
+        if title.endswith((" CO", " PTE", " S.A.")) and not title.startswith("ORCHARD")
+    }

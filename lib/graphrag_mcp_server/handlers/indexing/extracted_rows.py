@@ -36,6 +36,8 @@ MERGES = {
 """Each kind's group keys and total, as graphrag's merge makes them."""
 MODELS = b"models"
 """The schema metadata naming the extraction model's fingerprint (carry_over.fingerprints)."""
+RENAMES = b"renames"
+"""The schema metadata holding the entity titles the version renamed (name_variants.py)."""
 STORED = ("key", "kind", "row", "first", "second", "description", "weight")
 """The stored columns: the unit's extraction key, ENTITY or RELATIONSHIP, the row's place in the
 unit's frame, the two group keys (title and type, or source and target), description, weight."""
@@ -65,11 +67,13 @@ class ExtractedRows:
             return None
         return table
 
-    def write(self, rows: "pa.Table") -> None:
-        """Store this run's rows (`in_order`) in the version."""
+    def write(self, rows: "pa.Table", renames: bytes) -> None:
+        """Store this run's rows (`in_order`) in the version, with the titles it renamed
+        (name_variants.recorded)."""
         import pyarrow.parquet as pq
 
-        table = rows.select(list(STORED)).replace_schema_metadata({MODELS: self.models.encode()})
+        metadata = {MODELS: self.models.encode(), RENAMES: renames}
+        table = rows.select(list(STORED)).replace_schema_metadata(metadata)
         with pq.ParquetWriter(self.version / FILE, table.schema, **PAGE_OPTIONS) as writer:
             write_groups(writer, table)
 

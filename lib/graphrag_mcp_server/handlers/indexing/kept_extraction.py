@@ -12,9 +12,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.config.replacements import private
+from graphrag_mcp_server.handlers.indexing import name_variants
 from graphrag_mcp_server.handlers.indexing.extracted_rows import (
     ENTITY,
     RELATIONSHIP,
+    RENAMES,
     STATE,
     ExtractedRows,
     carried_rows,
@@ -38,9 +40,11 @@ from graphrag_mcp_server.handlers.indexing.memos import (
     sample,
     text_digest,
 )
+from graphrag_mcp_server.handlers.indexing.name_variants import Renames
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
     from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag.index.typing.context import PipelineRunContext
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
@@ -197,11 +201,44 @@ async def extracted_graph(
         [(position, keys[position], text) for position, text in found.items() if text is not None]
     )
     rows = in_order([kept, new])
-    stored_rows.write(rows)
+    now = name_variants.renames(rows)
+    stored_rows.write(rows, name_variants.recorded(now))
+    before = name_variants.read_recorded(
+        (previous.schema.metadata or {}).get(RENAMES) if previous is not None else None
+    )
     units = text_units[id_column].astype(str).tolist()
-    entities = merged(rows, units, ENTITY)
-    relationships = filter_orphan_relationships(merged(rows, units, RELATIONSHIP), entities)
-    return entities, relationships, names(new) | names(gone)
+    merging = name_variants.renamed(rows, now)
+    entities = merged(merging, units, ENTITY)
+    relationships = filter_orphan_relationships(merged(merging, units, RELATIONSHIP), entities)
+    changed = names(name_variants.renamed(new, now)) | names(name_variants.renamed(gone, before))
+    return entities, relationships, changed | _renames_changed(rows, previous, now, before)
+
+
+def _renames_changed(
+    rows: "pa.Table", previous: "pa.Table | None", now: Renames, before: Renames
+) -> set[str]:
+    """The names (`summary_name`) whose description lists changed because a title is renamed
+    otherwise than in the previous version: each row naming such a title, as renamed now and as
+    renamed then."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    moved = [title for title in now.keys() | before.keys() if now.get(title) != before.get(title)]
+    if not moved:
+        return set()
+    titles = pa.array(moved, pa.string())
+    changed: set[str] = set()
+    for table in (rows, previous):
+        if table is None:
+            continue
+        naming = pc.or_(
+            pc.is_in(table["first"], value_set=titles), pc.is_in(table["second"], value_set=titles)
+        )
+        touched = table.filter(pc.fill_null(naming, False))
+        changed |= names(name_variants.renamed(touched, now)) | names(
+            name_variants.renamed(touched, before)
+        )
+    return changed
 
 
 async def summarized(

@@ -14,6 +14,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_english_word,
     is_legal_form,
     is_lower_case_body_noun,
+    legal_forms,
     written_as_legal_form,
 )
 
@@ -43,7 +44,53 @@ def tokens_of(sentence: str) -> list[str]:
             tokens[-2:] = [f"{tokens[-2]}/{token}"]
         else:
             tokens.append(token)
-    return tokens
+    return _joined_forms(tokens)
+
+
+def _joined_forms(tokens: list[str]) -> list[str]:
+    """`tokens` with a legal form written in several words with stops and commas after a
+    capitalised word made one token ('Co., Ltd.', 'Pte. Ltd.', 'S.A. de C.V.'): the words make one
+    form of cleanco's list, or each is a form and only stops and commas stand between them."""
+    joined: list[str] = []
+    at = 0
+    while at < len(tokens):
+        end = _form_end(tokens, at) if joined and joined[-1][:1].isupper() else None
+        if end is None:
+            joined.append(tokens[at])
+            at += 1
+            continue
+        joined.append(_written(tokens[at:end]))
+        at = end
+    return joined
+
+
+def _form_end(tokens: list[str], start: int) -> int | None:
+    """Where a legal form of two words or more starting at `start` ends (exclusive), the longest
+    one; None when none starts there."""
+    if not is_legal_form(tokens[start]):
+        return None
+    found, words, marks_only = None, [], True
+    for at in range(start, min(start + 8, len(tokens))):
+        token = tokens[at]
+        if token in (".", ","):
+            continue
+        if not token[:1].isalpha():
+            break
+        words.append(token)
+        marks_only = marks_only and (at == start or tokens[at - 1] in (".", ","))
+        plain = tuple(word.replace(".", "").lower() for word in words)
+        listed = plain in legal_forms()
+        if len(words) > 1 and (listed or (marks_only and all(map(written_as_legal_form, words)))):
+            found = at + 1 + (tokens[at + 1 : at + 2] == ["."])
+    return found
+
+
+def _written(tokens: list[str]) -> str:
+    """Tokens of a legal form as written: a stop or comma after its word, a space before a word."""
+    text = ""
+    for token in tokens:
+        text += token if token in (".", ",") or not text else f" {token}"
+    return text
 
 
 def _slashed_form(tokens: list[str], token: str) -> bool:

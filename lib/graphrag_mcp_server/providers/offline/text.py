@@ -11,7 +11,7 @@ from graphrag.index.operations.extract_graph.graph_extractor import (
     TUPLE_DELIMITER,
 )
 
-from graphrag_mcp_server.providers.offline.lexicon import TITLE_ABBREVIATIONS
+from graphrag_mcp_server.providers.offline.lexicon import TITLE_ABBREVIATIONS, is_legal_form
 
 T = TypeVar("T")
 
@@ -108,15 +108,30 @@ def split_sentences(text: str) -> list[str]:
             block = re.sub(r"^\s*(?:#+|[-*+])\s+", "", block).replace("**", "")
             merged: list[str] = []
             for piece in _SENTENCE_BREAK.split(" ".join(block.split())):
-                last = merged[-1].rsplit(" ", 1)[-1].rstrip(".").lower() if merged else ""
-                if last in _ABBREVIATIONS or (
-                    last.isdigit() and " " not in merged[-1]
+                written = merged[-1].rsplit(" ", 1)[-1].rstrip(".") if merged else ""
+                last = written.lower()
+                if (
+                    last in _ABBREVIATIONS
+                    or _legal_form_goes_on(written, piece)
+                    or (last.isdigit() and " " not in merged[-1])
                 ):  # '4. Bees': an item
                     merged[-1] = f"{merged[-1]} {piece}"
                 elif piece:
                     merged.append(piece)
             sentences.extend(merged)
     return sentences
+
+
+def _legal_form_goes_on(written: str, piece: str) -> bool:
+    """A stop after an abbreviated legal form ('Co.', 'Pte.') does not end the sentence when
+    another legal form follows it ('Kestrel Ventures Pte. Ltd. invested')."""
+    following = piece.split(" ", 1)[0].strip(".,")
+    return (
+        written[:1].isupper()
+        and not written.isupper()
+        and is_legal_form(written)
+        and is_legal_form(following)
+    )
 
 
 def table_rows(paragraph: str) -> list[str]:

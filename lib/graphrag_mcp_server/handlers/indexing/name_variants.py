@@ -1,0 +1,189 @@
+"""One company under one name: entity titles that differ only by a company legal form ('FJORDLAKS
+HAVBRUK AS', 'FJORDLAKS HAVBRUK') are renamed to one title before graphrag merges the graph.
+
+graphrag merges extracted entities by their exact title, and a model (the offline one or an LLM)
+writes a company's name as each text writes it: with its legal form in a letterhead or a contract,
+without it in running text. The two titles were two entities, often of two types, and the links
+that the text states were split between them. Here a title whose words end in legal forms
+(cleanco's list of every country's) and the titles that are its words without them are made one
+entity under the title written with the legal form, when nothing says they are two: the plain
+title is not a place (a company named after its town) nor a person's name (a firm named after its
+founder), and the titles with a legal form do not name two kinds of company ('ACME INC',
+'ACME LTD'). The rows stored for each text unit keep the titles as extracted; the renaming is
+made again on every run, from the whole graph's titles.
+"""
+
+import json
+from collections import Counter, defaultdict
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING
+
+from graphrag_mcp_server.handlers.indexing.extracted_rows import ENTITY, KEYS
+from graphrag_mcp_server.providers.offline.lexicon import (
+    is_first_name,
+    legal_forms,
+    without_legal_form,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+Renames = dict[str, tuple[str, str]]
+"""An entity title renamed: its new title and type."""
+
+PLACE_TYPES = frozenset({"GEO", "LOCATION", "PLACE", "GPE", "COUNTRY", "CITY"})
+"""Entity types of places (graphrag's default `geo`, and the words models use for it)."""
+PERSON_TYPES = frozenset({"PERSON", "PEOPLE"})
+
+
+def renames(rows: "pa.Table") -> Renames:
+    """The titles of the entity rows of `rows` (extracted_rows.py's table) to rename, each to the
+    title written with a legal form that stands for the same company, and that title's type."""
+    types: dict[str, Counter[str]] = defaultdict(Counter)
+    for (title, entity_type), count in _entity_rows(rows, ENTITY).items():
+        types[title][entity_type.upper()] += count
+    by_plain: dict[str, list[str]] = defaultdict(list)
+    for title in types:
+        by_plain[_plain(title).casefold()].append(title)
+    renamed: Renames = {}
+    for titles in by_plain.values():
+        if len(titles) > 1:
+            renamed.update(_one_company(titles, types))
+    return renamed
+
+
+def _entity_rows(rows: "pa.Table", kind: int) -> Counter[tuple[str, str]]:
+    """How many rows of `rows` of `kind` each (title, type) has (rows ordered by kind, as
+    extracted_rows.in_order leaves them)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    kinds = rows["kind"].to_numpy(zero_copy_only=False)
+    start, end = np.searchsorted(kinds, [kind, kind + 1])
+    entities = rows.slice(int(start), int(end - start))
+    if entities["first"].null_count or entities["second"].null_count:
+        entities = entities.filter(
+            pc.and_(pc.is_valid(entities["first"]), pc.is_valid(entities["second"]))
+        )
+    titles, types = (pc.dictionary_encode(entities[name]).combine_chunks() for name in KEYS)
+    pairs = titles.indices.to_numpy(zero_copy_only=False).astype(np.int64) * (
+        len(types.dictionary) + 1
+    ) + types.indices.to_numpy(zero_copy_only=False)
+    _, first_rows, counts = np.unique(pairs, return_index=True, return_counts=True)
+    title_names, type_names = titles.dictionary.to_pylist(), types.dictionary.to_pylist()
+    title_at = titles.indices.to_numpy(zero_copy_only=False)[first_rows]
+    type_at = types.indices.to_numpy(zero_copy_only=False)[first_rows]
+    return Counter(
+        {
+            (title_names[title], type_names[entity_type]): int(count)
+            for title, entity_type, count in zip(title_at, type_at, counts, strict=True)
+        }
+    )
+
+
+@lru_cache(maxsize=1 << 16)
+def _plain(title: str) -> str:
+    """`title` without the legal forms that end it ('BURULLUS GINNING COMPANY S.A.E.' ->
+    'BURULLUS GINNING'); itself when it ends in none."""
+    words = title.split()
+    if len(words) < 2 or words[-1].strip("().,").replace(".", "").lower() not in _last_words():
+        return title
+    while len(plain := without_legal_form(words)) < len(words):
+        words = plain
+    return " ".join(words)
+
+
+@cache
+def _last_words() -> frozenset[str]:
+    """The last word of every legal form of cleanco's list: a title ending in none has none."""
+    return frozenset(form[-1] for form in legal_forms())
+
+
+def _one_company(titles: list[str], types: dict[str, Counter[str]]) -> Renames:
+    """The renames among titles with the same plain name: each to the one written with a legal
+    form most often, when every such title names the same kind of company."""
+    formal = [title for title in titles if _plain(title) != title]
+    if not formal or len(titles) < 2 or not _one_kind(formal):
+        return {}
+    target = max(formal, key=lambda title: (sum(types[title].values()), len(title), title))
+    kind = types[target].most_common(1)[0][0]
+    return {
+        title: (target, kind)
+        for title in titles
+        if title != target and (title in formal or _may_be_the_company(title, types[title]))
+    }
+
+
+def _may_be_the_company(title: str, types: Counter[str]) -> bool:
+    """A title without a legal form may be the company's: not typed a place, and not a person's
+    name (a single word or one starting with a first name) typed a person."""
+    kind = types.most_common(1)[0][0]
+    if kind in PLACE_TYPES:
+        return False
+    words = title.split()
+    return kind not in PERSON_TYPES or (len(words) > 1 and not is_first_name(words[0]))
+
+
+def _one_kind(formal: list[str]) -> bool:
+    """The legal forms ending `formal`'s titles name one kind of company: by cleanco's types
+    ('LTD' and 'LIMITED': Limited), or each title's forms begin with another's ('COMPANY',
+    'COMPANY S.A.E.')."""
+    forms = sorted((_form(title) for title in formal), key=len)
+    kinds = {_kinds().get(" ".join(form), " ".join(form)) for form in forms}
+    return len(kinds) == 1 or all(
+        longer[: len(shorter)] == shorter for shorter, longer in zip(forms, forms[1:], strict=False)
+    )
+
+
+def _form(title: str) -> list[str]:
+    """The legal forms ending `title`, in lower case without dots ('S.R.L.' -> ['srl'])."""
+    return title[len(_plain(title)) :].replace(".", "").replace(",", "").casefold().split()
+
+
+@cache
+def _kinds() -> dict[str, str]:
+    """cleanco's legal forms, written without dots, and the kind of company each names (the first
+    kind cleanco lists for a form that names two)."""
+    from cleanco.classify import typesources
+
+    kinds: dict[str, str] = {}
+    for kind, form in typesources():
+        kinds.setdefault(form.replace(".", "").replace(",", "").casefold(), kind)
+    return kinds
+
+
+def recorded(names: Renames) -> bytes:
+    """`names` as a version records them (the extraction rows' schema metadata)."""
+    return json.dumps(names, sort_keys=True).encode()
+
+
+def read_recorded(value: bytes | None) -> Renames:
+    """The renames a version recorded (`recorded`); none for a version stored before them."""
+    if value is None:
+        return {}
+    return {title: (target, kind) for title, (target, kind) in json.loads(value).items()}
+
+
+def renamed(rows: "pa.Table", names: Renames) -> "pa.Table":
+    """`rows` with entity titles and relationship ends renamed by `names` (entity rows also given
+    the new title's type); a relationship between two titles that became one is left out."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not names or rows.num_rows == 0:
+        return rows
+    keys = pa.array(list(names), pa.string())
+    titles = pa.array([title for title, _ in names.values()], pa.string())
+    kinds = pa.array([kind for _, kind in names.values()], pa.string())
+    entity = pc.equal(rows["kind"], ENTITY)
+    first_at = pc.index_in(rows["first"], value_set=keys)
+    second_at = pc.index_in(rows["second"], value_set=keys)
+    first = pc.if_else(pc.is_valid(first_at), pc.take(titles, first_at), rows["first"])
+    new_kind = pc.if_else(pc.is_valid(first_at), pc.take(kinds, first_at), rows["second"])
+    other_end = pc.if_else(pc.is_valid(second_at), pc.take(titles, second_at), rows["second"])
+    second = pc.if_else(entity, new_kind, other_end)
+    was_loop = pc.equal(rows["first"], rows["second"])
+    looped = pc.and_(pc.and_(pc.invert(entity), pc.equal(first, second)), pc.invert(was_loop))
+    result = rows.set_column(rows.schema.get_field_index("first"), "first", first)
+    result = result.set_column(result.schema.get_field_index("second"), "second", second)
+    return result.filter(pc.invert(pc.fill_null(looped, False)))
