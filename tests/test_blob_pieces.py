@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from graphrag_mcp_server.handlers.indexing.blob import objects
-from graphrag_mcp_server.handlers.indexing.parquet_pages import parquet_bytes
+from graphrag_mcp_server.handlers.indexing.parquet_pages import arrow_table, table_bytes
 
 WORDS = [f"word{number}" for number in range(2000)]
 
@@ -33,6 +33,11 @@ def _edited(table: pd.DataFrame) -> pd.DataFrame:
     edited.loc[1000, "text"] += " and one sentence more"
     new = pd.DataFrame({"id": ["f" * 32], "text": ["a row added by an update"], "n_tokens": [6]})
     return pd.concat([edited.iloc[:2000], new, edited.iloc[2000:]], ignore_index=True)
+
+
+def parquet_bytes(frame: pd.DataFrame) -> bytes:
+    """`frame` as parquet_pages writes a table."""
+    return table_bytes(arrow_table(frame))
 
 
 def _new_share(before: bytes, after: bytes) -> float:

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing.parquet_pages import PAGE_OPTIONS, write_groups
-
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
@@ -70,12 +68,11 @@ class ExtractedRows:
     def write(self, rows: "pa.Table", renames: bytes) -> None:
         """Store this run's rows (`in_order`) in the version, with the titles it renamed
         (name_variants.recorded)."""
-        import pyarrow.parquet as pq
+        from graphrag_mcp_server.handlers.indexing.record_tables import write_table_file
 
         metadata = {MODELS: self.models.encode(), RENAMES: renames}
         table = rows.select(list(STORED)).replace_schema_metadata(metadata)
-        with pq.ParquetWriter(self.version / FILE, table.schema, **PAGE_OPTIONS) as writer:
-            write_groups(writer, table)
+        write_table_file(self.version / FILE, table)
 
 
 def _schema(positioned: bool) -> "pa.Schema":

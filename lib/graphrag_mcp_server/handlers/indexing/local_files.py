@@ -25,6 +25,10 @@ class LocalFileStorage(FileStorage):
     def _path(self, key: str) -> Path:
         return self._base_dir / key
 
+    def path_of(self, key: str) -> Path:
+        """The file that holds `key`."""
+        return self._path(key)
+
     async def get(
         self, key: str, as_bytes: bool | None = False, encoding: str | None = None
     ) -> Any:

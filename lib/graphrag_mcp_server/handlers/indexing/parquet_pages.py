@@ -42,12 +42,22 @@ KEY_COLUMNS = ("id", "key")
 with neither is grouped by its first column."""
 
 
-def parquet_bytes(frame: "pd.DataFrame") -> bytes:
-    """`frame` as parquet, as graphrag's `to_parquet()` writes it but cut as this module says."""
+def arrow_table(frame: "pd.DataFrame", index: bool | None = None) -> "pa.Table":
+    """`frame` as the Arrow table its parquet holds (its index stored as pandas'
+    `to_parquet(index=...)` does)."""
     import pyarrow as pa
 
+    return pa.Table.from_pandas(frame, preserve_index=index)
+
+
+def table_bytes(table: "pa.Table") -> bytes:
+    """`table` as parquet, cut as this module says."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     sink = pa.BufferOutputStream()
-    write_frame(frame, sink)
+    with pq.ParquetWriter(sink, table.schema, **PAGE_OPTIONS) as writer:
+        write_groups(writer, table)
     data: bytes = sink.getvalue().to_pybytes()
     return data
 
@@ -56,10 +66,9 @@ def write_frame(
     frame: "pd.DataFrame", where: "Path | pa.NativeFile", index: bool | None = None
 ) -> None:
     """Write `frame` to `where` (its index stored as pandas' `to_parquet(index=...)` does)."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.Table.from_pandas(frame, preserve_index=index)
+    table = arrow_table(frame, index)
     with pq.ParquetWriter(where, table.schema, **PAGE_OPTIONS) as writer:
         write_groups(writer, table)
 

@@ -3,6 +3,7 @@ is published: a failed workflow, a provider that stopped answering, failures gra
 swallowed, or a table or vector row missing (integrity.py) each refuse it with what it lacks."""
 
 import os
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,12 +42,14 @@ async def run_pipeline(
     from graphrag.api import build_index
 
     from graphrag_mcp_server.handlers.indexing.kept import kept_from, with_kept_workflows
+    from graphrag_mcp_server.handlers.indexing.record_tables import written_tables_kept
 
     target = with_kept_workflows(target, method)
     with (
         provider_breaker(failure_limit) as breaker,
         failures_recorded() as failures,
         kept_from(current if incremental else None, target, version) as kept,
+        written_tables_kept() if incremental else nullcontext(),
     ):
         outputs = await build_index(
             target,

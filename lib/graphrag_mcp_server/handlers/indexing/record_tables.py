@@ -7,10 +7,23 @@ this way). `to_dict("records")` gives the same dicts (values and types, checked 
 the benchmark and fixtures indexes) about 8 times faster. Registered under graphrag's own `parquet`
 table type, so settings.yaml and graphrag's CLI see no difference. Its tables are written with
 parquet_pages' options (pages that stay the same where rows did not change).
+
+Within `written_tables_kept` (an update), a provider also keeps each table it writes as the Arrow
+table its parquet holds, and reads that table back from memory: each workflow reads what the ones
+before it wrote (the relationships five times), and decoding the parquet was most of a read. A
+table read from memory is the frame the parquet read gives (`Table.to_pandas`, as pandas'
+`read_parquet` makes it; checked by a test). Its file is then encoded and written by one thread
+beside the pipeline, in the order written (pyarrow's encoding lets go of the GIL), and the block
+ends when every file is written (the first failed write raised). A full build keeps none: its
+peak memory has a target (2 GiB at 10,000 documents).
 """
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from io import BytesIO
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -20,58 +33,189 @@ from graphrag_storage.tables.table import RowTransformer, Table
 from graphrag_storage.tables.table_provider_factory import register_table_provider
 from graphrag_storage.tables.table_type import TableType
 
-from graphrag_mcp_server.handlers.indexing.parquet_pages import parquet_bytes
+from graphrag_mcp_server.handlers.indexing.local_files import LocalFileStorage
+from graphrag_mcp_server.handlers.indexing.parquet_pages import arrow_table, table_bytes
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from graphrag_storage.storage import Storage
 
 # rows turned into dicts at a time, so a large table is never all dicts at once
 ROWS_PER_BATCH = 1024
 
+Names = list[str]
+Written = dict[str, "pa.Table"]
+"""The tables a provider wrote in this run, by name, as their parquet holds them."""
+
+
+class FileWrites:
+    """Parquet files encoded and written by one thread, in the order asked."""
+
+    def __init__(self) -> None:
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="table-writes")
+        self._pending: list[Future[None]] = []
+
+    def write(self, path: Path, table: "pa.Table") -> None:
+        """Write `table` to `path` (parquet_pages' options) after the writes asked before."""
+        self._pending.append(self._thread.submit(_write_file, path, table))
+
+    def wait(self) -> None:
+        """Every write done; the first failed write's error raised."""
+        try:
+            for write in self._pending:
+                write.result()
+        finally:
+            self._thread.shutdown(wait=True)
+
+
+def _write_file(path: Path, table: "pa.Table") -> None:
+    path.write_bytes(table_bytes(table))
+
+
+_WRITES: ContextVar[FileWrites | None] = ContextVar("table_writes", default=None)
+
+
+@contextmanager
+def written_tables_kept() -> Iterator[None]:
+    """Within the block, providers made keep the tables they write, read them from memory and
+    write their files beside the pipeline; the block ends once every file is written."""
+    writes = FileWrites()
+    token = _WRITES.set(writes)
+    try:
+        yield
+    except BaseException:
+        _quietly(writes)  # the block's own error is the one to raise
+        raise
+    else:
+        writes.wait()
+    finally:
+        _WRITES.reset(token)
+
+
+def _quietly(writes: FileWrites) -> None:
+    """Every write done, their errors left unraised."""
+    import pyarrow as pa
+
+    with suppress(OSError, pa.ArrowException):
+        writes.wait()
+
+
+def write_table_file(path: Path, table: "pa.Table") -> None:
+    """Write `table` to `path` with parquet_pages' options: by the block's thread within
+    `written_tables_kept`, else now."""
+    writes = _WRITES.get()
+    if writes is None:
+        _write_file(path, table)
+    else:
+        writes.write(path, table)
+
 
 class RecordParquetTable(ParquetTable):
-    """graphrag's ParquetTable, its rows made by `to_dict("records")` a batch at a time."""
+    """graphrag's ParquetTable, its rows made by `to_dict("records")` a batch at a time, read from
+    and written to its provider's `written` tables too (None: none kept)."""
+
+    def __init__(
+        self,
+        storage: "Storage",
+        table_name: str,
+        transformer: RowTransformer | None = None,
+        truncate: bool = True,
+        written: Written | None = None,
+    ) -> None:
+        super().__init__(storage, table_name, transformer, truncate=truncate)
+        self._written = written
 
     async def _aiter_impl(self) -> AsyncIterator[Any]:
         if self._df is None:
-            if await self._storage.has(self._file_key):
-                data = await self._storage.get(self._file_key, as_bytes=True)
-                self._df = pd.read_parquet(BytesIO(data))
-            else:
-                self._df = pd.DataFrame()
-        for start in range(0, len(self._df), ROWS_PER_BATCH):
-            for row in self._df.iloc[start : start + ROWS_PER_BATCH].to_dict("records"):
+            self._df = await _read(self._storage, self._written, self._table_name)
+        frame = pd.DataFrame() if self._df is None else self._df
+        for start in range(0, len(frame), ROWS_PER_BATCH):
+            for row in frame.iloc[start : start + ROWS_PER_BATCH].to_dict("records"):
                 yield _apply_transformer(self._transformer, row)
 
+    async def length(self) -> int:
+        """The table's rows (0 when it does not exist), read once."""
+        if self._df is None:
+            self._df = await _read(self._storage, self._written, self._table_name)
+        return 0 if self._df is None else len(self._df)
+
     async def close(self) -> None:
-        """graphrag's close (the rows written, appended to the file unless truncating), its file
-        written by parquet_bytes."""
+        """graphrag's close (the rows written, appended to the table unless truncating), its file
+        written by parquet_pages."""
         if self._write_rows:
             frame = pd.DataFrame(self._write_rows)
-            if not self._truncate and await self._storage.has(self._file_key):
-                existing = await self._storage.get(self._file_key, as_bytes=True)
-                frame = pd.concat([pd.read_parquet(BytesIO(existing)), frame], ignore_index=True)
-            await self._storage.set(self._file_key, parquet_bytes(frame))
+            if (
+                not self._truncate
+                and (existing := await _read(self._storage, self._written, self._table_name))
+                is not None
+            ):
+                frame = pd.concat([existing, frame], ignore_index=True)
+            await _write(self._storage, self._written, self._table_name, frame)
             self._write_rows = []
         self._df = None
 
 
+async def _read(storage: "Storage", written: Written | None, name: str) -> pd.DataFrame | None:
+    """Table `name` as pandas' `read_parquet` gives it: from `written` when kept there, else from
+    its file (None: no such table)."""
+    if written is not None and name in written:
+        return written[name].to_pandas()
+    if not await storage.has(f"{name}.parquet"):
+        return None
+    return pd.read_parquet(BytesIO(await storage.get(f"{name}.parquet", as_bytes=True)))
+
+
+async def _write(
+    storage: "Storage", written: Written | None, name: str, frame: pd.DataFrame
+) -> None:
+    """Write table `name` with parquet_pages' options; when kept in `written` (unless None) and
+    local, by the thread of `written_tables_kept`."""
+    table = arrow_table(frame)
+    if written is None or not isinstance(storage, LocalFileStorage):
+        await storage.set(f"{name}.parquet", table_bytes(table))
+    else:
+        write_table_file(storage.path_of(f"{name}.parquet"), table)
+    if written is not None:
+        written[name] = table
+
+
 class RecordParquetTableProvider(ParquetTableProvider):
-    """graphrag's ParquetTableProvider opening RecordParquetTables, writing by parquet_bytes."""
+    """graphrag's ParquetTableProvider opening RecordParquetTables, writing with parquet_pages'
+    options; within `written_tables_kept`, reading what it wrote from memory."""
+
+    def __init__(self, storage: "Storage", **kwargs: Any) -> None:
+        super().__init__(storage, **kwargs)
+        self._written: Written | None = {} if _WRITES.get() is not None else None
 
     def open(
         self, table_name: str, transformer: RowTransformer | None = None, truncate: bool = True
     ) -> Table:
-        return RecordParquetTable(self._storage, table_name, transformer, truncate=truncate)
+        return RecordParquetTable(
+            self._storage, table_name, transformer, truncate=truncate, written=self._written
+        )
+
+    async def read_dataframe(self, table_name: str) -> pd.DataFrame:
+        if self._written is not None and table_name in self._written:
+            return self._written[table_name].to_pandas()
+        return await super().read_dataframe(table_name)
 
     async def write_dataframe(self, table_name: str, df: pd.DataFrame) -> None:
-        await self._storage.set(f"{table_name}.parquet", parquet_bytes(df))
+        await _write(self._storage, self._written, table_name, df)
 
-    async def read_columns(self, table_name: str, columns: list[str]) -> "pa.Table":
+    async def has(self, table_name: str) -> bool:
+        kept = self._written is not None and table_name in self._written
+        return kept or await super().has(table_name)
+
+    def list(self) -> "Names":
+        return sorted(set(super().list()) | set(self._written or ()))
+
+    async def read_columns(self, table_name: str, columns: "Names") -> "pa.Table":
         """Only `columns` of a table, as arrow: the others are not decoded, and no column is
         turned into Python objects (a list column of 200,000 rows took a second in pandas)."""
         import pyarrow.parquet as pq
 
+        if self._written is not None and table_name in self._written:
+            return self._written[table_name].select(columns)
         data = await self._storage.get(f"{table_name}.parquet", as_bytes=True)
         return pq.read_table(BytesIO(data), columns=columns)
 

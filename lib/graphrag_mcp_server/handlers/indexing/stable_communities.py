@@ -147,11 +147,12 @@ def read_partition(version: "PreviousVersion") -> Partition | None:
     """The clustering stored in a version's tables; None when they cannot be read."""
     try:
         communities = version.table("communities")
-        titles = version.table("entities").set_index("id")["title"]
+        entities = version.table("entities")
         relationships = version.table("relationships")
     except (OSError, ValueError, KeyError) as error:
         logger.info("no previous communities to keep (%s): clustering afresh", error)
         return None
+    titles = dict(zip(entities["id"].tolist(), entities["title"].tolist(), strict=True))
     levels: list[dict[str, int]] = []
     parents: dict[int, int] = {}
     ids: dict[int, str] = {}
