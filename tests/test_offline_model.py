@@ -1316,3 +1316,26 @@ async def test_a_legal_form_of_several_words_ends_its_company_name(model: LLMCom
         for title in types
         if title.endswith((" CO", " PTE", " S.A.")) and not title.startswith("ORCHARD")
     }
+
+
+NO_KIND = """Supply notes
+
+The Harbour Access Agreement with Harbourline Foods was signed in Nairobi under the Copyright
+Act. Brazilian growers and a Finnish buyer met Ana Souza there; the Kenyan federation sent Cameron
+Blake, and Grace Chan translated from Swahili. The Incident Report followed in Nauru.
+"""
+
+
+async def test_laws_documents_languages_and_peoples_adjectives_are_no_entities(
+    model: LLMCompletion,
+) -> None:
+    """A name ending in a law's or a kind of document's noun ('Copyright Act', 'Incident Report'),
+    a language ('Swahili') or a people's adjective made from a country's name ('Brazilian',
+    'Kenyan') is of no default entity type; names of people and places beside them stay, also one
+    spelled like an adjective's stem ('Cameron') and a country ('Nauru'), and so does an
+    agreement the parties named."""
+    types, _ = await _extracted(model, NO_KIND)
+    assert not {"COPYRIGHT ACT", "INCIDENT REPORT"} & types.keys()
+    assert not {"BRAZILIAN", "FINNISH", "KENYAN", "SWAHILI"} & types.keys()
+    assert {"ANA SOUZA", "CAMERON BLAKE", "GRACE CHAN", "NAIROBI", "NAURU"} <= types.keys()
+    assert "HARBOUR ACCESS AGREEMENT" in types

@@ -38,6 +38,7 @@ from graphrag_mcp_server.providers.offline.name_words import (
     strip_possessive,
     tokens_of,
 )
+from graphrag_mcp_server.providers.offline.no_kind import has_no_kind
 from graphrag_mcp_server.providers.offline.structure_words import (
     CALENDAR,
     NOT_NAMES,
@@ -371,6 +372,7 @@ def find_entities(text: str) -> Mentions:
         and len(re.findall(rf"^\W*{re.escape(key)}\W*:", text, re.IGNORECASE | re.MULTILINE)) > 1
     }
     not_names = labels | {term.upper() for term, _ in defined_terms(text)}
+    not_names |= {key for key, name in found.items() if has_no_kind(name)}  # 'Supply Agreement'
     not_names |= {  # 'CONTRACT FOR THE ...': a heading in capitals, unless it names a place
         # (a letterhead's 'LANKA LEGAL PARTNERS' is the name the running text writes: not upper)
         key
