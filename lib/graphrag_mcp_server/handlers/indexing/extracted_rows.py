@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     import pyarrow as pa
 
@@ -203,15 +204,14 @@ def names(rows: "pa.Table") -> set[str]:
     }
 
 
-def merged(rows: "pa.Table", units: list[str], kind: int) -> "pd.DataFrame":
-    """graphrag's `_merge_entities` (ENTITY) or `_merge_relationships` (RELATIONSHIP) of the
-    rows (`in_order`; `position` indexing `units`, the text unit ids): the same frame, rows with
-    a missing key left out."""
+def keyed_rows(
+    rows: "pa.Table", kind: int
+) -> "tuple[pa.Table, pa.DictionaryArray, pa.DictionaryArray, np.ndarray]":
+    """The rows (`in_order`) of `kind` with both group keys, each key dictionary-encoded, and a
+    code for each row's pair of keys (equal codes: equal pairs)."""
     import numpy as np
-    import pandas as pd
     import pyarrow.compute as pc
 
-    (first_name, second_name), total = MERGES[kind]
     kinds = rows["kind"].to_numpy(zero_copy_only=False)
     start, end = np.searchsorted(kinds, [kind, kind + 1])
     rows = rows.slice(int(start), int(end - start)).combine_chunks()
@@ -221,6 +221,18 @@ def merged(rows: "pa.Table", units: list[str], kind: int) -> "pd.DataFrame":
     pair = first.indices.to_numpy(zero_copy_only=False).astype(np.int64) * (
         len(second.dictionary) + 1
     ) + second.indices.to_numpy(zero_copy_only=False)
+    return rows, first, second, pair
+
+
+def merged(rows: "pa.Table", units: list[str], kind: int) -> "pd.DataFrame":
+    """graphrag's `_merge_entities` (ENTITY) or `_merge_relationships` (RELATIONSHIP) of the
+    rows (`in_order`; `position` indexing `units`, the text unit ids): the same frame, rows with
+    a missing key left out."""
+    import numpy as np
+    import pandas as pd
+
+    (first_name, second_name), total = MERGES[kind]
+    rows, first, second, pair = keyed_rows(rows, kind)
     codes, uniques = pd.factorize(pair)  # numbered in order of first appearance
     groups = len(uniques)
     order = np.argsort(codes, kind="stable")

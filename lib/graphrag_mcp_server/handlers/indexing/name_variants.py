@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
-from graphrag_mcp_server.handlers.indexing.extracted_rows import ENTITY, KEYS
+from graphrag_mcp_server.handlers.indexing.extracted_rows import ENTITY, keyed_rows
 from graphrag_mcp_server.providers.offline.lexicon import (
     is_first_name,
     legal_forms,
@@ -56,19 +56,8 @@ def _entity_rows(rows: "pa.Table", kind: int) -> Counter[tuple[str, str]]:
     """How many rows of `rows` of `kind` each (title, type) has (rows ordered by kind, as
     extracted_rows.in_order leaves them)."""
     import numpy as np
-    import pyarrow.compute as pc
 
-    kinds = rows["kind"].to_numpy(zero_copy_only=False)
-    start, end = np.searchsorted(kinds, [kind, kind + 1])
-    entities = rows.slice(int(start), int(end - start))
-    if entities["first"].null_count or entities["second"].null_count:
-        entities = entities.filter(
-            pc.and_(pc.is_valid(entities["first"]), pc.is_valid(entities["second"]))
-        )
-    titles, types = (pc.dictionary_encode(entities[name]).combine_chunks() for name in KEYS)
-    pairs = titles.indices.to_numpy(zero_copy_only=False).astype(np.int64) * (
-        len(types.dictionary) + 1
-    ) + types.indices.to_numpy(zero_copy_only=False)
+    _, titles, types, pairs = keyed_rows(rows, kind)
     _, first_rows, counts = np.unique(pairs, return_index=True, return_counts=True)
     title_names, type_names = titles.dictionary.to_pylist(), types.dictionary.to_pylist()
     title_at = titles.indices.to_numpy(zero_copy_only=False)[first_rows]
@@ -103,7 +92,7 @@ def _one_company(titles: list[str], types: dict[str, Counter[str]]) -> Renames:
     """The renames among titles with the same plain name: each to the one written with a legal
     form most often, when every such title names the same kind of company."""
     formal = [title for title in titles if _plain(title) != title]
-    if not formal or len(titles) < 2 or not _one_kind(formal):
+    if not formal or not _one_kind(formal):
         return {}
     target = max(formal, key=lambda title: (sum(types[title].values()), len(title), title))
     kind = types[target].most_common(1)[0][0]

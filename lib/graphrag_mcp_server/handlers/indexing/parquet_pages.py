@@ -53,11 +53,9 @@ def arrow_table(frame: "pd.DataFrame", index: bool | None = None) -> "pa.Table":
 def table_bytes(table: "pa.Table") -> bytes:
     """`table` as parquet, cut as this module says."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     sink = pa.BufferOutputStream()
-    with pq.ParquetWriter(sink, table.schema, **PAGE_OPTIONS) as writer:
-        write_groups(writer, table)
+    write_table(table, sink)
     data: bytes = sink.getvalue().to_pybytes()
     return data
 
@@ -66,9 +64,13 @@ def write_frame(
     frame: "pd.DataFrame", where: "Path | pa.NativeFile", index: bool | None = None
 ) -> None:
     """Write `frame` to `where` (its index stored as pandas' `to_parquet(index=...)` does)."""
+    write_table(arrow_table(frame, index), where)
+
+
+def write_table(table: "pa.Table", where: "Path | pa.NativeFile") -> None:
+    """Write `table` to `where` as parquet, cut as this module says."""
     import pyarrow.parquet as pq
 
-    table = arrow_table(frame, index)
     with pq.ParquetWriter(where, table.schema, **PAGE_OPTIONS) as writer:
         write_groups(writer, table)
 

@@ -34,7 +34,11 @@ from graphrag_storage.tables.table_provider_factory import register_table_provid
 from graphrag_storage.tables.table_type import TableType
 
 from graphrag_mcp_server.handlers.indexing.local_files import LocalFileStorage
-from graphrag_mcp_server.handlers.indexing.parquet_pages import arrow_table, table_bytes
+from graphrag_mcp_server.handlers.indexing.parquet_pages import (
+    arrow_table,
+    table_bytes,
+    write_table,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -44,6 +48,7 @@ if TYPE_CHECKING:
 ROWS_PER_BATCH = 1024
 
 Names = list[str]
+"""Names of tables or columns (the provider's `list` method hides the builtin in its class)."""
 Written = dict[str, "pa.Table"]
 """The tables a provider wrote in this run, by name, as their parquet holds them."""
 
@@ -57,7 +62,7 @@ class FileWrites:
 
     def write(self, path: Path, table: "pa.Table") -> None:
         """Write `table` to `path` (parquet_pages' options) after the writes asked before."""
-        self._pending.append(self._thread.submit(_write_file, path, table))
+        self._pending.append(self._thread.submit(write_table, table, path))
 
     def wait(self) -> None:
         """Every write done; the first failed write's error raised."""
@@ -66,10 +71,6 @@ class FileWrites:
                 write.result()
         finally:
             self._thread.shutdown(wait=True)
-
-
-def _write_file(path: Path, table: "pa.Table") -> None:
-    path.write_bytes(table_bytes(table))
 
 
 _WRITES: ContextVar[FileWrites | None] = ContextVar("table_writes", default=None)
@@ -105,7 +106,7 @@ def write_table_file(path: Path, table: "pa.Table") -> None:
     `written_tables_kept`, else now."""
     writes = _WRITES.get()
     if writes is None:
-        _write_file(path, table)
+        write_table(table, path)
     else:
         writes.write(path, table)
 
@@ -194,17 +195,20 @@ class RecordParquetTableProvider(ParquetTableProvider):
             self._storage, table_name, transformer, truncate=truncate, written=self._written
         )
 
+    def _kept(self, table_name: str) -> "pa.Table | None":
+        """The table as this run wrote it, when kept (None: not written, or none kept)."""
+        return None if self._written is None else self._written.get(table_name)
+
     async def read_dataframe(self, table_name: str) -> pd.DataFrame:
-        if self._written is not None and table_name in self._written:
-            return self._written[table_name].to_pandas()
+        if (kept := self._kept(table_name)) is not None:
+            return kept.to_pandas()
         return await super().read_dataframe(table_name)
 
     async def write_dataframe(self, table_name: str, df: pd.DataFrame) -> None:
         await _write(self._storage, self._written, table_name, df)
 
     async def has(self, table_name: str) -> bool:
-        kept = self._written is not None and table_name in self._written
-        return kept or await super().has(table_name)
+        return self._kept(table_name) is not None or await super().has(table_name)
 
     def list(self) -> "Names":
         return sorted(set(super().list()) | set(self._written or ()))
@@ -214,8 +218,8 @@ class RecordParquetTableProvider(ParquetTableProvider):
         turned into Python objects (a list column of 200,000 rows took a second in pandas)."""
         import pyarrow.parquet as pq
 
-        if self._written is not None and table_name in self._written:
-            return self._written[table_name].select(columns)
+        if (kept := self._kept(table_name)) is not None:
+            return kept.select(columns)
         data = await self._storage.get(f"{table_name}.parquet", as_bytes=True)
         return pq.read_table(BytesIO(data), columns=columns)
 
