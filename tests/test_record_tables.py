@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from graphrag_mcp_server.errors import IndexBuildError
 from graphrag_mcp_server.handlers.indexing.local_files import LocalFileStorage
 from graphrag_mcp_server.handlers.indexing.record_tables import (
     RecordParquetTableProvider,
@@ -94,7 +95,8 @@ def test_files_are_written_by_the_blocks_end_and_a_failed_write_raises_there(
     tmp_path: Path,
 ) -> None:
     """Within the block a kept table's file is written by another thread, all of them by the
-    block's end; a write that fails (a folder where its file goes) raises when the block ends."""
+    block's end; a write that fails (a folder where its file goes) raises when the block ends, as
+    an IndexBuildError naming the file and the cause (the CLI's one line, no traceback)."""
     frame = pd.DataFrame({"id": [f"row{number}" for number in range(2000)], "n": range(2000)})
 
     async def write(folder: Path, names: list[str]) -> None:
@@ -110,5 +112,6 @@ def test_files_are_written_by_the_blocks_end_and_a_failed_write_raises_there(
         pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / f"{name}.parquet"), frame)
 
     (tmp_path / "lost.parquet").mkdir()
-    with pytest.raises(IsADirectoryError), written_tables_kept():
+    failed = r"writing .*lost\.parquet: .*Is a directory"
+    with pytest.raises(IndexBuildError, match=failed), written_tables_kept():
         asyncio.run(write(tmp_path, ["lost"]))

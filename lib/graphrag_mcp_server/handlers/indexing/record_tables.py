@@ -33,6 +33,7 @@ from graphrag_storage.tables.table import RowTransformer, Table
 from graphrag_storage.tables.table_provider_factory import register_table_provider
 from graphrag_storage.tables.table_type import TableType
 
+from graphrag_mcp_server.errors import IndexBuildError
 from graphrag_mcp_server.handlers.indexing.local_files import LocalFileStorage
 from graphrag_mcp_server.handlers.indexing.parquet_pages import (
     arrow_table,
@@ -58,17 +59,24 @@ class FileWrites:
 
     def __init__(self) -> None:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="table-writes")
-        self._pending: list[Future[None]] = []
+        self._pending: list[tuple[Path, Future[None]]] = []
 
     def write(self, path: Path, table: "pa.Table") -> None:
         """Write `table` to `path` (parquet_pages' options) after the writes asked before."""
-        self._pending.append(self._thread.submit(write_table, table, path))
+        self._pending.append((path, self._thread.submit(write_table, table, path)))
 
     def wait(self) -> None:
-        """Every write done; the first failed write's error raised."""
+        """Every write done; the first failed write raised as an IndexBuildError naming its file
+        and cause (a full disk, a folder gone)."""
+        import pyarrow as pa
+
         try:
-            for write in self._pending:
-                write.result()
+            for path, write in self._pending:
+                try:
+                    write.result()
+                except (OSError, pa.ArrowException) as error:
+                    msg = f"indexing failed writing {path}: {error}"
+                    raise IndexBuildError(msg) from error
         finally:
             self._thread.shutdown(wait=True)
 
@@ -95,9 +103,7 @@ def written_tables_kept() -> Iterator[None]:
 
 def _quietly(writes: FileWrites) -> None:
     """Every write done, their errors left unraised."""
-    import pyarrow as pa
-
-    with suppress(OSError, pa.ArrowException):
+    with suppress(IndexBuildError):
         writes.wait()
 
 
