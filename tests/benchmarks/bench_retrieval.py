@@ -514,6 +514,16 @@ QUALITY_CORPORA = [
         "as it came and after the rules of 2726024, whose author had not read it (five names of "
         "its lists of other and mistyped entities were seen)",
     ),
+    (
+        "held out 15",
+        graph_quality.HELD_OUT_15,
+        "no: written on 2026-11-28 by a helper that had read neither the rules nor the code; its "
+        "brief asked for styles the project has not used (recall notices, ships' logs, tender "
+        "notices, wiki talk pages, patent abstracts, police appeals), titles and names of many "
+        "languages and orders, companies named by their trade or with legal forms of many "
+        "countries, and links stated in many ways; measured as it came (d3d5646's rules) and "
+        "after the rules of the commit named, whose author had not read it",
+    ),
 ]
 
 

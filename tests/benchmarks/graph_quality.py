@@ -63,6 +63,10 @@ HELD_OUT_14 = Path(__file__).resolve().parent / "corpora" / "held_out_14"
 """A fourteenth, whose brief asked for companies written with and without their legal forms,
 letterheads, signature blocks, email threads, registers and links stated in many ways (see its
 ABOUT.md)."""
+HELD_OUT_15 = Path(__file__).resolve().parent / "corpora" / "held_out_15"
+"""A fifteenth, whose brief asked for styles the project has not used (recall notices, ships' logs,
+tender notices, wiki talk pages...), titles and names of many languages, companies named by their
+trade or with legal forms of many countries, and links stated in many ways (see its ABOUT.md)."""
 TOP = 3
 
 
