@@ -1339,3 +1339,28 @@ async def test_laws_documents_languages_and_peoples_adjectives_are_no_entities(
     assert not {"BRAZILIAN", "FINNISH", "KENYAN", "SWAHILI"} & types.keys()
     assert {"ANA SOUZA", "CAMERON BLAKE", "GRACE CHAN", "NAIROBI", "NAURU"} <= types.keys()
     assert "HARBOUR ACCESS AGREEMENT" in types
+
+
+PHRASES_AND_SHIPS = """Product Recall Notice
+
+Harbourline Foods Ltd is recalling its Golden Crunch Granola. Quality Assurance found the fault
+in Riga, where Moira Dunleavy runs the packing line. The oats came on the MV Northern Lark and
+the research vessel RV Polarstern passed off Marrow Sands. Blue Heron announced a refund for
+customers in East Africa, and Immigration New Zealand asked for the batch numbers.
+"""
+
+
+async def test_phrases_of_common_words_and_ships_are_no_entities(model: LLMCompletion) -> None:
+    """A phrase whose words are all common English vocabulary and that nothing types is a heading,
+    a product or a programme ('Product Recall Notice', 'Quality Assurance'); a ship named with its
+    prefix is a vehicle: neither is an entity of graphrag's default types. A phrase a cue types
+    stays ('Blue Heron announced': an organisation; 'off Marrow Sands': a place), and so do names
+    holding a place ('East Africa', 'Immigration New Zealand') and a word no common one
+    ('Golden Crunch Granola': 'granola' is rare)."""
+    types, _ = await _extracted(model, PHRASES_AND_SHIPS)
+    assert not {"PRODUCT RECALL NOTICE", "QUALITY ASSURANCE"} & types.keys()
+    assert not {title for title in types if "NORTHERN LARK" in title or "POLARSTERN" in title}
+    assert types["BLUE HERON"] == "ORGANIZATION"
+    assert types["MARROW SANDS"] == "GEO"
+    assert {"EAST AFRICA", "IMMIGRATION NEW ZEALAND", "GOLDEN CRUNCH GRANOLA"} <= types.keys()
+    assert types["MOIRA DUNLEAVY"] == "PERSON" and types["RIGA"] == "GEO"

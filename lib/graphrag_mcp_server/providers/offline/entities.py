@@ -38,7 +38,7 @@ from graphrag_mcp_server.providers.offline.name_words import (
     strip_possessive,
     tokens_of,
 )
-from graphrag_mcp_server.providers.offline.no_kind import has_no_kind
+from graphrag_mcp_server.providers.offline.no_kind import has_no_kind, vocabulary_phrase
 from graphrag_mcp_server.providers.offline.structure_words import (
     CALENDAR,
     NOT_NAMES,
@@ -54,22 +54,14 @@ from graphrag_mcp_server.providers.offline.text import (
     split_sentences,
 )
 
+# fmt: off
 _PLACE_PREPOSITIONS = frozenset(
     {
-        "in",
-        "at",
-        "near",
-        "from",
-        "to",
-        "around",
-        "outside",
-        "across",
-        "beyond",
-        "towards",
-        "toward",
-        "via",
+        "in", "at", "near", "from", "to", "around", "outside", "across", "beyond", "towards",
+        "toward", "via", "off", "along",
     }
 )
+# fmt: on
 _COMMON_SUFFIXES = (
     "ing",
     "ly",
@@ -434,7 +426,9 @@ def find_entities(text: str) -> Mentions:
             cue=cues.get(name),
         ),
     )
-    return Mentions(names, quoted, places, mentions, institutions, cues, roles)
+    mentioned = Mentions(names, quoted, places, mentions, institutions, cues, roles)
+    mentioned.names = [n for n in names if not vocabulary_phrase(n, typed(n, mentioned)[1])]
+    return mentioned
 
 
 def _words_before(text: str, name: str) -> set[str]:

@@ -2,11 +2,12 @@
 
 The order of the evidence, strongest first: a year or an event word at the end; a company legal
 form; the head noun at the end (an organisation's or a place's); the gazetteer; a body's noun
-first ('Office de Protection ...', 'Fondazione ...'); what the text says
-around the name (a title or a verb of speech: a person; 'joined X', "X's managing director", 'X
-announced': an organisation); 'in/at X': a place; a known first name: a person; any head noun in
-the name; 'the X': an organisation. A plain name of two or three words that nothing types gets
-DEFAULT_TYPE, and the reason says so (docs/benchmarks.md measures how often that is right).
+first ('Office de Protection ...', 'Fondazione ...'); what the text says around the name (a title
+or a verb of speech: a person; 'joined X', 'founded X', "X's managing director", 'X announced': an
+organisation); 'in/at X': a place; a known first name: a person; any head noun in the name; 'the
+X': an organisation. A plain name of two or three words that nothing types gets DEFAULT_TYPE, and
+the reason says so (docs/benchmarks.md measures how often that is right). Such a name made of
+common English words only is no entity at all (no_kind.vocabulary_phrase).
 """
 
 from __future__ import annotations
@@ -69,9 +70,9 @@ def _words(text: str) -> list[str]:
 
 def context_cue(text: str, name: str) -> str | None:
     """'person' or 'organization' where the words around a mention of `name` on its line say so
-    (before it: a title, a verb of speech, 'joined', 'director of'; after it: "'s managing
-    director", a verb of speech, 'announced', ', who', a legal form, after a comma or not), else
-    None."""
+    (before it: a title, a verb of speech, 'joined', 'founded', 'director of'; after it: "'s
+    managing director", a verb of speech, 'announced', ', who', a legal form, after a comma or
+    not), else None."""
     votes = {"person": 0, "organization": 0}
     for match in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):
         line_start = text.rfind("\n", 0, match.start()) + 1
@@ -81,7 +82,7 @@ def context_cue(text: str, name: str) -> str | None:
         possessive = rest.startswith(("'s", "’s"))
         following = _words(rest.removeprefix("'s").removeprefix("’s"))[:2]
         right_after = bool(following) and not rest.lstrip(" 's’").startswith(",")
-        if last[:1] == ["joined"] or (
+        if last[:1] in (["joined"], ["founded"]) or (
             possessive and any(w in ORGANISATION_ROLES for w in following)
         ):
             votes["organization"] += 1

@@ -32,7 +32,8 @@ ORGANISATION_HEADS = frozenset(
         "syndicate", "team", "tribunal", "trust", "union", "university", "expedition",
         # armed and public services
         "army", "navy", "force", "police", "corps", "regiment", "brigade", "squadron", "fleet",
-        "guard", "inspectorate", "constabulary",
+        "guard", "inspectorate", "constabulary", "battalion", "platoon", "squad", "detachment",
+        "garrison", "militia", "contingent",
         # places of work named as bodies
         "hospital", "clinic", "infirmary", "museum", "gallery", "library", "archive", "archives",
         "observatory", "laboratory", "theatre", "theater", "orchestra", "choir", "band",
@@ -52,9 +53,9 @@ ORGANISATION_HEADS = frozenset(
         # sports clubs (the suffixes of club names in English-speaking football, rugby, cricket)
         "united", "athletic", "rovers", "wanderers", "albion", "rangers", "harriers", "olympic",
         "fc", "afc", "rfc", "cc",
-        # news media
+        # news media, and periodicals by how often they appear
         "news", "times", "herald", "gazette", "chronicle", "tribune", "journal", "courier",
-        "observer", "telegraph", "wire", "radio",
+        "observer", "telegraph", "wire", "radio", "weekly", "monthly", "quarterly", "magazine",
         # family firms ('Hobbs & Sons', 'Warner Bros')
         "sons", "brothers", "bros",
     ]
@@ -226,9 +227,10 @@ PLACE_HEADS = frozenset(
         # settlements and divisions
         "city", "town", "village", "hamlet", "county", "shire", "province", "region", "district",
         "state", "territory", "parish", "borough", "canton", "prefecture", "oblast",
-        # ways and built places
+        # ways (with the street types of UK postal addresses) and built places
         "street", "road", "lane", "avenue", "boulevard", "square", "row", "crescent", "terrace",
         "close", "drive", "way", "place", "gardens", "mews", "quay", "wharf", "pier", "dock",
+        "parade", "grove", "rise",
         "docks", "bridge", "port", "airport", "station", "stadium", "arena", "ground", "park",
         "castle", "abbey", "cathedral", "palace", "tower", "fort",
     ]

@@ -1,6 +1,6 @@
 """The other ways a text writes a name it has found: the shorter names it ends with, a person's
-surname, a body's unambiguous word, a company's name without its legal form, an acronym given in
-brackets."""
+surname, a body's unambiguous word or its noun after 'the', a company's name without its legal
+form, an acronym given in brackets."""
 
 from __future__ import annotations
 
@@ -44,8 +44,21 @@ def surface_forms(
                 for word in plain
                 if word_counts[word] == 1 and _stands_for_its_company(word, lowercase)
             ]
-        forms[name] = [name, *tails[name], *short]
+        forms[name] = [name, *tails[name], *short, *_by_its_noun(name, kind, word_counts)]
     return forms
+
+
+def _by_its_noun(name: str, kind: str, word_counts: Counter[str]) -> list[str]:
+    """A body's name by its noun after 'the' ('the Trust', 'The Trust' of Tayside Water Trust),
+    when no other name of the text ends in that noun: how a text goes on to name a body it has
+    introduced in full."""
+    words = name.split()
+    noun = words[-1]
+    if kind != "organization" or len(words) < 2 or word_counts[noun] > 1:
+        return []
+    if not noun.istitle() or head(noun) not in ORGANISATION_HEADS:
+        return []
+    return [f"the {noun}", f"The {noun}"]
 
 
 def _stands_for_its_person(word: str, word_counts: Counter[str], lowercase: set[str]) -> bool:

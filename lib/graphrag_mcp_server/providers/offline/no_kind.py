@@ -1,6 +1,8 @@
 """Capitalised names of things that none of graphrag's default entity types (organization, person,
-geo, event) covers: laws and kinds of document ('Copyright Act', 'Incident Report'), and languages
-and the adjectives of countries' peoples ('Finnish', 'Kenyan', 'South African'). An LLM given
+geo, event) covers: laws and kinds of document ('Copyright Act', 'Incident Report'), ships named
+with their prefix ('MV Northern Lark', 'RV Polarstern'), languages and the adjectives of
+countries' peoples ('Finnish', 'Kenyan', 'South African'), and phrases of common English words
+that nothing types ('Product Recall Notice'). An LLM given
 those types leaves them out; the offline extractor did not. Agreements, contracts, protocols and
 treaties stay: one named by the parties ('Slack Water Protocol') is often what a story turns on.
 
@@ -11,12 +13,14 @@ word as English's. A name the gazetteer holds is a place whatever these say ('Na
 """
 
 import functools
+import itertools
 import re
 
 from graphrag_mcp_server.providers.offline.lexicon import (
     is_english_word,
     is_first_name,
     is_known_place,
+    zipf_frequency,
 )
 
 # fmt: off
@@ -31,19 +35,69 @@ DOCUMENT_HEADS = frozenset(
 # fmt: on
 """Last words of the name of a law or of a kind of document (English nouns)."""
 
+# fmt: off
+VESSEL_PREFIXES = frozenset(
+    [
+        "MV", "MS", "MT", "MY", "RMS", "HMS", "HMAS", "HMCS", "HMNZS", "USS", "USNS", "RV", "FV",
+        "SV", "SY", "NRP", "CCGS", "HNLMS", "KRI",
+    ]
+)
+# fmt: on
+"""Prefixes written before a ship's name (merchant, naval, research, fishing, sailing, yachts:
+the English-language conventions and navies' own), in capitals as written; not 'SS' or 'PS',
+which also start clubs' names ('SS Lazio') and postscripts. A name all in capitals ('MS JANE
+DOE') is a heading's, not a ship's."""
+
 _SUFFIXES = ("n", "an", "ian", "ean", "ese", "i")
 """The endings English makes a country's adjective with ('Kenya' -> 'Kenyan', 'Brazil' ->
 'Brazilian', 'Chile' -> 'Chilean', 'Malta' -> 'Maltese', 'Oman' -> 'Omani')."""
 
 
 def has_no_kind(name: str) -> bool:
-    """`name` (as written) names a law, a kind of document, a language or a people's adjective: no
-    entity of graphrag's default types; a known place never."""
+    """`name` (as written) names a law, a kind of document, a ship, a language or a people's
+    adjective: no entity of graphrag's default types; a known place never."""
     words = name.split()
     if len(words) > 1 and words[-1].lower() in DOCUMENT_HEADS:
         return True
+    if len(words) > 1 and words[0] in VESSEL_PREFIXES and not name.isupper():
+        return True
     folded = name.casefold()
     return (folded in _languages() or folded in _adjectives()) and not is_known_place(name)
+
+
+def vocabulary_phrase(name: str, reason: str) -> bool:
+    """`name` is typed only by default (entity_types' reason) and is a phrase of two words or more,
+    each common English vocabulary: no first name, place, language or people's adjective, and no
+    two of them a place ('Product Recall Notice', 'Quality Assurance', 'Work Scheme'; not 'East
+    Africa' or 'Immigration New Zealand'). Such a
+    phrase is a heading, a product, a programme or a field's value, not a person's or a body's
+    name; a cue (a title, a verb of speech, 'joined X', 'in X') types it instead."""
+    words = name.split()
+    return (
+        reason == "default"
+        and len(words) > 1
+        and all(is_common_word(word) and not _names_a_place_or_people(word) for word in words)
+        and not any(is_known_place(f"{one} {two}") for one, two in itertools.pairwise(words))
+    )
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def is_common_word(word: str) -> bool:
+    """`word` is common English vocabulary and no first name: letters only, wordfreq's frequency
+    of at least COMMON_ZIPF ('notice', 'golden', 'lark'; not 'granola', 'Okafor' or 'Rose')."""
+    plain = word.replace("-", "").replace("'", "").replace("’", "")
+    return (
+        plain.isalpha() and zipf_frequency()(word, "en") >= COMMON_ZIPF and not is_first_name(word)
+    )
+
+
+COMMON_ZIPF = 3.0
+"""wordfreq's zipf frequency from which a word is common English (about a use a million words)."""
+
+
+def _names_a_place_or_people(word: str) -> bool:
+    folded = word.casefold()
+    return is_known_place(word) or folded in _languages() or folded in _adjectives()
 
 
 @functools.cache
