@@ -1364,3 +1364,67 @@ async def test_phrases_of_common_words_and_ships_are_no_entities(model: LLMCompl
     assert types["MARROW SANDS"] == "GEO"
     assert {"EAST AFRICA", "IMMIGRATION NEW ZEALAND", "GOLDEN CRUNCH GRANOLA"} <= types.keys()
     assert types["MOIRA DUNLEAVY"] == "PERSON" and types["RIGA"] == "GEO"
+
+
+PRONOUNS_BY_GENDER = """Harriet Doyle married Tom Price in 1975. He ran the Fleece Inn in Otley.
+
+Tom Price was born in Skipton in 1950. He met Harriet Doyle at a dance. His brother Alan Price
+joined Kettle Brewing.
+"""
+
+
+async def test_a_pronoun_refers_to_a_person_of_its_gender(model: LLMCompletion) -> None:
+    """'He' after a sentence naming a woman, then a man, is the man (gender-guesser's first
+    names): no link from the woman to what he did; a woman's name before 'his' is not his."""
+    _, relationships = await _extracted(model, PRONOUNS_BY_GENDER)
+    pairs = _pairs(relationships)
+    assert frozenset(("TOM PRICE", "FLEECE INN")) in pairs
+    assert frozenset(("HARRIET DOYLE", "FLEECE INN")) not in pairs
+    assert frozenset(("TOM PRICE", "ALAN PRICE")) in pairs
+    assert not {
+        pair
+        for pair in pairs
+        if "HARRIET DOYLE" in pair and pair & {"ALAN PRICE", "KETTLE BREWING"}
+    }
+
+
+TRUST_BY_ITS_NOUN = """Tayside Water Trust manages the river. The Trust works with Kinross Council.
+Its chair, Alasdair Munro, founded the Trust in 1998. The Trust hired Gordon Lyle in 2004.
+"""
+
+
+async def test_a_body_is_named_by_its_noun_after_the(model: LLMCompletion) -> None:
+    """'The Trust' names the one body of the text whose name ends in 'Trust': its links are that
+    body's, and 'Its chair' is the Trust's, not the council's the sentence before also names."""
+    _, relationships = await _extracted(model, TRUST_BY_ITS_NOUN)
+    pairs = _pairs(relationships)
+    trust = "TAYSIDE WATER TRUST"
+    assert {frozenset((trust, other)) for other in ("KINROSS COUNCIL", "GORDON LYLE")} <= pairs
+    assert frozenset((trust, "ALASDAIR MUNRO")) in pairs
+    assert frozenset(("KINROSS COUNCIL", "ALASDAIR MUNRO")) not in pairs
+
+
+REGISTER = """| Lot | Grower | Village | Variety | Status |
+| --- | --- | --- | --- | --- |
+| L-101 | Amara Diallo | Kossou | Golden Amber | Approved |
+| L-102 | Felix Ncube | Bouaflé | Silver Pearl | Held |
+| L-103 | Grace Otieno | Kossou | Golden Amber | Approved |
+
+| | |
+|---|---|
+| Buyer | Tamsin Rhodes |
+"""
+
+
+async def test_a_tables_header_names_columns_and_its_columns_type_their_cells(
+    model: LLMCompletion,
+) -> None:
+    """A table's header cells are column names ('Lot'), not entities; a column headed by a
+    place's noun ('Village') holds places, a gazetteer's or not ('Kossou'); a column of values
+    ('Variety') holds no name that nothing else types ('Golden Amber'). A table without a header
+    (an infobox: an empty first row) keeps its first row's names."""
+    types, relationships = await _extracted(model, REGISTER)
+    assert "LOT" not in types and "GOLDEN AMBER" not in types
+    assert types["KOSSOU"] == "GEO" and types["AMARA DIALLO"] == "PERSON"
+    assert frozenset(("AMARA DIALLO", "KOSSOU")) in _pairs(relationships)
+    assert types["TAMSIN RHODES"] == "PERSON"

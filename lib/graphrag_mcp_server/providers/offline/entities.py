@@ -45,6 +45,7 @@ from graphrag_mcp_server.providers.offline.structure_words import (
     POST_NOMINALS,
     ROLE_WORDS,
 )
+from graphrag_mcp_server.providers.offline.table_cells import header_cells, place_cells, value_cells
 from graphrag_mcp_server.providers.offline.text import (
     JOINERS,
     NAME_PARTICLES,
@@ -354,7 +355,9 @@ def find_entities(text: str) -> Mentions:
                 found[name.upper()] = name  # the form in running text, not a capitals heading's
             if is_place:
                 places.add(found[name.upper()])
-    labels = field_labels(text)
+    for cell in place_cells(text):  # a register's 'Village' column: places, known or not
+        places.add(found.setdefault(cell.upper(), cell))
+    labels = field_labels(text) | header_cells(text)
     labels -= {  # a speaker's label ('JACK HOHAIA:', twice or more) of a person the text names
         key
         for key, name in found.items()
@@ -427,7 +430,13 @@ def find_entities(text: str) -> Mentions:
         ),
     )
     mentioned = Mentions(names, quoted, places, mentions, institutions, cues, roles)
-    mentioned.names = [n for n in names if not vocabulary_phrase(n, typed(n, mentioned)[1])]
+    values = value_cells(text)  # a 'Variety' or 'Status' column's cells
+    mentioned.names = [
+        n
+        for n in names
+        if not vocabulary_phrase(n, reason := typed(n, mentioned)[1])
+        and not (reason == "default" and n.upper() in values)
+    ]
     return mentioned
 
 

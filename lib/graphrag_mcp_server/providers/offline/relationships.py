@@ -8,9 +8,11 @@ e-mail's writer with its addressee and with whoever the writer speaks of in the 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from graphrag.index.operations.extract_graph.graph_extractor import TUPLE_DELIMITER
 
@@ -50,6 +52,11 @@ _GENERIC_BODY = re.compile(r"\bthe\s+([a-z]+)\b(?!\s+[A-Z])")
 Club')."""
 _PERSONAL = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Hh]im|[Hh]ers|[Hh]imself|[Hh]erself)\b")
 """A pronoun that only a person is: it refers to a person, never to a body or a place."""
+_GENDERED = {
+    "male": re.compile(r"\b(?:[Hh]e|[Hh]is|[Hh]im|[Hh]imself)\b"),
+    "female": re.compile(r"\b(?:[Ss]he|[Hh]er|[Hh]ers|[Hh]erself)\b"),
+}
+"""The personal pronouns of each gender."""
 _KIN = re.compile(
     r"\b(?:father|mother|son|daughter|brother|sister|husband|wife|widow|widower|nephew|niece|"
     r"uncle|aunt|cousin|grandson|granddaughter|grandfather|grandmother|parents|family)\b",
@@ -103,7 +110,7 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             if referred and before:
                 for name in names:
                     link(referred, name, NEARBY, f"{sentences[position - 1]} {sentence}")
-            elif subject and _PERSONAL.search(sentence):
+            elif subject and _PERSONAL.search(sentence) and _may_be(subject, sentence):
                 for name in names:  # a biography's later sentences: 'In 1934 he led ...'
                     link(subject, name, NEARBY, f"{subject}: {sentence}")
             for name in (
@@ -208,10 +215,39 @@ def _kin_links(found: Mentions, link: Callable[[str, str, float, str], None]) ->
 
 def _referred(found: Mentions, before: list[str], sentence: str) -> str | None:
     """Whom a sentence's pronoun refers back to: he/she/his/her the first person the sentence
-    before names, they/their its first name; None without a pronoun or such a name."""
+    before names whose first name is not of the other gender ('Harriet Doyle married Tom Price.
+    He ran a pub': Tom Price), they/their its first name; None without a pronoun or such a
+    name."""
     if _PERSONAL.search(sentence):
-        return next((name for name in before if typed(name, found)[0] == "person"), None)
+        return next(
+            (
+                name
+                for name in before
+                if typed(name, found)[0] == "person" and _may_be(name, sentence)
+            ),
+            None,
+        )
     return before[0] if before and _REFERS_BACK.search(sentence) else None
+
+
+def _may_be(person: str, sentence: str) -> bool:
+    """The sentence's personal pronouns may refer to `person`: they are of one gender and the
+    person's first name is not known as the other's (gender-guesser's dictionary), or they are
+    of both genders."""
+    said = [gender for gender, pronouns in _GENDERED.items() if pronouns.search(sentence)]
+    if len(said) != 1:
+        return True
+    known = _gender_detector().get_gender(person.split()[0])
+    other = "female" if said[0] == "male" else "male"
+    return known not in (other, f"mostly_{other}")
+
+
+@functools.cache
+def _gender_detector() -> Any:
+    """gender-guesser's detector (its dictionary of first names of many countries)."""
+    import gender_guesser.detector
+
+    return gender_guesser.detector.Detector()
 
 
 def _owner(found: Mentions, before: list[str], sentence: str) -> str | None:
