@@ -524,6 +524,15 @@ QUALITY_CORPORA = [
         "countries, and links stated in many ways; measured as it came (d3d5646's rules) and "
         "after the rules of the commit named, whose author had not read it",
     ),
+    (
+        "held out 16",
+        graph_quality.HELD_OUT_16,
+        "no: written on 2026-11-28 by a helper that had read neither the rules nor the code; its "
+        "brief asked for real-world forms (claim forms, manifests, planning letters, discharge "
+        "letters, auction catalogues, webcasts), names of many languages, bodies and places "
+        "named in other languages, pronoun-only links and bodies named by their noun; measured "
+        "as it came, before and after the rules of b021492, whose author had not read it",
+    ),
 ]
 
 

@@ -67,6 +67,10 @@ HELD_OUT_15 = Path(__file__).resolve().parent / "corpora" / "held_out_15"
 """A fifteenth, whose brief asked for styles the project has not used (recall notices, ships' logs,
 tender notices, wiki talk pages...), titles and names of many languages, companies named by their
 trade or with legal forms of many countries, and links stated in many ways (see its ABOUT.md)."""
+HELD_OUT_16 = Path(__file__).resolve().parent / "corpora" / "held_out_16"
+"""A sixteenth, whose brief asked for real-world forms (claim forms, manifests, planning letters,
+discharge letters, auction catalogues...), names of many languages, bodies and places named in
+other languages, pronoun-only links and bodies named by their noun (see its ABOUT.md)."""
 TOP = 3
 
 
