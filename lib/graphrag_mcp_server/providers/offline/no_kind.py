@@ -69,9 +69,9 @@ def vocabulary_phrase(name: str, reason: str) -> bool:
     """`name` is typed only by default (entity_types' reason) and is a phrase of two words or more,
     each common English vocabulary: no first name, place, language or people's adjective, and no
     two of them a place ('Product Recall Notice', 'Quality Assurance', 'Work Scheme'; not 'East
-    Africa' or 'Immigration New Zealand'). Such a
-    phrase is a heading, a product, a programme or a field's value, not a person's or a body's
-    name; a cue (a title, a verb of speech, 'joined X', 'in X') types it instead."""
+    Africa' or 'Immigration New Zealand'). Such a phrase is a heading, a product, a programme or
+    a field's value, not a person's or a body's name; a cue (a title, a verb of speech, 'joined
+    X', 'in X') types it instead."""
     words = name.split()
     return (
         reason == "default"
@@ -96,6 +96,7 @@ COMMON_ZIPF = 3.0
 
 
 def _names_a_place_or_people(word: str) -> bool:
+    """`word` is a place the gazetteer holds, a language or a people's adjective."""
     folded = word.casefold()
     return is_known_place(word) or folded in _languages() or folded in _adjectives()
 

@@ -1,6 +1,6 @@
 """The cells of tables written as text (a CSV's lines, a Markdown table's: text.table_rows) by
 column: a header's cells name columns, not entities; a column headed by a place's noun
-('Village', 'Port of loading') holds places, named in it whether or not a gazetteer knows them;
+('Village', 'Home town') holds places, named in it whether or not a gazetteer knows them;
 a column of values ('Variety', 'Grade', 'Status') holds none of the names it writes that nothing
 else types. Which columns hold people or bodies is left to the names themselves."""
 
@@ -47,7 +47,7 @@ class Column:
     @property
     def kind(self) -> str:
         """'place', 'value' or '' (any other: left to its names), by the header's last word
-        ('Village', 'Port of loading', 'home_town'; 'Grape variety', 'status')."""
+        ('Village', 'Home town', 'home_town'; 'Grape variety', 'status')."""
         words = [word.lower() for word in _WORD.findall(self.header)]
         last = words[-1] if words else ""
         if last in PLACE_HEADS or last in PLACE_HEADERS or "place" in words:
