@@ -1428,3 +1428,24 @@ async def test_a_tables_header_names_columns_and_its_columns_type_their_cells(
     assert types["KOSSOU"] == "GEO" and types["AMARA DIALLO"] == "PERSON"
     assert frozenset(("AMARA DIALLO", "KOSSOU")) in _pairs(relationships)
     assert types["TAMSIN RHODES"] == "PERSON"
+
+
+OBITUARY = """Obituary: a life on the water
+
+Born in Cobh in 1941, Siobhán Ní Bhriain was the daughter of a harbour pilot. She studied marine
+biology at University College Cork. In 1968 she joined the Irish Lights Service, where she met
+her husband, Declan Murphy. Later she founded the Cork Harbour Trust.
+"""
+
+
+async def test_a_pronoun_looks_back_past_sentences_that_name_no_person(
+    model: LLMCompletion,
+) -> None:
+    """'she' after a sentence that names only a university is the woman named before it (up to
+    three sentences back), and a biography whose opening names one person before 'was' is about
+    her: what she did later is linked to her."""
+    _, relationships = await _extracted(model, OBITUARY)
+    pairs = _pairs(relationships)
+    subject = "SIOBHÁN NÍ BHRIAIN"
+    for other in ("IRISH LIGHTS SERVICE", "DECLAN MURPHY", "CORK HARBOUR TRUST"):
+        assert frozenset((subject, other)) in pairs, other

@@ -70,9 +70,9 @@ def _words(text: str) -> list[str]:
 
 def context_cue(text: str, name: str) -> str | None:
     """'person' or 'organization' where the words around a mention of `name` on its line say so
-    (before it: a title, a verb of speech, 'joined', 'founded', 'director of'; after it: "'s
-    managing director", a verb of speech, 'announced', ', who', a legal form, after a comma or
-    not), else None."""
+    (before it: a title, a verb of speech, 'joined', 'founded', 'worked for', 'director of'; after
+    it: "'s managing director", a verb of speech, 'announced', ', who', a legal form, after a
+    comma or not), else None."""
     votes = {"person": 0, "organization": 0}
     for match in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):
         line_start = text.rfind("\n", 0, match.start()) + 1
@@ -88,6 +88,8 @@ def context_cue(text: str, name: str) -> str | None:
             votes["organization"] += 1
         elif last[:1] in (["of"], ["for"]) and any(w in ORGANISATION_ROLES for w in last[1:]):
             votes["organization"] += 1  # 'managing director of X', 'chairman for X'
+        elif last[:2] in (["for", "worked"], ["for", "works"], ["by", "employed"]):
+            votes["organization"] += 1  # 'worked for X', 'employed by X'
         if right_after and not possessive and following[0] in ORGANISATION_VERBS:
             votes["organization"] += 1
         if (right_after and following[0] in SPEECH_VERBS) or (last and last[0] in SPEECH_VERBS):

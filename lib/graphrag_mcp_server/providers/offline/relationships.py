@@ -106,10 +106,16 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
                 for other in names[first + 1 :]:
                     link(name, other, SAME_SENTENCE, sentence)
             before = present[position - 1] if position else []
-            referred = _referred(found, before, sentence)
-            if referred and before:
+            referred, back = _referred(found, present[:position], sentence)
+            if (
+                subject
+                and referred
+                and _known_as(subject, sentence) > _known_as(referred, sentence)
+            ):
+                referred = None  # 'she' of a biography's known woman, not of a name not known
+            if referred:
                 for name in names:
-                    link(referred, name, NEARBY, f"{sentences[position - 1]} {sentence}")
+                    link(referred, name, NEARBY, f"{sentences[position - back]} {sentence}")
             elif subject and _PERSONAL.search(sentence) and _may_be(subject, sentence):
                 for name in names:  # a biography's later sentences: 'In 1934 he led ...'
                     link(subject, name, NEARBY, f"{subject}: {sentence}")
@@ -213,21 +219,36 @@ def _kin_links(found: Mentions, link: Callable[[str, str, float, str], None]) ->
                     link(person, other, NEARBY, f"{person} and {other} share the name {family}.")
 
 
-def _referred(found: Mentions, before: list[str], sentence: str) -> str | None:
-    """Whom a sentence's pronoun refers back to: he/she/his/her the first person the sentence
-    before names whose first name is not of the other gender ('Harriet Doyle married Tom Price.
-    He ran a pub': Tom Price), they/their its first name; None without a pronoun or such a
-    name."""
+def _referred(found: Mentions, earlier: list[list[str]], sentence: str) -> tuple[str | None, int]:
+    """Whom a sentence's pronoun refers back to, and how many sentences back it is named (of the
+    paragraph's `earlier` sentences' names): he/she/his/her the first person of the nearest of
+    the LOOK_BACK sentences before that names one whose first name is not of the other gender
+    ('Harriet Doyle married Tom Price. He ran a pub': Tom Price; 'She studied at X. In 1968 she
+    joined Y': the woman named before X), they/their the first name of the sentence before;
+    (None, 0) without a pronoun or such a name."""
     if _PERSONAL.search(sentence):
-        return next(
-            (
-                name
-                for name in before
-                if typed(name, found)[0] == "person" and _may_be(name, sentence)
-            ),
-            None,
-        )
-    return before[0] if before and _REFERS_BACK.search(sentence) else None
+        for back, names in enumerate(earlier[::-1][:LOOK_BACK], start=1):
+            people = [name for name in names if typed(name, found)[0] == "person"]
+            if fitting := [name for name in people if _may_be(name, sentence)]:
+                return fitting[0], back
+            if people:  # the nearest person is of the other gender: no one further back
+                return None, 0
+        return None, 0
+    if earlier and earlier[-1] and _REFERS_BACK.search(sentence):
+        return earlier[-1][0], 1
+    return None, 0
+
+
+LOOK_BACK = 3
+"""Sentences a personal pronoun looks back for its person (past sentences that name none)."""
+
+
+def _known_as(person: str, sentence: str) -> bool:
+    """The sentence's personal pronouns are of one gender, and the person's first name is known
+    as that gender's (gender-guesser's dictionary)."""
+    said = [gender for gender, pronouns in _GENDERED.items() if pronouns.search(sentence)]
+    known = _gender_detector().get_gender(person.split()[0])
+    return len(said) == 1 and known in (said[0], f"mostly_{said[0]}")
 
 
 def _may_be(person: str, sentence: str) -> bool:
@@ -267,11 +288,16 @@ def _owner(found: Mentions, before: list[str], sentence: str) -> str | None:
 
 def _subject(found: Mentions, text: str) -> str | None:
     """The person a text is about: the one its first sentence that names anything starts with (a
-    biography's title or opening, after a heading such as 'OBITUARY'), else None."""
+    biography's title or opening, after a heading such as 'OBITUARY'), or the only person that
+    sentence names, right before 'was', 'is' or a bracket ('Born in Cobh in 1941, Siobhán Ní
+    Bhriain was ...', 'Dr Amaka Okonkwo (born 1962) is ...'); else None."""
     first = next((sentence for sentence in split_sentences(text) if _in_order(found, sentence)), "")
-    for name in found.names:
-        if first.startswith(name) and typed(name, found)[0] == "person":
+    people = [name for name in _in_order(found, first) if typed(name, found)[0] == "person"]
+    for name in people:
+        if first.startswith(name):
             return name
+    if len(people) == 1 and re.search(rf"{re.escape(people[0])}\s*(?:\(|was\b|is\b)", first):
+        return people[0]
     return None
 
 
