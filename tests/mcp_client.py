@@ -23,6 +23,17 @@ from conftest import cli_env
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
 IN_PROCESS = "in-process"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"},
+    },
+}
+"""A raw client's initialize request (id 1), for tests that speak JSON-RPC themselves."""
 
 
 def _free_port() -> int:

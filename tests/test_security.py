@@ -26,23 +26,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from conftest import CORPUS, index_digest, run_cli
-from mcp_client import RunningServer, running_server
+from mcp_client import INITIALIZE, RunningServer, running_server
 from oauth_issuer import Issuer
 
 pytestmark = pytest.mark.e2e  # HTTP servers in subprocesses
 
 TOKEN = "test-token-0123456789abcdefXYZ"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "probe", "version": "1"},
-    },
-}
 MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 QUESTION = {"query": "Who designed Old Bessie?", "context_only": True}
 

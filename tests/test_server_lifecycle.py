@@ -17,7 +17,10 @@ import pytest
 import yaml
 
 from conftest import CORPUS, cli_env, run_cli
-from mcp_client import IN_PROCESS, mcp_session
+from mcp_client import IN_PROCESS, INITIALIZE, mcp_session
+
+OPENING = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+"""A raw stdio client's first two messages: initialize (id 1), then initialized."""
 
 
 def _small_corpus(folder: Path, count: int = 3) -> Path:
@@ -37,17 +40,7 @@ def test_stdio_writes_nothing_but_json_rpc_to_stdout(
     shutil.copytree(built_index[0], root, symlinks=True)
     shutil.rmtree(root / "logs", ignore_errors=True)
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *OPENING,
         {
             "jsonrpc": "2.0",
             "id": 2,
@@ -98,6 +91,49 @@ def test_stdio_writes_nothing_but_json_rpc_to_stdout(
     assert [reply["id"] for reply in replies] == [1, 2, 3, 4]
     assert "Ruth Calloway" in replies[1]["result"]["structuredContent"]["answer"]
     assert replies[3]["error"]["code"] == -32602 and "query" in replies[3]["error"]["message"]
+
+
+@pytest.mark.e2e  # the stdio transport's own bytes
+def test_stdio_stdout_stays_json_rpc_at_the_debug_level(
+    built_index: tuple[Path, dict], tmp_path: Path
+) -> None:
+    """At GRAPHRAG_MCP_LOG_LEVEL=DEBUG stdout still carries JSON-RPC only: LiteLLM's handler
+    writes its records below WARNING to stdout, some while it is imported, and a client read
+    them there as broken messages; they now go to stderr with this project's lines."""
+    requests = [
+        *OPENING,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "local_search", "arguments": {"query": "Who is Ruth Calloway?"}},
+        },
+    ]
+    stderr_file = tmp_path / "stderr.txt"
+    with stderr_file.open("w") as errors:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "graphrag_mcp_server", "serve", "--index-path"]
+            + [str(built_index[0])],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            env={**cli_env(), "GRAPHRAG_MCP_LOG_LEVEL": "DEBUG"},
+        )
+        lines = []
+        try:
+            for request in requests:
+                server.stdin.write(json.dumps(request) + "\n")
+                server.stdin.flush()
+                if "id" in request:
+                    lines.append(server.stdout.readline())
+        finally:
+            rest, _ = server.communicate(timeout=60)
+    lines += rest.splitlines(keepends=True)
+    not_json_rpc = [line for line in lines if not line.startswith('{"jsonrpc":"2.0"')]
+    assert not not_json_rpc, not_json_rpc[:3]
+    assert "Ruth Calloway" in json.loads(lines[1])["result"]["structuredContent"]["answer"]
+    assert "DEBUG" in stderr_file.read_text(encoding="utf-8")
 
 
 @pytest.mark.e2e  # a stdio server process and a signal

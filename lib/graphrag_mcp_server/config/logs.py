@@ -91,6 +91,22 @@ class GraphragRecordsInLogs(logging.Filter):
 IN_LOGS = GraphragRecordsInLogs()
 
 
+LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+"""The loggers LiteLLM gives its own handler when imported."""
+
+
+def litellm_records_as_ours() -> None:
+    """LiteLLM's records go where this process's own go (stderr, redacted and bounded), not
+    through the handler LiteLLM gives its loggers, which writes every record below WARNING to
+    stdout: under `serve --transport stdio` that is the JSON-RPC stream, and a client read
+    `LiteLLM:DEBUG` lines there at GRAPHRAG_MCP_LOG_LEVEL=DEBUG. Call once LiteLLM is imported."""
+    for name in LITELLM_LOGGERS:
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.propagate = True
+
+
 def plain_logs(level: str) -> None:
     """Log to stderr in plain lines at `level` (before the MCP SDK would add its rich handler),
     redact and bound every line of every handler there is now, uvicorn's included, and leave

@@ -18,12 +18,15 @@ if TYPE_CHECKING:
 def prepare_graphrag() -> None:
     """Make graphrag work offline, quiet and fast.
 
-    LiteLLM's bundled cost map instead of a download (should LiteLLM be imported); LanceDB's Rust
+    LiteLLM's bundled cost map instead of a download (should LiteLLM be imported); LiteLLM's own
+    log handler at WARNING (it writes lower records to stdout, the JSON-RPC stream under stdio,
+    and logs while it is imported, before logs.litellm_records_as_ours can run); LanceDB's Rust
     log limited to errors; no tqdm bars (a drift search's, on stderr: an MCP client's server log
     or under `query`'s answer; read by tqdm when it is first imported). Imports no model library:
     reading an index's config and tables needs none (see prepare_models).
     """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_LOG", "WARNING")
     os.environ.setdefault("LANCEDB_LOG", "error")
     os.environ.setdefault("TQDM_DISABLE", "1")
 
@@ -34,13 +37,17 @@ def prepare_models() -> None:
     faster.
 
     graphrag-llm imports it anyway; importing it first points tiktoken at the encodings LiteLLM
-    bundles (TIKTOKEN_CACHE_DIR), so no tokenizer downloads one.
+    bundles (TIKTOKEN_CACHE_DIR), so no tokenizer downloads one. Its log records then go where
+    this process's go, never to stdout (logs.litellm_records_as_ours).
     """
+    from graphrag_mcp_server.config.logs import litellm_records_as_ours
+
     prepare_graphrag()
     _hash_cache_keys_faster()
     import litellm
 
     litellm.suppress_debug_info = True
+    litellm_records_as_ours()
 
 
 def _hash_cache_keys_faster() -> None:
