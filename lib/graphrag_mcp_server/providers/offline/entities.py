@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from graphrag_mcp_server.providers.offline import table_cells
 from graphrag_mcp_server.providers.offline.blocks import layout_cues
 from graphrag_mcp_server.providers.offline.entity_types import (
     EVENT_HEADS,
@@ -45,7 +46,6 @@ from graphrag_mcp_server.providers.offline.structure_words import (
     POST_NOMINALS,
     ROLE_WORDS,
 )
-from graphrag_mcp_server.providers.offline.table_cells import header_cells, place_cells, value_cells
 from graphrag_mcp_server.providers.offline.text import (
     JOINERS,
     NAME_PARTICLES,
@@ -355,9 +355,10 @@ def find_entities(text: str) -> Mentions:
                 found[name.upper()] = name  # the form in running text, not a capitals heading's
             if is_place:
                 places.add(found[name.upper()])
-    for cell in place_cells(text):  # a register's 'Village' column: places, known or not
+    tables = table_cells.columns(text)
+    for cell in table_cells.place_cells(tables):  # a 'Village' column's places, known or not
         places.add(found.setdefault(cell.upper(), cell))
-    labels = field_labels(text) | header_cells(text)
+    labels = field_labels(text) | table_cells.header_cells(tables)
     labels -= {  # a speaker's label ('JACK HOHAIA:', twice or more) of a person the text names
         key
         for key, name in found.items()
@@ -430,7 +431,7 @@ def find_entities(text: str) -> Mentions:
         ),
     )
     mentioned = Mentions(names, quoted, places, mentions, institutions, cues, roles)
-    values = value_cells(text)  # a 'Variety' or 'Status' column's cells
+    values = table_cells.value_cells(tables)  # a 'Variety' or 'Status' column's cells
     mentioned.names = [
         n
         for n in names

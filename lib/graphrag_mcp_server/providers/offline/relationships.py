@@ -245,22 +245,30 @@ LOOK_BACK = 3
 
 def _known_as(person: str, sentence: str) -> bool:
     """The sentence's personal pronouns are of one gender, and the person's first name is known
-    as that gender's (gender-guesser's dictionary)."""
-    said = [gender for gender, pronouns in _GENDERED.items() if pronouns.search(sentence)]
-    known = _gender_detector().get_gender(person.split()[0])
-    return len(said) == 1 and known in (said[0], f"mostly_{said[0]}")
+    as that gender's."""
+    said = _pronouns_gender(sentence)
+    return said is not None and said == _first_name_gender(person)
 
 
 def _may_be(person: str, sentence: str) -> bool:
-    """The sentence's personal pronouns may refer to `person`: they are of one gender and the
-    person's first name is not known as the other's (gender-guesser's dictionary), or they are
-    of both genders."""
+    """The sentence's personal pronouns may refer to `person`: they are of both genders, or of
+    one and the person's first name is not known as the other's."""
+    said, known = _pronouns_gender(sentence), _first_name_gender(person)
+    return said is None or known is None or known == said
+
+
+def _pronouns_gender(sentence: str) -> str | None:
+    """'male' or 'female' when the sentence's personal pronouns are all of one gender, else
+    None."""
     said = [gender for gender, pronouns in _GENDERED.items() if pronouns.search(sentence)]
-    if len(said) != 1:
-        return True
+    return said[0] if len(said) == 1 else None
+
+
+def _first_name_gender(person: str) -> str | None:
+    """'male' or 'female' when gender-guesser's dictionary gives the person's first name that
+    gender (or mostly), else None."""
     known = _gender_detector().get_gender(person.split()[0])
-    other = "female" if said[0] == "male" else "male"
-    return known not in (other, f"mostly_{other}")
+    return str(known).removeprefix("mostly_") if known.endswith(("male", "female")) else None
 
 
 @functools.cache

@@ -72,27 +72,25 @@ def columns(text: str) -> list[Column]:
     return found
 
 
-def header_cells(text: str) -> set[str]:
-    """The header cells of the text's tables, in upper case (column names: no entities)."""
-    return {column.header.upper() for column in columns(text) if column.header}
+def header_cells(tables: list[Column]) -> set[str]:
+    """The header cells of the tables' `columns`, in upper case (column names: no entities)."""
+    return {column.header.upper() for column in tables if column.header}
 
 
-def place_cells(text: str) -> set[str]:
+def place_cells(tables: list[Column]) -> set[str]:
     """The cells of place columns that are written as names (each word capitalised)."""
     return {
         cell
-        for column in columns(text)
+        for column in tables
         if column.kind == "place"
         for cell in column.cells
         if _written_as_name(cell)
     }
 
 
-def value_cells(text: str) -> set[str]:
+def value_cells(tables: list[Column]) -> set[str]:
     """The cells of value columns, in upper case."""
-    return {
-        cell.upper() for column in columns(text) if column.kind == "value" for cell in column.cells
-    }
+    return {cell.upper() for column in tables if column.kind == "value" for cell in column.cells}
 
 
 def _cells(row: str) -> list[str]:
