@@ -33,22 +33,12 @@ from mcp.shared.exceptions import MCPError
 
 from conftest import run_cli
 from graphrag_mcp_server.config.logs import REPEATS_PER_WINDOW
-from mcp_client import RunningServer, running_server
+from mcp_client import INITIALIZE, RunningServer, running_server
 from oauth_issuer import Issuer
 
 pytestmark = pytest.mark.e2e  # HTTP servers in subprocesses
 
 TOKEN = "matrix-token-0123456789abcdefXYZ"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "m", "version": "1"},
-    },
-}
 MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 PER_CLIENT, TOTAL = 3, 6
 SERVER_ENV = {

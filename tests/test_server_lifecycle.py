@@ -150,21 +150,7 @@ def test_ctrl_c_ends_a_stdio_server_at_once(built_index: tuple[Path, dict]) -> N
         env=cli_env(),
     )
     try:
-        server.stdin.write(
-            json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-06-18",
-                        "capabilities": {},
-                        "clientInfo": {"name": "tty", "version": "0"},
-                    },
-                }
-            )
-            + "\n"
-        )
+        server.stdin.write(json.dumps(INITIALIZE) + "\n")
         server.stdin.flush()
         assert json.loads(server.stdout.readline())["id"] == 1  # serving, its stdin still open
         server.send_signal(signal.SIGINT)
