@@ -533,6 +533,15 @@ QUALITY_CORPORA = [
         "named in other languages, pronoun-only links and bodies named by their noun; measured "
         "as it came, before and after the rules of b021492, whose author had not read it",
     ),
+    (
+        "held out 17",
+        graph_quality.HELD_OUT_17,
+        "no: written on 2026-11-29 by a helper that had read neither the rules nor the code; its "
+        "brief asked for archive styles the project has not used (minutes, changelogs, grant "
+        "letters, written answers, notices, programmes, show notes), titles, field labels, "
+        "signature blocks, defined terms and legal forms of many countries; measured as it came "
+        "(the code of 22b846a)",
+    ),
 ]
 
 
