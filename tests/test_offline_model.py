@@ -1449,3 +1449,213 @@ async def test_a_pronoun_looks_back_past_sentences_that_name_no_person(
     subject = "SIOBHÁN NÍ BHRIAIN"
     for other in ("IRISH LIGHTS SERVICE", "DECLAN MURPHY", "CORK HARBOUR TRUST"):
         assert frozenset((subject, other)) in pairs, other
+
+
+MINUTES_AND_SIGNATURES = """Minutes of the Westmere Rowing Club committee
+Present: Harriet Quance (Chair), Tomasz Wierzbicki (Secretary), Leon Abara
+Apologies: Priya Ramaswamy
+
+1. The Secretary reported that Halcyon Boatworks had delivered the new eight. Mr Wierzbicki \
+thanked its owner, Samuel Greaves, for the discount.
+
+Signed for the Licensee: Rupert Kline, Company Secretary
+"""
+
+
+async def test_a_field_line_ends_a_name_and_a_role_after_a_comma_is_no_legal_form(
+    model: LLMCompletion,
+) -> None:
+    """A line that starts a field ('Apologies:') ends the name on the line before it; 'Company
+    Secretary' after a name is a role, not a legal form; a compound in -works is a body, and 'its
+    owner, X' further on in a sentence is the owner of the body the sentence before names."""
+    types, relationships = await _extracted(model, MINUTES_AND_SIGNATURES)
+    assert types["LEON ABARA"] == "PERSON" and "LEON ABARA APOLOGIES" not in types
+    assert types["RUPERT KLINE"] == "PERSON"
+    assert types["HALCYON BOATWORKS"] == "ORGANIZATION"
+    assert frozenset(("HALCYON BOATWORKS", "SAMUEL GREAVES")) in _pairs(relationships)
+
+
+JUDGMENT = """IN THE HIGH COURT OF JUSTICE
+
+Between:
+GREYFRIARS LOGISTICS LIMITED (Claimant)
+and
+MARCUS DELACROIX-HALE (Defendant)
+
+1. The Claimant, a haulage company based in Felixstowe, employed the Defendant from 2017.
+2. Mr Delacroix-Hale then joined a competitor, Brightwater Freight, in 2022.
+3. The Department asked the operator's managing director, Padraig Conneely, to reply.
+"""
+
+
+async def test_parties_in_capitals_before_their_designation_are_named_and_bound(
+    model: LLMCompletion,
+) -> None:
+    """A court heading's parties in capitals are names (a company by its legal form, a person
+    before '(Defendant)'), bound to 'the Claimant' and 'the Defendant'; the designations are no
+    entities; 'joined a competitor, X' makes X a body."""
+    types, relationships = await _extracted(model, JUDGMENT)
+    assert types["GREYFRIARS LOGISTICS LIMITED"] == "ORGANIZATION"
+    assert types["MARCUS DELACROIX-HALE"] == "PERSON"
+    assert not {"CLAIMANT", "DEFENDANT", "HIGH COURT OF JUSTICE"} & set(types)
+    pairs = _pairs(relationships)
+    assert frozenset(("GREYFRIARS LOGISTICS LIMITED", "FELIXSTOWE")) in pairs
+    assert frozenset(("GREYFRIARS LOGISTICS LIMITED", "MARCUS DELACROIX-HALE")) in pairs
+    assert types["BRIGHTWATER FREIGHT"] == "ORGANIZATION"
+
+
+NOTES_AND_TITLES = """Episode 42 show notes
+
+- Added Norwegian translations, contributed by Eirik Haugland.
+- The Cardew Trust funds your project, Mapping the Medway Marshes, for two years.
+
+Your report on Abbotsfield Library missed the point. Abbotsfield Library was saved in 1987 by \
+the Friends of Abbotsfield Library.
+
+The operator, Aran Sound Ferries, cancelled 41 sailings. The Department asked the operator's \
+managing director, Padraig Conneely, for a timetable.
+"""
+
+
+async def test_a_headings_word_a_changelogs_verb_and_a_title_in_ing_are_no_entities(
+    model: LLMCompletion,
+) -> None:
+    """'Episode' before a number, 'Added' opening an item and 'Mapping the Medway Marshes' (a
+    title) are no entities; 'Friends of X' is a body beside X, which the text also names alone;
+    'the operator, X' makes X a body and "the operator's managing director, Y" its officer."""
+    types, relationships = await _extracted(model, NOTES_AND_TITLES)
+    assert not {"EPISODE", "ADDED NORWEGIAN", "MAPPING THE MEDWAY MARSHES"} & set(types)
+    assert types["EIRIK HAUGLAND"] == "PERSON"
+    assert types["FRIENDS OF ABBOTSFIELD LIBRARY"] == "ORGANIZATION"
+    assert types["ABBOTSFIELD LIBRARY"] == "ORGANIZATION"
+    assert types["ARAN SOUND FERRIES"] == "ORGANIZATION"
+    assert frozenset(("ARAN SOUND FERRIES", "PADRAIG CONNEELY")) in _pairs(relationships)
+
+
+PLACES_AND_SINGLE_NAMES = """North of Tullyvin the road narrows. Carrowmore's harbour was rebuilt.
+Fishermen from Ballykeel and Ardnagh sell their catch at Kilbeg.
+
+Zentrix announced record profits on Monday. Its chief executive, Lara Voigt, credited the new
+plant. Kovalenko, the firm's founder, stepped down in 2019. Okafor, who chairs the audit
+committee, declined to comment.
+"""
+
+
+async def test_places_by_the_compass_possessives_and_lists_and_single_names_by_their_cues(
+    model: LLMCompletion,
+) -> None:
+    """A word after 'north of', one with 's before what a place has ('harbour') and one listed
+    after a place ('from A and B') are places; a single word before a body's verb is a body, one
+    before ', who' or ", the firm's founder" a person, linked to the body named before."""
+    types, relationships = await _extracted(model, PLACES_AND_SINGLE_NAMES)
+    for place in ("TULLYVIN", "CARROWMORE", "BALLYKEEL", "ARDNAGH", "KILBEG"):
+        assert types[place] == "GEO", place
+    assert types["ZENTRIX"] == "ORGANIZATION" and types["LARA VOIGT"] == "PERSON"
+    assert types["KOVALENKO"] == "PERSON" and types["OKAFOR"] == "PERSON"
+    pairs = _pairs(relationships)
+    assert frozenset(("ZENTRIX", "LARA VOIGT")) in pairs
+    assert frozenset(("ZENTRIX", "KOVALENKO")) in pairs
+
+
+NOTICES = """St Brigid's Parish Bulletin
+
+Contracting authority: Ostrava City Council
+Contract: Resurfacing of Hlavni trida
+Value: CZK 48 million
+The council's project manager, Ing. Petra Dvorakova, said work would start in May.
+
+Reporting to the Harbour Master, Captain Euan Macrae, you will manage the team.
+A van was stolen from Hollins Yard, Ashford Road, on Friday. The committee meets in the Kehoe Room.
+"""
+
+
+async def test_a_documents_publisher_a_fields_value_and_a_role_after_a_title_abbreviation(
+    model: LLMCompletion,
+) -> None:
+    """A bulletin's publisher is named ('St Brigid's Parish'); a field's value opens like a
+    sentence ('Resurfacing of ...' is no name); 'Ing.' ends no sentence and "the council's
+    project manager, Ing. X" is the council's; 'Harbour Master' is a role; yards and rooms are
+    places."""
+    types, relationships = await _extracted(model, NOTICES)
+    assert "ST BRIGID'S PARISH" in types
+    assert not {"RESURFACING OF HLAVNI", "HARBOUR MASTER", "CZK"} & set(types)
+    assert frozenset(("OSTRAVA CITY COUNCIL", "PETRA DVORAKOVA")) in _pairs(relationships)
+    assert types["HOLLINS YARD"] == "GEO" and types["KEHOE ROOM"] == "GEO"
+
+
+INTERVIEW = """# Q&A: the baker who saved a mill
+
+**Interviewer:** How did you come to buy Lower Treve Mill?
+**Morwenna Pascoe:** My grandfather worked there. When the Treve Estate sold it, my husband and I
+took out a loan from Cornish Rural Bank.
+**Interviewer:** And now?
+**Morwenna Pascoe:** We bake every morning.
+
+Norvik Biotech and Uppsala University sign an agreement. Norvik Biotech AB signed it today.
+"This lets us test our enzyme at scale," said Elin Norberg, Norvik's chief scientist.
+Contact: press@norvik.se
+"""
+
+
+async def test_a_speaker_is_linked_to_what_their_turn_and_the_question_put_to_them_name(
+    model: LLMCompletion,
+) -> None:
+    """A person whose name labels a line is linked to the names of their first-person sentences
+    and of the question put to them; a company's short name counts once beside the same name
+    with its legal form, and an e-mail address writes no word of the text in lower case."""
+    _, relationships = await _extracted(model, INTERVIEW)
+    pairs = _pairs(relationships)
+    speaker = "MORWENNA PASCOE"
+    for other in ("LOWER TREVE MILL", "TREVE ESTATE", "CORNISH RURAL BANK"):
+        assert frozenset((speaker, other)) in pairs, other
+    assert frozenset(("NORVIK BIOTECH AB", "ELIN NORBERG")) in pairs
+
+
+FORM = """Annual return 2023 - Fenwick & Daughters Limited
+
+Registered office: 12 Quayside, Berwick-upon-Tweed
+Directors: Margaret Fenwick, Duncan Irvine
+Shareholders: Tweedside Holdings Ltd
+
+Present: Ann Lowe, Bryn Moss, Cai Nash, Dee Orr
+
+Applicant: Brynmor Homes Ltd
+Agent: Delyth Parry
+Site: Cae Glas, Llanfair Road
+Variety: Kessock Amber
+
+Kestrel Marine Ltd builds ferries in Bergen. The managing director, Ola Nordmann, expects more.
+"""
+
+
+async def test_a_forms_fields_are_one_record_of_the_body_its_heading_names(
+    model: LLMCompletion,
+) -> None:
+    """A form whose heading names one body links it to the names of its field lines (a line of at
+    most three: more is a list such as an attendance); consecutive
+    field lines are one record (their names linked, as a table row's); a field labelled by a
+    place's noun ('Site:') holds places and one of a value ('Variety:') no default-typed name;
+    'The managing director, X' opening a sentence is the officer of the body named before."""
+    types, relationships = await _extracted(model, FORM)
+    pairs = _pairs(relationships)
+    company = "FENWICK & DAUGHTERS LIMITED"
+    for other in ("MARGARET FENWICK", "DUNCAN IRVINE", "TWEEDSIDE HOLDINGS LTD"):
+        assert frozenset((company, other)) in pairs, other
+    assert frozenset((company, "ANN LOWE")) not in pairs  # a list of four: an attendance
+    assert frozenset(("BRYNMOR HOMES LTD", "DELYTH PARRY")) in pairs
+    assert types["CAE GLAS"] == "GEO" and "KESSOCK AMBER" not in types
+    assert frozenset(("KESTREL MARINE LTD", "OLA NORDMANN")) in pairs
+
+
+COMPANY_BY_ITS_NOUN = """Brannock Logistics Ltd moved to Leeds in 2001. The company hired Dana
+Whitlock as its first engineer. Later the firm opened a depot in York.
+"""
+
+
+async def test_the_company_is_the_one_body_the_sentences_before_name(model: LLMCompletion) -> None:
+    """'The company' and 'the firm', nouns no name of the text ends in, mean the one body the last
+    three sentences name: what they did is linked to it."""
+    _, relationships = await _extracted(model, COMPANY_BY_ITS_NOUN)
+    pairs = _pairs(relationships)
+    for other in ("DANA WHITLOCK", "YORK"):
+        assert frozenset(("BRANNOCK LOGISTICS LTD", other)) in pairs, other

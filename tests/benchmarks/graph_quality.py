@@ -121,6 +121,7 @@ def measure(config: object, tables: object, corpus: Path = SIX_TOPICS) -> Measur
     questions.json)."""
     truth, found = ground_truth(corpus), Measures()
     _graph_measures(tables, truth, found)
+    _unlinked_measures(corpus, tables, truth, found)
     _default_type_measures(corpus, truth, found)
     _lookup_measures(config, tables, truth, found)
     _relation_measures(config, tables, truth, found)
@@ -162,6 +163,7 @@ def _graph_measures(tables: object, truth: dict, found: Measures) -> None:
             if form in types
         ]
         found.hit("entity extracted", bool(extracted))
+        found.hit(f"entity extracted ({entity['type']})", bool(extracted))
         if extracted:
             correct = types[extracted[0]] == entity["type"]
             found.hit("entity type correct", correct)
@@ -183,12 +185,53 @@ def _graph_measures(tables: object, truth: dict, found: Measures) -> None:
     }
     by_name = {entity["name"]: names_of(entity) for entity in truth["entities"]}
     for relation in truth["relations"]:
+        ends = [
+            by_name.get(relation[end], set(forms(relation[end]))) for end in ("source", "target")
+        ]
+        found.hit("relation: both ends extracted", all(names & titles for names in ends))
         found.hit(
             "linking relationship in the index",
             any(
                 frozenset((source, target)) in linked
                 for source in by_name.get(relation["source"], set(forms(relation["source"])))
                 for target in by_name.get(relation["target"], set(forms(relation["target"])))
+            ),
+        )
+
+
+def _unlinked_measures(corpus: Path, tables: object, truth: dict, found: Measures) -> None:
+    """Of the relations whose ends are both extracted but not linked, how many a sentence of their
+    documents names both ends in (by a gold name or alias): a mention the extractor did not
+    recognise, against a link stated across sentences. Counts only: no name is reported."""
+    from graphrag_mcp_server.providers.offline.text import split_sentences
+
+    titles = set(tables.entities["title"])
+    linked = {
+        frozenset(pair)
+        for pair in zip(tables.relationships["source"], tables.relationships["target"], strict=True)
+    }
+    by_name = {entity["name"]: entity for entity in truth["entities"]}
+    for relation in truth["relations"]:
+        ends = [by_name.get(relation[end]) for end in ("source", "target")]
+        if None in ends or not all(names_of(end) & titles for end in ends):
+            continue
+        if any(
+            frozenset((one, two)) in linked
+            for one in names_of(ends[0])
+            for two in names_of(ends[1])
+        ):
+            continue
+        written = [[end["name"], *end.get("aliases", [])] for end in ends]
+        sentences = [
+            sentence
+            for document in relation["documents"]
+            for sentence in split_sentences((corpus / "docs" / document).read_text("utf-8"))
+        ]
+        found.hit(
+            "unlinked relation with both ends extracted: both named in one sentence",
+            any(
+                all(any(name in sentence for name in names) for names in written)
+                for sentence in sentences
             ),
         )
 

@@ -15,31 +15,44 @@ from graphrag_mcp_server.providers.offline.entity_types import (
     person_after_title,
     type_and_reason,
 )
-from graphrag_mcp_server.providers.offline.labels import bound_roles, defined_terms, field_labels
+from graphrag_mcp_server.providers.offline.labels import (
+    bound_roles,
+    defined_terms,
+    field_labels,
+    parties_in_capitals,
+)
 from graphrag_mcp_server.providers.offline.lexicon import (
     HONORIFICS,
     ORGANISATION_HEADS,
     PLACE_HEADS,
-    SENTENCE_ADVERBS,
     TITLE_ABBREVIATIONS,
     TITLES,
     ends_in_legal_form,
     is_first_name,
     is_known_place,
-    is_legal_form,
     is_lower_case_body_noun,
 )
-from graphrag_mcp_server.providers.offline.name_forms import acronyms, surface_forms
+from graphrag_mcp_server.providers.offline.name_forms import acronyms, surface_forms, tail_names
 from graphrag_mcp_server.providers.offline.name_words import (
+    COMPASS,
     before_a_form,
     continues_body,
     continues_name,
+    cued_single_name,
     heads_a_name,
+    in_place,
     is_form_word,
+    is_sentence_opener,
+    is_single_name,
     strip_possessive,
     tokens_of,
 )
-from graphrag_mcp_server.providers.offline.no_kind import has_no_kind, vocabulary_phrase
+from graphrag_mcp_server.providers.offline.no_kind import (
+    has_no_kind,
+    plain_word,
+    publisher,
+    vocabulary_phrase,
+)
 from graphrag_mcp_server.providers.offline.structure_words import (
     CALENDAR,
     NOT_NAMES,
@@ -50,7 +63,6 @@ from graphrag_mcp_server.providers.offline.text import (
     JOINERS,
     NAME_PARTICLES,
     SHORT_LINE_WORDS,
-    STOPWORDS,
     WORD,
     split_sentences,
 )
@@ -63,23 +75,10 @@ _PLACE_PREPOSITIONS = frozenset(
     }
 )
 # fmt: on
-_COMMON_SUFFIXES = (
-    "ing",
-    "ly",
-    "tion",
-    "sion",
-    "ment",
-    "ness",
-    "ity",
-    "ance",
-    "ence",
-    "ship",
-    "ies",
-    "ed",
-)
 _TYPE_CUES = {"organization": ORGANISATION_HEADS, "geo": PLACE_HEADS, "event": EVENT_HEADS}
 """Head nouns of organisations, places and events (general lists: see lexicon.py)."""
 
+_ADDRESSES = re.compile(r"\S+@\S+|https?://\S+|www\.\S+")
 _YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{2,60})[\"”]")
 _TITLE_LIKE = re.compile(r"[A-Z][\w'’&-]*(?:\s+[\w'’&-]+){0,5}")
@@ -152,12 +151,6 @@ def _split_run(words: list[str]) -> list[list[str]]:
     return [_trim_joiners(part) for part in merged]
 
 
-def _is_sentence_opener(word: str) -> bool:
-    """A capitalised sentence-initial word unlikely to start a name ('The', 'Building')."""
-    lower = word.lower()
-    return lower in STOPWORDS or lower in SENTENCE_ADVERBS or lower.endswith(("ing", "ly"))
-
-
 def _is_name_start(words: list[str]) -> bool:
     """The first of `words` is not a title, role, greeting or structure word: a name can start with
     it. A title that is also a first name ('Dean', 'Major') is one only before two more words."""
@@ -181,8 +174,10 @@ def _qualifies_title(words: list[str]) -> bool:
 def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[str, bool]]:
     """Names in one run of capitalised words, each with whether it is a single word after a place
     preposition (`_sentence_names` keeps other single words only where they start a heading)."""
-    while words and at_start and _is_sentence_opener(words[0]):
+    while words and at_start and is_sentence_opener(words[0]):
         words = words[1:]
+    if len(words) > 2 and words[0].lower() in COMPASS and words[1] == "of":
+        words, previous = words[2:], "in"  # 'North of Tullyvin the road narrows'
     if len(words) > 3 and words[1] == "of" and _is_common_head(words[0]):
         words = words[2:]  # 'Users of Lumen Cloud', 'Complaint of Halden Athletic'
     titled = False
@@ -208,7 +203,7 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
         words = words[:-1]
     if _core_count(words) == 1:
         word = words[-1]  # after its particle, if any ('La Paz')
-        if not _is_single_name(word) or titled or (role and not is_known_place(word)):
+        if not is_single_name(word) or titled or (role and not is_known_place(word)):
             return []  # 'Programme' of 'Programme Director'; not 'Leeds' of 'Leeds Director'
         if previous == "the" or any(word.lower() in cues for cues in _TYPE_CUES.values()):
             return []  # 'the Council', 'the Cabinet': a body named by its kind
@@ -224,26 +219,12 @@ def _is_common_head(word: str) -> bool:
     """A word that starts 'W of Name' without being part of the name (not a body's or a place's
     head noun, a title, a first name or a place)."""
     return not (
-        head(word) in ORGANISATION_HEADS
+        word.lower() in ORGANISATION_HEADS  # 'Friends of ...'
+        or head(word) in ORGANISATION_HEADS
         or head(word) in PLACE_HEADS
         or word.lower() in TITLES
         or is_first_name(word)
         or is_known_place(word)
-    )
-
-
-def _is_single_name(word: str) -> bool:
-    """A capitalised word left by `_run_names` (no title, role or structure word) that can be a name
-    by itself (a place: 'Hartsmere')."""
-    lower = word.lower()
-    return (
-        lower not in STOPWORDS
-        and not is_legal_form(word)
-        and not lower.endswith(_COMMON_SUFFIXES)
-        and lower not in CALENDAR
-        and lower.removesuffix("s") not in CALENDAR
-        and word.isalpha()
-        and len(word) > 2
     )
 
 
@@ -265,6 +246,8 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
         and not sentence.rstrip().endswith((".", "!", "?"))
     )
 
+    last_place = [-2]  # where the last single place's run ended
+
     def flush() -> None:
         if run:
             at_start = not any(t[0].isalpha() for t in tokens[:start])
@@ -277,14 +260,24 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
                 if not run or run[-1].lower() in TITLES:  # 'Civil Surgeon Dr.': all a title
                     run.clear()
                     return
-            for name, where_a_place_is in _run_names(run.copy(), at_start, previous):
+            opens = at_start or previous == ":"  # a field's value: 'Contract: Resurfacing of ...'
+            if in_place(tokens, start, len(run)) or (
+                previous in ("and", "or") and start - 1 == last_place[0]
+            ):  # "Carrowmore's harbour", 'north of X', 'from Ballykeel and Ardnagh'
+                previous = "in"
+            for name, where_a_place_is in _run_names(run.copy(), opens, previous):
+                cued = " " not in name and cued_single_name(
+                    name, sentence
+                )  # 'Okafor, who chairs ...'
                 if (
                     " " in name
+                    or cued
                     or where_a_place_is
-                    or starts_heading
+                    or (starts_heading and not plain_word(name))  # not 'Episode 42 notes'
                     or (not at_start and is_known_place(name))
                 ):
-                    names.append((name, " " not in name, weak and " " not in name))
+                    names.append((name, " " not in name and not cued, weak and " " not in name))
+                    last_place[0] = start + len(run) if where_a_place_is else last_place[0]
             run.clear()
 
     for index, token in enumerate(tokens):
@@ -368,18 +361,25 @@ def find_entities(text: str) -> Mentions:
         and len(re.findall(rf"^\W*{re.escape(key)}\W*:", text, re.IGNORECASE | re.MULTILINE)) > 1
     }
     not_names = labels | {term.upper() for term, _ in defined_terms(text)}
+    parties = parties_in_capitals(text)
+    for name in filter(None, map(publisher, list(found.values()))):
+        found.setdefault(name.upper(), name)  # 'St Brigid's Parish' of its 'Parish Bulletin'
     not_names |= {key for key, name in found.items() if has_no_kind(name)}  # 'Supply Agreement'
-    not_names |= {  # 'CONTRACT FOR THE ...': a heading in capitals, unless it names a place
-        # (a letterhead's 'LANKA LEGAL PARTNERS' is the name the running text writes: not upper)
+    not_names |= {  # 'CONTRACT FOR THE ...': a heading in capitals, unless it names a place or
+        # a company by its legal form (a letterhead's 'LANKA LEGAL PARTNERS' is the name the
+        # running text writes: not upper)
         key
         for key, name in found.items()
         if " " in name
         and name.isupper()
         and canonical_type(name, quoted=False, place=False) != "geo"
+        and not ends_in_legal_form(name.split())
+        and name not in parties
     }
     for key in not_names & found.keys():
         places.discard(found.pop(key))
-    lowercase = {word for word in WORD.findall(text) if word.islower()}
+    prose = _ADDRESSES.sub(" ", text)  # 'press@norvik.se' writes no word of the text in lower case
+    lowercase = {word for word in WORD.findall(prose) if word.islower()}
     name_words = {
         word.upper()
         for name in found.values()
@@ -407,7 +407,7 @@ def find_entities(text: str) -> Mentions:
     quoted = {
         found.setdefault(q.upper(), q) for q in _quoted_names(text) if q.upper() not in not_names
     }
-    tails = _tail_names(list(found.values()), places)
+    tails = tail_names(list(found.values()), places, text)
     names = [n for n in found.values() if not any(n in t for t in tails.values())]
     roles = bound_roles(text, names)
     forms = surface_forms(names, tails, quoted | places, lowercase)
@@ -418,7 +418,7 @@ def find_entities(text: str) -> Mentions:
     mentions = {
         name: [s for s in sentences if any(_mentions(s, f) for f in forms[name])] for name in names
     }
-    cues = {name: context_cue(text, name) for name in names if " " in name}
+    cues = {name: context_cue(text, name) for name in names if " " in name or name not in places}
     cues |= layout_cues(
         text,
         names,
@@ -436,7 +436,7 @@ def find_entities(text: str) -> Mentions:
         n
         for n in names
         if not vocabulary_phrase(n, reason := typed(n, mentioned)[1])
-        and not (reason == "default" and n.upper() in values)
+        and not (reason in ("default", "context") and n.upper() in values)
     ]
     return mentioned
 
@@ -467,15 +467,6 @@ def _generic(name: str, lowercase: set[str]) -> bool:
         or is_lower_case_body_noun(name.split()[-1])
     )
     return not ends_in_cue and all(word in lowercase for word in words)
-
-
-def _tail_names(names: list[str], places: set[str]) -> dict[str, list[str]]:
-    """Shorter names ending a longer one ('Harbour Board' of 'Port Harbour Board'), but for a place
-    the text also names by itself ('in Kamenná Lhota', not only 'Nemocnice Kamenná Lhota')."""
-    return {
-        name: [n for n in names if n != name and name.endswith(f" {n}") and n not in places]
-        for name in names
-    }
 
 
 def _mentions(sentence: str, form: str) -> bool:

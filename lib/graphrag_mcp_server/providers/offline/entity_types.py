@@ -29,6 +29,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_lower_case_body_noun,
     written_as_legal_form,
 )
+from graphrag_mcp_server.providers.offline.structure_words import ROLE_WORDS
 from graphrag_mcp_server.providers.offline.text import JOINERS
 
 # fmt: off
@@ -60,7 +61,71 @@ def head(word: str) -> str:
 
 
 def _is_head(word: str, heads: frozenset[str]) -> bool:
-    return word.lower() in heads or head(word) in heads
+    return word.lower() in heads or head(word) in heads or _works_compound(word, heads)
+
+
+def _works_compound(word: str, heads: frozenset[str]) -> bool:
+    """A closed compound of an English word and 'works', a body's head noun ('Boatworks',
+    'Ironworks', 'Glassworks')."""
+    lower = word.lower()
+    return (
+        "works" in heads
+        and lower.endswith("works")
+        and len(lower) > 7
+        and is_english_word(lower.removesuffix("works"))
+    )
+
+
+BODY_NOUNS = frozenset(
+    [
+        "subsidiary", "supplier", "contractor", "subcontractor", "operator", "insurer", "lender",
+        "publisher", "distributor", "manufacturer", "retailer", "wholesaler", "carrier",
+        "developer", "charity", "employer",
+    ]
+)  # fmt: skip
+"""Nouns that speak of a body by what it does for another ('its supplier', 'a competitor')."""
+
+
+def _names_a_body(last: list[str]) -> bool:
+    """The words before an appositive (nearest first) end in a body's noun after an article or a
+    possessive ('the operator, X', 'its parent company, X'), or after 'joined a ...' ('joined a
+    competitor, X')."""
+    articles = ("a", "an", "the", "its", "their")
+    if not last:
+        return False
+    if last[1:3] and last[1] in articles and last[2:3] == ["joined"]:
+        return True
+    body = last[0] not in ROLE_WORDS | ORGANISATION_ROLES and (
+        _is_head(last[0], ORGANISATION_HEADS) or last[0] in BODY_NOUNS
+    )  # not 'its chief executive, X'
+    return body and any(word in articles for word in last[1:3])
+
+
+_ROLE_OF = re.compile(
+    r",\s+(?:(?:the|its|their)\s+\w+(?:'s|’s)|its|their)\s+(?:\w+\s+)?(\w+)", re.IGNORECASE
+)
+
+
+def single_name_cue(rest: str) -> bool:
+    """The words after a single capitalised word say it names someone or a body: a body's verb
+    ('Zentrix announced'), ', who' or a role in a body (', the firm's founder')."""
+    following = _words(rest)[:1]
+    return (
+        (
+            bool(following)
+            and not rest.lstrip().startswith(",")
+            and following[0] in ORGANISATION_VERBS
+        )
+        or re.match(r",\s+who\b", rest) is not None
+        or _held_role(rest)
+    )
+
+
+def _held_role(rest: str) -> bool:
+    """The words after a mention give it a role in a body: ', the firm's founder', ', its chief
+    executive'... (a person's appositive)."""
+    found = _ROLE_OF.match(rest)
+    return found is not None and found[1].lower() in ROLE_WORDS | ORGANISATION_ROLES
 
 
 def _words(text: str) -> list[str]:
@@ -82,8 +147,11 @@ def context_cue(text: str, name: str) -> str | None:
         possessive = rest.startswith(("'s", "’s"))
         following = _words(rest.removeprefix("'s").removeprefix("’s"))[:2]
         right_after = bool(following) and not rest.lstrip(" 's’").startswith(",")
-        if last[:1] in (["joined"], ["founded"]) or (
-            possessive and any(w in ORGANISATION_ROLES for w in following)
+        appositive = before[-1].rstrip().endswith(",") and _names_a_body(last)
+        if (
+            last[:1] in (["joined"], ["founded"])
+            or (possessive and any(w in ORGANISATION_ROLES for w in following))
+            or appositive
         ):
             votes["organization"] += 1
         elif last[:1] in (["of"], ["for"]) and any(w in ORGANISATION_ROLES for w in last[1:]):
@@ -94,12 +162,21 @@ def context_cue(text: str, name: str) -> str | None:
             votes["organization"] += 1
         if (right_after and following[0] in SPEECH_VERBS) or (last and last[0] in SPEECH_VERBS):
             votes["person"] += 1
-        if following[:1] == ["who"] or (last and last[0] in TITLES):
+        if following[:1] == ["who"] or (last and last[0] in TITLES) or _held_role(rest):
             votes["person"] += 1
-        if (form := _LEGAL_FORM_AFTER.match(rest)) and written_as_legal_form(form[1]):
+        if (form := _LEGAL_FORM_AFTER.match(rest)) and _legal_form_after(form, rest):
             votes["organization"] += 2  # 'Penedela Vinhos, Lda.', a short name's full form
     best = max(votes, key=lambda kind: votes[kind])
     return best if votes[best] > min(votes.values()) else None
+
+
+def _legal_form_after(form: re.Match[str], rest: str) -> bool:
+    """The word after a mention is a legal form, not the first word of a role ('Rupert Kline,
+    Company Secretary')."""
+    role = _words(rest[form.end() :])[:1]
+    return written_as_legal_form(form[1]) and not (
+        role and role[0] in ROLE_WORDS | ORGANISATION_ROLES
+    )
 
 
 def type_and_reason(

@@ -5,30 +5,52 @@ from __future__ import annotations
 
 import re
 
-_FIELD_LABEL = re.compile(
+FIELD_LABEL = re.compile(
     r"^[ \t>*#-]*\**([A-Z][\w'’ -]{0,30}?)\**(?:\s*\([^)\n]*\))?\s*:", re.MULTILINE
 )
 """A field label: a capitalised word or two and a colon at a line's start ('Curator:', 'Find
 spot:', 'Agent (Kofi Mensah):'), in catalogues, abstracts, transcripts and forms."""
+_PARTIES = (
+    "Claimants?|Defendants?|Appellants?|Respondents?|Applicants?|Petitioners?|Plaintiffs?"
+    "|Interveners?|Lessor|Lessee|Licensor|Licensee|Landlord|Tenant|Employer|Contractor"
+    "|Subcontractor|Buyer|Seller|Vendor|Purchaser|Borrower|Lender|Guarantor|Supplier|Customer"
+)
+"""Designations of a party in legal English, written in brackets after its name without quotes:
+'GREYFRIARS LOGISTICS LIMITED (Claimant)'."""
 _DEFINED_TERM = re.compile(
-    r"\(\s*(?:the\s+)?[\"“]([A-Z][\w ]{1,40}?)[\"”]\s*\)"
+    rf"\(\s*(?:the\s+)?(?:[\"“]([A-Z][\w ]{{1,40}}?)[\"”]|({_PARTIES}))\s*\)"
     r"|[\"“](?:the\s+)?([A-Z][\w ]{1,40}?)[\"”]\s+(?:means|shall mean|refers to)\s+(?:the\s+)?"
 )
-"""A contract's defined term: 'Nordhavn Rederi AS (the "Owner")', '"Supplier" means ...'."""
+"""A contract's defined term: 'Nordhavn Rederi AS (the "Owner")', '"Supplier" means ...', and a
+party's designation ('(Defendant)')."""
+_CAPITALS_BEFORE = re.compile(r"([A-Z][A-Z'’.&-]+(?:[ \t]+[A-Z][A-Z'’.&-]+)+)\s*$")
 
 
 def field_labels(text: str) -> set[str]:
-    """The upper-cased field labels of `text` (see _FIELD_LABEL): never entities."""
-    return {match.group(1).strip().upper() for match in _FIELD_LABEL.finditer(text)}
+    """The upper-cased field labels of `text` (see FIELD_LABEL): never entities."""
+    return {match.group(1).strip().upper() for match in FIELD_LABEL.finditer(text)}
 
 
 def defined_terms(text: str) -> list[tuple[str, int]]:
     """Each defined term and where its party's name is to be found: before the parenthesis, or
     after 'means' (a negative position: the name follows)."""
     return [
-        (match.group(1), match.start()) if match.group(1) else (match.group(2), -match.end())
+        (term, match.start())
+        if (term := match.group(1) or match.group(2))
+        else (match[3], -match.end())
         for match in _DEFINED_TERM.finditer(text)
     ]
+
+
+def parties_in_capitals(text: str) -> set[str]:
+    """Names written in capitals right before a defined term, as a court's heading or a deed's
+    parties write them ('MARCUS DELACROIX-HALE (Defendant)'): names, not headings."""
+    return {
+        found[1]
+        for _, position in defined_terms(text)
+        if position >= 0
+        and (found := _CAPITALS_BEFORE.search(text[max(0, position - 80) : position]))
+    }
 
 
 def bound_roles(text: str, names: list[str]) -> dict[str, list[str]]:

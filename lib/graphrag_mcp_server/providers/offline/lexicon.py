@@ -29,7 +29,7 @@ ORGANISATION_HEADS = frozenset(
         "fund", "government", "group", "guild", "institute", "institution", "league", "lodge",
         "ministry", "mission", "municipality", "office", "order", "organisation", "organization",
         "parliament", "party", "panel", "school", "secretariat", "senate", "service", "society",
-        "syndicate", "team", "tribunal", "trust", "union", "university", "expedition",
+        "syndicate", "team", "tribunal", "trust", "union", "university", "expedition", "friends",
         # armed and public services
         "army", "navy", "force", "police", "corps", "regiment", "brigade", "squadron", "fleet",
         "guard", "inspectorate", "constabulary", "battalion", "platoon", "squad", "detachment",
@@ -230,9 +230,9 @@ PLACE_HEADS = frozenset(
         # ways (with the street types of UK postal addresses) and built places
         "street", "road", "lane", "avenue", "boulevard", "square", "row", "crescent", "terrace",
         "close", "drive", "way", "place", "gardens", "mews", "quay", "wharf", "pier", "dock",
-        "parade", "grove", "rise",
+        "parade", "grove", "rise", "yard",
         "docks", "bridge", "port", "airport", "station", "stadium", "arena", "ground", "park",
-        "castle", "abbey", "cathedral", "palace", "tower", "fort",
+        "castle", "abbey", "cathedral", "palace", "tower", "fort", "room", "rooms",
     ]
 )
 """Last words that make a name a place's ('Kell Estuary', 'Albion Street')."""
@@ -294,11 +294,11 @@ TITLE_ABBREVIATIONS = frozenset(
     [
         "dr", "mr", "mrs", "ms", "mx", "prof", "capt", "sgt", "lt", "col", "gen", "rev", "revd",
         "cllr", "hon", "dña", "sra", "srta", "sig", "sigra", "dott", "avv", "mme", "mlle", "hr",
-        "fr", "mevr", "dhr", "mw", "drs", "smt",
+        "fr", "mevr", "dhr", "mw", "drs", "smt", "ing", "mgr", "mag", "bc", "judr", "mudr", "phdr",
     ]
 )
-"""Titles written abbreviated with a stop ('Sra. Ortega', 'Mme. Dubois'): the stop ends no
-sentence."""
+"""Titles written abbreviated with a stop ('Sra. Ortega', 'Mme. Dubois', Central Europe's 'Ing.'
+and 'Mgr.'): the stop ends no sentence."""
 SPEECH_VERBS = frozenset(
     [
         "said", "says", "told", "tells", "asked", "asks", "added", "replied", "explained",

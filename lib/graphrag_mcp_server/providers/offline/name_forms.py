@@ -10,6 +10,7 @@ from collections import Counter
 from graphrag_mcp_server.providers.offline.entity_types import canonical_type, head
 from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_HEADS,
+    ends_in_legal_form,
     is_first_name,
     is_known_place,
     without_legal_form,
@@ -23,7 +24,11 @@ def surface_forms(
     body's unambiguous first or last word ('Athletic's chairman' for Halden Athletic), and a
     company's name without its legal form and its unambiguous words ('Bandeirante' for
     Especiarias Bandeirante Ltda.)."""
-    word_counts = Counter(w for n in names for w in set(n.split()))
+    shorter = {
+        " ".join(without_legal_form(n.split())) for n in names if ends_in_legal_form(n.split())
+    }
+    counted = [n for n in names if n not in shorter]
+    word_counts = Counter(w for n in counted for w in set(n.split()))  # 'Norvik Biotech (AB)' once
     forms = {}
     for name in names:
         words = name.split()
@@ -110,3 +115,21 @@ def _initials_hold(name: str, acronym: str) -> bool:
         elif word[:1].isupper():
             return False
     return wanted is None
+
+
+def tail_names(names: list[str], places: set[str], text: str) -> dict[str, list[str]]:
+    """Shorter names ending a longer one ('Harbour Board' of 'Port Harbour Board'), but for a place
+    the text also names by itself ('in Kamenná Lhota', not only 'Nemocnice Kamenná Lhota') and a
+    name after 'of' that the text also writes by itself ('Abbotsfield Library' of 'Friends of
+    Abbotsfield Library')."""
+    return {
+        name: [
+            n
+            for n in names
+            if n != name
+            and name.endswith(f" {n}")
+            and not (name.endswith(f" of {n}") and text.count(n) > text.count(name))
+            and n not in places
+        ]
+        for name in names
+    }

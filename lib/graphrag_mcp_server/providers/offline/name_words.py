@@ -5,18 +5,23 @@ from __future__ import annotations
 
 import re
 
-from graphrag_mcp_server.providers.offline.entity_types import head
+from graphrag_mcp_server.providers.offline.entity_types import head, single_name_cue
 from graphrag_mcp_server.providers.offline.lexicon import (
     LOCATIVE_PARTICLES,
     ORGANISATION_HEADS,
     PLACE_HEADS,
+    SENTENCE_ADVERBS,
     ends_in_legal_form,
     is_english_word,
+    is_first_name,
     is_legal_form,
     is_lower_case_body_noun,
     legal_forms,
     written_as_legal_form,
 )
+from graphrag_mcp_server.providers.offline.no_kind import plain_word
+from graphrag_mcp_server.providers.offline.structure_words import CALENDAR
+from graphrag_mcp_server.providers.offline.text import STOPWORDS
 
 _TOKEN = re.compile(r"\w+(?:['’&-]\w+)*|\S")
 _DOTTED = re.compile(r"(?:[^\W\d_]{1,2}\.){2,}")
@@ -162,3 +167,73 @@ def is_body_noun(word: str) -> bool:
     """`word` is a body's noun in any of the languages the lexicon lists ('Uniwersytet', 'kommune',
     'Høgskolen')."""
     return head(word) in ORGANISATION_HEADS or is_lower_case_body_noun(word.lower())
+
+
+_COMMON_SUFFIXES = (
+    "ing",
+    "ly",
+    "tion",
+    "sion",
+    "ment",
+    "ness",
+    "ity",
+    "ance",
+    "ence",
+    "ship",
+    "ies",
+    "ed",
+)
+
+
+def is_sentence_opener(word: str) -> bool:
+    """A capitalised sentence-initial word unlikely to start a name ('The', 'Building'; 'Added'
+    and 'Fixed' of a changelog's items: a past tense of common English)."""
+    lower = word.lower()
+    return (
+        lower in STOPWORDS
+        or lower in SENTENCE_ADVERBS
+        or lower.endswith(("ing", "ly"))
+        or (lower.endswith("ed") and plain_word(word))
+    )
+
+
+def is_single_name(word: str) -> bool:
+    """A capitalised word left by `_run_names` (no title, role or structure word) that can be a name
+    by itself (a place: 'Hartsmere')."""
+    lower = word.lower()
+    return (
+        lower not in STOPWORDS
+        and not is_legal_form(word)
+        and not lower.endswith(_COMMON_SUFFIXES)
+        and lower not in CALENDAR
+        and lower.removesuffix("s") not in CALENDAR
+        and word.isalpha()
+        and len(word) > 2
+    )
+
+
+def cued_single_name(word: str, sentence: str) -> bool:
+    """A single word that is no common word or first name, followed where the sentence writes it
+    by words that make it a name (entity_types.single_name_cue)."""
+    if plain_word(word) or is_first_name(word):
+        return False
+    found = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", sentence)
+    return found is not None and single_name_cue(sentence[found.end() : found.end() + 60])
+
+
+COMPASS = frozenset(
+    ["north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest"]
+)
+_CIVIC = frozenset(["mayor", "residents", "population", "inhabitants", "outskirts", "centre"])
+"""What a place has ('Carrowmore's residents'), besides its places (lexicon.PLACE_HEADS)."""
+
+
+def in_place(tokens: list[str], start: int, length: int) -> bool:
+    """The run of `length` tokens at `start` stands where a place does: after 'north of' (or
+    another point of the compass), or written with 's before what a place has ("Carrowmore's
+    harbour", "Kilbeg's residents")."""
+    end = start + length
+    after = tokens[end].lower() if end < len(tokens) else ""
+    return (start > 1 and tokens[start - 1] == "of" and tokens[start - 2].lower() in COMPASS) or (
+        tokens[end - 1].endswith(("'s", "’s")) and (head(after) in PLACE_HEADS or after in _CIVIC)
+    )

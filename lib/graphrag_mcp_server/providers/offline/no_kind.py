@@ -65,20 +65,43 @@ def has_no_kind(name: str) -> bool:
     return (folded in _languages() or folded in _adjectives()) and not is_known_place(name)
 
 
+def publisher(name: str) -> str | None:
+    """The body or place that names a document after itself ('St Brigid's Parish' of 'St Brigid's
+    Parish Bulletin', 'Westmere Rowing Club' of 'Westmere Rowing Club Newsletter'): the words
+    before a document's noun when their own head noun, legal form or the gazetteer types them."""
+    from graphrag_mcp_server.providers.offline.entity_types import type_and_reason
+
+    words = name.split()
+    if len(words) < 3 or words[-1].lower() not in DOCUMENT_HEADS:
+        return None
+    rest = " ".join(words[:-1])
+    reason = type_and_reason(rest, quoted=False, place=False)[1]
+    return rest if reason in ("head noun", "legal form", "gazetteer") else None
+
+
 def vocabulary_phrase(name: str, reason: str) -> bool:
     """`name` is typed only by default (entity_types' reason) and is a phrase of two words or more,
     each common English vocabulary: no first name, place, language or people's adjective, and no
     two of them a place ('Product Recall Notice', 'Quality Assurance', 'Work Scheme'; not 'East
-    Africa' or 'Immigration New Zealand'). Such a phrase is a heading, a product, a programme or
-    a field's value, not a person's or a body's name; a cue (a title, a verb of speech, 'joined
-    X', 'in X') types it instead."""
+    Africa' or 'Immigration New Zealand'), or whose first word is a common word in -ing (a
+    title: 'Mapping the Medway Marshes', 'Living with Floods'). Such a phrase is a heading, a
+    product, a programme or a field's value, not a person's or a body's name; a cue (a title, a
+    verb of speech, 'joined X', 'in X') types it instead."""
     words = name.split()
+    if reason == "default" and len(words) > 1 and words[0].endswith("ing"):
+        return plain_word(words[0])  # a work's or project's title: 'Mapping the Medway Marshes'
     return (
         reason == "default"
         and len(words) > 1
         and all(is_common_word(word) and not _names_a_place_or_people(word) for word in words)
         and not any(is_known_place(f"{one} {two}") for one, two in itertools.pairwise(words))
     )
+
+
+def plain_word(word: str) -> bool:
+    """`word` is common English vocabulary and no place the gazetteer holds: a heading's first
+    word such as 'Episode' or 'Summary', not 'Reading' or 'Porto'."""
+    return is_common_word(word) and not is_known_place(word)
 
 
 @functools.lru_cache(maxsize=1 << 14)

@@ -24,7 +24,17 @@ from graphrag_mcp_server.providers.offline.blocks import (
 )
 from graphrag_mcp_server.providers.offline.entities import Mentions, typed
 from graphrag_mcp_server.providers.offline.entity_types import head
-from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS
+from graphrag_mcp_server.providers.offline.lexicon import (
+    ORGANISATION_HEADS,
+    PLACE_HEADS,
+)
+from graphrag_mcp_server.providers.offline.record_links import (
+    FIRST_PERSON,
+    form_links,
+    record_links,
+    speaker_links,
+)
+from graphrag_mcp_server.providers.offline.role_links import role_after_name, role_holder
 from graphrag_mcp_server.providers.offline.text import (
     ENTITY_DESCRIPTION_WORDS,
     PARAGRAPH_BREAK,
@@ -47,7 +57,7 @@ _SIGN_OFF = re.compile(
 )
 _WRITER_HEADERS = ("from:", "author:", "by:", "by ", "prepared by", "written by")
 _ADDRESSEE_HEADERS = ("to:", "dear ")
-_GENERIC_BODY = re.compile(r"\bthe\s+([a-z]+)\b(?!\s+[A-Z])")
+_GENERIC_BODY = re.compile(r"\b[Tt]he\s+([a-z]+)\b(?!\s+[A-Z])")
 """'the club', 'the council': a body the text names in full elsewhere ('Ravensworth Rowing
 Club')."""
 _PERSONAL = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Hh]im|[Hh]ers|[Hh]imself|[Hh]erself)\b")
@@ -63,7 +73,6 @@ _KIN = re.compile(
     re.IGNORECASE,
 )
 """Words of kin: a sentence with one says how people of one family name are related."""
-_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Ww]e|[Uu]s|[Oo]ur)\b")
 _OWNED = re.compile(r"(?:^[\"“(]*|(?:,[\"”]|[\"”],)\s+)(?:[Ii]ts|[Tt]he\s+([a-z]+)(?:'s|’s))\s")
 """'Its chief executive, ...', "The company's owner, ...", '"...," its manager, ... said' at the
 start of a sentence: someone of a body or a place the sentence before named ('its' further on
@@ -93,6 +102,9 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             pair = (first, second) if order[first] < order[second] else (second, first)
             links.setdefault(pair, _Link()).add(weight, sentence)
 
+    def near(first: str, second: str, sentence: str) -> None:
+        link(first, second, NEARBY, sentence)
+
     subject = _subject(found, text)
     all_sentences: list[str] = []
     all_present: list[list[str]] = []
@@ -106,6 +118,9 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
                 for other in names[first + 1 :]:
                     link(name, other, SAME_SENTENCE, sentence)
             before = present[position - 1] if position else []
+            recent = [
+                name for names in present[max(0, position - 3) : position][::-1] for name in names
+            ]
             referred, back = _referred(found, present[:position], sentence)
             if (
                 subject
@@ -127,13 +142,20 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             if owner := _owner(found, before, sentence):
                 for name in names:  # 'Hallstrom Lines A/S ... Its chief executive, Mette ...'
                     link(owner, name, NEARBY, f"{sentences[position - 1]} {sentence}")
-            for body in _bodies_meant(found, sentence):
+            elif held := role_holder(found, recent, sentence, names) or role_after_name(
+                found, recent, sentence, names
+            ):
+                link(*held, NEARBY, f"{sentences[position - 1]} {sentence}")
+            for body in _bodies_meant(found, sentence, recent):
                 for name in names:
                     link(body, name, NEARBY, sentence)
         _block_links(found, paragraph, sentences, present, link)
+        record_links(sentences, present, near)
         all_sentences += sentences
         all_present += present
     _letter_links(all_sentences, all_present, order, link)
+    speaker_links(found, all_sentences, all_present, near)
+    form_links(found, all_sentences, all_present, near)
     _kin_links(found, link)
     records = []
     for (source, target), found_link in links.items():
@@ -326,15 +348,23 @@ def _in_order(found: Mentions, sentence: str) -> list[str]:
     )
 
 
-def _bodies_meant(found: Mentions, sentence: str) -> list[str]:
+def _bodies_meant(found: Mentions, sentence: str, recent: list[str]) -> list[str]:
     """The bodies a sentence means by 'the club', 'the council'...: the one name of the text ending
-    in that word."""
+    in that word; by 'the company', 'the firm' (a body's noun no name ends in), the one body the
+    last three sentences name (`recent`), if they name one."""
     meant = []
     for word in _GENERIC_BODY.findall(sentence):
         ending = [name for name in found.names if name.lower().endswith(f" {word}")]
+        if not ending and word in _BODY_WORDS:
+            bodies = {name for name in recent if typed(name, found)[0] == "organization"}
+            ending = list(bodies)
         if len(ending) == 1 and ending[0] not in sentence:
             meant.append(ending[0])
     return meant
+
+
+_BODY_WORDS = frozenset(["company", "firm", "business", "group", "charity", "organisation"])
+"""Nouns a text names any body by once it has named it ('the company')."""
 
 
 def _letter_links(
@@ -367,7 +397,7 @@ def _letter_links(
         for addressee in dict.fromkeys(addressees):
             link(writer, addressee, LETTER, f"{writer} wrote to {addressee}.")
         for sentence, names in zip(sentences, extracted, strict=True):
-            if _FIRST_PERSON.search(sentence) and not sentence.lower().startswith(
+            if FIRST_PERSON.search(sentence) and not sentence.lower().startswith(
                 _WRITER_HEADERS + _ADDRESSEE_HEADERS
             ):
                 for name in names:

@@ -14,6 +14,7 @@ ROLE_WORDS = frozenset(
     [
         "chair", "chairman", "chairwoman", "chairperson", "vice", "deputy", "secretary",
         "treasurer", "clerk", "registrar", "convener", "convenor", "director", "directors",
+        "master",
         "manager", "managers", "coordinator", "co-ordinator", "officer", "officers", "engineer",
         "lecturer", "nurse", "trustee", "trustees", "member", "members", "governor", "governors",
         "volunteer", "volunteers", "resident", "residents", "principal", "curator", "editor",

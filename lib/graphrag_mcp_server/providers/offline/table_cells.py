@@ -11,6 +11,7 @@ import io
 import re
 from dataclasses import dataclass
 
+from graphrag_mcp_server.providers.offline.labels import FIELD_LABEL
 from graphrag_mcp_server.providers.offline.lexicon import PLACE_HEADS, is_first_name
 from graphrag_mcp_server.providers.offline.no_kind import is_common_word
 from graphrag_mcp_server.providers.offline.text import PARAGRAPH_BREAK, table_rows
@@ -57,8 +58,14 @@ class Column:
 
 def columns(text: str) -> list[Column]:
     """The columns of every table of `text` whose first row is a header (a Markdown table's is;
-    a CSV's first row is when no cell of it holds a digit or a person's name)."""
-    found: list[Column] = []
+    a CSV's first row is when no cell of it holds a digit or a person's name), and each field line
+    as a column of one row ('Site: Cae Glas, Llanfair Road': its label the header, the parts of its
+    value between commas the cells)."""
+    found = [
+        Column(match[1].strip(), [part.strip(" .;") for part in line[match.end() :].split(",")])
+        for line in text.splitlines()
+        if (match := FIELD_LABEL.match(line))
+    ]
     for paragraph in PARAGRAPH_BREAK.split(text):
         written = [_cells(row) for row in table_rows(paragraph)]
         rows = [row for row in written if row and not _SEPARATOR_ROW.match("|".join(row))]

@@ -11,6 +11,7 @@ from graphrag.index.operations.extract_graph.graph_extractor import (
     TUPLE_DELIMITER,
 )
 
+from graphrag_mcp_server.providers.offline.labels import FIELD_LABEL
 from graphrag_mcp_server.providers.offline.lexicon import TITLE_ABBREVIATIONS, is_legal_form
 
 T = TypeVar("T")
@@ -151,10 +152,19 @@ def table_rows(paragraph: str) -> list[str]:
 _CELL_SEPARATORS = (re.compile(r",(?=\S)"), re.compile(r"\t"), re.compile(r"\|"))
 
 
+_LIST_ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,2}[.)]|\d{1,2}[:.]\d\d)\s")
+"""A line that starts a list item: a bullet, an item's number or a programme's time ('09:30')."""
+
+
 def _short_line_blocks(paragraph: str) -> list[str]:
-    """The paragraph cut after each line of at most SHORT_LINE_WORDS words."""
-    blocks, lines = [], []
+    """The paragraph cut after each line of at most SHORT_LINE_WORDS words, and before each line
+    that starts a field ('Apologies: ...') or a list item: a name does not run on across them."""
+    blocks: list[str] = []
+    lines: list[str] = []
     for line in paragraph.split("\n"):
+        if lines and (FIELD_LABEL.match(line) or _LIST_ITEM.match(line)):
+            blocks.append("\n".join(lines))
+            lines = []
         lines.append(line)
         if len(line.split()) <= SHORT_LINE_WORDS:
             blocks.append("\n".join(lines))

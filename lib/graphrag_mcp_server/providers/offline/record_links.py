@@ -1,0 +1,96 @@
+"""Links that a text's layout states rather than a sentence: a form's field lines as one record,
+a form's heading to its fields, a transcript's speaker to what their turn names."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from graphrag_mcp_server.providers.offline.entities import Mentions, typed
+from graphrag_mcp_server.providers.offline.labels import FIELD_LABEL
+
+FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Ww]e|[Uu]s|[Oo]ur)\b")
+"""A first-person word: a letter's writer or a transcript's speaker speaks of themselves."""
+
+
+RECORD_NAMES = 8
+"""Names a run of field lines may hold for `record_links` to link them (more: a list, such as
+a meeting's attendance, whose names are not one record's)."""
+
+
+def record_links(
+    sentences: list[str], present: list[list[str]], link: Callable[[str, str, str], None]
+) -> None:
+    """The names of consecutive field lines of a paragraph ('Applicant: ...', 'Agent: ...', 'Site:
+    ...') linked to each other: a form's fields describe one record, as a table's row does."""
+    run: list[int] = []
+    for position in [*range(len(sentences)), len(sentences)]:
+        if position < len(sentences) and FIELD_LABEL.match(sentences[position]):
+            run.append(position)
+            continue
+        names = list(dict.fromkeys(name for line in run for name in present[line]))
+        if 1 < len(names) <= RECORD_NAMES and len(run) > 1:
+            evidence = " ".join(sentences[line] for line in run)
+            for first, name in enumerate(names):
+                for other in names[first + 1 :]:
+                    link(name, other, evidence)
+        run = []
+
+
+FIELD_NAMES = 3
+"""Names a field line may hold for `form_links` to link them to the form's body: a line of more
+is a list (a meeting's attendance, a letter's distribution), not the body's officers."""
+
+
+def form_links(
+    found: Mentions,
+    sentences: list[str],
+    present: list[list[str]],
+    link: Callable[[str, str, str], None],
+) -> None:
+    """A form or register about one body (its heading, the text's first sentence that names
+    anything, names one organisation and ends without a stop: 'Annual return 2023 - Fenwick &
+    Daughters Limited') linked to the names its field lines give ('Directors: ...'), a line of
+    at most FIELD_NAMES names."""
+    first = next((position for position, names in enumerate(present) if names), None)
+    if first is None or sentences[first].rstrip().endswith((".", "!", "?")):
+        return
+    bodies = [name for name in present[first] if typed(name, found)[0] == "organization"]
+    if len(bodies) != 1:
+        return
+    for sentence, names in zip(sentences[first + 1 :], present[first + 1 :], strict=True):
+        if FIELD_LABEL.match(sentence) and len(names) <= FIELD_NAMES:
+            for name in names:
+                link(bodies[0], name, f"{sentences[first]}: {sentence}")
+
+
+_LABEL = re.compile(r"^\W*([^:\n]{2,40}?)\W*:\s")
+"""A line's label: 'Morwenna Pascoe: ...', 'Q: ...', 'Interviewer: ...'."""
+_YOU = re.compile(r"\b(?:you|your)\b", re.IGNORECASE)
+
+
+def speaker_links(
+    found: Mentions,
+    sentences: list[str],
+    present: list[list[str]],
+    link: Callable[[str, str, str], None],
+) -> None:
+    """A transcript's speaker (a person whose name labels a line) linked to the names of the
+    first-person sentences of their turn, and to the names of a question put to them ('How did
+    you come to buy Lower Treve Mill?') in the turn before, labelled otherwise ('Interviewer:')."""
+    people = {name.lower(): name for name in found.names if typed(name, found)[0] == "person"}
+    speaker: str | None = None
+    asked: list[str] = []
+    for sentence, names in zip(sentences, present, strict=True):
+        if label := _LABEL.match(sentence):
+            speaker = people.get(label[1].strip().lower())
+            if speaker is None:
+                asked = names if _YOU.search(sentence) else []
+                continue
+            for name in asked:
+                link(speaker, name, f"Asked of {speaker}: {sentence}")
+            asked = []
+        if speaker is not None and FIRST_PERSON.search(sentence):
+            for name in names:
+                if name != speaker:
+                    link(speaker, name, f"{speaker} said: {sentence}")

@@ -1,0 +1,98 @@
+"""Links from a role in a body to its holder, when the sentence does not name the body: 'its
+owner, X' further on in a sentence, "the council's project manager, Ing. X", 'The chair, X'
+opening one, 'X, the firm's founder'. The body is the one name of the text ending in the noun
+('the council'), else the nearest body named in the last three sentences."""
+
+from __future__ import annotations
+
+import re
+
+from graphrag_mcp_server.providers.offline.entities import Mentions, typed
+from graphrag_mcp_server.providers.offline.entity_types import BODY_NOUNS, head
+from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, ORGANISATION_ROLES
+from graphrag_mcp_server.providers.offline.structure_words import ROLE_WORDS
+
+_ITS_ROLE = re.compile(
+    r"(?:\b[Ii]ts|\b[Tt]he\s+([a-z]+)(?:'s|’s)|^[\"“]?The)\s+(?:[a-z]+\s+)?([a-z]+),\s+"
+)
+"""'its owner, ', "the operator's managing director, " before a name, further on in a
+sentence; 'The chair, ' opening one."""
+
+
+def role_holder(
+    found: Mentions, before: list[str], sentence: str, names: list[str]
+) -> tuple[str, str] | None:
+    """The body named before (`before`: the last three sentences' names, nearest first) and the
+    person named as its role holder further on in this sentence ('... thanked its owner, Samuel
+    Greaves, for ...'), when this sentence names no body before the 'its'; else None."""
+    match = _ITS_ROLE.search(sentence)
+    if not match or match[2] not in ORGANISATION_ROLES | ROLE_WORDS:
+        return None
+    if not _a_body(match[1]):
+        return None
+    holder = next(
+        (name for name in names if _TITLES.fullmatch(_between(sentence, match, name))), None
+    )
+    named_before = sentence[: match.start()]
+    if (
+        holder is None
+        or typed(holder, found)[0] != "person"
+        or any(typed(name, found)[0] == "organization" for name in names if name in named_before)
+    ):
+        return None
+    body = _body_meant(found, before, match[1])
+    return (body, holder) if body else None
+
+
+_ROLE_AFTER = re.compile(r",\s+(?:the\s+([a-z]+)(?:'s|’s)|its|their)\s+(?:[a-z]+\s+)?([a-z]+)\b")
+"""', the firm's founder', ', its chair' after a person's name."""
+
+
+def role_after_name(
+    found: Mentions, before: list[str], sentence: str, names: list[str]
+) -> tuple[str, str] | None:
+    """A person named with a role in a body after their name ('Kovalenko, the firm's founder,
+    stepped down') and that body: the one the noun names, else the nearest one named before
+    (`before`: the last three sentences' names, nearest first); None when this sentence names a
+    body itself."""
+    if any(typed(name, found)[0] == "organization" for name in names):
+        return None
+    for name in names:
+        at = sentence.find(name)
+        match = _ROLE_AFTER.match(sentence, at + len(name)) if at >= 0 else None
+        if (
+            match
+            and match[2] in ORGANISATION_ROLES | ROLE_WORDS
+            and typed(name, found)[0] == "person"
+            and _a_body(match[1])
+        ):
+            body = _body_meant(found, before, match[1])
+            return (body, name) if body else None
+    return None
+
+
+def _a_body(noun: str | None) -> bool:
+    """'its' (None), or a noun of a body: 'the firm's', "the operator's"."""
+    return noun is None or head(noun) in ORGANISATION_HEADS or noun in BODY_NOUNS
+
+
+def _body_meant(found: Mentions, before: list[str], noun: str | None) -> str | None:
+    """The body a role belongs to: the one body of the text whose name ends in `noun` ('the
+    council' -> '... City Council'), else the first of `before` (the names of the last three
+    sentences, the nearest sentence's first)."""
+    if noun:
+        ending = [name for name in found.names if name.lower().endswith(f" {noun}")]
+        if len(ending) == 1:
+            return ending[0]
+    return next((name for name in before if typed(name, found)[0] == "organization"), None)
+
+
+_TITLES = re.compile(r"(?:[A-Z][a-z]{0,4}\.?\s+){0,2}")
+"""What may stand between a role and its holder's name: up to two titles ('Ing. ', 'Dr ')."""
+
+
+def _between(sentence: str, match: re.Match[str], name: str) -> str:
+    """The text from the end of `match` to `name`'s first mention after it ('\\n', which no
+    title matches, when there is none)."""
+    at = sentence.find(name, match.end())
+    return sentence[match.end() : at] if at >= 0 else "\n"
