@@ -266,18 +266,18 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
             ):  # "Carrowmore's harbour", 'north of X', 'from Ballykeel and Ardnagh'
                 previous = "in"
             for name, where_a_place_is in _run_names(run.copy(), opens, previous):
-                cued = " " not in name and cued_single_name(
-                    name, sentence
-                )  # 'Okafor, who chairs ...'
+                single = " " not in name
+                cued = single and cued_single_name(name, sentence)  # 'Okafor, who chairs ...'
                 if (
-                    " " in name
+                    not single
                     or cued
                     or where_a_place_is
                     or (starts_heading and not plain_word(name))  # not 'Episode 42 notes'
                     or (not at_start and is_known_place(name))
                 ):
-                    names.append((name, " " not in name and not cued, weak and " " not in name))
-                    last_place[0] = start + len(run) if where_a_place_is else last_place[0]
+                    names.append((name, single and not cued, weak and single))
+                    if where_a_place_is:
+                        last_place[0] = start + len(run)
             run.clear()
 
     for index, token in enumerate(tokens):

@@ -65,8 +65,8 @@ def _is_head(word: str, heads: frozenset[str]) -> bool:
 
 
 def _works_compound(word: str, heads: frozenset[str]) -> bool:
-    """A closed compound of an English word and 'works', a body's head noun ('Boatworks',
-    'Ironworks', 'Glassworks')."""
+    """A closed compound of an English word and 'works' ('Boatworks', 'Ironworks', 'Glassworks'),
+    where `heads` holds 'works' (the bodies' head nouns)."""
     lower = word.lower()
     return (
         "works" in heads
@@ -83,7 +83,7 @@ BODY_NOUNS = frozenset(
         "developer", "charity", "employer",
     ]
 )  # fmt: skip
-"""Nouns that speak of a body by what it does for another ('its supplier', 'a competitor')."""
+"""Nouns that speak of a body by what it does for another ('its supplier', 'the operator')."""
 
 
 def _names_a_body(last: list[str]) -> bool:
@@ -104,6 +104,7 @@ def _names_a_body(last: list[str]) -> bool:
 _ROLE_OF = re.compile(
     r",\s+(?:(?:the|its|their)\s+\w+(?:'s|’s)|its|their)\s+(?:\w+\s+)?(\w+)", re.IGNORECASE
 )
+"""', the firm's founder', ', its chief executive' after a mention: the last word the role."""
 
 
 def single_name_cue(rest: str) -> bool:
