@@ -18,7 +18,6 @@ from graphrag_mcp_server.providers.offline.entity_types import (
 from graphrag_mcp_server.providers.offline.labels import (
     bound_roles,
     defined_terms,
-    field_labels,
     parties_in_capitals,
 )
 from graphrag_mcp_server.providers.offline.lexicon import (
@@ -246,9 +245,10 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
         and not sentence.rstrip().endswith((".", "!", "?"))
     )
 
-    last_place = [-2]  # where the last single place's run ended
+    last_place = -2  # where the last single place's run ended
 
     def flush() -> None:
+        nonlocal last_place
         if run:
             at_start = not any(t[0].isalpha() for t in tokens[:start])
             previous = tokens[start - 1].lower() if start else ""
@@ -262,7 +262,7 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
                     return
             opens = at_start or previous == ":"  # a field's value: 'Contract: Resurfacing of ...'
             if in_place(tokens, start, len(run)) or (
-                previous in ("and", "or") and start - 1 == last_place[0]
+                previous in ("and", "or") and start - 1 == last_place
             ):  # "Carrowmore's harbour", 'north of X', 'from Ballykeel and Ardnagh'
                 previous = "in"
             for name, where_a_place_is in _run_names(run.copy(), opens, previous):
@@ -277,7 +277,7 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
                 ):
                     names.append((name, single and not cued, weak and single))
                     if where_a_place_is:
-                        last_place[0] = start + len(run)
+                        last_place = start + len(run)
             run.clear()
 
     for index, token in enumerate(tokens):
@@ -351,7 +351,7 @@ def find_entities(text: str) -> Mentions:
     tables = table_cells.columns(text)
     for cell in table_cells.place_cells(tables):  # a 'Village' column's places, known or not
         places.add(found.setdefault(cell.upper(), cell))
-    labels = field_labels(text) | table_cells.header_cells(tables)
+    labels = table_cells.header_cells(tables)  # a field line's label is its column's header
     labels -= {  # a speaker's label ('JACK HOHAIA:', twice or more) of a person the text names
         key
         for key, name in found.items()
@@ -360,8 +360,9 @@ def find_entities(text: str) -> Mentions:
         and type_and_reason(name, quoted=False, place=False)[1] == "first name"
         and len(re.findall(rf"^\W*{re.escape(key)}\W*:", text, re.IGNORECASE | re.MULTILINE)) > 1
     }
-    not_names = labels | {term.upper() for term, _ in defined_terms(text)}
-    parties = parties_in_capitals(text)
+    terms = defined_terms(text)
+    not_names = labels | {term.upper() for term, _ in terms}
+    parties = parties_in_capitals(text, terms)
     for name in filter(None, map(publisher, list(found.values()))):
         found.setdefault(name.upper(), name)  # 'St Brigid's Parish' of its 'Parish Bulletin'
     not_names |= {key for key, name in found.items() if has_no_kind(name)}  # 'Supply Agreement'
@@ -409,12 +410,12 @@ def find_entities(text: str) -> Mentions:
     }
     tails = tail_names(list(found.values()), places, text)
     names = [n for n in found.values() if not any(n in t for t in tails.values())]
-    roles = bound_roles(text, names)
+    roles = bound_roles(text, terms, names)
     forms = surface_forms(names, tails, quoted | places, lowercase)
     for name, acronym in acronyms(text, names):  # 'Sindicato ... do Sul (STAFS)'
         forms[name].append(acronym)
-    for party, terms in roles.items():
-        forms[party] += [f"{article} {term}" for term in terms for article in ("the", "The")]
+    for party, bound in roles.items():
+        forms[party] += [f"{article} {term}" for term in bound for article in ("the", "The")]
     mentions = {
         name: [s for s in sentences if any(_mentions(s, f) for f in forms[name])] for name in names
     }

@@ -26,11 +26,6 @@ party's designation ('(Defendant)')."""
 _CAPITALS_BEFORE = re.compile(r"([A-Z][A-Z'’.&-]+(?:[ \t]+[A-Z][A-Z'’.&-]+)+)\s*$")
 
 
-def field_labels(text: str) -> set[str]:
-    """The upper-cased field labels of `text` (see FIELD_LABEL): never entities."""
-    return {match.group(1).strip().upper() for match in FIELD_LABEL.finditer(text)}
-
-
 def defined_terms(text: str) -> list[tuple[str, int]]:
     """Each defined term and where its party's name is to be found: before the parenthesis, or
     after 'means' (a negative position: the name follows)."""
@@ -42,22 +37,24 @@ def defined_terms(text: str) -> list[tuple[str, int]]:
     ]
 
 
-def parties_in_capitals(text: str) -> set[str]:
-    """Names written in capitals right before a defined term, as a court's heading or a deed's
-    parties write them ('MARCUS DELACROIX-HALE (Defendant)'): names, not headings."""
+def parties_in_capitals(text: str, terms: list[tuple[str, int]]) -> set[str]:
+    """Names written in capitals right before a defined term of `terms` (`defined_terms`), as a
+    court's heading or a deed's parties write them ('MARCUS DELACROIX-HALE (Defendant)'): names,
+    not headings."""
     return {
         found[1]
-        for _, position in defined_terms(text)
+        for _, position in terms
         if position >= 0
         and (found := _CAPITALS_BEFORE.search(text[max(0, position - 80) : position]))
     }
 
 
-def bound_roles(text: str, names: list[str]) -> dict[str, list[str]]:
-    """Each defined term bound to the party it names: the name right before '(the "Owner")' or
-    right after '"Supplier" means'; a term no name stands beside is bound to none."""
+def bound_roles(text: str, terms: list[tuple[str, int]], names: list[str]) -> dict[str, list[str]]:
+    """Each defined term of `terms` (`defined_terms`) bound to the party it names: the name right
+    before '(the "Owner")' or right after '"Supplier" means'; a term no name stands beside is
+    bound to none."""
     roles: dict[str, list[str]] = {}
-    for term, position in defined_terms(text):
+    for term, position in terms:
         near = text[max(0, position - 80) : position] if position >= 0 else text[-position:][:80]
         placed = [
             (near.rfind(name) if position >= 0 else -near.find(name), name)

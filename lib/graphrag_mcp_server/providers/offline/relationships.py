@@ -24,17 +24,18 @@ from graphrag_mcp_server.providers.offline.blocks import (
 )
 from graphrag_mcp_server.providers.offline.entities import Mentions, typed
 from graphrag_mcp_server.providers.offline.entity_types import head
-from graphrag_mcp_server.providers.offline.lexicon import (
-    ORGANISATION_HEADS,
-    PLACE_HEADS,
-)
+from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS
 from graphrag_mcp_server.providers.offline.record_links import (
     FIRST_PERSON,
     form_links,
     record_links,
     speaker_links,
 )
-from graphrag_mcp_server.providers.offline.role_links import role_after_name, role_holder
+from graphrag_mcp_server.providers.offline.role_links import (
+    named_by_noun,
+    role_after_name,
+    role_holder,
+)
 from graphrag_mcp_server.providers.offline.text import (
     ENTITY_DESCRIPTION_WORDS,
     PARAGRAPH_BREAK,
@@ -354,7 +355,7 @@ def _bodies_meant(found: Mentions, sentence: str, recent: list[str]) -> list[str
     last three sentences name (`recent`), if they name one."""
     meant = []
     for word in _GENERIC_BODY.findall(sentence):
-        ending = [name for name in found.names if name.lower().endswith(f" {word}")]
+        ending = named_by_noun(found, word)
         if not ending and word in _BODY_WORDS:
             bodies = {name for name in recent if typed(name, found)[0] == "organization"}
             ending = list(bodies)

@@ -80,11 +80,14 @@ def _body_meant(found: Mentions, before: list[str], noun: str | None) -> str | N
     """The body a role belongs to: the one body of the text whose name ends in `noun` ('the
     council' -> '... City Council'), else the first of `before` (the names of the last three
     sentences, the nearest sentence's first)."""
-    if noun:
-        ending = [name for name in found.names if name.lower().endswith(f" {noun}")]
-        if len(ending) == 1:
-            return ending[0]
+    if noun and len(ending := named_by_noun(found, noun)) == 1:
+        return ending[0]
     return next((name for name in before if typed(name, found)[0] == "organization"), None)
+
+
+def named_by_noun(found: Mentions, noun: str) -> list[str]:
+    """The text's names ending in `noun`: the bodies 'the council' may mean."""
+    return [name for name in found.names if name.lower().endswith(f" {noun}")]
 
 
 _TITLES = re.compile(r"(?:[A-Z][a-z]{0,4}\.?\s+){0,2}")
