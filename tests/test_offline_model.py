@@ -7,6 +7,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import litellm  # noqa: F401  (bundles the tiktoken encodings GraphRAG needs)
@@ -1659,3 +1661,37 @@ async def test_the_company_is_the_one_body_the_sentences_before_name(model: LLMC
     pairs = _pairs(relationships)
     for other in ("DANA WHITLOCK", "YORK"):
         assert frozenset(("BRANNOCK LOGISTICS LTD", other)) in pairs, other
+
+
+VILLAGES = """member_id,name,club,home_town,role
+M-01,Ravi Menon,Harbourside Cycling Club,Kilbeg,captain
+M-02,Jo Tregear,Harbourside Cycling Club,Penmarric,treasurer
+M-03,Anke Vos,Deltaweg Wielervereniging,Ardnagh,member
+M-04,Ola Brekke,Harbourside Cycling Club,Tullyvin,member
+M-05,Ines Duarte,Harbourside Cycling Club,Drumfad,member
+M-06,Tomas Ruiz,Harbourside Cycling Club,Carrowmore,member
+"""
+
+
+@pytest.mark.slow  # two interpreters importing graphrag: about 12 s on 2 cores
+def test_a_place_columns_names_come_in_the_tables_order_in_every_process() -> None:
+    """The extraction names a place column's cells in the table's order, whatever the process's
+    string hashing: processes with different PYTHONHASHSEED give the same names in the same
+    order (a set gave them in hash order, so the same text was extracted otherwise each run)."""
+    script = (
+        "from graphrag_mcp_server.providers.offline.entities import find_entities\n"
+        f"print([n for n in find_entities({VILLAGES!r}).names if ' ' not in n])"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        ).stdout
+        for seed in ("1", "2")
+    ]
+    assert len(set(runs)) == 1, runs
+    towns = ["Kilbeg", "Penmarric", "Ardnagh", "Tullyvin", "Drumfad", "Carrowmore"]
+    assert runs[0].strip() == repr(towns)

@@ -84,15 +84,19 @@ def header_cells(tables: list[Column]) -> set[str]:
     return {column.header.upper() for column in tables if column.header}
 
 
-def place_cells(tables: list[Column]) -> set[str]:
-    """The cells of place columns that are written as names (each word capitalised)."""
-    return {
-        cell
-        for column in tables
-        if column.kind == "place"
-        for cell in column.cells
-        if _written_as_name(cell)
-    }
+def place_cells(tables: list[Column]) -> list[str]:
+    """The cells of place columns that are written as names (each word capitalised), once each,
+    in the tables' order: the order the extraction names them in (a set's changed with each
+    process's string hashing, and with it the ends of their relationships)."""
+    return list(
+        dict.fromkeys(
+            cell
+            for column in tables
+            if column.kind == "place"
+            for cell in column.cells
+            if _written_as_name(cell)
+        )
+    )
 
 
 def value_cells(tables: list[Column]) -> set[str]:
