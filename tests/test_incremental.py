@@ -335,6 +335,7 @@ def test_updates_of_a_recurring_corpus_keep_communities_and_follow_the_change(
         )
         assert _modularity_share(root) >= 0.97, name
         assert summary["clustering"]["seeded"], (name, summary["clustering"])
+        assert (root / "output" / "clustering.json").is_file(), name  # the next one's reference
         assert summary["llm_calls"] <= share * cold["llm_calls"], (
             name,
             summary["llm_calls"],
@@ -361,6 +362,8 @@ def test_updates_of_a_recurring_corpus_keep_communities_and_follow_the_change(
     assert added["documents_added"] == 1 and {"PERPETUA QUIMBY", "LYSANDER OAKHURST"} <= _titles(
         root
     )
+    # the edit made the first fresh run; the add passed against it, moved by the add's bound
+    assert edited["clustering"]["fresh_drift"] == 0 < added["clustering"]["fresh_drift"] < 0.01
     for summary in (edited, added):
         kept = summary["clustering"]["kept"] / summary["clustering"]["communities"]
         assert (

@@ -139,7 +139,11 @@ class Clustering(BaseModel):
     modularity: float = 0.0
     """Of the top level (the whole graph)."""
     fresh_modularity: float = 0.0
-    """Of a fresh Leiden run on the same graph, the check's reference."""
+    """Of a fresh Leiden run on the whole graph, the check's reference: this run's, or the last
+    one's (fresh_reference.py) when the kept partition passed against it moved by `fresh_drift`."""
+    fresh_drift: float = 0.0
+    """The most the changes since that fresh run can have moved its partition's modularity (0.0:
+    it ran on this graph)."""
     fresh_splits: int = 0
     """Partitions (the whole graph or a community's split) taken from a fresh run: the kept one
     scored too low, or there was nothing to keep."""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing import (
     extracted_rows,
+    fresh_reference,
     kept_communities,
     kept_extraction,
     kept_final_text_units,
@@ -81,6 +82,8 @@ def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) ->
         state[CARRIED] = carried
         yield Kept(carried, communities.clustering if communities else None, vectors, state)
     vector_delta.record_rows(vectors, version, models[Step.EMBEDDING])
+    if communities is not None and communities.reference is not None:
+        fresh_reference.write(communities.reference, version)
 
 
 def with_kept_workflows(config: "GraphRagConfig", method: str) -> "GraphRagConfig":

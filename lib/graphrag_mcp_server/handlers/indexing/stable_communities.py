@@ -24,11 +24,12 @@ arXiv 2405.11658):
   seeded with its previous sub-communities where it had any, by a fresh hierarchical Leiden of its
   subgraph where not.
 
-Every partition made this way (the whole graph, each split) is checked against one fresh Leiden run
-on the same graph: milliseconds in graspologic's Rust and no model call, so the check runs on every
-update. Where the kept partition's modularity is below 0.97x the fresh one's, the fresh clustering
-is taken there (for the whole graph: graphrag's own, as a rebuild clusters). `index --full` runs
-graphrag's clustering untouched.
+Every partition made this way (the whole graph, each split) is checked against a fresh Leiden run
+on the same graph. Where the kept partition's modularity is below 0.97x the fresh one's, the fresh
+clustering is taken there (for the whole graph: graphrag's own, as a rebuild clusters). For the
+whole graph the fresh run's score is carried between versions with a bound on what each change can
+do to it (fresh_reference.py): a fresh run is made only when the kept partition does not pass
+against that. `index --full` runs graphrag's clustering untouched.
 
 Why not graspologic's own seeded run (`leiden(edges, starting_communities=...)`) for the local
 moves: it visits every node and refines every community, so it moves entities far from the change,
@@ -46,6 +47,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from graphrag_mcp_server.handlers.indexing import fresh_reference
+from graphrag_mcp_server.handlers.indexing.fresh_reference import FreshReference
 from graphrag_mcp_server.handlers.indexing.frontier_moves import (
     Edge,
     Graph,
@@ -129,6 +132,9 @@ class KeptCommunities:
     frontier: set[str] = field(default_factory=set)
     changed: dict[Edge, float | None] = field(default_factory=dict)
     """Each changed relationship's previous weight (None: it is new)."""
+    reference: FreshReference | None = None
+    """The whole graph's fresh modularity as the previous version recorded it, then as this run
+    leaves it (None: no fresh run to go by)."""
 
 
 STATE = "stable_communities"
@@ -140,7 +146,11 @@ def communities_kept(previous: "PreviousVersion | None") -> KeptCommunities | No
     """The clustering state of a run keeping the communities of the `previous` version; None (a
     fresh clustering, as a rebuild) without a previous version or a readable partition."""
     partition = read_partition(previous) if previous is not None else None
-    return None if partition is None else KeptCommunities(partition, Clustering(seeded=True))
+    if partition is None or previous is None:
+        return None
+    return KeptCommunities(
+        partition, Clustering(seeded=True), reference=fresh_reference.read(previous.path)
+    )
 
 
 def read_partition(version: "PreviousVersion") -> Partition | None:
@@ -220,6 +230,9 @@ def kept_hierarchical_leiden(
     run.ids = itertools.count(max([-1, *run.previous.parents]) + 1)
     run.changed = _changed(run.previous.edges, current)
     run.frontier = _frontier(run.changed, run.previous.edges, graph)
+    if run.reference is not None:
+        bound = fresh_reference.change_bound(run.previous.edges, current, run.changed, graph)
+        run.reference = run.reference.moved(bound)
     seed = (
         {node: community for node, community in run.previous.levels[0].items() if node in graph}
         if run.previous.levels
@@ -227,6 +240,7 @@ def kept_hierarchical_leiden(
     )
     top, modularity, fresh = _kept_partition(graph, seed, run)
     run.clustering.modularity, run.clustering.fresh_modularity = modularity, fresh
+    run.clustering.fresh_drift = run.reference.drift if run.reference else 0.0
     if top is None:
         run.clustering.seeded = False
         clusters = graphrag_leiden(edges, max_cluster_size, random_seed)
@@ -287,7 +301,8 @@ def _kept_partition(
     """The seeded partition of `graph`, its modularity and a fresh Leiden run's; None for the
     partition when there is nothing to keep or it scores below MODULARITY_FLOOR of the fresh one.
     A `split` (a community's sub-communities) where no relationship changed is its seed, unscored
-    (NaN: no Leiden run for the hundreds of communities an update does not touch)."""
+    (NaN: no Leiden run for the hundreds of communities an update does not touch). The whole
+    graph's fresh score is `run.reference` while the partition passes against it."""
     import graspologic_native as gn
 
     frontier = run.frontier & graph.keys()
@@ -299,17 +314,39 @@ def _kept_partition(
         split_disconnected(graph, kept, run.ids)
         return kept, math.nan, math.nan
     edges = _edge_list(graph)
-    fresh, _ = gn.leiden(edges, starting_communities=None, seed=run.seed, trials=1, **LEIDEN)
     if not seed:
-        return None, 0.0, fresh
+        return None, 0.0, _fresh_modularity(edges, run, split)
     partition = maintained(graph, seed, frontier, run.ids, run.changed)
     modularity = gn.modularity(edges, partition, LEIDEN["resolution"])
-    if modularity < fresh - (1 - MODULARITY_FLOOR) * abs(fresh):
+    reference = None if split else run.reference
+    if reference is None or not _passes(modularity, reference.highest):
+        reference = FreshReference(_fresh_modularity(edges, run, split))
+    if not _passes(modularity, reference.highest):
         logger.info(
-            "kept communities score %.4f against %.4f fresh: clustering afresh", modularity, fresh
+            "kept communities score %.4f against %.4f fresh: clustering afresh",
+            modularity,
+            reference.highest,
         )
-        return None, modularity, fresh
-    return partition, modularity, fresh
+        return None, modularity, reference.modularity
+    return partition, modularity, reference.modularity
+
+
+def _fresh_modularity(
+    edges: list[tuple[str, str, float]], run: KeptCommunities, split: bool
+) -> float:
+    """A fresh Leiden run's modularity on `edges`; for the whole graph (not a `split`) it becomes
+    the run's reference."""
+    import graspologic_native as gn
+
+    fresh, _ = gn.leiden(edges, starting_communities=None, seed=run.seed, trials=1, **LEIDEN)
+    if not split:
+        run.reference = FreshReference(fresh)
+    return float(fresh)
+
+
+def _passes(modularity: float, fresh: float) -> bool:
+    """Whether a kept partition's modularity is within MODULARITY_FLOOR of a fresh one's."""
+    return modularity >= fresh - (1 - MODULARITY_FLOOR) * abs(fresh)
 
 
 def _place(
