@@ -194,14 +194,15 @@ def _graph_measures(tables: object, truth: dict, found: Measures) -> None:
             by_name.get(relation[end], set(forms(relation[end]))) for end in ("source", "target")
         ]
         found.hit("relation: both ends extracted", all(names & titles for names in ends))
-        found.hit(
-            "linking relationship in the index",
-            any(
-                frozenset((source, target)) in linked
-                for source in by_name.get(relation["source"], set(forms(relation["source"])))
-                for target in by_name.get(relation["target"], set(forms(relation["target"])))
-            ),
+        in_index = any(
+            frozenset((source, target)) in linked
+            for source in by_name.get(relation["source"], set(forms(relation["source"])))
+            for target in by_name.get(relation["target"], set(forms(relation["target"])))
         )
+        found.hit("linking relationship in the index", in_index)
+        if "across_sentences" in relation:  # a corpus that says how the text states it
+            stated = "across sentences" if relation["across_sentences"] else "in one sentence"
+            found.hit(f"linking relationship in the index: stated {stated}", in_index)
 
 
 def _unlinked_measures(corpus: Path, tables: object, truth: dict, found: Measures) -> None:
