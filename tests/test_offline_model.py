@@ -249,11 +249,6 @@ Material: Silver
 """
 
 
-def _pairs(relationships: pd.DataFrame) -> set[frozenset[str]]:
-    """The extracted relationships' pairs of ends, each unordered."""
-    return set(map(frozenset, zip(relationships["source"], relationships["target"], strict=True)))
-
-
 async def _extracted(model: LLMCompletion, text: str) -> tuple[dict[str, str], pd.DataFrame]:
     """Each entity's type and the relationships graphrag's extractor gets from `text` through the
     offline model (one unit, no gleaning)."""

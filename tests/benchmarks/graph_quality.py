@@ -240,6 +240,34 @@ def _unlinked_measures(corpus: Path, tables: object, truth: dict, found: Measure
                 for sentence in sentences
             ),
         )
+        if relation.get("across_sentences"):
+            _across_measures(corpus, relation["documents"], written, found)
+
+
+def _across_measures(
+    corpus: Path, documents: list[str], written: list[list[str]], found: Measures
+) -> None:
+    """Where the two ends of an unlinked relation stated across sentences stand (counts only):
+    within two sentences of each other, or one of them at the document's start (its first two
+    sentences: a subject, a letterhead) or end (its last three lines: a signature)."""
+    from graphrag_mcp_server.providers.offline.text import split_sentences
+
+    near = start = end = False
+    for document in documents:
+        text = (corpus / "docs" / document).read_text("utf-8")
+        sentences = split_sentences(text)
+        at = [
+            [i for i, sentence in enumerate(sentences) if any(n in sentence for n in names)]
+            for names in written
+        ]
+        near = near or any(abs(a - b) <= 2 for a in at[0] for b in at[1])
+        start = start or any(i < 2 for places in at for i in places)
+        tail = "\n".join(text.strip().split("\n")[-3:])
+        end = end or any(any(n in tail for n in names) for names in written)
+    stated = "unlinked relation stated across sentences, both ends extracted"
+    found.hit(f"{stated}: within two sentences", near)
+    found.hit(f"{stated}: an end in the first two sentences", start)
+    found.hit(f"{stated}: an end in the last three lines", end)
 
 
 def _default_type_measures(corpus: Path, truth: dict, found: Measures) -> None:

@@ -19,6 +19,7 @@ from graphrag_mcp_server.providers.offline.labels import (
     bound_roles,
     defined_terms,
     parties_in_capitals,
+    speakers,
 )
 from graphrag_mcp_server.providers.offline.lexicon import (
     HONORIFICS,
@@ -170,22 +171,24 @@ def _qualifies_title(words: list[str]) -> bool:
     )  # a role word is never a name's ('Ward Officer'); a title can be ('Frank Major Hale')
 
 
-def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[str, bool]]:
+def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[str, bool, bool]]:
     """Names in one run of capitalised words, each with whether it is a single word after a place
-    preposition (`_sentence_names` keeps other single words only where they start a heading)."""
+    preposition and whether it is a single word after a title ('Mr Harlan'; `_sentence_names`
+    keeps other single words only where they start a heading)."""
     while words and at_start and is_sentence_opener(words[0]):
         words = words[1:]
     if len(words) > 2 and words[0].lower() in COMPASS and words[1] == "of":
         words, previous = words[2:], "in"  # 'North of Tullyvin the road narrows'
     if len(words) > 3 and words[1] == "of" and _is_common_head(words[0]):
         words = words[2:]  # 'Users of Lumen Cloud', 'Complaint of Halden Athletic'
-    titled = False
+    titled = honorific = False
     while words and (
         not _is_name_start(words)
         or (words[0].lower() in JOINERS and not _starts_with_particle(words))
         or _qualifies_title(words)
     ):
         titled = titled or words[0].lower() in TITLES
+        honorific = words[0].lower() in HONORIFICS | TITLE_ABBREVIATIONS
         words = words[1:]
     if (named := person_after_title(words)) is not words:
         titled, words = True, named
@@ -202,13 +205,15 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
         words = words[:-1]
     if _core_count(words) == 1:
         word = words[-1]  # after its particle, if any ('La Paz')
+        if honorific and not role and len(words) == 1 and is_single_name(word):
+            return [(word, False, True)]  # 'Mr Harlan': a person the text may not name in full
         if not is_single_name(word) or titled or (role and not is_known_place(word)):
             return []  # 'Programme' of 'Programme Director'; not 'Leeds' of 'Leeds Director'
         if previous == "the" or any(word.lower() in cues for cues in _TYPE_CUES.values()):
             return []  # 'the Council', 'the Cabinet': a body named by its kind
-        return [(" ".join(words), previous in _PLACE_PREPOSITIONS)]
+        return [(" ".join(words), previous in _PLACE_PREPOSITIONS, False)]
     return [
-        (" ".join(part), _core_count(part) == 1)
+        (" ".join(part), _core_count(part) == 1, False)
         for part in _split_run(words)
         if _core_count(part) >= 2 or (len(part) == 1 and is_known_place(part[0]))
     ]  # 'Ewa Lindgren of Vantaa': a person and a place
@@ -261,13 +266,16 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
                     run.clear()
                     return
             opens = at_start or previous == ":"  # a field's value: 'Contract: Resurfacing of ...'
+            title = tokens[start - 2 : start - 1] if previous == "." and start > 1 else []
+            if title and title[0].lower() not in TITLE_ABBREVIATIONS:
+                title = []  # else 'Mr. Harlan': the title the full stop cut off
             if in_place(tokens, start, len(run)) or (
                 previous in ("and", "or") and start - 1 == last_place
             ):  # "Carrowmore's harbour", 'north of X', 'from Ballykeel and Ardnagh'
                 previous = "in"
-            for name, where_a_place_is in _run_names(run.copy(), opens, previous):
+            for name, where_a_place_is, titled in _run_names(title + run, opens, previous):
                 single = " " not in name
-                cued = single and cued_single_name(name, sentence)  # 'Okafor, who chairs ...'
+                cued = single and (titled or cued_single_name(name, sentence))  # 'Okafor, who ...'
                 if (
                     not single
                     or cued
@@ -352,14 +360,12 @@ def find_entities(text: str) -> Mentions:
     for cell in table_cells.place_cells(tables):  # a 'Village' column's places, known or not
         places.add(found.setdefault(cell.upper(), cell))
     labels = table_cells.header_cells(tables)  # a field line's label is its column's header
-    labels -= {  # a speaker's label ('JACK HOHAIA:', twice or more) of a person the text names
-        key
-        for key, name in found.items()
-        if " " in name
-        and not name.isupper()
-        and type_and_reason(name, quoted=False, place=False)[1] == "first name"
-        and len(re.findall(rf"^\W*{re.escape(key)}\W*:", text, re.IGNORECASE | re.MULTILINE)) > 1
-    }
+    speaking = speakers(  # 'LUCIA VEGA:' of a transcript: a name, not a label
+        found,
+        text,
+        lambda name: type_and_reason(name, quoted=False, place=False)[1] == "first name",
+    )
+    labels -= speaking
     terms = defined_terms(text)
     not_names = labels | {term.upper() for term, _ in terms}
     parties = parties_in_capitals(text, terms)
@@ -376,6 +382,7 @@ def find_entities(text: str) -> Mentions:
         and canonical_type(name, quoted=False, place=False) != "geo"
         and not ends_in_legal_form(name.split())
         and name not in parties
+        and key not in speaking
     }
     for key in not_names & found.keys():
         places.discard(found.pop(key))

@@ -15,12 +15,14 @@ from __future__ import annotations
 import re
 
 from graphrag_mcp_server.providers.offline.lexicon import (
+    HONORIFICS,
     ORGANISATION_HEADS,
     ORGANISATION_ROLES,
     ORGANISATION_VERBS,
     PLACE_FIRST_WORDS,
     PLACE_HEADS,
     SPEECH_VERBS,
+    TITLE_ABBREVIATIONS,
     TITLES,
     ends_in_legal_form,
     is_english_word,
@@ -43,6 +45,9 @@ EVENT_HEADS = frozenset(
 # fmt: on
 """Last words of an event's name."""
 DEFAULT_TYPE = "person"
+TITLED = "titled person"
+"""context_cue's answer for a single word written after a title ('Cllr Barnes', 'Mr. Harlan'): a
+person, whatever else the word can be (a place the gazetteer knows, a common word)."""
 """The type of a plain name of two or three words that no rule types: most such names in prose
 are people's (measured in docs/benchmarks.md, 'typed by default')."""
 _YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
@@ -140,6 +145,7 @@ def context_cue(text: str, name: str) -> str | None:
     it: "'s managing director", a verb of speech, 'announced', ', who', a legal form, after a
     comma or not), else None."""
     votes = {"person": 0, "organization": 0}
+    titled = False
     for match in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):
         line_start = text.rfind("\n", 0, match.start()) + 1
         before = re.split(r"[.;:!?()]", text[max(line_start, match.start() - 60) : match.start()])
@@ -163,11 +169,19 @@ def context_cue(text: str, name: str) -> str | None:
             votes["organization"] += 1
         if (right_after and following[0] in SPEECH_VERBS) or (last and last[0] in SPEECH_VERBS):
             votes["person"] += 1
+        title = re.search(
+            r"([\w'’]+)\.?\s+$", text[max(line_start, match.start() - 20) : match.start()]
+        )
+        titled = titled or (
+            title is not None and title[1].lower() in HONORIFICS | TITLE_ABBREVIATIONS
+        )
         if following[:1] == ["who"] or (last and last[0] in TITLES) or _held_role(rest):
             votes["person"] += 1
         if (form := _LEGAL_FORM_AFTER.match(rest)) and _legal_form_after(form, rest):
             votes["organization"] += 2  # 'Penedela Vinhos, Lda.', a short name's full form
     best = max(votes, key=lambda kind: votes[kind])
+    if titled and " " not in name and best == "person":
+        return TITLED
     return best if votes[best] > min(votes.values()) else None
 
 
@@ -194,10 +208,14 @@ def type_and_reason(
         return "event", "event word"
     if ends_in_legal_form(name.split()):
         return "organization", "legal form"
+    if _family_name_in_s(words) and not institution:
+        return "person", "first name"  # 'Tyrone Banks', 'Anna Fields': not a bank, not fields
     if _is_head(words[-1], ORGANISATION_HEADS) or is_lower_case_body_noun(name.split()[-1]):
         return "organization", "head noun"  # 'Redwater Shipping', 'Hellevik lensmannskontor'
     if _is_head(words[-1], PLACE_HEADS) or words[0] in PLACE_FIRST_WORDS:
         return "geo", "head noun"
+    if cue == TITLED:
+        return "person", "title"
     if is_known_place(name):
         return "geo", "gazetteer"
     if len(words) > 1 and _is_head(words[0], ORGANISATION_HEADS):
@@ -217,6 +235,8 @@ def type_and_reason(
         return "person", "family name first"  # 'Nguyễn Thị Thu Hà', 'Kovács János'
     if len(words) > 1 and words[-1].endswith("ing") and len(words[-1]) > 5:
         return "organization", "trade in -ing"  # 'Harlow Printing', 'Kell Shipping'
+    if len(words) > 1 and _plural_noun(words[-1]):
+        return "organization", "plural noun"  # 'Kaimana Seafoods', 'Kirkton Rovers'
     for kind, heads in (("organization", ORGANISATION_HEADS), ("geo", PLACE_HEADS)):
         if any(_is_head(word, heads) for word in words):
             return kind, "head noun inside"
@@ -225,6 +245,32 @@ def type_and_reason(
     if plain and short:
         return DEFAULT_TYPE, "default"
     return "organization", "default"
+
+
+def _family_name_in_s(words: list[str]) -> bool:
+    """A first name and a plural of a head noun: a family name ('Banks', 'Fields', 'Woods')."""
+    last = words[-1]
+    return (
+        len(words) == 2
+        and is_first_name(words[0])
+        and last.endswith("s")
+        and last.lower() not in ORGANISATION_HEADS | PLACE_HEADS  # 'Acme Holdings', 'X Falls'
+        and (_is_head(last[:-1], ORGANISATION_HEADS) or _is_head(last[:-1], PLACE_HEADS))
+    )
+
+
+def _plural_noun(word: str) -> bool:
+    """`word` (lower case) is the plural of an English noun that is no first name: a business's
+    trade or a team's players ('seafoods', 'rovers'), not a family name in -s ('stevens')."""
+    singular = word[:-1]
+    return (
+        len(word) > 4
+        and word.endswith("s")
+        and not word.endswith(("ss", "us", "is"))
+        and is_english_word(singular)
+        and not is_first_name(singular)
+        and not is_first_name(word)
+    )
 
 
 def _family_name_first(words: list[str]) -> bool:

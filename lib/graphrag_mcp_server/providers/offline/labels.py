@@ -4,6 +4,7 @@ contract's defined terms (the latter bound to the party they stand for)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 FIELD_LABEL = re.compile(
     r"^[ \t>*#-]*\**([A-Z][\w'’ -]{0,30}?)\**(?:\s*\([^)\n]*\))?\s*:", re.MULTILINE
@@ -18,11 +19,11 @@ _PARTIES = (
 """Designations of a party in legal English, written in brackets after its name without quotes:
 'GREYFRIARS LOGISTICS LIMITED (Claimant)'."""
 _DEFINED_TERM = re.compile(
-    rf"\(\s*(?:the\s+)?(?:[\"“]([A-Z][\w ]{{1,40}}?)[\"”]|({_PARTIES}))\s*\)"
+    rf"\(\s*(?:the\s+)?(?:[\"“](?:the\s+)?([A-Z][\w ]{{1,40}}?)[\"”]|({_PARTIES}))\s*\)"
     r"|[\"“](?:the\s+)?([A-Z][\w ]{1,40}?)[\"”]\s+(?:means|shall mean|refers to)\s+(?:the\s+)?"
 )
-"""A contract's defined term: 'Nordhavn Rederi AS (the "Owner")', '"Supplier" means ...', and a
-party's designation ('(Defendant)')."""
+"""A contract's defined term: 'Nordhavn Rederi AS (the "Owner")', 'X Limited ("the Company")',
+'"Supplier" means ...', and a party's designation ('(Defendant)')."""
 _CAPITALS_BEFORE = re.compile(r"([A-Z][A-Z'’.&-]+(?:[ \t]+[A-Z][A-Z'’.&-]+)+)\s*$")
 
 
@@ -64,3 +65,16 @@ def bound_roles(text: str, terms: list[tuple[str, int]], names: list[str]) -> di
         if placed:
             roles.setdefault(max(placed)[1], []).append(term)
     return roles
+
+
+def speakers(found: dict[str, str], text: str, by_first_name: Callable[[str], bool]) -> set[str]:
+    """The keys of `found` that label a speaker's lines twice or more and are a person's name by
+    its first name ('Jack Hohaia:', 'LUCIA VEGA:'): a transcript's speakers, names and not field
+    labels, also where the text writes them only in capitals."""
+    return {
+        key
+        for key, name in found.items()
+        if " " in name
+        and by_first_name(name)
+        and len(re.findall(rf"^\W*{re.escape(key)}\W*:", text, re.IGNORECASE | re.MULTILINE)) > 1
+    }

@@ -64,6 +64,35 @@ def form_links(
                 link(bodies[0], name, f"{sentences[first]}: {sentence}")
 
 
+def subject_links(
+    found: Mentions,
+    sentences: list[str],
+    present: list[list[str]],
+    link: Callable[[str, str, str], None],
+) -> None:
+    """A form or a CV about one person (its first line labelled with a name and naming one
+    person: 'Name: Dorota Wiśniewska', 'Full name: ...') linked to the names of its later lines
+    that name no person, at most FIELD_NAMES each: a CV's employers and places, a certificate's
+    issuer."""
+    labelled = (
+        position
+        for position, sentence in enumerate(sentences)
+        if (label := _LABEL.match(sentence)) and _NAME_LABEL.search(label[1])
+    )
+    position = next(labelled, None)
+    if position is None or len(present[position]) != 1:
+        return
+    subject = present[position][0]
+    if typed(subject, found)[0] != "person":
+        return
+    for sentence, names in zip(sentences[position + 1 :], present[position + 1 :], strict=True):
+        if 0 < len(names) <= FIELD_NAMES and all(typed(n, found)[0] != "person" for n in names):
+            for name in names:
+                link(subject, name, f"{subject}: {sentence}")
+
+
+_NAME_LABEL = re.compile(r"\bname\b", re.IGNORECASE)
+"""A label that a form's subject fills: 'Name', 'Full name', 'Name of applicant'."""
 _LABEL = re.compile(r"^\W*([^:\n]{2,40}?)\W*:\s")
 """A line's label: 'Morwenna Pascoe: ...', 'Q: ...', 'Interviewer: ...'."""
 _YOU = re.compile(r"\b(?:you|your)\b", re.IGNORECASE)

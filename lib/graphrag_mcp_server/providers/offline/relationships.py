@@ -30,6 +30,7 @@ from graphrag_mcp_server.providers.offline.record_links import (
     form_links,
     record_links,
     speaker_links,
+    subject_links,
 )
 from graphrag_mcp_server.providers.offline.role_links import (
     named_by_noun,
@@ -56,11 +57,18 @@ _SIGN_OFF = re.compile(
     r"\s+(?:regards|wishes)|regards|many thanks|with thanks|thanks|best|all the best)\b[,.!]?\s*",
     re.IGNORECASE,
 )
-_WRITER_HEADERS = ("from:", "author:", "by:", "by ", "prepared by", "written by")
+_WRITER_HEADERS = (
+    "from:", "author:", "by:", "by ", "prepared by", "written by", "signed:", "signed by",
+    "signature:", "compiled by", "submitted by", "reported by", "recorded by",
+)  # fmt: skip
+_DECLARANT = re.compile(r"\W*I,\s+(?:the\s+undersigned,?\s+)?[A-Z]")
+"""'I, Marcus Okonjo, of ...': an affidavit's, a declaration's or a will's maker, who writes it."""
 _ADDRESSEE_HEADERS = ("to:", "dear ")
-_GENERIC_BODY = re.compile(r"\b[Tt]he\s+([a-z]+)\b(?!\s+[A-Z])")
-"""'the club', 'the council': a body the text names in full elsewhere ('Ravensworth Rowing
-Club')."""
+_GENERIC_BODY = re.compile(
+    r"\b[Tt]he\s+(?:[A-Z][\w’']*-(?:based|listed|owned|registered)\s+)?([a-z]+)\b(?!\s+[A-Z])"
+)
+"""'the club', 'the council', 'the Bergen-based shipbuilder': a body the text names in full
+elsewhere ('Ravensworth Rowing Club'), or the one it names nearby."""
 _PERSONAL = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Hh]im|[Hh]ers|[Hh]imself|[Hh]erself)\b")
 """A pronoun that only a person is: it refers to a person, never to a body or a place."""
 _GENDERED = {
@@ -114,6 +122,10 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
     ):  # split_sentences(text) is these paragraphs' sentences in turn
         sentences = split_sentences(paragraph)
         present = [_in_order(found, sentence) for sentence in sentences]
+        referable = [  # a speaker's label is no one 'he' or 'she' means ('LUCIA VEGA: ... He')
+            [name for name in names if not re.match(rf"\W*{re.escape(name)}\W*:", sentence, re.I)]
+            for sentence, names in zip(sentences, present, strict=True)
+        ]
         for position, (sentence, names) in enumerate(zip(sentences, present, strict=True)):
             for first, name in enumerate(names):
                 for other in names[first + 1 :]:
@@ -122,17 +134,14 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             recent = [
                 name for names in present[max(0, position - 3) : position][::-1] for name in names
             ]
-            referred, back = _referred(found, present[:position], sentence)
-            if (
-                subject
-                and referred
-                and _known_as(subject, sentence) > _known_as(referred, sentence)
-            ):
+            left = _pronouns_left(found, sentence)
+            referred, back = _referred(found, referable[:position], left)
+            if subject and referred and _known_as(subject, left) > _known_as(referred, left):
                 referred = None  # 'she' of a biography's known woman, not of a name not known
             if referred:
                 for name in names:
                     link(referred, name, NEARBY, f"{sentences[position - back]} {sentence}")
-            elif subject and _PERSONAL.search(sentence) and _may_be(subject, sentence):
+            elif subject and _PERSONAL.search(left) and _may_be(subject, left):
                 for name in names:  # a biography's later sentences: 'In 1934 he led ...'
                     link(subject, name, NEARBY, f"{subject}: {sentence}")
             for name in (
@@ -157,6 +166,7 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
     _letter_links(all_sentences, all_present, order, link)
     speaker_links(found, all_sentences, all_present, near)
     form_links(found, all_sentences, all_present, near)
+    subject_links(found, all_sentences, all_present, near)
     _kin_links(found, link)
     records = []
     for (source, target), found_link in links.items():
@@ -242,22 +252,22 @@ def _kin_links(found: Mentions, link: Callable[[str, str, float, str], None]) ->
                     link(person, other, NEARBY, f"{person} and {other} share the name {family}.")
 
 
-def _referred(found: Mentions, earlier: list[list[str]], sentence: str) -> tuple[str | None, int]:
-    """Whom a sentence's pronoun refers back to, and how many sentences back it is named (of the
-    paragraph's `earlier` sentences' names): he/she/his/her the first person of the nearest of
-    the LOOK_BACK sentences before that names one whose first name is not of the other gender
-    ('Harriet Doyle married Tom Price. He ran a pub': Tom Price; 'She studied at X. In 1968 she
-    joined Y': the woman named before X), they/their the first name of the sentence before;
-    (None, 0) without a pronoun or such a name."""
-    if _PERSONAL.search(sentence):
+def _referred(found: Mentions, earlier: list[list[str]], pronouns: str) -> tuple[str | None, int]:
+    """Whom a sentence's pronouns that refer back (`_pronouns_left`) refer to, and how many
+    sentences back it is named (of the paragraph's `earlier` sentences' names): he/she/his/her the
+    first person of the nearest of the LOOK_BACK sentences before that names one whose first name
+    is not of the other gender ('Harriet Doyle married Tom Price. He ran a pub': Tom Price; 'She
+    studied at X. In 1968 she joined Y': the woman named before X), they/their the first name of
+    the sentence before; (None, 0) without a pronoun or such a name."""
+    if _PERSONAL.search(pronouns):
         for back, names in enumerate(earlier[::-1][:LOOK_BACK], start=1):
             people = [name for name in names if typed(name, found)[0] == "person"]
-            if fitting := [name for name in people if _may_be(name, sentence)]:
+            if fitting := [name for name in people if _may_be(name, pronouns)]:
                 return fitting[0], back
             if people:  # the nearest person is of the other gender: no one further back
                 return None, 0
         return None, 0
-    if earlier and earlier[-1] and _REFERS_BACK.search(sentence):
+    if earlier and earlier[-1] and _REFERS_BACK.search(pronouns):
         return earlier[-1][0], 1
     return None, 0
 
@@ -336,17 +346,42 @@ def _in_order(found: Mentions, sentence: str) -> list[str]:
     """The names a sentence mentions, in the order it first mentions them (a name's surface forms
     counted)."""
     names = [name for name in found.names if sentence in found.sentences[name]]
-    return sorted(
-        names,
-        key=lambda name: min(
-            (
-                at
-                for form in (name, name.split()[-1], name.split()[0])
-                if (at := sentence.find(form)) >= 0
-            ),
-            default=len(sentence),
+    return sorted(names, key=lambda name: _first_at(name, sentence))
+
+
+def _first_at(name: str, sentence: str) -> int:
+    """Where a sentence first writes `name` or its first or last word (its length: nowhere)."""
+    return min(
+        (
+            at
+            for form in (name, name.split()[-1], name.split()[0])
+            if (at := sentence.find(form)) >= 0
         ),
+        default=len(sentence),
     )
+
+
+def _pronouns_left(found: Mentions, sentence: str) -> str:
+    """The sentence's pronouns that no name of the same sentence before them can be, joined by
+    spaces: those that refer back. he/she is a person named before it of that gender or of none
+    known ('Anna Berg said she ...'; in 'Ruth said that she would hold him to it' only 'him' is
+    left), they/their a body or two names ('Rovers equalised, and their captain ...')."""
+    named = _in_order(found, sentence)
+    left = []
+    for pronoun in sorted(
+        [*_REFERS_BACK.finditer(sentence), *_PERSONAL.finditer(sentence)], key=lambda m: m.start()
+    ):
+        before = [name for name in named if _first_at(name, sentence) < pronoun.start()]
+        if _PERSONAL.fullmatch(pronoun[0]):
+            said = next(g for g, pattern in _GENDERED.items() if pattern.fullmatch(pronoun[0]))
+            if not any(
+                typed(name, found)[0] == "person" and _first_name_gender(name) in (None, said)
+                for name in before
+            ):
+                left.append(pronoun[0])
+        elif len(before) < 2 and not any(typed(n, found)[0] == "organization" for n in before):
+            left.append(pronoun[0])
+    return " ".join(dict.fromkeys(left))
 
 
 def _bodies_meant(found: Mentions, sentence: str, recent: list[str]) -> list[str]:
@@ -356,7 +391,7 @@ def _bodies_meant(found: Mentions, sentence: str, recent: list[str]) -> list[str
     meant = []
     for word in _GENERIC_BODY.findall(sentence):
         ending = named_by_noun(found, word)
-        if not ending and word in _BODY_WORDS:
+        if not ending and (word in _BODY_WORDS or word.endswith(_TRADE_ENDINGS)):
             bodies = {name for name in recent if typed(name, found)[0] == "organization"}
             ending = list(bodies)
         if len(ending) == 1 and ending[0] not in sentence:
@@ -364,8 +399,21 @@ def _bodies_meant(found: Mentions, sentence: str, recent: list[str]) -> list[str
     return meant
 
 
-_BODY_WORDS = frozenset(["company", "firm", "business", "group", "charity", "organisation"])
-"""Nouns a text names any body by once it has named it ('the company')."""
+_BODY_WORDS = frozenset(
+    [
+        "company", "firm", "business", "group", "charity", "organisation", "organization",
+        "retailer", "supermarket", "lender", "insurer", "airline", "carrier", "brewer", "chain",
+        "conglomerate", "startup", "start-up", "consultancy", "wholesaler", "distributor",
+        "club", "institute", "university", "museum", "ministry", "hospital", "orchestra",
+        "choir", "academy", "federation", "association", "foundation",
+    ]
+)  # fmt: skip
+"""Nouns a text names any body by once it has named it ('the company', 'the retailer', 'the
+club' of 'Real Oviedo', 'the institute' of 'Institut Pasteur de Lille'): general English of
+companies, charities and institutions, not of one text; nouns that also name a thing ('the
+archive', 'the construction') are left out."""
+_TRADE_ENDINGS = ("maker", "builder", "producer", "manufacturer", "supplier", "operator")
+"""Ends of the nouns a business is named by for its trade: 'the carmaker', 'the shipbuilder'."""
 
 
 def _letter_links(
@@ -385,6 +433,8 @@ def _letter_links(
             writers += names
         elif sentence.lower().startswith(_ADDRESSEE_HEADERS):
             addressees += names
+        elif _DECLARANT.match(sentence):  # 'I, Marcus Okonjo, of Tema, make oath ...'
+            writers += names[:1]
         elif _SIGN_OFF.match(sentence):
             signed = names + [
                 name for following in extracted[position + 1 : position + 2] for name in following

@@ -20,7 +20,7 @@ ROLE_WORDS = frozenset(
         "volunteer", "volunteers", "resident", "residents", "principal", "curator", "editor",
         "warden", "steward", "assistant", "administrator", "accountant", "archivist", "librarian",
         "surveyor", "headteacher", "head", "senior", "junior", "area", "operations", "grants",
-        "finance", "services",
+        "finance", "services", "speaker",
     ]
 )
 """Words of role titles ("Chair of Trustees", "Volunteer Services Manager").
@@ -41,9 +41,11 @@ NOT_NAMES = frozenset(
         "cost", "costs", "risks", "issues", "decisions", "decision", "purpose", "scope", "aims",
         "objectives", "progress", "status", "history", "context", "contacts", "contact", "location",
         "venue", "schedule", "events", "news", "attn", "fao", "encl",
+        # degrees before their subject ('MSc Mathematics'): a CV's line, not a name
+        "msc", "bsc", "phd", "mba", "llb", "llm", "meng", "beng", "mphil", "dphil", "bcom",
     ]
 )
-"""Greetings, sign-offs and document-structure words.
+"""Greetings, sign-offs, document-structure words and degrees.
 
 They are left off the start of a name ("Dear Ms Qureshi", "Minutes of the Board").
 They are never a name of their own."""

@@ -152,8 +152,12 @@ def table_rows(paragraph: str) -> list[str]:
 _CELL_SEPARATORS = (re.compile(r",(?=\S)"), re.compile(r"\t"), re.compile(r"\|"))
 
 
-_LIST_ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,2}[.)]|\d{1,2}[:.]\d\d)\s")
-"""A line that starts a list item: a bullet, an item's number or a programme's time ('09:30')."""
+_LIST_ITEM = re.compile(
+    r"\s*(?:[-*+•]|\d{1,2}[.)]|\d{1,2}[:.]\d\d|(?:1[6-9]|20)\d\d(?:\s*[-–]\s*\w+)?|"
+    r"\d{1,2}(?:st|nd|rd|th)?\s+(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?)[\s,:]"
+)
+"""A line that starts a list item: a bullet, an item's number, a programme's time ('09:30'), or
+an entry's year, years or date (a CV's '2015-2021', a log's '12 May')."""
 
 
 def _short_line_blocks(paragraph: str) -> list[str]:
