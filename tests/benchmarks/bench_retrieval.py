@@ -550,7 +550,9 @@ QUALITY_CORPORA = [
         "no: written on 2026-11-29 by a helper that had read neither the rules nor the code; its "
         "brief asked for styles the project has not used and for links stated across sentences "
         "as much as within one (each relation says which); measured as it came (the code of "
-        "75b0400)",
+        "75b0400) and after the rules of 8fd475f, written from texts of their author's own "
+        "(its figures, and counts of where its unlinked ends stand, were read between rounds; "
+        "not its documents or lists)",
     ),
 ]
 
