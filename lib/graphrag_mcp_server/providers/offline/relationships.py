@@ -134,7 +134,7 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             recent = [
                 name for names in present[max(0, position - 3) : position][::-1] for name in names
             ]
-            left = _pronouns_left(found, sentence)
+            left = _pronouns_left(found, sentence, names)
             referred, back = _referred(found, referable[:position], left)
             if subject and referred and _known_as(subject, left) > _known_as(referred, left):
                 referred = None  # 'she' of a biography's known woman, not of a name not known
@@ -361,16 +361,16 @@ def _first_at(name: str, sentence: str) -> int:
     )
 
 
-def _pronouns_left(found: Mentions, sentence: str) -> str:
-    """The sentence's pronouns that no name of the same sentence before them can be, joined by
-    spaces: those that refer back. he/she is a person named before it of that gender or of none
-    known ('Anna Berg said she ...'; in 'Ruth said that she would hold him to it' only 'him' is
-    left), they/their a body or two names ('Rovers equalised, and their captain ...')."""
-    named = _in_order(found, sentence)
+def _pronouns_left(found: Mentions, sentence: str, named: list[str]) -> str:
+    """The sentence's pronouns that no name of the same sentence (`named`) before them can be,
+    joined by spaces: those that refer back. he/she is a person named before it of that gender or
+    of none known ('Anna Berg said she ...'; in 'Ruth said that she would hold him to it' only
+    'him' is left), they/their a body or two names ('Rovers equalised, and their captain ...')."""
     left = []
-    for pronoun in sorted(
-        [*_REFERS_BACK.finditer(sentence), *_PERSONAL.finditer(sentence)], key=lambda m: m.start()
-    ):
+    pronouns = {
+        m.start(): m for m in [*_REFERS_BACK.finditer(sentence), *_PERSONAL.finditer(sentence)]
+    }
+    for _, pronoun in sorted(pronouns.items()):
         before = [name for name in named if _first_at(name, sentence) < pronoun.start()]
         if _PERSONAL.fullmatch(pronoun[0]):
             said = next(g for g, pattern in _GENDERED.items() if pattern.fullmatch(pronoun[0]))
