@@ -66,15 +66,18 @@ async def test_a_body_named_by_its_trade_noun_is_the_one_named_before(
 
 async def test_a_dated_line_starts_an_entry_of_its_own(model: LLMCompletion) -> None:  # noqa: F811
     """A visitors' book's or a CV's lines that start with a date or years are entries: a name
-    does not run on into the next one."""
+    does not run on into the next one. Wrapped prose whose line starts with a year goes on."""
     _, relationships = await _extracted(
         model,
         "12 May — Wonderful exhibition, thank you — Greta Lindqvist, Uppsala\n"
         "14 May — We came from Aarhus with the Viborg Walking Club — Jens Holm\n"
         "2015-2021 Senior Analyst, Vistula Data Ltd, Warsaw\n"
-        "2021-present Head of Research, Baltic Insight AB, Stockholm\n",
+        "2021-present Head of Research, Baltic Insight AB, Stockholm\n\n"
+        "The Harwick Sailing Club was founded in the spring of the year of the great storm, in\n"
+        "1987 by the Lowestoft Rowing Association and the families of its members.\n",
     )
     pairs = _pairs(relationships)
+    assert _pair("HARWICK SAILING CLUB", "LOWESTOFT ROWING ASSOCIATION") in pairs
     assert _pair("JENS HOLM", "VIBORG WALKING CLUB") in pairs
     assert _pair("GRETA LINDQVIST", "UPPSALA") in pairs
     assert _pair("GRETA LINDQVIST", "JENS HOLM") not in pairs

@@ -209,7 +209,7 @@ def type_and_reason(
     if ends_in_legal_form(name.split()):
         return "organization", "legal form"
     if _family_name_in_s(words) and not institution:
-        return "person", "first name"  # 'Tyrone Banks', 'Anna Fields': not a bank, not fields
+        return "person", "first name"  # 'Tyrone Banks': a family name, not a bank
     if _is_head(words[-1], ORGANISATION_HEADS) or is_lower_case_body_noun(name.split()[-1]):
         return "organization", "head noun"  # 'Redwater Shipping', 'Hellevik lensmannskontor'
     if _is_head(words[-1], PLACE_HEADS) or words[0] in PLACE_FIRST_WORDS:

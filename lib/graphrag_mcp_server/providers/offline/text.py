@@ -153,11 +153,13 @@ _CELL_SEPARATORS = (re.compile(r",(?=\S)"), re.compile(r"\t"), re.compile(r"\|")
 
 
 _LIST_ITEM = re.compile(
-    r"\s*(?:[-*+•]|\d{1,2}[.)]|\d{1,2}[:.]\d\d|(?:1[6-9]|20)\d\d(?:\s*[-–]\s*\w+)?|"
-    r"\d{1,2}(?:st|nd|rd|th)?\s+(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?)[\s,:]"
+    r"\s*(?:(?:[-*+•]|\d{1,2}[.)]|\d{1,2}[:.]\d\d)\s|(?:(?:1[6-9]|20)\d\d(?:\s*[-–]\s*\w+)?|"
+    r"\d{1,2}(?:st|nd|rd|th)?\s+(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?)"
+    r"[\s,:]+(?:[—–-]\s*)?[A-Z])"
 )
 """A line that starts a list item: a bullet, an item's number, a programme's time ('09:30'), or
-an entry's year, years or date (a CV's '2015-2021', a log's '12 May')."""
+an entry's year, years or date before a capital (a CV's '2015-2021 Senior Analyst', a log's '12
+May — Left Hull'; not wrapped prose's '1987 by Mirela Voss' or '14 June 1991 when')."""
 
 
 def _short_line_blocks(paragraph: str) -> list[str]:
