@@ -76,6 +76,19 @@ def test_a_place_a_founder_and_two_kinds_of_company_keep_their_titles() -> None:
 
 
 @pytest.mark.quick
+def test_a_surname_alone_is_the_one_person_of_the_graph_with_that_name() -> None:
+    """'OKAFOR' of a text that writes only 'Dr Okafor' is Amaka Okafor, the one person of the
+    graph named so; 'PRICE' stays, as two people are named Price; a first name alone stays."""
+    rows = _rows(
+        ([("OKAFOR", "PERSON"), ("PRICE", "PERSON"), ("ANNA", "PERSON")], []),
+        ([("AMAKA OKAFOR", "PERSON"), ("COLIN PRICE", "PERSON"), ("ANNA BERG", "PERSON")], []),
+        ([("RUTH PRICE", "PERSON"), ("OKAFOR HOLDINGS", "ORGANIZATION")], []),
+    )
+
+    assert renames(rows) == {"OKAFOR": ("AMAKA OKAFOR", "PERSON")}
+
+
+@pytest.mark.quick
 def test_renamed_rows_merge_into_one_entity_and_drop_a_link_to_itself() -> None:
     rows = _rows(
         (

@@ -1,5 +1,7 @@
 """One company under one name: entity titles that differ only by a company legal form ('FJORDLAKS
-HAVBRUK AS', 'FJORDLAKS HAVBRUK') are renamed to one title before graphrag merges the graph.
+HAVBRUK AS', 'FJORDLAKS HAVBRUK') are renamed to one title before graphrag merges the graph, and
+so is a person named by surname alone ('OKAFOR') to the one person of the graph whose full name
+ends in it ('AMAKA OKAFOR').
 
 graphrag merges extracted entities by their exact title, and a model (the offline one or an LLM)
 writes a company's name as each text writes it: with its legal form in a letterhead or a contract,
@@ -49,7 +51,28 @@ def renames(rows: "pa.Table") -> Renames:
     for titles in by_plain.values():
         if len(titles) > 1:
             renamed.update(_one_company(titles, types))
+    renamed.update(_surnames(types))
     return renamed
+
+
+def _surnames(types: dict[str, Counter[str]]) -> Renames:
+    """A person titled by one word that is no first name ('OKAFOR', of a text that writes only
+    'Dr Okafor'), renamed to the one person of the whole graph whose name ends in that word
+    ('AMAKA OKAFOR'); not where two people's names end in it."""
+    people = [title for title, kinds in types.items() if _kind(kinds) in PERSON_TYPES]
+    full: dict[str, list[str]] = defaultdict(list)
+    for title in people:
+        if " " in title:
+            full[title.split()[-1]].append(title)
+    return {
+        title: (named[0], _kind(types[named[0]]))
+        for title in people
+        if " " not in title and not is_first_name(title) and len(named := full[title]) == 1
+    }
+
+
+def _kind(types: Counter[str]) -> str:
+    return types.most_common(1)[0][0]
 
 
 def _entity_rows(rows: "pa.Table", kind: int) -> Counter[tuple[str, str]]:

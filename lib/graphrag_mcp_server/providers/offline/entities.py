@@ -9,6 +9,7 @@ from graphrag_mcp_server.providers.offline import table_cells
 from graphrag_mcp_server.providers.offline.blocks import layout_cues
 from graphrag_mcp_server.providers.offline.entity_types import (
     EVENT_HEADS,
+    TITLED,
     canonical_type,
     context_cue,
     head,
@@ -24,6 +25,7 @@ from graphrag_mcp_server.providers.offline.labels import (
 from graphrag_mcp_server.providers.offline.lexicon import (
     HONORIFICS,
     ORGANISATION_HEADS,
+    ORGANISATION_ROLES,
     PLACE_HEADS,
     TITLE_ABBREVIATIONS,
     TITLES,
@@ -32,9 +34,21 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_known_place,
     is_lower_case_body_noun,
 )
-from graphrag_mcp_server.providers.offline.name_forms import acronyms, surface_forms, tail_names
+from graphrag_mcp_server.providers.offline.name_forms import (
+    acronyms,
+    alone,
+    first_bearers,
+    nicknames,
+    surface_forms,
+    tail_names,
+)
+from graphrag_mcp_server.providers.offline.name_runs import (
+    core_count,
+    split_run,
+    starts_with_particle,
+)
 from graphrag_mcp_server.providers.offline.name_words import (
-    COMPASS,
+    and_in_a_body,
     before_a_form,
     continues_body,
     continues_name,
@@ -53,15 +67,16 @@ from graphrag_mcp_server.providers.offline.no_kind import (
     publisher,
     vocabulary_phrase,
 )
+from graphrag_mcp_server.providers.offline.quoted_terms import outside_works, quoted_names
 from graphrag_mcp_server.providers.offline.structure_words import (
     CALENDAR,
+    COMPASS,
     NOT_NAMES,
     POST_NOMINALS,
     ROLE_WORDS,
 )
 from graphrag_mcp_server.providers.offline.text import (
     JOINERS,
-    NAME_PARTICLES,
     SHORT_LINE_WORDS,
     WORD,
     split_sentences,
@@ -78,10 +93,14 @@ _PLACE_PREPOSITIONS = frozenset(
 _TYPE_CUES = {"organization": ORGANISATION_HEADS, "geo": PLACE_HEADS, "event": EVENT_HEADS}
 """Head nouns of organisations, places and events (general lists: see lexicon.py)."""
 
+_ROLE_HEADS = ORGANISATION_ROLES | ROLE_WORDS
+"""Words that, after a title, name a role in a body ('Chief Executive of ...', 'Head of ...')."""
+_WEAK = frozenset(
+    ["default", "context", "head noun first", "plural noun", "'the X'", "quoted", "trade in -ing"]
+)
+"""Reasons that type a name by words that a work's title also has ("A Winter Crossing")."""
 _ADDRESSES = re.compile(r"\S+@\S+|https?://\S+|www\.\S+")
 _YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
-_QUOTED = re.compile(r"[\"“]([^\"”\n]{2,60})[\"”]")
-_TITLE_LIKE = re.compile(r"[A-Z][\w'’&-]*(?:\s+[\w'’&-]+){0,5}")
 
 
 def _is_name_word(word: str) -> bool:
@@ -94,70 +113,13 @@ def _is_name_word(word: str) -> bool:
     )
 
 
-def _core_count(words: list[str]) -> int:
-    """Number of words in ``words`` that are not joiners."""
-    return sum(w.lower() not in JOINERS for w in words)
-
-
-def _trim_joiners(words: list[str]) -> list[str]:
-    """Drop joiners at either end of a name; a particle written with a capital before the rest of
-    the name starts it ('La Paz', 'De Wit Brouwer')."""
-    while words and words[0].lower() in JOINERS and not _starts_with_particle(words):
-        words = words[1:]
-    while words and words[-1].lower() in JOINERS:
-        words = words[:-1]
-    return words
-
-
-def _starts_with_particle(words: list[str]) -> bool:
-    """`words` start with a name's particle written with a capital, before a capitalised word."""
-    return (
-        len(words) > 1
-        and words[0][:1].isupper()
-        and words[0].lower() in NAME_PARTICLES
-        and words[1][:1].isupper()
-    )
-
-
-def _split_run(words: list[str]) -> list[list[str]]:
-    """Split 'Mirela Voss of Harrowgate Board' at joiners after 2+ words (never at '&': 'Pennock &
-    Sons'); not a body's name before one more word ('Maritime Museum of Gothenburg'), nor a name
-    that starts with its body's noun ('Museo Municipal de Paleontología de Villa Ocre') until its
-    legal form ends it."""
-    parts: list[list[str]] = [[]]
-    for word in words:
-        if (
-            word.lower() in JOINERS
-            and word != "&"
-            and _core_count(parts[-1]) >= 2
-            and (
-                head(_trim_joiners(parts[-1])[0]) not in ORGANISATION_HEADS
-                or ends_in_legal_form(parts[-1])  # 'Laboratoire Gemmologique SA in Geneva'
-            )
-        ):
-            parts.append([word])
-        else:
-            parts[-1].append(word)
-    merged = [parts[0]]
-    for part in parts[1:]:
-        if (
-            _core_count(part) == 1
-            and head(merged[-1][-1]) in ORGANISATION_HEADS
-            and not ends_in_legal_form(merged[-1])
-        ):
-            merged[-1] += part
-        else:
-            merged.append(part)
-    return [_trim_joiners(part) for part in merged]
-
-
 def _is_name_start(words: list[str]) -> bool:
     """The first of `words` is not a title, role, greeting or structure word: a name can start with
     it. A title that is also a first name ('Dean', 'Major') is one only before two more words."""
     lower = words[0].lower()
     if lower in HONORIFICS or lower in ROLE_WORDS or lower in NOT_NAMES:
         return False
-    return lower not in TITLES or (_core_count(words[1:]) < 2 and is_first_name(lower))
+    return lower not in TITLES or (core_count(words[1:]) < 2 and is_first_name(lower))
 
 
 def _qualifies_title(words: list[str]) -> bool:
@@ -165,7 +127,7 @@ def _qualifies_title(words: list[str]) -> bool:
     ('Executive Engineer Vinayak Deshpande', 'Ward Officer ...', 'Civil Surgeon ...')."""
     second = words[1].lower() if len(words) > 3 else ""
     return (
-        _core_count(words[2:]) >= 2
+        core_count(words[2:]) >= 2
         and (second in ROLE_WORDS or second in TITLES)
         and (second in ROLE_WORDS or not is_first_name(words[0]) or is_first_name(words[2]))
     )  # a role word is never a name's ('Ward Officer'); a title can be ('Frank Major Hale')
@@ -184,12 +146,14 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     titled = honorific = False
     while words and (
         not _is_name_start(words)
-        or (words[0].lower() in JOINERS and not _starts_with_particle(words))
+        or (words[0].lower() in JOINERS and not starts_with_particle(words))
         or _qualifies_title(words)
     ):
         titled = titled or words[0].lower() in TITLES
         honorific = words[0].lower() in HONORIFICS | TITLE_ABBREVIATIONS
         words = words[1:]
+    if titled and len(words) > 2 and words[1] == "of" and head(words[0]) in _ROLE_HEADS:
+        words = words[2:]  # 'Chief Executive of Greystone Renewables': a role, then its body
     if (named := person_after_title(words)) is not words:
         titled, words = True, named
         while words and not _is_name_start(words):  # 'Her Honour Judge Celia Marchbank'
@@ -203,7 +167,7 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     ):
         role = role or words[-1].lower() in ROLE_WORDS
         words = words[:-1]
-    if _core_count(words) == 1:
+    if core_count(words) == 1:
         word = words[-1]  # after its particle, if any ('La Paz')
         if honorific and not role and len(words) == 1 and is_single_name(word):
             return [(word, False, True)]  # 'Mr Harlan': a person the text may not name in full
@@ -213,9 +177,9 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
             return []  # 'the Council', 'the Cabinet': a body named by its kind
         return [(" ".join(words), previous in _PLACE_PREPOSITIONS, False)]
     return [
-        (" ".join(part), _core_count(part) == 1, False)
-        for part in _split_run(words)
-        if _core_count(part) >= 2 or (len(part) == 1 and is_known_place(part[0]))
+        (" ".join(part), core_count(part) == 1, False)
+        for part in split_run(words)
+        if core_count(part) >= 2 or (len(part) == 1 and is_known_place(part[0]))
     ]  # 'Ewa Lindgren of Vantaa': a person and a place
 
 
@@ -302,6 +266,7 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
             or continues_body(run, word, following, _is_name_word(following))
             or is_form_word(word)
             or before_a_form(tokens[index : index + 4])
+            or and_in_a_body(run, tokens[index : index + 3])
         )
         if _is_name_word(word) or joins:
             if not run:
@@ -312,18 +277,6 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
         else:
             flush()
     flush()
-    return names
-
-
-def _quoted_names(text: str) -> list[str]:
-    """Title-like quoted terms such as "Slack Water Protocol"."""
-    names = []
-    for term in (m.group(1).strip() for m in _QUOTED.finditer(text)):
-        words = term.split()
-        if _TITLE_LIKE.fullmatch(term) and all(
-            w[0].isupper() or w.lower() in JOINERS for w in words
-        ):
-            names.append(term)
     return names
 
 
@@ -348,7 +301,11 @@ def find_entities(text: str) -> Mentions:
     sentences = split_sentences(text)
     found: dict[str, str] = {}
     places: set[str] = set()
+    nicknamed = nicknames(text)
     for sentence in sentences:
+        for full, nickname in nicknamed:  # in the order the text names them
+            if f"{nickname}" in sentence and full.split()[-1] in sentence:
+                found.setdefault(full.upper(), full)
         for name, is_place, weak in _sentence_names(sentence):
             if weak and len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", text)) < 2:
                 continue  # a heading's first word before lower case, once: 'Catalogue entry'
@@ -356,6 +313,8 @@ def find_entities(text: str) -> Mentions:
                 found[name.upper()] = name  # the form in running text, not a capitals heading's
             if is_place:
                 places.add(found[name.upper()])
+    for _, nickname in nicknamed:  # 'Margaret "Peggy" Doyle': one person
+        found.pop(nickname.upper(), None)
     tables = table_cells.columns(text)
     for cell in table_cells.place_cells(tables):  # a 'Village' column's places, known or not
         places.add(found.setdefault(cell.upper(), cell))
@@ -413,20 +372,36 @@ def find_entities(text: str) -> Mentions:
     }  # 'in Nether Ashcombe'
     institutions = {name for name, words in before.items() if "the" in words}
     quoted = {
-        found.setdefault(q.upper(), q) for q in _quoted_names(text) if q.upper() not in not_names
+        found.setdefault(q.upper(), q)
+        for q in quoted_names(text)
+        if q.upper() not in not_names and q not in {nickname for _, nickname in nicknamed}
     }
     tails = tail_names(list(found.values()), places, text)
     names = [n for n in found.values() if not any(n in t for t in tails.values())]
     roles = bound_roles(text, terms, names)
     forms = surface_forms(names, tails, quoted | places, lowercase)
+    for full, nickname in nicknamed:
+        forms[full].append(nickname)
     for name, acronym in acronyms(text, names):  # 'Sindicato ... do Sul (STAFS)'
         forms[name].append(acronym)
     for party, bound in roles.items():
         forms[party] += [f"{article} {term}" for term in bound for article in ("the", "The")]
+    shared = first_bearers(names, quoted | places)
     mentions = {
-        name: [s for s in sentences if any(_mentions(s, f) for f in forms[name])] for name in names
+        name: [
+            s
+            for s in sentences
+            if any(_mentions(s, f) for f in forms[name])
+            or (name in shared and alone(s, name, shared[name]))
+        ]
+        for name in names
     }
-    cues = {name: context_cue(text, name) for name in names if " " in name or name not in places}
+    cues = {name: context_cue(text, name) for name in names}
+    cues = {  # a single place's word is a person's only after a title ('Agent (Sofia):')
+        name: cue
+        for name, cue in cues.items()
+        if " " in name or name not in places or cue == TITLED
+    }
     cues |= layout_cues(
         text,
         names,
@@ -440,11 +415,13 @@ def find_entities(text: str) -> Mentions:
     )
     mentioned = Mentions(names, quoted, places, mentions, institutions, cues, roles)
     values = table_cells.value_cells(tables)  # a 'Variety' or 'Status' column's cells
+    outside = outside_works(text)
     mentioned.names = [
         n
         for n in names
-        if not vocabulary_phrase(n, reason := typed(n, mentioned)[1])
+        if not vocabulary_phrase(n, reason := typed(n, mentioned)[1], n in institutions)
         and not (reason in ("default", "context") and n.upper() in values)
+        and (reason not in _WEAK or _mentions(outside, n))  # not only in a work's title
     ]
     return mentioned
 

@@ -31,7 +31,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_lower_case_body_noun,
     written_as_legal_form,
 )
-from graphrag_mcp_server.providers.offline.structure_words import ROLE_WORDS
+from graphrag_mcp_server.providers.offline.structure_words import COMPASS, ROLE_WORDS
 from graphrag_mcp_server.providers.offline.text import JOINERS
 
 # fmt: off
@@ -167,13 +167,19 @@ def context_cue(text: str, name: str) -> str | None:
             votes["organization"] += 1  # 'worked for X', 'employed by X'
         if right_after and not possessive and following[0] in ORGANISATION_VERBS:
             votes["organization"] += 1
-        if (right_after and following[0] in SPEECH_VERBS) or (last and last[0] in SPEECH_VERBS):
+        opens_line = len(_words(text[line_start : match.start()])) < 2  # '- Added Dark Mode'
+        if (right_after and following[0] in SPEECH_VERBS) or (
+            last and last[0] in SPEECH_VERBS and not opens_line
+        ):
             votes["person"] += 1
         title = re.search(
             r"([\w'’]+)\.?\s+$", text[max(line_start, match.start() - 20) : match.start()]
         )
-        titled = titled or (
-            title is not None and title[1].lower() in HONORIFICS | TITLE_ABBREVIATIONS
+        titled = (
+            titled
+            or (title is not None and title[1].lower() in HONORIFICS | TITLE_ABBREVIATIONS)
+            or _kin_before(last)
+            or _speaker_in_brackets(text[line_start : match.start()], rest)
         )
         if following[:1] == ["who"] or (last and last[0] in TITLES) or _held_role(rest):
             votes["person"] += 1
@@ -183,6 +189,32 @@ def context_cue(text: str, name: str) -> str | None:
     if titled and " " not in name and best == "person":
         return TITLED
     return best if votes[best] > min(votes.values()) else None
+
+
+KIN = frozenset(
+    [
+        "mother", "father", "sister", "brother", "son", "daughter", "wife", "husband", "aunt",
+        "uncle", "cousin", "niece", "nephew", "grandmother", "grandfather", "grandson",
+        "granddaughter", "widow", "widower", "fiancé", "fiancée", "stepson", "stepdaughter",
+    ]
+)  # fmt: skip
+"""Kinship nouns: 'his sister Anna' names a person, whatever else 'Anna' names."""
+_POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your", "whose"])
+
+
+def _kin_before(last: list[str]) -> bool:
+    """The words before a mention (nearest first) are a possessive and a kinship noun ('her
+    brother Tomas'): the name is a person's."""
+    return len(last) >= 2 and last[0] in KIN and last[1] in _POSSESSIVES
+
+
+def _speaker_in_brackets(line_before: str, rest: str) -> bool:
+    """A mention in brackets after a role that labels a line ('Agent (Sofia):' of a transcript):
+    the speaker, a person."""
+    return (
+        rest.startswith(("):", ") :"))
+        and re.fullmatch(r"[ \t>*-]*[A-Z][\w'’ -]{0,30}\(", line_before) is not None
+    )
 
 
 def _legal_form_after(form: re.Match[str], rest: str) -> bool:
@@ -208,7 +240,7 @@ def type_and_reason(
         return "event", "event word"
     if ends_in_legal_form(name.split()):
         return "organization", "legal form"
-    if _family_name_in_s(words) and not institution:
+    if (_family_name_in_s(words) or _family_name_of_land(words, place)) and not institution:
         return "person", "first name"  # 'Tyrone Banks': a family name, not a bank
     if _is_head(words[-1], ORGANISATION_HEADS) or is_lower_case_body_noun(name.split()[-1]):
         return "organization", "head noun"  # 'Redwater Shipping', 'Hellevik lensmannskontor'
@@ -216,8 +248,8 @@ def type_and_reason(
         return "geo", "head noun"
     if cue == TITLED:
         return "person", "title"
-    if is_known_place(name):
-        return "geo", "gazetteer"
+    if is_known_place(name) or _place_and_compass(name.split()):
+        return "geo", "gazetteer"  # 'Bridport North', 'East Grinstead'-like wards and parts
     if len(words) > 1 and _is_head(words[0], ORGANISATION_HEADS):
         return "organization", "head noun first"  # 'Office de Protection ...', 'Museo Civico'
     if cue:
@@ -247,6 +279,16 @@ def type_and_reason(
     return "organization", "default"
 
 
+def _place_and_compass(words: list[str]) -> bool:
+    """A known place and a point of the compass, either way round ('Bridport North')."""
+    if len(words) != 2:
+        return False
+    first, second = words
+    return (second.lower() in COMPASS and is_known_place(first)) or (
+        first.lower() in COMPASS and is_known_place(second)
+    )
+
+
 def _family_name_in_s(words: list[str]) -> bool:
     """A first name and a plural of a head noun: a family name ('Banks', 'Fields', 'Woods')."""
     last = words[-1]
@@ -257,6 +299,22 @@ def _family_name_in_s(words: list[str]) -> bool:
         and last.lower() not in ORGANISATION_HEADS | PLACE_HEADS  # 'Acme Holdings', 'X Falls'
         and (_is_head(last[:-1], ORGANISATION_HEADS) or _is_head(last[:-1], PLACE_HEADS))
     )
+
+
+LAND_SURNAMES = frozenset(
+    [
+        "marsh", "wood", "woods", "hill", "hills", "brook", "brooks", "green", "moor", "heath",
+        "dale", "field", "fields", "ford", "lake", "glen", "banks", "rivers", "forest", "shore",
+    ]
+)  # fmt: skip
+"""Nouns of land and water that are also common English family names ('Helena Marsh', 'Ann
+Wood')."""
+
+
+def _family_name_of_land(words: list[str], place: bool) -> bool:
+    """A first name and a noun of LAND_SURNAMES, not written after 'in' or 'at': a person ('Helena
+    Marsh'), not a place ('in Primrose Hill')."""
+    return len(words) == 2 and not place and is_first_name(words[0]) and words[1] in LAND_SURNAMES
 
 
 def _plural_noun(word: str) -> bool:

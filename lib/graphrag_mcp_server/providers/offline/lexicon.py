@@ -221,7 +221,7 @@ PLACE_HEADS = frozenset(
         # land
         "island", "islands", "isle", "isles", "peninsula", "cape", "head", "coast", "shore",
         "beach", "headland", "point", "mountain", "mountains", "mount", "hill", "hills", "ridge",
-        "peak",
+        "peak", "delta", "basin", "plateau", "canyon", "gorge", "inlet", "highlands", "lowlands",
         "valley", "vale", "glen", "dale", "moor", "moors", "heath", "forest", "wood", "woods",
         "plain", "plains", "desert", "glacier", "downs", "common", "green", "fields",
         # settlements and divisions
@@ -230,7 +230,7 @@ PLACE_HEADS = frozenset(
         # ways (with the street types of UK postal addresses) and built places
         "street", "road", "lane", "avenue", "boulevard", "square", "row", "crescent", "terrace",
         "close", "drive", "way", "place", "gardens", "mews", "quay", "wharf", "pier", "dock",
-        "parade", "grove", "rise", "yard",
+        "parade", "grove", "rise", "yard", "arcade",
         "docks", "bridge", "port", "airport", "station", "stadium", "arena", "ground", "park",
         "castle", "abbey", "cathedral", "palace", "tower", "fort", "room", "rooms",
     ]
@@ -247,7 +247,7 @@ HONORIFICS = frozenset(
 TITLES = HONORIFICS | frozenset(
     [
         # academic
-        "dean", "provost", "chancellor", "lecturer", "fellow", "emeritus",
+        "dean", "provost", "chancellor", "lecturer", "fellow", "emeritus", "headmaster", "rector",
         # civic and legal
         "mayor", "councillor", "alderman", "mp", "mep", "senator", "governor", "minister",
         "ambassador", "consul", "judge", "justice", "magistrate", "advocate", "attorney",
@@ -255,10 +255,10 @@ TITLES = HONORIFICS | frozenset(
         "president", "chairman", "chairwoman", "chair", "secretary", "commissioner", "agent",
         # military
         "general", "colonel", "major", "captain", "lieutenant", "commander", "admiral",
-        "commodore", "brigadier", "corporal", "marshal",
-        # religious
-        "father", "sister", "brother", "bishop", "archbishop", "canon", "rabbi", "imam",
-        "pastor", "vicar", "deacon", "cardinal",
+        "commodore", "brigadier", "corporal", "marshal", "superintendent", "coroner", "dci",
+        # religious, and kinship before a first name ('Sister Agnes', 'Aunt Polly', 'Grandma Ruth')
+        "father", "sister", "brother", "bishop", "archbishop", "canon", "rabbi", "imam", "aunt",
+        "pastor", "vicar", "deacon", "cardinal", "uncle", "cousin", "grandmother", "grandfather",
         # sporting
         "coach", "manager", "referee", "umpire", "goalkeeper", "striker", "midfielder",
         "defender", "substitute", "skipper", "jockey", "keeper",

@@ -133,3 +133,49 @@ def tail_names(names: list[str], places: set[str], text: str) -> dict[str, list[
         ]
         for name in names
     }
+
+
+_NICKNAMED = re.compile(r"\b([A-Z][a-z]+)\s+[\"“]([A-Z][a-z]+)[\"”]\s+([A-Z][\w'’-]+)")
+
+
+def nicknames(text: str) -> list[tuple[str, str]]:
+    """Each person written with a nickname in quotes between first name and surname (Margaret
+    "Peggy" Doyle), as the full name without it and the nickname: one person, not three names."""
+    return [
+        (f"{first} {surname}", nickname)
+        for first, nickname, surname in _NICKNAMED.findall(text)
+        if is_first_name(first)
+    ]
+
+
+def first_bearers(names: list[str], non_people: set[str]) -> dict[str, list[str]]:
+    """People who share a surname with others the text names after them, each with the others:
+    the first named is the one the surname alone stands for (a biography's subject before the
+    relatives it names later: 'Wilhelm Brandt ... His father, Heinrich Brandt ... Brandt
+    sailed'), where no name other than a person's holds the word."""
+    words = Counter(word for name in names for word in set(name.split()))
+    people = [
+        name
+        for name in names
+        if " " in name
+        and name not in non_people
+        and canonical_type(name, quoted=False, place=False) == "person"
+    ]
+    bearers: dict[str, list[str]] = {}
+    for name in people:
+        bearers.setdefault(name.split()[-1], []).append(name)
+    return {
+        named[0]: named[1:]
+        for surname, named in bearers.items()
+        if len(named) > 1 and words[surname] == len(named)
+    }
+
+
+def alone(sentence: str, name: str, others: list[str]) -> bool:
+    """`sentence` writes `name`'s surname where it is not the end of one of `others` (the people
+    who share it)."""
+    surname = name.split()[-1]
+    for match in re.finditer(rf"(?<!\w){re.escape(surname)}(?!\w)", sentence):
+        if not any(sentence[: match.end()].endswith(other) for other in others):
+            return True
+    return False

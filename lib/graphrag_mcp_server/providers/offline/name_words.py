@@ -20,7 +20,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     written_as_legal_form,
 )
 from graphrag_mcp_server.providers.offline.no_kind import plain_word
-from graphrag_mcp_server.providers.offline.structure_words import CALENDAR
+from graphrag_mcp_server.providers.offline.structure_words import CALENDAR, COMPASS
 from graphrag_mcp_server.providers.offline.text import STOPWORDS
 
 _TOKEN = re.compile(r"\w+(?:['’&-]\w+)*|\S")
@@ -106,7 +106,10 @@ def _slashed_form(tokens: list[str], token: str) -> bool:
 
 def is_form_word(word: str) -> bool:
     """`word` (a token) is a company legal form as written after a name, in capitals or not
-    ('GmbH', 'a.s.', 's.r.o.', 'sp. z o.o.'; not the English 'as' or 'co')."""
+    ('GmbH', 'a.s.', 's.r.o.', 'sp. z o.o.'; not the English 'as' or 'co', nor an English noun in
+    lower case: 'a Norwegian company')."""
+    if word.isalpha() and word.islower() and len(word) > 4 and is_english_word(word):
+        return False
     return written_as_legal_form(word) or (" " in word and ends_in_legal_form(["_", *word.split()]))
 
 
@@ -132,6 +135,20 @@ def heads_a_name(word: str) -> bool:
     return word[:1].isupper() and head(word) in ORGANISATION_HEADS | PLACE_HEADS
 
 
+def and_in_a_body(run: list[str], tokens: list[str]) -> bool:
+    """`run` is one word and `tokens` are 'and' and one or two capitalised words, the last a
+    body's noun: 'and' inside the body's name ('Avon and Somerset Police', 'Devon and Cornwall
+    Constabulary'); not between two bodies ('Norvik Biotech and Uppsala University')."""
+    if tokens[:1] != ["and"] or len(run) != 1 or head(run[0]) in ORGANISATION_HEADS:
+        return False
+    for word in tokens[1:3]:
+        if not word[:1].isupper():
+            return False
+        if head(word) in ORGANISATION_HEADS:
+            return True
+    return False
+
+
 def before_a_form(tokens: list[str]) -> bool:
     """`tokens` start with up to 3 lower-case words and then a legal form: the rest of a company's
     name in a language that capitalises only its first word ('... kolejová vozidla a.s.')."""
@@ -148,8 +165,12 @@ def continues_body(run: list[str], word: str, following: str, following_is_name:
     start ('Statens vegvesen', 'Bergen kommune'); 'in' between its noun and its place
     ('Uniwersytet Morski w Gdyni', 'Univerzita Karlova v Praze'); or, after the body's noun first,
     a word that is not English or a short one before such a word or a name ('Zavod za gozdove
-    Slovenije', 'Sindicato dos trabalhadores agrícolas'). Nothing in lower case continues a name
-    after its legal form ('Laboratoire Gemmologique SA in Geneva')."""
+    Slovenije', 'Sindicato dos trabalhadores agrícolas'); 'for' between a body's noun and a name
+    ('Centre for International Research'). Nothing in lower case continues a name after its legal
+    form ('Laboratoire Gemmologique SA in Geneva')."""
+    if word == "for":
+        body = is_body_noun(run[-1]) or head(run[-1]) in ("centre", "center")
+        return following_is_name and body and not ends_in_legal_form(run)
     if is_lower_case_body_noun(word):
         return run[-1][:1].isupper()
     if ends_in_legal_form(run):
@@ -221,9 +242,6 @@ def cued_single_name(word: str, sentence: str) -> bool:
     return found is not None and single_name_cue(sentence[found.end() : found.end() + 60])
 
 
-COMPASS = frozenset(
-    ["north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest"]
-)
 _CIVIC = frozenset(["mayor", "residents", "population", "inhabitants", "outskirts", "centre"])
 """What a place has ('Carrowmore's residents'), besides its places (lexicon.PLACE_HEADS)."""
 

@@ -22,6 +22,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_known_place,
     zipf_frequency,
 )
+from graphrag_mcp_server.providers.offline.text import JOINERS
 
 # fmt: off
 DOCUMENT_HEADS = frozenset(
@@ -30,10 +31,18 @@ DOCUMENT_HEADS = frozenset(
         "report", "certificate", "licence", "license", "permit", "invoice", "manual", "handbook",
         "specification", "clause", "annex", "appendix", "minutes", "bulletin", "newsletter",
         "brochure", "questionnaire", "checklist",
+        # a document's parts and sections ('Table of Contents', 'Media Contact', 'Key Findings')
+        "contents", "summary", "overview", "contact", "contacts", "agenda", "notes", "findings",
+        "introduction", "conclusion", "conclusions", "recommendations", "references", "glossary",
+        "bibliography", "acknowledgements", "acknowledgments", "preface", "foreword", "abstract",
+        "changelog", "transcript", "timeline", "resume", "résumé", "vitae", "comments",
+        # times and periods ('Commencement Date', 'Bank Holiday', 'Bronze Age')
+        "date", "deadline", "holiday", "age", "era",
     ]
 )
 # fmt: on
-"""Last words of the name of a law or of a kind of document (English nouns)."""
+"""Last words of the name of a law, of a kind of document, of a document's part or of a time
+(English nouns)."""
 
 # fmt: off
 VESSEL_PREFIXES = frozenset(
@@ -59,6 +68,8 @@ def has_no_kind(name: str) -> bool:
     words = name.split()
     if len(words) > 1 and words[-1].lower() in DOCUMENT_HEADS:
         return True
+    if len(words) > 1 and words[-1] == "CV" and all(map(is_common_word, words[:-1])):
+        return True  # 'Academic CV', 'Full CV': a curriculum vitae, no Dutch company's 'CV'
     if len(words) > 1 and words[0] in VESSEL_PREFIXES and not name.isupper():
         return True
     folded = name.casefold()
@@ -79,8 +90,10 @@ def publisher(name: str) -> str | None:
     return rest if reason in ("head noun", "legal form", "gazetteer") else None
 
 
-def vocabulary_phrase(name: str, reason: str) -> bool:
-    """`name` is typed only by default (entity_types' reason) and is a phrase of two words or more,
+def vocabulary_phrase(name: str, reason: str, institution: bool = False) -> bool:
+    """`name` is typed only by default (entity_types' reason), or only by a plural last word and
+    never written after 'the' ('New Features', 'Bug Fixes'; not 'the United Nations'), and is a
+    phrase of two words or more,
     each common English vocabulary: no first name, place, language or people's adjective, and no
     two of them a place ('Product Recall Notice', 'Quality Assurance', 'Work Scheme'; not 'East
     Africa' or 'Immigration New Zealand'), or whose first word is a common word in -ing (a
@@ -91,9 +104,13 @@ def vocabulary_phrase(name: str, reason: str) -> bool:
     if reason == "default" and len(words) > 1 and words[0].endswith("ing"):
         return plain_word(words[0])  # a work's or project's title: 'Mapping the Medway Marshes'
     return (
-        reason == "default"
+        (reason == "default" or (reason == "plural noun" and not institution))
         and len(words) > 1
-        and all(is_common_word(word) and not _names_a_place_or_people(word) for word in words)
+        and all(
+            is_common_word(word) and not _names_a_place_or_people(word)
+            for word in words
+            if word.lower() not in JOINERS  # 'of' ('Limitation of Liability'), a Turkish town
+        )
         and not any(is_known_place(f"{one} {two}") for one, two in itertools.pairwise(words))
     )
 

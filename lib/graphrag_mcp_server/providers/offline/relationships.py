@@ -334,12 +334,17 @@ def _subject(found: Mentions, text: str) -> str | None:
     Bhriain was ...', 'Dr Amaka Okonkwo (born 1962) is ...'); else None."""
     first = next((sentence for sentence in split_sentences(text) if _in_order(found, sentence)), "")
     people = [name for name in _in_order(found, first) if typed(name, found)[0] == "person"]
+    opening = _NICKNAME.sub("", first)  # 'Margaret "Peggy" Doyle, who ...'
     for name in people:
-        if first.startswith(name):
+        if opening.startswith(name):
             return name
     if len(people) == 1 and re.search(rf"{re.escape(people[0])}\s*(?:\(|was\b|is\b)", first):
         return people[0]
     return None
+
+
+_NICKNAME = re.compile(r"\s+[\"“][A-Z][a-z]+[\"”](?=\s)")
+"""A nickname in quotes inside a name, left out to read the name as the text writes it whole."""
 
 
 def _in_order(found: Mentions, sentence: str) -> list[str]:
@@ -423,10 +428,11 @@ def _letter_links(
     link: Callable[[str, str, float, str], None],
 ) -> None:
     """A letter's or e-mail's writer (the name on or after its sign-off line, its From:/Author:
-    line, or a closing signature) linked to its addressee (its To: line or salutation) and to the
+    line, or a closing signature) linked to its addressee (its To: line or salutation), to the
     names of its first-person sentences (`present`: each sentence's names in the order it names
-    them; `order`: the extraction's order of names)."""
-    writers, addressees = [], []
+    them; `order`: the extraction's order of names) and to those of the short lines signed under
+    the sign-off (its role's body: 'Director of Research' / 'Fernhill Agricultural Trust')."""
+    writers, addressees, signature = [], [], []
     extracted = [sorted(names, key=order.__getitem__) for names in present]
     for position, (sentence, names) in enumerate(zip(sentences, extracted, strict=True)):
         if sentence.lower().startswith(_WRITER_HEADERS):
@@ -440,6 +446,7 @@ def _letter_links(
                 name for following in extracted[position + 1 : position + 2] for name in following
             ]
             writers += [name for name in signed if name not in writers][:1]
+            signature = _signature(sentences[position + 1 :], extracted[position + 1 :])
     if (
         not writers and sentences and len(sentences[-1].split()) <= SHORT_LINE_WORDS
     ):  # a signature, no sign-off
@@ -447,9 +454,28 @@ def _letter_links(
     for writer in dict.fromkeys(writers):
         for addressee in dict.fromkeys(addressees):
             link(writer, addressee, LETTER, f"{writer} wrote to {addressee}.")
+        for name in dict.fromkeys(signature):
+            if name != writer:
+                link(writer, name, LETTER, f"{writer} signed for {name}.")
         for sentence, names in zip(sentences, extracted, strict=True):
             if FIRST_PERSON.search(sentence) and not sentence.lower().startswith(
                 _WRITER_HEADERS + _ADDRESSEE_HEADERS
             ):
                 for name in names:
                     link(writer, name, NEARBY, f"{writer} wrote: {sentence}")
+
+
+SIGNATURE_LINES = 4
+"""Lines under a sign-off that may hold its signature: the writer's name, role, body, place."""
+
+
+def _signature(sentences: list[str], present: list[list[str]]) -> list[str]:
+    """The names of the short lines (no stop at the end) that follow a sign-off, up to
+    SIGNATURE_LINES of them: a signature block."""
+    names: list[str] = []
+    for sentence, named in list(zip(sentences, present, strict=True))[:SIGNATURE_LINES]:
+        line = sentence.strip()
+        if len(line.split()) > SHORT_LINE_WORDS or line.endswith((".", "!", "?")):
+            break
+        names += named
+    return names

@@ -10,6 +10,9 @@ CALENDAR = frozenset(
         "saturday", "sunday",
     ]
 )
+COMPASS = frozenset(
+    ["north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest"]
+)
 ROLE_WORDS = frozenset(
     [
         "chair", "chairman", "chairwoman", "chairperson", "vice", "deputy", "secretary",

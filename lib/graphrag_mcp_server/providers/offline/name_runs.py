@@ -1,0 +1,68 @@
+"""Where a run of capitalised words splits into names: at joiners ('of', 'the', particles) after
+a name of two words or more, never inside a body's name that starts with its noun, and never over
+a bare 'the'."""
+
+from __future__ import annotations
+
+from graphrag_mcp_server.providers.offline.entity_types import head
+from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, ends_in_legal_form
+from graphrag_mcp_server.providers.offline.text import JOINERS, NAME_PARTICLES
+
+
+def core_count(words: list[str]) -> int:
+    """Number of words in ``words`` that are not joiners."""
+    return sum(w.lower() not in JOINERS for w in words)
+
+
+def trim_joiners(words: list[str]) -> list[str]:
+    """Drop joiners at either end of a name; a particle written with a capital before the rest of
+    the name starts it ('La Paz', 'De Wit Brouwer')."""
+    while words and words[0].lower() in JOINERS and not starts_with_particle(words):
+        words = words[1:]
+    while words and words[-1].lower() in JOINERS:
+        words = words[:-1]
+    return words
+
+
+def starts_with_particle(words: list[str]) -> bool:
+    """`words` start with a name's particle written with a capital, before a capitalised word."""
+    return (
+        len(words) > 1
+        and words[0][:1].isupper()
+        and words[0].lower() in NAME_PARTICLES
+        and words[1][:1].isupper()
+    )
+
+
+def split_run(words: list[str]) -> list[list[str]]:
+    """Split 'Mirela Voss of Harrowgate Board' at joiners after 2+ words (never at '&': 'Pennock &
+    Sons'); not a body's name before one more word ('Maritime Museum of Gothenburg'), nor a name
+    that starts with its body's noun ('Museo Municipal de Paleontología de Villa Ocre') until its
+    legal form ends it."""
+    parts: list[list[str]] = [[]]
+    for word in words:
+        if word == "the" and parts[-1] and parts[-1][-1].lower() not in JOINERS:
+            parts.append([word])  # 'pay Calloway the Fees': no name joins over a bare 'the'
+        elif (
+            word.lower() in JOINERS
+            and word != "&"
+            and core_count(parts[-1]) >= 2
+            and (
+                head(trim_joiners(parts[-1])[0]) not in ORGANISATION_HEADS
+                or ends_in_legal_form(parts[-1])  # 'Laboratoire Gemmologique SA in Geneva'
+            )
+        ):
+            parts.append([word])
+        else:
+            parts[-1].append(word)
+    merged = [parts[0]]
+    for part in parts[1:]:
+        if (
+            core_count(part) == 1
+            and head(merged[-1][-1]) in ORGANISATION_HEADS
+            and not ends_in_legal_form(merged[-1])
+        ):
+            merged[-1] += part
+        else:
+            merged.append(part)
+    return [trim_joiners(part) for part in merged]
