@@ -72,6 +72,7 @@ def _surnames(types: dict[str, Counter[str]]) -> Renames:
 
 
 def _kind(types: Counter[str]) -> str:
+    """The type a title was given most often."""
     return types.most_common(1)[0][0]
 
 

@@ -304,7 +304,7 @@ def find_entities(text: str) -> Mentions:
     nicknamed = nicknames(text)
     for sentence in sentences:
         for full, nickname in nicknamed:  # in the order the text names them
-            if f"{nickname}" in sentence and full.split()[-1] in sentence:
+            if nickname in sentence and full.split()[-1] in sentence:
                 found.setdefault(full.upper(), full)
         for name, is_place, weak in _sentence_names(sentence):
             if weak and len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", text)) < 2:
@@ -313,7 +313,8 @@ def find_entities(text: str) -> Mentions:
                 found[name.upper()] = name  # the form in running text, not a capitals heading's
             if is_place:
                 places.add(found[name.upper()])
-    for _, nickname in nicknamed:  # 'Margaret "Peggy" Doyle': one person
+    nicks = {nickname for _, nickname in nicknamed}
+    for nickname in nicks:  # 'Margaret "Peggy" Doyle': one person
         found.pop(nickname.upper(), None)
     tables = table_cells.columns(text)
     for cell in table_cells.place_cells(tables):  # a 'Village' column's places, known or not
@@ -374,7 +375,7 @@ def find_entities(text: str) -> Mentions:
     quoted = {
         found.setdefault(q.upper(), q)
         for q in quoted_names(text)
-        if q.upper() not in not_names and q not in {nickname for _, nickname in nicknamed}
+        if q.upper() not in not_names and q not in nicks
     }
     tails = tail_names(list(found.values()), places, text)
     names = [n for n in found.values() if not any(n in t for t in tails.values())]

@@ -249,7 +249,7 @@ def type_and_reason(
     if cue == TITLED:
         return "person", "title"
     if is_known_place(name) or _place_and_compass(name.split()):
-        return "geo", "gazetteer"  # 'Bridport North', 'East Grinstead'-like wards and parts
+        return "geo", "gazetteer"  # also 'Cardiff North', 'West Cardiff': a place's part
     if len(words) > 1 and _is_head(words[0], ORGANISATION_HEADS):
         return "organization", "head noun first"  # 'Office de Protection ...', 'Museo Civico'
     if cue:
