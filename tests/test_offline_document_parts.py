@@ -195,3 +195,18 @@ async def test_a_section_title_of_common_words_and_a_works_title_are_no_entities
     )
     assert types["HARLOW SYSTEMS LTD"] == types["KESTREL PLAYERS"] == "ORGANIZATION"
     assert types["RUTH AMBLER"] == "PERSON"
+
+
+async def test_a_name_after_a_title_of_rank_or_office_is_a_person(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """A title of nobility or of a church stands only before a name, as 'Lord' does: the word
+    after it is a person ('Baroness Thatcher', 'Pope Francis'); a title that is also a first name
+    stays part of a two-word name ('Sultan Qaboos')."""
+    types, _ = await _extracted(
+        model,
+        "In 1990 Baroness Thatcher spoke in the Lords. Pope Francis visited Lisbon in 2023. "
+        "Sultan Qaboos ruled Oman.\n",
+    )
+    assert types["THATCHER"] == types["FRANCIS"] == types["SULTAN QABOOS"] == "PERSON"
+    assert not {"BARONESS THATCHER", "POPE FRANCIS"} & types.keys()

@@ -241,9 +241,10 @@ HONORIFICS = frozenset(
     [
         "mr", "mrs", "ms", "miss", "mx", "sir", "dame", "lord", "lady", "dr", "prof", "professor",
         "doctor", "rev", "revd", "reverend", "cllr", "capt", "sgt", "lt", "col", "gen", "hon",
+        "baroness", "viscount", "marquess", "countess", "emperor", "empress", "pope", "friar",
     ]
 )
-"""Titles that only ever stand before a name."""
+"""Titles that only ever stand before a name (one word after one is a person: 'Pope Francis')."""
 TITLES = HONORIFICS | frozenset(
     [
         # academic
@@ -253,18 +254,17 @@ TITLES = HONORIFICS | frozenset(
         "ambassador", "consul", "judge", "justice", "magistrate", "advocate", "attorney",
         "barrister", "sheriff", "constable", "inspector", "sergeant", "detective", "officer",
         "president", "chairman", "chairwoman", "chair", "secretary", "commissioner", "agent",
-        # military
-        "general", "colonel", "major", "captain", "lieutenant", "commander", "admiral",
+        "general", "colonel", "major", "captain", "lieutenant", "commander", "admiral",  # military
         "commodore", "brigadier", "corporal", "marshal", "superintendent", "coroner", "dci",
         # religious, and kinship before a first name ('Sister Agnes', 'Aunt Polly', 'Grandma Ruth')
         "father", "sister", "brother", "bishop", "archbishop", "canon", "rabbi", "imam", "aunt",
         "pastor", "vicar", "deacon", "cardinal", "uncle", "cousin", "grandmother", "grandfather",
-        # sporting
-        "coach", "manager", "referee", "umpire", "goalkeeper", "striker", "midfielder",
+        "coach", "manager", "referee", "umpire", "goalkeeper", "striker", "midfielder",  # sporting
         "defender", "substitute", "skipper", "jockey", "keeper",
         # professional and honorary
         "engineer", "architect", "nurse", "surgeon", "chef", "director", "curator", "editor",
         "king", "queen", "prince", "princess", "duke", "duchess", "earl", "count", "baron",
+        "sultan", "emir", "mufti", "solicitor", "envoy", "matron", "midwife",
         "local", "former", "late", "chief", "head", "deputy", "acting", "senior", "junior",
     ]
 ) | frozenset(
