@@ -31,7 +31,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_lower_case_body_noun,
     written_as_legal_form,
 )
-from graphrag_mcp_server.providers.offline.structure_words import COMPASS, ROLE_WORDS
+from graphrag_mcp_server.providers.offline.structure_words import COMPASS, KIN, ROLE_WORDS
 from graphrag_mcp_server.providers.offline.text import JOINERS
 
 # fmt: off
@@ -191,21 +191,15 @@ def context_cue(text: str, name: str) -> str | None:
     return best if votes[best] > min(votes.values()) else None
 
 
-KIN = frozenset(
-    [
-        "mother", "father", "sister", "brother", "son", "daughter", "wife", "husband", "aunt",
-        "uncle", "cousin", "niece", "nephew", "grandmother", "grandfather", "grandson",
-        "granddaughter", "widow", "widower", "fiancé", "fiancée", "stepson", "stepdaughter",
-    ]
-)  # fmt: skip
-"""Kinship nouns: 'his sister Anna' names a person, whatever else 'Anna' names."""
+_KIN_BEFORE = KIN | frozenset(["fiancé", "fiancée", "stepson", "stepdaughter"])
+"""Nouns before a name that make it a person's, whatever else it names ('his sister Anna')."""
 _POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your", "whose"])
 
 
 def _kin_before(last: list[str]) -> bool:
     """The words before a mention (nearest first) are a possessive and a kinship noun ('her
     brother Tomas'): the name is a person's."""
-    return len(last) >= 2 and last[0] in KIN and last[1] in _POSSESSIVES
+    return len(last) >= 2 and last[0] in _KIN_BEFORE and last[1] in _POSSESSIVES
 
 
 def _speaker_in_brackets(line_before: str, rest: str) -> bool:

@@ -135,7 +135,10 @@ def tail_names(names: list[str], places: set[str], text: str) -> dict[str, list[
     }
 
 
-_NICKNAMED = re.compile(r"\b([A-Z][a-z]+)\s+[\"“]([A-Z][a-z]+)[\"”]\s+([A-Z][\w'’-]+)")
+_NICKNAME = r"[\"“]([A-Z][a-z]+)[\"”]"
+"""A nickname in quotes ('"Peggy"')."""
+_NICKNAMED = re.compile(rf"\b([A-Z][a-z]+)\s+{_NICKNAME}\s+([A-Z][\w'’-]+)")
+_INSIDE_A_NAME = re.compile(rf"\s+{_NICKNAME}(?=\s)")
 
 
 def nicknames(text: str) -> list[tuple[str, str]]:
@@ -146,6 +149,12 @@ def nicknames(text: str) -> list[tuple[str, str]]:
         for first, nickname, surname in _NICKNAMED.findall(text)
         if is_first_name(first)
     ]
+
+
+def without_nicknames(text: str) -> str:
+    """`text` without the nicknames in quotes inside names, read as it writes the name whole
+    ('Margaret Doyle, who ...' of 'Margaret "Peggy" Doyle, who ...')."""
+    return _INSIDE_A_NAME.sub("", text)
 
 
 def first_bearers(names: list[str], non_people: set[str]) -> dict[str, list[str]]:

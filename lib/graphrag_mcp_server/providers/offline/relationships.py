@@ -25,6 +25,7 @@ from graphrag_mcp_server.providers.offline.blocks import (
 from graphrag_mcp_server.providers.offline.entities import Mentions, typed
 from graphrag_mcp_server.providers.offline.entity_types import head
 from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS
+from graphrag_mcp_server.providers.offline.name_forms import without_nicknames
 from graphrag_mcp_server.providers.offline.record_links import (
     FIRST_PERSON,
     form_links,
@@ -37,6 +38,7 @@ from graphrag_mcp_server.providers.offline.role_links import (
     role_after_name,
     role_holder,
 )
+from graphrag_mcp_server.providers.offline.structure_words import KIN
 from graphrag_mcp_server.providers.offline.text import (
     ENTITY_DESCRIPTION_WORDS,
     PARAGRAPH_BREAK,
@@ -76,11 +78,7 @@ _GENDERED = {
     "female": re.compile(r"\b(?:[Ss]he|[Hh]er|[Hh]ers|[Hh]erself)\b"),
 }
 """The personal pronouns of each gender."""
-_KIN = re.compile(
-    r"\b(?:father|mother|son|daughter|brother|sister|husband|wife|widow|widower|nephew|niece|"
-    r"uncle|aunt|cousin|grandson|granddaughter|grandfather|grandmother|parents|family)\b",
-    re.IGNORECASE,
-)
+_KIN = re.compile(rf"\b(?:{'|'.join(sorted(KIN | {'parents', 'family'}))})\b", re.IGNORECASE)
 """Words of kin: a sentence with one says how people of one family name are related."""
 _OWNED = re.compile(r"(?:^[\"“(]*|(?:,[\"”]|[\"”],)\s+)(?:[Ii]ts|[Tt]he\s+([a-z]+)(?:'s|’s))\s")
 """'Its chief executive, ...', "The company's owner, ...", '"...," its manager, ... said' at the
@@ -334,17 +332,13 @@ def _subject(found: Mentions, text: str) -> str | None:
     Bhriain was ...', 'Dr Amaka Okonkwo (born 1962) is ...'); else None."""
     first = next((sentence for sentence in split_sentences(text) if _in_order(found, sentence)), "")
     people = [name for name in _in_order(found, first) if typed(name, found)[0] == "person"]
-    opening = _NICKNAME.sub("", first)  # 'Margaret "Peggy" Doyle, who ...'
+    opening = without_nicknames(first)  # 'Margaret "Peggy" Doyle, who ...'
     for name in people:
         if opening.startswith(name):
             return name
     if len(people) == 1 and re.search(rf"{re.escape(people[0])}\s*(?:\(|was\b|is\b)", first):
         return people[0]
     return None
-
-
-_NICKNAME = re.compile(r"\s+[\"“][A-Z][a-z]+[\"”](?=\s)")
-"""A nickname in quotes inside a name, left out to read the name as the text writes it whole."""
 
 
 def _in_order(found: Mentions, sentence: str) -> list[str]:

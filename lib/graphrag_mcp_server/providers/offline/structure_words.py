@@ -13,6 +13,15 @@ CALENDAR = frozenset(
 COMPASS = frozenset(
     ["north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest"]
 )
+KIN = frozenset(
+    [
+        "mother", "father", "sister", "brother", "son", "daughter", "wife", "husband", "aunt",
+        "uncle", "cousin", "niece", "nephew", "grandmother", "grandfather", "grandson",
+        "granddaughter", "widow", "widower",
+    ]
+)
+"""Nouns of kin: 'his sister Anna' is a person; a sentence with one says how people of one family
+name are related."""
 ROLE_WORDS = frozenset(
     [
         "chair", "chairman", "chairwoman", "chairperson", "vice", "deputy", "secretary",
