@@ -1,8 +1,9 @@
 """Issue 42, a round after held_out_18: names that are a document's parts, not entities, and
 people that a text names by a kinship word, a speaker's label, a nickname, a shared surname or a
 signature block. Each text is the rules' author's own (a changelog, a contract, a press release,
-an abstract, a support chat, a biography, an obituary, a letter); each test fails on the code
-of a903f23."""
+an abstract, a support chat, a biography, an obituary, a letter; then a debate's record, a ship's
+log, a podcast's notes); each test fails on the code of a903f23, and the last three on that of
+628b77e."""
 
 import pytest
 from graphrag_llm.completion import LLMCompletion
@@ -210,3 +211,48 @@ async def test_a_name_after_a_title_of_rank_or_office_is_a_person(
     )
     assert types["THATCHER"] == types["FRANCIS"] == types["SULTAN QABOOS"] == "PERSON"
     assert not {"BARONESS THATCHER", "POPE FRANCIS"} & types.keys()
+
+
+async def test_a_rank_and_a_logs_past_tense_leave_a_person_and_a_place(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """A military rank or a judge's title stands only before a name ('Captain Sinclair'); a log's
+    sentence without a subject opens with a past tense ('Left Aberdeen')."""
+    types, _ = await _extracted(
+        model,
+        "1 June 1912. Left Aberdeen at 06:00. Captain Sinclair on deck. Judge Harris came "
+        "aboard.\n",
+    )
+    assert types["SINCLAIR"] == types["HARRIS"] == "PERSON"
+    assert types["ABERDEEN"] == "GEO"
+    assert not {"LEFT ABERDEEN", "CAPTAIN SINCLAIR"} & types.keys()
+
+
+async def test_a_parliaments_address_and_a_heading_of_common_words_are_no_entities(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """'my right hon. Friend' names no one; a heading of common words on its own line ('Rural Bus
+    Services') is no body, though its head noun would type one."""
+    types, _ = await _extracted(
+        model,
+        "Rural Bus Services\n\n"
+        "Ms Joanna Whitlock: My right hon. Friend makes an important point about Powys County "
+        "Council.\n",
+    )
+    assert not {"FRIEND", "RURAL BUS SERVICES"} & types.keys()
+    assert types["JOANNA WHITLOCK"] == "PERSON"
+    assert types["POWYS COUNTY COUNCIL"] == "ORGANIZATION"
+
+
+async def test_a_body_named_before_of_and_a_city_named_with_its_river(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """A body's noun before 'of' heads its name ('Glasgow School of Art'); a city the gazetteer
+    names with its river is known by its first word too ('Frankfurt am Main')."""
+    types, _ = await _extracted(
+        model,
+        "Kwame Mensah trained at Glasgow School of Art. The jobs ran in our Frankfurt data "
+        "centre.\n",
+    )
+    assert types["GLASGOW SCHOOL OF ART"] == "ORGANIZATION"
+    assert types["FRANKFURT"] == "GEO"

@@ -63,6 +63,7 @@ from graphrag_mcp_server.providers.offline.name_words import (
 )
 from graphrag_mcp_server.providers.offline.no_kind import (
     has_no_kind,
+    heading_only,
     plain_word,
     publisher,
     vocabulary_phrase,
@@ -71,6 +72,7 @@ from graphrag_mcp_server.providers.offline.quoted_terms import outside_works, qu
 from graphrag_mcp_server.providers.offline.structure_words import (
     CALENDAR,
     COMPASS,
+    IRREGULAR_PAST,
     NOT_NAMES,
     POST_NOMINALS,
     ROLE_WORDS,
@@ -113,6 +115,16 @@ def _is_name_word(word: str) -> bool:
     )
 
 
+def _past_tense_before_name(words: list[str]) -> bool:
+    """A sentence opens with an irregular past tense and a known place or first name after it: a
+    log's or diary's sentence without a subject ('Left Lerwick at six', 'Met Anna Berg')."""
+    return (
+        len(words) > 1
+        and words[0].lower() in IRREGULAR_PAST
+        and (is_known_place(words[1]) or is_first_name(words[1]))
+    )
+
+
 def _is_name_start(words: list[str]) -> bool:
     """The first of `words` is not a title, role, greeting or structure word: a name can start with
     it. A title that is also a first name ('Dean', 'Major') is one only before two more words."""
@@ -137,13 +149,14 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     """Names in one run of capitalised words, each with whether it is a single word after a place
     preposition and whether it is a single word after a title ('Mr Harlan'; `_sentence_names`
     keeps other single words only where they start a heading)."""
-    while words and at_start and is_sentence_opener(words[0]):
+    while words and at_start and (is_sentence_opener(words[0]) or _past_tense_before_name(words)):
         words = words[1:]
     if len(words) > 2 and words[0].lower() in COMPASS and words[1] == "of":
         words, previous = words[2:], "in"  # 'North of Tullyvin the road narrows'
     if len(words) > 3 and words[1] == "of" and _is_common_head(words[0]):
         words = words[2:]  # 'Users of Lumen Cloud', 'Complaint of Halden Athletic'
     titled = honorific = False
+    title = ""
     while words and (
         not _is_name_start(words)
         or (words[0].lower() in JOINERS and not starts_with_particle(words))
@@ -151,7 +164,7 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     ):
         titled = titled or words[0].lower() in TITLES
         honorific = words[0].lower() in HONORIFICS | TITLE_ABBREVIATIONS
-        words = words[1:]
+        title, words = words[0].lower(), words[1:]
     if titled and len(words) > 2 and words[1] == "of" and head(words[0]) in _ROLE_HEADS:
         words = words[2:]  # 'Chief Executive of Greystone Renewables': a role, then its body
     if (named := person_after_title(words)) is not words:
@@ -170,6 +183,8 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     if core_count(words) == 1:
         word = words[-1]  # after its particle, if any ('La Paz')
         if honorific and not role and len(words) == 1 and is_single_name(word):
+            if title == "hon" and plain_word(word):
+                return []  # 'my hon. Friend', 'the hon. Member': a parliament's way of address
             return [(word, False, True)]  # 'Mr Harlan': a person the text may not name in full
         if not is_single_name(word) or titled or (role and not is_known_place(word)):
             return []  # 'Programme' of 'Programme Director'; not 'Leeds' of 'Leeds Director'
@@ -201,7 +216,8 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
     (after in/at/near...) and whether it is weak (a heading's first word before a lower-case one,
     which find_entities keeps only if the text writes it again); a single word elsewhere is kept
     where it starts a heading (a short line of two words or more without a full stop, not a
-    numbered item) or mid-sentence where the gazetteer knows it."""
+    numbered item) or mid-sentence where the gazetteer knows it (also after a past tense that opens
+    the sentence: 'Left Aberdeen at six')."""
     tokens = tokens_of(sentence)
     names: list[tuple[str, bool, bool]] = []
     run: list[str] = []
@@ -245,7 +261,7 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
                     or cued
                     or where_a_place_is
                     or (starts_heading and not plain_word(name))  # not 'Episode 42 notes'
-                    or (not at_start and is_known_place(name))
+                    or ((not at_start or _past_tense_before_name(run)) and is_known_place(name))
                 ):
                     names.append((name, single and not cued, weak and single))
                     if where_a_place_is:
@@ -420,7 +436,12 @@ def find_entities(text: str) -> Mentions:
     mentioned.names = [
         n
         for n in names
-        if not vocabulary_phrase(n, reason := typed(n, mentioned)[1], n in institutions)
+        if not vocabulary_phrase(
+            n,
+            reason := typed(n, mentioned)[1],
+            n in institutions,
+            not n.isupper() and heading_only(n, text),  # capitals: the heading rule above
+        )
         and not (reason in ("default", "context") and n.upper() in values)
         and (reason not in _WEAK or _mentions(outside, n))  # not only in a work's title
     ]

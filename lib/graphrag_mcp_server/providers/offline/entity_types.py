@@ -244,8 +244,11 @@ def type_and_reason(
         return "person", "title"
     if is_known_place(name) or _place_and_compass(name.split()):
         return "geo", "gazetteer"  # also 'Cardiff North', 'West Cardiff': a place's part
-    if len(words) > 1 and _is_head(words[0], ORGANISATION_HEADS):
-        return "organization", "head noun first"  # 'Office de Protection ...', 'Museo Civico'
+    if len(words) > 1 and (
+        _is_head(words[0], ORGANISATION_HEADS)
+        or ("of" in words[1:-1] and _is_head(words[words.index("of") - 1], ORGANISATION_HEADS))
+    ):  # 'Office de Protection ...', 'Museo Civico', 'Glasgow School of Art'
+        return "organization", "head noun first"
     if cue:
         return cue, "context"
     if place:

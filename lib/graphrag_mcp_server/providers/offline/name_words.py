@@ -10,7 +10,6 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     LOCATIVE_PARTICLES,
     ORGANISATION_HEADS,
     PLACE_HEADS,
-    SENTENCE_ADVERBS,
     ends_in_legal_form,
     is_english_word,
     is_first_name,
@@ -20,7 +19,11 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     written_as_legal_form,
 )
 from graphrag_mcp_server.providers.offline.no_kind import plain_word
-from graphrag_mcp_server.providers.offline.structure_words import CALENDAR, COMPASS
+from graphrag_mcp_server.providers.offline.structure_words import (
+    CALENDAR,
+    COMPASS,
+    SENTENCE_ADVERBS,
+)
 from graphrag_mcp_server.providers.offline.text import STOPWORDS
 
 _TOKEN = re.compile(r"\w+(?:['’&-]\w+)*|\S")

@@ -90,9 +90,12 @@ def publisher(name: str) -> str | None:
     return rest if reason in ("head noun", "legal form", "gazetteer") else None
 
 
-def vocabulary_phrase(name: str, reason: str, institution: bool = False) -> bool:
+def vocabulary_phrase(
+    name: str, reason: str, institution: bool = False, heading: bool = False
+) -> bool:
     """`name` is typed only by default (entity_types' reason), or only by a plural last word and
-    never written after 'the' ('New Features', 'Bug Fixes'; not 'the United Nations'), and is a
+    never written after 'the' ('New Features', 'Bug Fixes'; not 'the United Nations'), or only by
+    its head noun and written only as a heading's whole line ('Rural Bus Services'), and is a
     phrase of two words or more,
     each common English vocabulary: no first name, place, language or people's adjective, and no
     two of them a place ('Product Recall Notice', 'Quality Assurance', 'Work Scheme'; not 'East
@@ -104,7 +107,11 @@ def vocabulary_phrase(name: str, reason: str, institution: bool = False) -> bool
     if reason == "default" and len(words) > 1 and words[0].endswith("ing"):
         return plain_word(words[0])  # a work's or project's title: 'Mapping the Medway Marshes'
     return (
-        (reason == "default" or (reason == "plural noun" and not institution))
+        (
+            reason == "default"
+            or (reason == "plural noun" and not institution)
+            or (reason == "head noun" and heading and not institution)
+        )
         and len(words) > 1
         and all(
             is_common_word(word) and not _names_a_place_or_people(word)
@@ -113,6 +120,12 @@ def vocabulary_phrase(name: str, reason: str, institution: bool = False) -> bool
         )
         and not any(is_known_place(f"{one} {two}") for one, two in itertools.pairwise(words))
     )
+
+
+def heading_only(name: str, text: str) -> bool:
+    """Every line of `text` that writes `name` is `name` alone, as a heading (not a list's item)."""
+    lines = [line for line in text.splitlines() if name in line]
+    return bool(lines) and all(line.strip(" \t#*") == name for line in lines)
 
 
 def plain_word(word: str) -> bool:

@@ -70,4 +70,22 @@ POST_NOMINALS = frozenset(
 )
 """Letters written after a person's name (honours, silk, degrees, offices: 'Obi SAN', 'Marsh
 QC', 'Lee PhD'): not part of the name."""
+SENTENCE_ADVERBS = frozenset(
+    [
+        "later", "earlier", "afterwards", "afterward", "thereafter", "instead", "overall",
+        "again", "elsewhere", "nevertheless", "nonetheless", "moreover", "furthermore", "hence",
+        "therefore", "meanwhile", "still", "then", "now", "soon", "today", "yesterday",
+    ]
+)
+"""Adverbs that start a sentence before a name without being part of it ('Later Penedela
+Vinhos shipped')."""
+IRREGULAR_PAST = frozenset(
+    [
+        "left", "went", "came", "met", "saw", "took", "made", "sent", "got", "found", "brought",
+        "held", "kept", "gave", "ran", "began", "wrote", "spoke", "told", "heard", "felt", "built",
+        "bought", "caught", "taught", "thought", "won", "lost", "paid", "sold", "sat", "stood",
+        "led", "fled", "rode", "drove", "flew", "swam", "slept", "spent", "lent", "knew", "became",
+    ]
+)
+"""Past tenses of common English verbs that do not end in -ed ('Left Lerwick at six')."""
 # fmt: on
