@@ -2,8 +2,8 @@
 people that a text names by a kinship word, a speaker's label, a nickname, a shared surname or a
 signature block. Each text is the rules' author's own (a changelog, a contract, a press release,
 an abstract, a support chat, a biography, an obituary, a letter; then a debate's record, a ship's
-log, a podcast's notes); each test fails on the code of a903f23, and the last three on that of
-628b77e."""
+log, a podcast's notes, a discharge summary); each test fails on the code of a903f23, the last
+four on that of 628b77e and the last on that of 16a4e20."""
 
 import pytest
 from graphrag_llm.completion import LLMCompletion
@@ -256,3 +256,15 @@ async def test_a_body_named_before_of_and_a_city_named_with_its_river(
     )
     assert types["GLASGOW SCHOOL OF ART"] == "ORGANIZATION"
     assert types["FRANKFURT"] == "GEO"
+
+
+async def test_a_doctor_on_a_forms_line_stays_a_person(model: LLMCompletion) -> None:  # noqa: F811
+    """A discharge summary's short lines look like a signature block; 'Dr' before a name still
+    makes it a person, not the body below a role line."""
+    types, _ = await _extracted(
+        model,
+        "Patient: Mr Desmond Ogilvie\nHospital Number: RX4471902\n"
+        "Consultant: Dr Helen Marchetti, Cardiology\nWard: Ward 7B, Royal Victoria Infirmary\n",
+    )
+    assert types["HELEN MARCHETTI"] == types["DESMOND OGILVIE"] == "PERSON"
+    assert types["ROYAL VICTORIA INFIRMARY"] == "ORGANIZATION"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from graphrag_mcp_server.providers.offline.lexicon import HONORIFICS
 from graphrag_mcp_server.providers.offline.text import (
     PARAGRAPH_BREAK,
     SHORT_LINE_WORDS,
@@ -112,9 +113,18 @@ def _after_comma(line: str, name: str) -> bool:
 
 def layout_cues(text: str, names: list[str], typed: Typed) -> dict[str, str | None]:
     """'organization' for the names a block places where a person's body stands
-    (`bodies_below_roles`) that only weak evidence types as a person (LAYOUT_YIELDS)."""
+    (`bodies_below_roles`) that only weak evidence types as a person (LAYOUT_YIELDS), unless the
+    text writes a courtesy title before them ('Consultant: Dr Helen Marchetti, Cardiology')."""
     return {
         name: "organization"
         for name in bodies_below_roles(text, names, typed)
-        if typed(name)[0] == "person" and typed(name)[1] in LAYOUT_YIELDS
+        if typed(name)[0] == "person"
+        and typed(name)[1] in LAYOUT_YIELDS
+        and not _after_honorific(text, name)
     }
+
+
+def _after_honorific(text: str, name: str) -> bool:
+    """The text writes `name` after a title that only ever stands before a person ('Dr', 'Mrs')."""
+    before = (match[1].lower() for match in re.finditer(rf"(\w+)\.?\s+{re.escape(name)}", text))
+    return any(word in HONORIFICS for word in before)
