@@ -155,15 +155,13 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
         words, previous = words[2:], "in"  # 'North of Tullyvin the road narrows'
     if len(words) > 3 and words[1] == "of" and _is_common_head(words[0]):
         words = words[2:]  # 'Users of Lumen Cloud', 'Complaint of Halden Athletic'
-    titled = honorific = False
-    title = ""
+    titled, title = False, ""  # title: the last word left off
     while words and (
         not _is_name_start(words)
         or (words[0].lower() in JOINERS and not starts_with_particle(words))
         or _qualifies_title(words)
     ):
         titled = titled or words[0].lower() in TITLES
-        honorific = words[0].lower() in HONORIFICS | TITLE_ABBREVIATIONS
         title, words = words[0].lower(), words[1:]
     if titled and len(words) > 2 and words[1] == "of" and head(words[0]) in _ROLE_HEADS:
         words = words[2:]  # 'Chief Executive of Greystone Renewables': a role, then its body
@@ -182,6 +180,7 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
         words = words[:-1]
     if core_count(words) == 1:
         word = words[-1]  # after its particle, if any ('La Paz')
+        honorific = title in HONORIFICS | TITLE_ABBREVIATIONS
         if honorific and not role and len(words) == 1 and is_single_name(word):
             if title == "hon" and plain_word(word):
                 return []  # 'my hon. Friend', 'the hon. Member': a parliament's way of address
