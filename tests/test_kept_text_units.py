@@ -37,17 +37,22 @@ def _chunked(config: Any, **settings: Any) -> Any:
 
 
 async def _text_units(
-    workflow: Any, config: Any, documents: pd.DataFrame, carried: CarriedOver | None = None
+    workflow: Any,
+    config: Any,
+    documents: pd.DataFrame,
+    carried: CarriedOver | None = None,
+    ids: kept_text_units.UnitIds | None = None,
 ) -> pd.DataFrame:
     """The text_units table `workflow` writes from `documents`, in a pipeline context of its own
-    (with the run's memos in its state, as kept.py hands them)."""
+    (with the run's memos and kept unit ids in its state, as kept.py hands them)."""
     from graphrag.index.run.utils import create_run_context
     from graphrag_storage.memory_storage import MemoryStorage
 
     storage = MemoryStorage()
     tables = RecordParquetTableProvider(storage=storage)
     await tables.write_dataframe("documents", documents)
-    state = {} if carried is None else {"additional_context": {CARRIED: carried}}
+    handed = {CARRIED: carried, kept_text_units.STATE: ids}
+    state = {} if carried is None else {"additional_context": handed}
     context = create_run_context(output_storage=storage, output_table_provider=tables, state=state)
     await workflow(config, context)
     return await tables.read_dataframe("text_units")
@@ -124,3 +129,47 @@ async def test_without_memos_it_is_graphrags_workflow(config: Any, documents: pd
     """A run that hands no memos (graphrag's own `index`) gets graphrag's rows."""
     rows = await _text_units(kept_text_units.run_workflow, config, documents)
     pd.testing.assert_frame_equal(rows, await _graphrags(config, documents))
+
+
+async def test_units_keep_their_ids_across_an_update(
+    config: Any, documents: pd.DataFrame, tmp_path: Path
+) -> None:
+    """An update keeps each unit's id by its document's title and its position: an edited
+    document's units keep theirs (graphrag's id is a hash of the text, so every entity naming
+    one changed), a new document's get graphrag's hash, and text moved to a new title, whose
+    hash a kept unit holds, gets an id of its own."""
+    from graphrag.index.utils.hashing import gen_sha512_hash
+
+    config = _chunked(config, size=60, overlap=10)  # several units a document, no title in them
+    before = tmp_path / "before"
+    before.mkdir()
+    first = await _graphrags(config, documents)
+    first.to_parquet(before / "text_units.parquet")
+    documents.to_parquet(before / "documents.parquet")
+    ids = kept_text_units.unit_ids_kept(PreviousVersion(before))
+    assert ids is not None and len(ids.kept) == len(first)
+
+    edited = documents.copy()
+    edited.loc[3, "text"] = "An opening line added in an edit.\n\n" + edited.loc[3, "text"]
+    moved = documents.iloc[[3]].assign(title="moved.md", id="moved")
+    new = documents.iloc[[4]].assign(title="new.md", id="new", text="A note of its own.")
+    now = pd.concat([edited, moved, new], ignore_index=True)
+    (tmp_path / "v").mkdir()
+    with work_carried_over(None, tmp_path / "v", fingerprints(config)) as carried:
+        rows = await _text_units(kept_text_units.run_workflow, config, now, carried, ids)
+
+    assert rows["id"].is_unique
+    old_ids = first.groupby("document_id")["id"].apply(list)
+    new_ids = rows.groupby("document_id")["id"].apply(list)
+    for document in documents["id"]:
+        kept = min(len(old_ids[document]), len(new_ids[document]))
+        assert new_ids[document][:kept] == old_ids[document][:kept], document
+    edited_texts = rows[rows["document_id"] == documents.loc[3, "id"]]["text"]
+    assert not edited_texts.isin(first["text"]).all()  # the edit changed a unit's text
+    assert new_ids["new"] == [
+        gen_sha512_hash({"text": text}, ["text"])
+        for text in rows[rows["document_id"] == "new"]["text"]
+    ]
+    moved_texts = rows[rows["document_id"] == "moved"]["text"]
+    assert moved_texts.isin(first["text"]).all()  # the old text, whose hashes are kept ids
+    assert not set(new_ids["moved"]) & set(first["id"])

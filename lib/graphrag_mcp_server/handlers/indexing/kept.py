@@ -63,9 +63,10 @@ def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) ->
     """Within the block, graphrag's pipeline writing `version` (as `config` is pinned to it, its
     workflows named by `with_kept_workflows`) and given `Kept.workflow_state` takes from the
     version in `previous` the results whose input is unchanged (carry_over.py), its communities
-    (stable_communities.py), the ids of its entities and relationships (stable_ids.py), its
-    extraction rows (extracted_rows.py) and its vector rows (vector_delta.py). None: a full
-    build, which still records what the next update compares against."""
+    (stable_communities.py), the ids of its entities and relationships (stable_ids.py) and of its
+    text units (kept_text_units.py), its extraction rows (extracted_rows.py) and its vector rows
+    (vector_delta.py). None: a full build, which still records what the next update compares
+    against."""
     models = fingerprints(config)
     kept_version = PreviousVersion.of(previous, config, version)
     communities = stable_communities.communities_kept(kept_version)
@@ -73,6 +74,7 @@ def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) ->
     state: dict[str, Any] = {
         stable_communities.STATE: communities,
         stable_ids.STATE: stable_ids.identities_kept(kept_version),
+        kept_text_units.STATE: kept_text_units.unit_ids_kept(kept_version),
         vector_delta.STATE: vectors,
         extracted_rows.STATE: extracted_rows.ExtractedRows(
             previous, version, models[Step.EXTRACTION]

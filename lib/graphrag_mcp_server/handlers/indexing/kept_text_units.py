@@ -7,8 +7,17 @@ chunks and their token counts from the previous version when the chunker's input
 the document's text, the chunking settings and the metadata values prepended to its chunks
 (carry_over.py's memos, step `chunks`). Other documents are chunked by graphrag's own
 `chunk_document` and tokenizer. Without memos it is graphrag's own workflow.
+
+During an update a text unit keeps the id it had in the previous version: the id of the same
+chunk (by position) of the document with the same title. graphrag's id is a hash of the unit's
+text, so an edit gave the unit a new id; that id is in the `text_unit_ids` of every entity,
+relationship and community the unit names, and a hub's list holds hundreds. A new unit gets
+graphrag's hash (salted with its title and position in the rare case that an id kept for another
+unit has it). A changed unit is still embedded again (vector_delta.py compares texts).
 """
 
+import logging
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +38,63 @@ if TYPE_CHECKING:
     from graphrag_chunking.chunker import Chunker
     from graphrag_llm.tokenizer import Tokenizer
 
+    from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
+
+logger = logging.getLogger(__name__)
+
 WORKFLOW, REPLACES = "create_base_text_units_kept", "create_base_text_units"
 """This module's workflow, and graphrag's that it replaces in the pipeline."""
 
 Chunks = list[tuple[str, int]]
 """A document's chunks: (text, n_tokens), in order."""
+STATE = "text_unit_ids"
+"""The key of a run's UnitIds in the state graphrag hands its workflows."""
+
+
+@dataclass
+class UnitIds:
+    """The previous version's text unit ids by (document title, chunk position)."""
+
+    kept: dict[tuple[str, int], str] = field(default_factory=dict)
+
+    @cached_property
+    def reserved(self) -> set[str]:
+        return set(self.kept.values())
+
+    def identity(self, title: str, position: int, row: dict[str, Any]) -> str:
+        """The id the previous version gave this chunk of the document, else graphrag's hash of
+        the row's text (salted with the title and position when a kept id is that hash: a
+        renamed document's, or text moved between documents)."""
+        from graphrag.index.utils.hashing import gen_sha512_hash
+
+        identity = self.kept.get((title, position))
+        if identity is not None:
+            return identity
+        hashed = str(gen_sha512_hash(row, ["text"]))
+        if hashed not in self.reserved:
+            return hashed
+        return str(gen_sha512_hash({"text": f"{title}\x00{position}\x00{row['text']}"}, ["text"]))
+
+
+def unit_ids_kept(previous: "PreviousVersion | None") -> UnitIds | None:
+    """The `previous` version's text unit ids for this run's units to keep (None: a full build,
+    or a version whose tables cannot give them: graphrag's ids)."""
+    if previous is None:
+        return None
+    try:
+        units, documents = previous.table("text_units"), previous.table("documents")
+    except (OSError, ValueError, KeyError) as error:
+        logger.info("no previous text unit ids to keep (%s): graphrag's ids", error)
+        return None
+    title_of = dict(zip(documents["id"].tolist(), documents["title"].astype(str), strict=True))
+    kept: dict[tuple[str, int], str] = {}
+    positions: dict[str, int] = {}
+    for identity, document in zip(units["id"].tolist(), units["document_id"].tolist(), strict=True):
+        position = positions.get(document, 0)
+        positions[document] = position + 1
+        if (title := title_of.get(document)) is not None:
+            kept[(title, position)] = str(identity)
+    return UnitIds(kept)
 
 
 async def run_workflow(
@@ -41,22 +102,24 @@ async def run_workflow(
 ) -> "WorkflowFunctionOutput":
     """graphrag's create_base_text_units, chunks of documents chunked alike before carried over."""
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
-    from graphrag.index.utils.hashing import gen_sha512_hash
     from graphrag.index.workflows import create_base_text_units
     from graphrag.logger.progress import progress_ticker
 
     carried: CarriedOver | None = run_state(context, CARRIED)
     if carried is None:
         return await create_base_text_units.run_workflow(config, context)
+    ids: UnitIds = run_state(context, STATE) or UnitIds()
     chunking = Chunking(config)
     tables = context.output_table_provider
     sample: list[dict[str, Any]] = []
     async with tables.open("documents") as documents, tables.open("text_units") as text_units:
         tick = progress_ticker(context.callbacks.progress, await documents.length())
         async for document in documents:
-            for text, n_tokens in chunking.chunks(carried[Step.CHUNKS], document):
+            title = str(document.get("title", ""))
+            chunks = chunking.chunks(carried[Step.CHUNKS], document)
+            for position, (text, n_tokens) in enumerate(chunks):
                 row = {"id": "", "document_id": document["id"], "text": text, "n_tokens": n_tokens}
-                row["id"] = gen_sha512_hash(row, ["text"])
+                row["id"] = ids.identity(title, position, row)
                 await text_units.write(row)
                 if len(sample) < SAMPLE_ROWS:
                     sample.append(row)

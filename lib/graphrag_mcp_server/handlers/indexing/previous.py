@@ -1,7 +1,8 @@
 """The version an update starts from: where it lies, and its graph tables, each read once.
 
 An update's workflows each take something from the previous version: its partition
-(stable_communities.py), the ids of its entities and relationships (stable_ids.py), its vector
+(stable_communities.py), the ids of its entities, relationships (stable_ids.py) and text units
+(kept_text_units.py), its vector
 rows and LanceDB folder (vector_delta.py) and its memos (carry_over.py). kept.py `kept_from` makes
 one `PreviousVersion` and hands it to each, so a table several of them read is read once, by the
 columns any of them needs, and only when one of them asks."""
@@ -18,6 +19,8 @@ COLUMNS = {
     "entities": ["id", "human_readable_id", "title"],
     "relationships": ["id", "human_readable_id", "source", "target", "weight"],
     "communities": ["id", "community", "level", "parent", "entity_ids"],
+    "text_units": ["id", "document_id"],
+    "documents": ["id", "title"],
 }
 """The columns of each graph table that an update's steps read from the previous version."""
 
@@ -48,7 +51,7 @@ class PreviousVersion:
         return cls(path, path / db_uri.relative_to(version) if in_version and db_uri else None)
 
     def table(self, name: str) -> "pd.DataFrame":
-        """Graph table `name` (entities, relationships or communities) by COLUMNS, read on first
+        """Output table `name` (a graph table, text units or documents) by COLUMNS, read on first
         use; raises OSError, ValueError or KeyError when the version cannot give it."""
         import pandas as pd
 
