@@ -299,3 +299,22 @@ def test_a_kept_community_keeps_its_id_and_a_new_one_gets_a_fresh_one(tmp_path: 
     ids = {row["community"]: row["id"] for row in rows}
     assert ids[0] == "c-0" and ids[1] == "c-1"
     assert ids[7] not in ("c-0", "c-1") and len(ids[7]) == 36  # a new uuid
+
+
+def test_kept_communities_list_their_members_in_the_previous_order(tmp_path: Path) -> None:
+    """Leiden returns a community's members in an order of its own on each run; a kept community
+    lists them as the previous version did, a new member after (else every community's
+    `entity_ids` changed on every update)."""
+    import pandas as pd
+
+    from graphrag_mcp_server.handlers.indexing.kept_communities import kept_clusters
+
+    order = {3: "ecadb", 7: "jhfig"}
+    previous = previous_version(tmp_path / "v1", order, TWO_CLIQUES)
+    run = stable_communities.communities_kept(previous)
+    assert run is not None
+    edges = TWO_CLIQUES + [("k", name, 1.0) for name in "fghij"]
+    relationships = pd.DataFrame(edges, columns=["source", "target", "weight"])
+    clusters = kept_clusters(run, relationships, 10, False, 0xDEADBEEF)
+    members = {community: "".join(nodes) for level, community, _, nodes in clusters if level == 0}
+    assert members == {3: "ecadb", 7: "jhfigk"}

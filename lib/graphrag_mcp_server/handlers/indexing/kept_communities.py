@@ -77,7 +77,9 @@ def kept_clusters(
     seed: int | None,
 ) -> Communities:
     """graphrag's cluster_graph of `relationships` (its edge preparation and result shape),
-    clustered by kept_hierarchical_leiden."""
+    clustered by kept_hierarchical_leiden; each community's members in the order the previous
+    version listed them, new ones after (Leiden's order differs from run to run: every community's
+    `entity_ids` changed on every update, though few changed members)."""
     import numpy as np
     import pandas as pd
     from graphrag.graphs.stable_lcc import stable_lcc
@@ -117,11 +119,22 @@ def kept_clusters(
     for found in clustered:
         levels.setdefault(found.level, defaultdict(list))[found.cluster].append(found.node)
         parents[found.cluster] = found.parent_cluster if found.parent_cluster is not None else -1
+    ranks = [{title: rank for rank, title in enumerate(level)} for level in run.previous.levels]
     return [
-        (level, community, parents[community], nodes)
+        (
+            level,
+            community,
+            parents[community],
+            _ranked(nodes, ranks[level] if level < len(ranks) else {}),
+        )
         for level in sorted(levels)
         for community, nodes in levels[level].items()
     ]
+
+
+def _ranked(nodes: list[str], rank: dict[str, int]) -> list[str]:
+    """`nodes` by their `rank`, those without one after, in their own order."""
+    return sorted(nodes, key=lambda node: rank.get(node, len(rank)))
 
 
 def communities_rows(

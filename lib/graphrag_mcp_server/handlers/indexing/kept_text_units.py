@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import (
     CARRIED,
-    SAMPLE_ROWS,
     CarriedOver,
     Memo,
     Step,
     input_hash,
     run_state,
+    sample,
 )
 
 if TYPE_CHECKING:
@@ -100,7 +100,10 @@ def unit_ids_kept(previous: "PreviousVersion | None") -> UnitIds | None:
 async def run_workflow(
     config: "GraphRagConfig", context: "PipelineRunContext"
 ) -> "WorkflowFunctionOutput":
-    """graphrag's create_base_text_units, chunks of documents chunked alike before carried over."""
+    """graphrag's create_base_text_units, chunks of documents chunked alike before carried over.
+    The documents are read and the units written as whole tables (graphrag streams them row by
+    row: most of this step at 10,000 documents, where all but one are carried)."""
+    import pandas as pd
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
     from graphrag.index.workflows import create_base_text_units
     from graphrag.logger.progress import progress_ticker
@@ -109,22 +112,23 @@ async def run_workflow(
     if carried is None:
         return await create_base_text_units.run_workflow(config, context)
     ids: UnitIds = run_state(context, STATE) or UnitIds()
-    chunking = Chunking(config)
     tables = context.output_table_provider
-    sample: list[dict[str, Any]] = []
-    async with tables.open("documents") as documents, tables.open("text_units") as text_units:
-        tick = progress_ticker(context.callbacks.progress, await documents.length())
-        async for document in documents:
-            title = str(document.get("title", ""))
-            chunks = chunking.chunks(carried[Step.CHUNKS], document)
-            for position, (text, n_tokens) in enumerate(chunks):
-                row = {"id": "", "document_id": document["id"], "text": text, "n_tokens": n_tokens}
-                row["id"] = ids.identity(title, position, row)
-                await text_units.write(row)
-                if len(sample) < SAMPLE_ROWS:
-                    sample.append(row)
-            tick()
-    return WorkflowFunctionOutput(result=sample)
+    documents = (await tables.read_dataframe("documents")).to_dict("records")
+    tick = progress_ticker(context.callbacks.progress, len(documents))
+    rows: dict[str, list[Any]] = {"id": [], "document_id": [], "text": [], "n_tokens": []}
+    for document, chunks in zip(
+        documents, Chunking(config).chunks(carried[Step.CHUNKS], documents), strict=True
+    ):
+        title = str(document.get("title", ""))
+        for position, (text, n_tokens) in enumerate(chunks):
+            rows["id"].append(ids.identity(title, position, {"text": text}))
+            rows["document_id"].append(document["id"])
+            rows["text"].append(text)
+            rows["n_tokens"].append(n_tokens)
+        tick()
+    text_units = pd.DataFrame(rows)
+    await tables.write_dataframe("text_units", text_units)
+    return WorkflowFunctionOutput(result=sample(text_units))
 
 
 class Chunking:
@@ -149,16 +153,21 @@ class Chunking:
 
         return create_chunker(self.config, self.tokenizer.encode, self.tokenizer.decode)
 
-    def chunks(self, memo: Memo, document: dict[str, Any]) -> Chunks:
-        """The document's chunks: the previous version's when chunked alike, else chunked now
-        (and remembered)."""
-        key = input_hash(document["text"], self.settings, self._metadata(document))
-        found: list[list[Any]] | None = memo.take(key)  # JSON: each chunk a list
-        if found is not None:
-            return [(text, n_tokens) for text, n_tokens in found]
-        chunked = self.chunked(document)
-        memo.put(key, chunked)
-        return chunked
+    def chunks(self, memo: Memo, documents: list[dict[str, Any]]) -> list[Chunks]:
+        """Each document's chunks: the previous version's when chunked alike (looked up at
+        once), else chunked now (and remembered)."""
+        keys = [
+            input_hash(document["text"], self.settings, self._metadata(document))
+            for document in documents
+        ]
+        found: list[Any] = memo.take_many(keys)  # JSON: each chunk a list
+        chunks: list[Chunks] = []
+        for document, key, stored in zip(documents, keys, found, strict=True):
+            if stored is None and (stored := memo.used.get(key)) is None:
+                stored = self.chunked(document)
+                memo.put(key, stored)
+            chunks.append([(text, n_tokens) for text, n_tokens in stored])
+        return chunks
 
     def chunked(self, document: dict[str, Any]) -> Chunks:
         """graphrag's chunks of the document (`chunk_document`), each with its token count."""
