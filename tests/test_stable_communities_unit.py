@@ -44,6 +44,7 @@ def previous_version(
             "level": [(levels or {}).get(community, 0) for community in communities],
             "parent": [(parents or {}).get(community, -1) for community in communities],
             "entity_ids": [[f"e-{node}" for node in members] for members in communities.values()],
+            "period": [f"2026-01-{community % 28 + 1:02d}" for community in communities],
         }
     ).to_parquet(folder / "communities.parquet")
     relationships = pd.DataFrame(edges, columns=["source", "target", "weight"])
@@ -318,3 +319,26 @@ def test_kept_communities_list_their_members_in_the_previous_order(tmp_path: Pat
     clusters = kept_clusters(run, relationships, 10, False, 0xDEADBEEF)
     members = {community: "".join(nodes) for level, community, _, nodes in clusters if level == 0}
     assert members == {3: "ecadb", 7: "jhfigk"}
+
+
+def test_a_community_whose_members_stay_keeps_its_period(tmp_path: Path) -> None:
+    """graphrag dates every community with the run's day (`period`); an update keeps the day of a
+    community whose members did not change, as graphrag's own update keeps the communities it
+    carries, so the first update of a new day does not change every row."""
+    from datetime import UTC, datetime
+
+    from graphrag_mcp_server.handlers.indexing import kept_communities
+
+    previous = previous_version(tmp_path / "v1", {3: "abcde", 7: "fghij"}, TWO_CLIQUES)
+    run = stable_communities.communities_kept(previous)
+    assert run is not None
+    edges = TWO_CLIQUES + [("k", name, 1.0) for name in "fghij"]
+    relationships = pd.DataFrame(edges, columns=["source", "target", "weight"])
+    relationships["id"] = [f"r{number}" for number in range(len(edges))]
+    relationships["text_unit_ids"] = [["t1"]] * len(edges)
+    clusters = kept_communities.kept_clusters(run, relationships, 10, False, 0xDEADBEEF)
+    periods = kept_communities._unchanged_periods(run.previous, clusters)
+    titles = {title: f"e-{title}" for title in "abcdefghijk"}
+    rows = kept_communities.communities_rows(clusters, titles, relationships, {}, periods)
+    dated = {row["community"]: row["period"] for row in rows}
+    assert dated == {3: "2026-01-04", 7: datetime.now(UTC).date().isoformat()}

@@ -24,6 +24,7 @@ from graphrag_mcp_server.handlers.indexing.memos import run_state
 from graphrag_mcp_server.handlers.indexing.stable_communities import (
     STATE,
     KeptCommunities,
+    Partition,
     kept_hierarchical_leiden,
 )
 
@@ -63,7 +64,8 @@ async def run_workflow(
     async with tables.open("entities") as entities, tables.open("communities") as communities:
         titles = {row["title"]: row["id"] async for row in entities}
         kept_ids = {} if run is None else run.previous.ids
-        rows = communities_rows(clusters, titles, relationships, kept_ids)
+        periods = {} if run is None else _unchanged_periods(run.previous, clusters)
+        rows = communities_rows(clusters, titles, relationships, kept_ids, periods)
         for row in rows:
             await communities.write(row)
     return WorkflowFunctionOutput(result=rows[:5])
@@ -132,6 +134,17 @@ def kept_clusters(
     ]
 
 
+def _unchanged_periods(previous: Partition, clusters: Communities) -> dict[int, str]:
+    """The previous `period` of each community whose members are the same as before (graphrag's
+    own update keeps the period of the communities it carries)."""
+    before = previous.members()
+    return {
+        community: previous.periods[community]
+        for _, community, _, titles in clusters
+        if community in previous.periods and before.get(community) == frozenset(titles)
+    }
+
+
 def _ranked(nodes: list[str], rank: dict[str, int]) -> list[str]:
     """`nodes` by their `rank`, those without one after, in their own order."""
     return sorted(nodes, key=lambda node: rank.get(node, len(rank)))
@@ -142,11 +155,14 @@ def communities_rows(
     entity_ids: dict[str, str],
     relationships: "pd.DataFrame",
     kept_ids: Mapping[int, str] = MappingProxyType({}),
+    kept_periods: Mapping[int, str] = MappingProxyType({}),
 ) -> list[dict[str, Any]]:
     """The communities table's rows, as graphrag's create_communities makes them from its clusters:
     each community's entities, its relationships and text units inside it, its children. A
     community numbered in `kept_ids` (the previous version's) keeps its id; graphrag gives each a
-    new uuid, which would change every row of the table on every update."""
+    new uuid, which would change every row of the table on every update. A community in
+    `kept_periods` keeps that `period` (the day of the run that made it); the others get today's,
+    as graphrag gives every community (the first update on a new day changed every row)."""
     import numpy as np
     import pandas as pd
     from graphrag.data_model.schemas import COMMUNITIES_FINAL_COLUMNS
@@ -183,7 +199,8 @@ def communities_rows(
     final["children"] = final["children"].apply(
         lambda found: found if isinstance(found, np.ndarray) else []
     )
-    final["period"] = datetime.now(UTC).date().isoformat()
+    today = datetime.now(UTC).date().isoformat()
+    final["period"] = [kept_periods.get(number, today) for number in final["community"].tolist()]
     final["size"] = final.loc[:, "entity_ids"].apply(len)
     return [_plain(row) for row in final.loc[:, COMMUNITIES_FINAL_COLUMNS].to_dict("records")]
 

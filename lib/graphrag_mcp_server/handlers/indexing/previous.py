@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 COLUMNS = {
     "entities": ["id", "human_readable_id", "title"],
     "relationships": ["id", "human_readable_id", "source", "target", "weight"],
-    "communities": ["id", "community", "level", "parent", "entity_ids"],
+    "communities": ["id", "community", "level", "parent", "entity_ids", "period"],
     "text_units": ["id", "document_id"],
     "documents": ["id", "title"],
 }
@@ -52,11 +52,15 @@ class PreviousVersion:
 
     def table(self, name: str) -> "pd.DataFrame":
         """Output table `name` (a graph table, text units or documents) by COLUMNS, read on first
-        use; raises OSError, ValueError or KeyError when the version cannot give it."""
+        use, those of them the table has; raises OSError, ValueError or KeyError when the version
+        cannot give it."""
         import pandas as pd
+        import pyarrow.parquet as pq
 
         if name not in self._tables:
+            path = self.path / f"{name}.parquet"
+            held = set(pq.read_schema(path).names)
             self._tables[name] = pd.read_parquet(
-                self.path / f"{name}.parquet", columns=COLUMNS[name]
+                path, columns=[column for column in COLUMNS[name] if column in held]
             )
         return self._tables[name]

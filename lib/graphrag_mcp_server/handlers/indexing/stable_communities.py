@@ -108,6 +108,8 @@ class Partition:
     edges: "pd.DataFrame"
     """Undirected edges: `low`, `high` (the ends in order) and `weight`."""
     ids: dict[int, str] = field(default_factory=dict)
+    periods: dict[int, str] = field(default_factory=dict)
+    """Each community's `period`: the day of the run that made it (graphrag's column)."""
 
     def members(self) -> dict[int, frozenset[str]]:
         """Each community's nodes."""
@@ -176,7 +178,13 @@ def read_partition(version: "PreviousVersion") -> Partition | None:
         for entity in entity_ids:
             if (title := titles.get(entity)) is not None:
                 levels[int(level)][str(title)] = int(community)
-    return Partition(levels, parents, _normalised_edges(relationships), ids)
+    numbers = communities["community"].astype(int).tolist()
+    periods = (
+        dict(zip(numbers, communities["period"].astype(str).tolist(), strict=True))
+        if "period" in communities
+        else {}
+    )
+    return Partition(levels, parents, _normalised_edges(relationships), ids, periods)
 
 
 def _normalised_edges(relationships: Any) -> "pd.DataFrame":
