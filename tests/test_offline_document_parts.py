@@ -268,3 +268,24 @@ async def test_a_doctor_on_a_forms_line_stays_a_person(model: LLMCompletion) -> 
     )
     assert types["HELEN MARCHETTI"] == types["DESMOND OGILVIE"] == "PERSON"
     assert types["ROYAL VICTORIA INFIRMARY"] == "ORGANIZATION"
+
+
+async def test_a_bodys_name_goes_on_over_of_and_stops_before_in_and_a_place(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """A body's name ending in its noun goes on over 'of' and two more words ('Lübeck Museum of
+    European Hanse'), not over a person's name after 'of'; an English body's name stops at 'in'
+    before a place ('Museum of Modern Art' in 'New York'); a body's noun before a city ends an
+    organisation's name ('Trinity College Dublin', though 'Trinity' is a first name)."""
+    types, _ = await _extracted(
+        model,
+        "Jakob Lindqvist wrote for the Lübeck Museum of European Hanse. Caoimhe Brennan of "
+        "Trinity College Dublin lent coins. She visited the Museum of Modern Art in New York. "
+        "The Harbour Board of Mirela Voss met.\n",
+    )
+    assert types["LÜBECK MUSEUM OF EUROPEAN HANSE"] == "ORGANIZATION"
+    assert "EUROPEAN HANSE" not in types
+    assert types["TRINITY COLLEGE DUBLIN"] == "ORGANIZATION"
+    assert types["MUSEUM OF MODERN ART"] == "ORGANIZATION"
+    assert types["NEW YORK"] == "GEO"
+    assert "HARBOUR BOARD OF MIRELA VOSS" not in types

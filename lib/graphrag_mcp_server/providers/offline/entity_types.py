@@ -238,6 +238,8 @@ def type_and_reason(
         return "person", "first name"  # 'Tyrone Banks': a family name, not a bank
     if _is_head(words[-1], ORGANISATION_HEADS) or is_lower_case_body_noun(name.split()[-1]):
         return "organization", "head noun"  # 'Redwater Shipping', 'Hellevik lensmannskontor'
+    if len(words) > 2 and _is_head(words[-2], ORGANISATION_HEADS) and is_known_place(words[-1]):
+        return "organization", "head noun before a place"  # 'Trinity College Dublin'
     if _is_head(words[-1], PLACE_HEADS) or words[0] in PLACE_FIRST_WORDS:
         return "geo", "head noun"
     if cue == TITLED:

@@ -5,7 +5,12 @@ a bare 'the'."""
 from __future__ import annotations
 
 from graphrag_mcp_server.providers.offline.entity_types import head
-from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, ends_in_legal_form
+from graphrag_mcp_server.providers.offline.lexicon import (
+    ORGANISATION_HEADS,
+    ends_in_legal_form,
+    is_first_name,
+    is_known_place,
+)
 from graphrag_mcp_server.providers.offline.text import JOINERS, NAME_PARTICLES
 
 
@@ -38,7 +43,8 @@ def split_run(words: list[str]) -> list[list[str]]:
     """Split 'Mirela Voss of Harrowgate Board' at joiners after 2+ words (never at '&': 'Pennock &
     Sons'); not a body's name before one more word ('Maritime Museum of Gothenburg'), nor a name
     that starts with its body's noun ('Museo Municipal de Paleontología de Villa Ocre') until its
-    legal form ends it."""
+    legal form ends it. A body's name ending in its noun goes on over 'of' and up to three more
+    words that do not start with a first name ('Lübeck Museum of European Hanse')."""
     parts: list[list[str]] = [[]]
     for word in words:
         if word == "the" and parts[-1] and parts[-1][-1].lower() not in JOINERS:
@@ -58,7 +64,7 @@ def split_run(words: list[str]) -> list[list[str]]:
     merged = [parts[0]]
     for part in parts[1:]:
         if (
-            core_count(part) == 1
+            _continues_body(part)
             and head(merged[-1][-1]) in ORGANISATION_HEADS
             and not ends_in_legal_form(merged[-1])
         ):
@@ -66,3 +72,16 @@ def split_run(words: list[str]) -> list[list[str]]:
         else:
             merged.append(part)
     return [trim_joiners(part) for part in merged]
+
+
+def _continues_body(part: list[str]) -> bool:
+    """`part` ('of' and the words after it) can end a body's name: one word, or up to three that
+    neither start with a first name (not 'Board of Mirela Voss') nor name a known place (kept apart:
+    'Kellerman Trust' of 'New Zealand')."""
+    core = [word for word in part if word.lower() not in JOINERS]
+    return len(core) == 1 or (
+        part[0] == "of"
+        and 1 < len(core) <= 3
+        and not is_first_name(core[0].lower())
+        and not is_known_place(" ".join(core))
+    )

@@ -170,7 +170,8 @@ def continues_body(run: list[str], word: str, following: str, following_is_name:
     a word that is not English or a short one before such a word or a name ('Zavod za gozdove
     Slovenije', 'Sindicato dos trabalhadores agrícolas'); 'for' between a body's noun and a name
     ('Centre for International Research'). Nothing in lower case continues a name after its legal
-    form ('Laboratoire Gemmologique SA in Geneva')."""
+    form ('Laboratoire Gemmologique SA in Geneva'), nor English 'in' or 'at' after an English
+    body's noun."""
     if word == "for":
         body = is_body_noun(run[-1]) or head(run[-1]) in ("centre", "center")
         return following_is_name and body and not ends_in_legal_form(run)
@@ -182,6 +183,8 @@ def continues_body(run: list[str], word: str, following: str, following_is_name:
         return any(is_body_noun(name_word) for name_word in run)
     if not (word.isalpha() and word.islower() and is_body_noun(run[0])):
         return False
+    if word in ("in", "at") and is_english_word(run[0]):
+        return False  # 'Museum of Modern Art in New York': a place after an English body's name
     if len(word) <= 3:  # 'za', 'dos': a particle, inside the name only before more of it
         return following_is_name or (following.islower() and not is_english_word(following))
     return not is_english_word(word)
