@@ -289,3 +289,20 @@ async def test_a_bodys_name_goes_on_over_of_and_stops_before_in_and_a_place(
     assert types["MUSEUM OF MODERN ART"] == "ORGANIZATION"
     assert types["NEW YORK"] == "GEO"
     assert "HARBOUR BOARD OF MIRELA VOSS" not in types
+
+
+async def test_a_body_named_for_its_country_and_a_trade_in_a_short_plural(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """Words that are no first name before a country or a state name a body ('Ordnance Survey
+    Ireland'), not a person, and so do English words before a city ('Visit Belfast'); a word of
+    no list before a city does not (many family names are a city's); a short plural of an
+    English noun ends a business's name ('Brightwater Maps')."""
+    types, _ = await _extracted(
+        model,
+        "Nuala Keane of Ordnance Survey Ireland mapped the coast. Thanks to our sponsors, "
+        "Brightwater Maps and Visit Belfast. Okonkwo Preston said the survey was late.\n",
+    )
+    assert types["ORDNANCE SURVEY IRELAND"] == types["BRIGHTWATER MAPS"] == "ORGANIZATION"
+    assert types["VISIT BELFAST"] == "ORGANIZATION"
+    assert types["NUALA KEANE"] == types["OKONKWO PRESTON"] == "PERSON"

@@ -14,6 +14,7 @@ from graphrag_mcp_server.providers.offline.entity_types import (
     context_cue,
     head,
     person_after_title,
+    publisher,
     type_and_reason,
 )
 from graphrag_mcp_server.providers.offline.labels import (
@@ -65,7 +66,6 @@ from graphrag_mcp_server.providers.offline.no_kind import (
     has_no_kind,
     heading_only,
     plain_word,
-    publisher,
     vocabulary_phrase,
 )
 from graphrag_mcp_server.providers.offline.quoted_terms import outside_works, quoted_names

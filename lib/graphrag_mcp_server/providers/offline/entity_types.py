@@ -31,6 +31,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_lower_case_body_noun,
     written_as_legal_form,
 )
+from graphrag_mcp_server.providers.offline.no_kind import DOCUMENT_HEADS, is_common_word
 from graphrag_mcp_server.providers.offline.structure_words import COMPASS, KIN, ROLE_WORDS
 from graphrag_mcp_server.providers.offline.text import JOINERS
 
@@ -264,6 +265,8 @@ def type_and_reason(
         return "person", "first name"
     if plain and 2 <= len(words) <= 4 and _family_name_first(words) and not institution:
         return "person", "family name first"  # 'Nguyễn Thị Thu Hà', 'Kovács János'
+    if plain and len(words) > 1 and _place_last(name.split()) and not institution:
+        return "organization", "place last"  # 'Ordnance Survey Ireland', 'Sport England'
     if len(words) > 1 and words[-1].endswith("ing") and len(words[-1]) > 5:
         return "organization", "trade in -ing"  # 'Harlow Printing', 'Kell Shipping'
     if len(words) > 1 and _plural_noun(words[-1]):
@@ -276,6 +279,30 @@ def type_and_reason(
     if plain and short:
         return DEFAULT_TYPE, "default"
     return "organization", "default"
+
+
+def _place_last(words: list[str]) -> bool:
+    """Common English words, no first name, then a known place ('Ordnance Survey Ireland',
+    'Immigration New Zealand', 'Visit Belfast'): a body named for where it works. Not after a
+    rarer word: many family names are a city's ('Okonkwo Preston'), and another language's
+    street is no body ('Avenida Colón'); a place's name is in the gazetteer whole."""
+    for split in range(len(words) - 1, max(len(words) - 3, 0), -1):
+        before, place = words[:split], " ".join(words[split:])
+        if is_known_place(place) and not any(map(is_known_place, before)):
+            return all(map(is_common_word, before))
+    return False
+
+
+def publisher(name: str) -> str | None:
+    """The body or place that names a document after itself ('St Brigid's Parish' of 'St Brigid's
+    Parish Bulletin', 'Westmere Rowing Club' of 'Westmere Rowing Club Newsletter'): the words
+    before a document's noun when their own head noun, legal form or the gazetteer types them."""
+    words = name.split()
+    if len(words) < 3 or words[-1].lower() not in DOCUMENT_HEADS:
+        return None
+    rest = " ".join(words[:-1])
+    reason = type_and_reason(rest, quoted=False, place=False)[1]
+    return rest if reason in ("head noun", "legal form", "gazetteer") else None
 
 
 def _place_and_compass(words: list[str]) -> bool:
@@ -321,7 +348,7 @@ def _plural_noun(word: str) -> bool:
     trade or a team's players ('seafoods', 'rovers'), not a family name in -s ('stevens')."""
     singular = word[:-1]
     return (
-        len(word) > 4
+        len(word) > 3  # 'maps', 'arts'
         and word.endswith("s")
         and not word.endswith(("ss", "us", "is"))
         and is_english_word(singular)

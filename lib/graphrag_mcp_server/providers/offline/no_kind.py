@@ -76,20 +76,6 @@ def has_no_kind(name: str) -> bool:
     return (folded in _languages() or folded in _adjectives()) and not is_known_place(name)
 
 
-def publisher(name: str) -> str | None:
-    """The body or place that names a document after itself ('St Brigid's Parish' of 'St Brigid's
-    Parish Bulletin', 'Westmere Rowing Club' of 'Westmere Rowing Club Newsletter'): the words
-    before a document's noun when their own head noun, legal form or the gazetteer types them."""
-    from graphrag_mcp_server.providers.offline.entity_types import type_and_reason
-
-    words = name.split()
-    if len(words) < 3 or words[-1].lower() not in DOCUMENT_HEADS:
-        return None
-    rest = " ".join(words[:-1])
-    reason = type_and_reason(rest, quoted=False, place=False)[1]
-    return rest if reason in ("head noun", "legal form", "gazetteer") else None
-
-
 def vocabulary_phrase(
     name: str, reason: str, institution: bool = False, heading: bool = False
 ) -> bool:
