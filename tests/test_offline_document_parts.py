@@ -306,3 +306,19 @@ async def test_a_body_named_for_its_country_and_a_trade_in_a_short_plural(
     assert types["ORDNANCE SURVEY IRELAND"] == types["BRIGHTWATER MAPS"] == "ORGANIZATION"
     assert types["VISIT BELFAST"] == "ORGANIZATION"
     assert types["NUALA KEANE"] == types["OKONKWO PRESTON"] == "PERSON"
+
+
+async def test_a_word_written_before_a_full_name_is_a_title_before_the_surname(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """A word the text writes before a person's full name ('PCSO Liam Tregarthen') is their title
+    where it stands before the surname alone ('PCSO Tregarthen'): one person, linked to what that
+    sentence names."""
+    types, relationships = await _extracted(
+        model,
+        "In attendance: Sandra Blewitt (Clerk), PCSO Liam Tregarthen\n\n"
+        "PCSO Tregarthen reported two thefts from vehicles near St Cleer.\n",
+    )
+    assert types["LIAM TREGARTHEN"] == "PERSON"
+    assert "PCSO TREGARTHEN" not in types
+    assert _pair("LIAM TREGARTHEN", "ST CLEER") in _pairs(relationships)

@@ -100,9 +100,8 @@ def unit_ids_kept(previous: "PreviousVersion | None") -> UnitIds | None:
 async def run_workflow(
     config: "GraphRagConfig", context: "PipelineRunContext"
 ) -> "WorkflowFunctionOutput":
-    """graphrag's create_base_text_units, chunks of documents chunked alike before carried over.
-    The documents are read and the units written as whole tables (graphrag streams them row by
-    row: most of this step at 10,000 documents, where all but one are carried)."""
+    """graphrag's create_base_text_units, chunks of documents chunked alike before carried over
+    (their memos looked up at once), each unit with the id it had (`UnitIds`)."""
     import pandas as pd
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
     from graphrag.index.workflows import create_base_text_units

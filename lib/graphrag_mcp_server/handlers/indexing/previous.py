@@ -2,10 +2,10 @@
 
 An update's workflows each take something from the previous version: its partition
 (stable_communities.py), the ids of its entities, relationships (stable_ids.py) and text units
-(kept_text_units.py), its vector
-rows and LanceDB folder (vector_delta.py) and its memos (carry_over.py). kept.py `kept_from` makes
-one `PreviousVersion` and hands it to each, so a table several of them read is read once, by the
-columns any of them needs, and only when one of them asks."""
+(kept_text_units.py), its vector rows and LanceDB folder (vector_delta.py) and its memos
+(carry_over.py). kept.py `kept_from` makes one `PreviousVersion` and hands it to each, so a table
+several of them read is read once, by the columns any of them needs, and only when one of them
+asks."""
 
 from dataclasses import dataclass, field
 from pathlib import Path

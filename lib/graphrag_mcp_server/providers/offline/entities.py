@@ -42,6 +42,7 @@ from graphrag_mcp_server.providers.offline.name_forms import (
     nicknames,
     surface_forms,
     tail_names,
+    title_before_surname,
 )
 from graphrag_mcp_server.providers.offline.name_runs import (
     core_count,
@@ -394,6 +395,7 @@ def find_entities(text: str) -> Mentions:
     }
     tails = tail_names(list(found.values()), places, text)
     names = [n for n in found.values() if not any(n in t for t in tails.values())]
+    names = [n for n in names if not title_before_surname(n, found, text)]  # 'PCSO Tregarthen'
     roles = bound_roles(text, terms, names)
     forms = surface_forms(names, tails, quoted | places, lowercase)
     for full, nickname in nicknamed:

@@ -188,3 +188,17 @@ def alone(sentence: str, name: str, others: list[str]) -> bool:
         if not any(sentence[: match.end()].endswith(other) for other in others):
             return True
     return False
+
+
+def title_before_surname(name: str, found: dict[str, str], text: str) -> bool:
+    """`name` is a word and a family name ('PCSO Tregarthen') of a person the text also names in
+    full after that word ('PCSO Liam Tregarthen'): their title, not a second person."""
+    words = name.split()
+    if len(words) != 2:
+        return False
+    title, surname = words
+    return any(
+        len(other.split()) > 1 and other.split()[-1] == surname and f"{title} {other}" in text
+        for other in found.values()
+        if other != name
+    )
