@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from graphrag_mcp_server.providers.offline.lexicon import HONORIFICS
+from graphrag_mcp_server.providers.offline.entity_types import honorific_before
 from graphrag_mcp_server.providers.offline.text import (
     PARAGRAPH_BREAK,
     SHORT_LINE_WORDS,
@@ -125,6 +125,7 @@ def layout_cues(text: str, names: list[str], typed: Typed) -> dict[str, str | No
 
 
 def _after_honorific(text: str, name: str) -> bool:
-    """The text writes `name` after a title that only ever stands before a person ('Dr', 'Mrs')."""
-    before = (match[1].lower() for match in re.finditer(rf"(\w+)\.?\s+{re.escape(name)}", text))
-    return any(word in HONORIFICS for word in before)
+    """The text writes `name` after a title that only ever stands before a person ('Dr', 'Mrs'),
+    as context_cue reads one (entity_types.honorific_before)."""
+    mentions = re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text)
+    return any(honorific_before(text, mention.start()) for mention in mentions)

@@ -173,12 +173,9 @@ def context_cue(text: str, name: str) -> str | None:
             last and last[0] in SPEECH_VERBS and not opens_line
         ):
             votes["person"] += 1
-        title = re.search(
-            r"([\w'’]+)\.?\s+$", text[max(line_start, match.start() - 20) : match.start()]
-        )
         titled = (
             titled
-            or (title is not None and title[1].lower() in HONORIFICS | TITLE_ABBREVIATIONS)
+            or honorific_before(text, match.start())
             or _kin_before(last)
             or _speaker_in_brackets(text[line_start : match.start()], rest)
         )
@@ -190,6 +187,14 @@ def context_cue(text: str, name: str) -> str | None:
     if titled and " " not in name and best == "person":
         return TITLED
     return best if votes[best] > min(votes.values()) else None
+
+
+def honorific_before(text: str, start: int) -> bool:
+    """A title that only ever stands before a person ('Dr', 'Mrs', 'Cllr.') is written right before
+    `start`, on its line."""
+    line_start = text.rfind("\n", 0, start) + 1
+    title = re.search(r"([\w'’]+)\.?\s+$", text[max(line_start, start - 20) : start])
+    return title is not None and title[1].lower() in HONORIFICS | TITLE_ABBREVIATIONS
 
 
 _KIN_BEFORE = KIN | frozenset(["fiancé", "fiancée", "stepson", "stepdaughter"])
