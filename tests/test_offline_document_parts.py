@@ -322,3 +322,55 @@ async def test_a_word_written_before_a_full_name_is_a_title_before_the_surname(
     assert types["LIAM TREGARTHEN"] == "PERSON"
     assert "PCSO TREGARTHEN" not in types
     assert _pair("LIAM TREGARTHEN", "ST CLEER") in _pairs(relationships)
+
+
+async def test_a_wills_defined_terms_are_no_entities(model: LLMCompletion) -> None:  # noqa: F811
+    """Terms a will or a contract defines in brackets after a possessive or 'each'/'together'
+    ('(my "Executors")', '(each a "Party" and together the "Parties")') are no entities; the
+    people and the firm they stand for are."""
+    types, _ = await _extracted(
+        model,
+        "I appoint my son Daniel Holloway and my solicitor Frances Adeyemi of Rowntree & Pike LLP "
+        'to be the executors of this Will (my "Executors"). My Executors shall hold the rest of '
+        'my estate (my "Residuary Estate") for my daughter Ruth Okafor.\n'
+        "Kestrel Haulage Ltd and Okafor Freight Ltd "
+        '(each a "Carrier" and together the "Carriers") agree as follows.\n',
+    )
+    assert not {"EXECUTORS", "RESIDUARY ESTATE", "CARRIER", "CARRIERS"} & types.keys()
+    assert types["DANIEL HOLLOWAY"] == types["RUTH OKAFOR"] == "PERSON"
+    assert types["ROWNTREE & PIKE LLP"] == types["KESTREL HAULAGE LTD"] == "ORGANIZATION"
+
+
+async def test_brands_customers_officers_and_clubs_give_a_body(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """A word with a capital inside ('PagerDuty') after 'in' is a brand, not a place; 'customers
+    of X' and 'signed for X' make X a body; 'VP Engineering' after a name is a role, no entity."""
+    types, _ = await _extracted(
+        model,
+        "Between 09:12 and 10:47 customers of Brightline Commerce could not pay.\n"
+        "09:12 First alerts in PagerDuty; Hannah Lindqvist acknowledged.\n"
+        "In 2019 Kyle Wootton signed for Stenhouse Harp.\n"
+        "Reviewed by: Priya Natarajan, VP Engineering.\n",
+    )
+    assert types["PAGERDUTY"] == types["BRIGHTLINE COMMERCE"] == "ORGANIZATION"
+    assert types["STENHOUSE HARP"] == "ORGANIZATION"
+    assert "VP ENGINEERING" not in types
+    assert types["PRIYA NATARAJAN"] == types["HANNAH LINDQVIST"] == "PERSON"
+
+
+async def test_a_diarys_verb_before_a_title_a_shop_and_an_irish_county(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """A sentence's first word before a courtesy title is no part of the name ('Saw Mrs
+    Dunmore'); "at Whitworth's for ..." is a shop, a body; 'County Clare' is a place."""
+    types, _ = await _extracted(
+        model,
+        "Saturday 11th. To Coalville market with Father. Saw Mrs Dunmore, whose son sails in May. "
+        "Bought ribbon at Whitworth's for Lizzie.\n"
+        "Born in Ennis, County Clare, she trained as a midwife.\n",
+    )
+    assert "SAW MRS DUNMORE" not in types
+    assert types["DUNMORE"] == "PERSON"
+    assert types["WHITWORTH"] == "ORGANIZATION"
+    assert types["COUNTY CLARE"] == "GEO"

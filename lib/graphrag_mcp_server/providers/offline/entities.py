@@ -14,6 +14,7 @@ from graphrag_mcp_server.providers.offline.entity_types import (
     context_cue,
     head,
     person_after_title,
+    premises,
     publisher,
     type_and_reason,
 )
@@ -58,8 +59,8 @@ from graphrag_mcp_server.providers.offline.name_words import (
     heads_a_name,
     in_place,
     is_form_word,
-    is_sentence_opener,
     is_single_name,
+    opens_sentence,
     strip_possessive,
     tokens_of,
 )
@@ -150,7 +151,7 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     """Names in one run of capitalised words, each with whether it is a single word after a place
     preposition and whether it is a single word after a title ('Mr Harlan'; `_sentence_names`
     keeps other single words only where they start a heading)."""
-    while words and at_start and (is_sentence_opener(words[0]) or _past_tense_before_name(words)):
+    while words and at_start and (opens_sentence(words) or _past_tense_before_name(words)):
         words = words[1:]
     if len(words) > 2 and words[0].lower() in COMPASS and words[1] == "of":
         words, previous = words[2:], "in"  # 'North of Tullyvin the road narrows'
@@ -380,9 +381,8 @@ def find_entities(text: str) -> Mentions:
                 found.pop(key)
             )  # 'Dear Eleanor' or 'Ms Qureshi' of a person; 'Funding' of prose
         elif " " in name and _generic(name, lowercase):
-            del found[
-                key
-            ]  # 'Community Orchard Planting Day', 'Public Meeting': words of the text, capitalised
+            # 'Community Orchard Planting Day', 'Public Meeting': words of the text, capitalised
+            del found[key]
     before = {name: _words_before(text, name) for name in found.values() if " " in name}
     places |= {
         name for name, words in before.items() if words & _PLACE_PREPOSITIONS - {"to", "from"}
@@ -416,9 +416,10 @@ def find_entities(text: str) -> Mentions:
     }
     cues = {name: context_cue(text, name) for name in names}
     cues = {  # a single place's word is a person's only after a title ('Agent (Sofia):')
+        # and a body's where the words around it say so ("at Whitworth's for ribbon")
         name: cue
         for name, cue in cues.items()
-        if " " in name or name not in places or cue == TITLED
+        if " " in name or name not in places or cue == TITLED or (cue and premises(text, name))
     }
     cues |= layout_cues(
         text,

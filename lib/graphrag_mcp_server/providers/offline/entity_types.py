@@ -33,7 +33,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
 )
 from graphrag_mcp_server.providers.offline.no_kind import DOCUMENT_HEADS, is_common_word
 from graphrag_mcp_server.providers.offline.structure_words import COMPASS, KIN, ROLE_WORDS
-from graphrag_mcp_server.providers.offline.text import JOINERS
+from graphrag_mcp_server.providers.offline.text import JOINERS, STOPWORDS
 
 # fmt: off
 EVENT_HEADS = frozenset(
@@ -140,6 +140,17 @@ def _words(text: str) -> list[str]:
     return [word.lower() for word in re.findall(r"[\w'’]+", text)]
 
 
+_WORKS_FOR = [
+    [preposition, verb]
+    for preposition, verbs in (
+        ("for", ("worked", "works", "working", "played", "plays", "playing", "signed")),
+        ("by", ("employed",)),
+    )
+    for verb in verbs
+]
+"""A verb and its preposition before a body, nearest word first ('worked for X', 'signed for X')."""
+
+
 def context_cue(text: str, name: str) -> str | None:
     """'person' or 'organization' where the words around a mention of `name` on its line say so
     (before it: a title, a verb of speech, 'joined', 'founded', 'worked for', 'director of'; after
@@ -164,10 +175,12 @@ def context_cue(text: str, name: str) -> str | None:
             votes["organization"] += 1
         elif last[:1] in (["of"], ["for"]) and any(w in ORGANISATION_ROLES for w in last[1:]):
             votes["organization"] += 1  # 'managing director of X', 'chairman for X'
-        elif last[:2] in (["for", "worked"], ["for", "works"], ["by", "employed"]):
-            votes["organization"] += 1  # 'worked for X', 'employed by X'
+        elif last[:2] in _WORKS_FOR:
+            votes["organization"] += 1  # 'worked for X', 'employed by X', 'played for X'
         if right_after and not possessive and following[0] in ORGANISATION_VERBS:
             votes["organization"] += 1
+        if possessive and last[:1] in (["at"], ["from"]) and _owns_nothing(rest):
+            votes["organization"] += 1  # 'bought ribbon at Whitworth's': a shop's premises
         opens_line = len(_words(text[line_start : match.start()])) < 2  # '- Added Dark Mode'
         if (right_after and following[0] in SPEECH_VERBS) or (
             last and last[0] in SPEECH_VERBS and not opens_line
@@ -187,6 +200,22 @@ def context_cue(text: str, name: str) -> str | None:
     if titled and " " not in name and best == "person":
         return TITLED
     return best if votes[best] > min(votes.values()) else None
+
+
+def _owns_nothing(rest: str) -> bool:
+    """The words after a possessive name no thing it owns ("at Whitworth's for ...", "from
+    Harrods's."): the name stands for a business's premises."""
+    after = rest[2:].lstrip()
+    return not after[:1].isalpha() or _words(after)[0] in STOPWORDS
+
+
+def premises(text: str, name: str) -> bool:
+    """`text` writes the single word `name` as a business's premises ("bought ribbon at
+    Whitworth's for Lizzie"): a body, though 'at' stands before it."""
+    return any(
+        _owns_nothing(text[match.end() :])
+        for match in re.finditer(rf"\b(?:at|from) {re.escape(name)}(?=['’]s\b)", text)
+    )
 
 
 def honorific_before(text: str, start: int) -> bool:
@@ -259,6 +288,8 @@ def type_and_reason(
         return "organization", "head noun first"
     if cue:
         return cue, "context"
+    if len(words) == 1 and _INNER_CAPITAL.search(name):
+        return "organization", "inner capital"  # 'in PagerDuty': a brand, not a place
     if place:
         return "geo", "after in/at"
     particles = set(words[1:-1]) & JOINERS - _BODY_PREPOSITIONS  # 'Pieter van Damme'
@@ -286,6 +317,11 @@ def type_and_reason(
     return "organization", "default"
 
 
+_INNER_CAPITAL = re.compile(r"^(?!Mc|Mac|O[’']|D[’']|De|Di|Da|Du|La|Le|Van|Von|Fitz)\w*[a-z][A-Z]")
+"""A capital inside a word after a small letter ('PagerDuty', 'GitHub'): a brand's spelling;
+family names' prefixes ('McAllen', 'DeKalb', 'LaSalle') excepted."""
+
+
 def _place_last(words: list[str]) -> bool:
     """Common English words, no first name, then a known place ('Ordnance Survey Ireland',
     'Immigration New Zealand', 'Visit Belfast'): a body named for where it works. Not after a
@@ -294,7 +330,9 @@ def _place_last(words: list[str]) -> bool:
     for split in range(len(words) - 1, max(len(words) - 3, 0), -1):
         before, place = words[:split], " ".join(words[split:])
         if is_known_place(place) and not any(map(is_known_place, before)):
-            return all(map(is_common_word, before))
+            return all(map(is_common_word, before)) and not any(
+                _is_head(word.lower(), PLACE_HEADS) for word in before
+            )  # 'County Clare' is a place
     return False
 
 

@@ -18,24 +18,35 @@ _PARTIES = (
 )
 """Designations of a party in legal English, written in brackets after its name without quotes:
 'GREYFRIARS LOGISTICS LIMITED (Claimant)'."""
-_DEFINED_TERM = re.compile(
-    rf"\(\s*(?:the\s+)?(?:[\"“](?:the\s+)?([A-Z][\w ]{{1,40}}?)[\"”]|({_PARTIES}))\s*\)"
-    r"|[\"“](?:the\s+)?([A-Z][\w ]{1,40}?)[\"”]\s+(?:means|shall mean|refers to)\s+(?:the\s+)?"
+_LEAD = (
+    r"(?:(?:the|my|our|your|his|her|its|their|each|a|an|together|collectively|jointly"
+    r"|hereinafter|herein|referred|called|to|as|and),?\s+)*"
 )
-"""A contract's defined term: 'Nordhavn Rederi AS (the "Owner")', 'X Limited ("the Company")',
-'"Supplier" means ...', and a party's designation ('(Defendant)')."""
+"""Words legal English writes before a defined term in its brackets: '(my "Executors")', '(each
+a "Party")', '(hereinafter referred to as the "Buyer")', '(together, the "Sellers")'."""
+_TERM = r"[\"“](?:the\s+)?([A-Z][\w ]{1,40}?)[\"”]"
+_DEFINED_TERM = re.compile(
+    rf"\(\s*{_LEAD}(?:({_TERM}(?:,?\s+(?:and|or)\s+{_LEAD}{_TERM})*)|({_PARTIES}))\s*\)"
+    rf"|{_TERM}\s+(?:means|shall mean|refers to)\s+(?:the\s+)?"
+)
+"""A contract's defined terms: 'Nordhavn Rederi AS (the "Owner")', 'X Limited ("the Company")',
+'(each a "Party" and together the "Parties")', '"Supplier" means ...', and a party's
+designation ('(Defendant)')."""
 _CAPITALS_BEFORE = re.compile(r"([A-Z][A-Z'’.&-]+(?:[ \t]+[A-Z][A-Z'’.&-]+)+)\s*$")
 
 
 def defined_terms(text: str) -> list[tuple[str, int]]:
     """Each defined term and where its party's name is to be found: before the parenthesis, or
     after 'means' (a negative position: the name follows)."""
-    return [
-        (term, match.start())
-        if (term := match.group(1) or match.group(2))
-        else (match[3], -match.end())
-        for match in _DEFINED_TERM.finditer(text)
-    ]
+    found: list[tuple[str, int]] = []
+    for match in _DEFINED_TERM.finditer(text):
+        if match[1]:
+            found += [(term[1], match.start()) for term in re.finditer(_TERM, match[1])]
+        elif match[4]:
+            found.append((match[4], match.start()))
+        else:
+            found.append((match[5], -match.end()))
+    return found
 
 
 def parties_in_capitals(text: str, terms: list[tuple[str, int]]) -> set[str]:

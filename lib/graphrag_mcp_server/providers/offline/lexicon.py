@@ -266,6 +266,7 @@ TITLES = HONORIFICS | frozenset(
         "coach", "manager", "referee", "umpire", "goalkeeper", "striker", "midfielder",  # sporting
         "defender", "substitute", "skipper", "jockey", "keeper",
         # professional and honorary
+        "vp", "svp", "evp", "ceo", "cfo", "cto", "coo", "cio",  # corporate officers
         "engineer", "architect", "nurse", "surgeon", "chef", "director", "curator", "editor",
         "king", "queen", "prince", "princess", "duke", "duchess", "earl", "count", "baron",
         "sultan", "emir", "mufti", "solicitor", "envoy", "matron", "midwife",
@@ -324,7 +325,8 @@ ORGANISATION_ROLES = frozenset(
         "director", "chairman", "chairwoman", "chair", "chief", "executive", "spokesman",
         "spokeswoman", "spokesperson", "founder", "owner", "owners", "shareholders", "board",
         "staff", "employees", "headquarters", "ceo", "cfo", "president", "secretary",
-        "treasurer", "members", "maintainer", "engineers", "lawyers",
+        "treasurer", "members", "maintainer", "engineers", "lawyers", "customers", "clients",
+        "subscribers",
     ]
 )
 """Roles in a body: 'X's managing director', 'chairman of X', 'joined X' make X an organisation."""

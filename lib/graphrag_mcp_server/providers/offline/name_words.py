@@ -7,9 +7,12 @@ import re
 
 from graphrag_mcp_server.providers.offline.entity_types import head, single_name_cue
 from graphrag_mcp_server.providers.offline.lexicon import (
+    HONORIFICS,
     LOCATIVE_PARTICLES,
     ORGANISATION_HEADS,
     PLACE_HEADS,
+    TITLE_ABBREVIATIONS,
+    TITLES,
     ends_in_legal_form,
     is_english_word,
     is_first_name,
@@ -212,7 +215,7 @@ _COMMON_SUFFIXES = (
 )
 
 
-def is_sentence_opener(word: str) -> bool:
+def _is_sentence_opener(word: str) -> bool:
     """A capitalised sentence-initial word unlikely to start a name ('The', 'Building'; 'Added'
     and 'Fixed' of a changelog's items: a past tense of common English)."""
     lower = word.lower()
@@ -221,6 +224,16 @@ def is_sentence_opener(word: str) -> bool:
         or lower in SENTENCE_ADVERBS
         or lower.endswith(("ing", "ly"))
         or (lower.endswith("ed") and plain_word(word))
+    )
+
+
+def opens_sentence(words: list[str]) -> bool:
+    """The first of a sentence's capitalised words is no name's: `_is_sentence_opener`, or a word
+    before a courtesy title ('Saw Mrs Dunmore', 'Thanks Dr Okoro': a verb or a greeting)."""
+    return _is_sentence_opener(words[0]) or (
+        len(words) > 2
+        and words[1].lower().rstrip(".") in HONORIFICS | TITLE_ABBREVIATIONS
+        and words[0].lower() not in TITLES
     )
 
 
