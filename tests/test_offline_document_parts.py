@@ -374,3 +374,23 @@ async def test_a_diarys_verb_before_a_title_a_shop_and_an_irish_county(
     assert types["DUNMORE"] == "PERSON"
     assert types["WHITWORTH"] == "ORGANIZATION"
     assert types["COUNTY CLARE"] == "GEO"
+
+
+async def test_an_office_a_documents_kind_and_a_results_tables_teams(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """An office written as a phrase ('the French Foreign Minister') and a document's kind
+    ('Kettle Safety Notice', 'Changelog' alone before a dash) are no entities; a results table's
+    'Home' and 'Away' columns hold clubs, whatever their last word."""
+    types, _ = await _extracted(
+        model,
+        "Kettle Safety Notice BH-2200\n\n"
+        "Louis Barthou, the French Foreign Minister, left for Warsaw on Monday.\n\n"
+        "Changelog — Kestrel Mapping Toolkit\n\n"
+        "Date,Home,Score,Away,Referee\n"
+        "2024-02-03,Kelso Thistle,24-17,Penrith Ravens,Ewan Doig\n"
+        "2024-02-10,Penrith Ravens,10-31,Kelso Thistle,Callum Reid\n",
+    )
+    assert not {"KETTLE SAFETY NOTICE", "FRENCH FOREIGN MINISTER", "CHANGELOG"} & types.keys()
+    assert types["LOUIS BARTHOU"] == types["EWAN DOIG"] == "PERSON"
+    assert types["KELSO THISTLE"] == types["PENRITH RAVENS"] == "ORGANIZATION"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from graphrag_mcp_server.providers.offline import table_cells
 from graphrag_mcp_server.providers.offline.entity_types import honorific_before
 from graphrag_mcp_server.providers.offline.text import (
     PARAGRAPH_BREAK,
@@ -113,11 +114,14 @@ def _after_comma(line: str, name: str) -> bool:
 
 def layout_cues(text: str, names: list[str], typed: Typed) -> dict[str, str | None]:
     """'organization' for the names a block places where a person's body stands
-    (`bodies_below_roles`) that only weak evidence types as a person (LAYOUT_YIELDS), unless the
-    text writes a courtesy title before them ('Consultant: Dr Helen Marchetti, Cardiology')."""
+    (`bodies_below_roles`) or a table writes in a body's column ('Home', 'Team': table_cells)
+    that only weak evidence types as a person (LAYOUT_YIELDS), unless the text writes a courtesy
+    title before them ('Consultant: Dr Helen Marchetti, Cardiology')."""
+    in_body_columns = table_cells.body_cells(table_cells.columns(text))
+    placed = bodies_below_roles(text, names, typed)
     return {
         name: "organization"
-        for name in bodies_below_roles(text, names, typed)
+        for name in [*placed, *(name for name in names if name.upper() in in_body_columns)]
         if typed(name)[0] == "person"
         and typed(name)[1] in LAYOUT_YIELDS
         and not _after_honorific(text, name)

@@ -17,6 +17,7 @@ import itertools
 import re
 
 from graphrag_mcp_server.providers.offline.lexicon import (
+    ORGANISATION_HEADS,
     is_english_word,
     is_first_name,
     is_known_place,
@@ -30,7 +31,8 @@ DOCUMENT_HEADS = frozenset(
         "act", "acts", "directive", "regulation", "regulations", "decree", "ordinance", "statute",
         "report", "certificate", "licence", "license", "permit", "invoice", "manual", "handbook",
         "specification", "clause", "annex", "appendix", "minutes", "bulletin", "newsletter",
-        "brochure", "questionnaire", "checklist",
+        "brochure", "questionnaire", "checklist", "notice", "memo", "memorandum", "circular",
+        "announcement", "factsheet", "datasheet",
         # a document's parts and sections ('Table of Contents', 'Media Contact', 'Key Findings')
         "contents", "summary", "overview", "contact", "contacts", "agenda", "notes", "findings",
         "introduction", "conclusion", "conclusions", "recommendations", "references", "glossary",
@@ -62,18 +64,39 @@ _SUFFIXES = ("n", "an", "ian", "ean", "ese", "i")
 'Brazilian', 'Chile' -> 'Chilean', 'Malta' -> 'Maltese', 'Oman' -> 'Omani')."""
 
 
+OFFICES = frozenset(
+    [
+        "minister", "secretary", "president", "chancellor", "ambassador", "commissioner",
+        "governor", "mayor", "consul", "envoy", "spokesman", "spokeswoman", "spokesperson",
+        "director", "chairman", "chairwoman", "treasurer", "officer", "engineer", "manager",
+    ]
+)  # fmt: skip
+"""The last words of an office's title written as a phrase ('Foreign Minister', 'Chief Financial
+Officer'): a role, not a name, when the words before it are common English."""
+
+
 def has_no_kind(name: str) -> bool:
-    """`name` (as written) names a law, a kind of document, a ship, a language or a people's
-    adjective: no entity of graphrag's default types; a known place never."""
+    """`name` (as written) names a law, a kind of document, an office, a ship, a language or a
+    people's adjective: no entity of graphrag's default types; a known place never."""
     words = name.split()
-    if len(words) > 1 and words[-1].lower() in DOCUMENT_HEADS:
-        return True
+    if words[-1].lower() in DOCUMENT_HEADS and (len(words) > 1 or not is_known_place(name)):
+        return True  # 'Supply Agreement', and a heading's 'Changelog' alone
     if len(words) > 1 and words[-1] == "CV" and all(map(is_common_word, words[:-1])):
         return True  # 'Academic CV', 'Full CV': a curriculum vitae, no Dutch company's 'CV'
     if len(words) > 1 and words[0] in VESSEL_PREFIXES and not name.isupper():
         return True
+    if len(words) > 1 and words[-1].lower() in OFFICES and all(map(_office_word, words[:-1])):
+        return True  # 'French Foreign Minister', 'Prime Minister': an office, not its holder
     folded = name.casefold()
     return (folded in _languages() or folded in _adjectives()) and not is_known_place(name)
+
+
+def _office_word(word: str) -> bool:
+    """A word of an office's title before its title word: a people's adjective ('French') or
+    common English that names no body ('Foreign', 'Prime'; not 'Bank')."""
+    return word.casefold() in _adjectives() or (
+        is_common_word(word) and word.lower() not in ORGANISATION_HEADS
+    )
 
 
 def vocabulary_phrase(

@@ -2,7 +2,9 @@
 column: a header's cells name columns, not entities; a column headed by a place's noun
 ('Village', 'Home town') holds places, named in it whether or not a gazetteer knows them;
 a column of values ('Variety', 'Grade', 'Status') holds none of the names it writes that nothing
-else types. Which columns hold people or bodies is left to the names themselves."""
+else types; a column headed by a body's role ('Team', 'Home', 'Away', 'Employer', 'Publisher')
+holds bodies where nothing but weak evidence makes them people (blocks.layout_cues). Which columns
+hold people is left to the names themselves."""
 
 from __future__ import annotations
 
@@ -33,6 +35,15 @@ VALUE_HEADERS = frozenset(
     ]
 )
 """Column names of a thing's attributes and kinds (English vocabulary): their cells are values."""
+BODY_HEADERS = frozenset(
+    [
+        "team", "club", "side", "home", "away", "opponent", "opponents", "opposition", "company",
+        "employer", "organisation", "organization", "sponsor", "manufacturer", "publisher",
+        "supplier", "vendor", "firm", "agency", "school", "university", "college", "party",
+        "operator", "airline", "carrier", "broadcaster", "insurer", "lender", "label",
+    ]
+)
+"""Column names of a body's role in a row (English vocabulary): their cells name bodies."""
 # fmt: on
 _SEPARATOR_ROW = re.compile(r"^[\s|:+-]*-[\s|:+-]*$")
 _WORD = re.compile(r"[^\W\d_]+")
@@ -47,12 +58,14 @@ class Column:
 
     @property
     def kind(self) -> str:
-        """'place', 'value' or '' (any other: left to its names), by the header's last word
+        """'place', 'body', 'value' or '' (any other: left to its names), by the header's last word
         ('Village', 'Home town', 'home_town'; 'Grape variety', 'status')."""
         words = [word.lower() for word in _WORD.findall(self.header)]
         last = words[-1] if words else ""
         if last in PLACE_HEADS or last in PLACE_HEADERS or "place" in words:
             return "place"
+        if last in BODY_HEADERS:
+            return "body"
         return "value" if last in VALUE_HEADERS else ""
 
 
@@ -97,6 +110,11 @@ def place_cells(tables: list[Column]) -> list[str]:
             if _written_as_name(cell)
         )
     )
+
+
+def body_cells(tables: list[Column]) -> set[str]:
+    """The cells of body columns, in upper case."""
+    return {cell.upper() for column in tables if column.kind == "body" for cell in column.cells}
 
 
 def value_cells(tables: list[Column]) -> set[str]:
