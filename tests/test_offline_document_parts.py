@@ -394,3 +394,14 @@ async def test_an_office_a_documents_kind_and_a_results_tables_teams(
     assert not {"KETTLE SAFETY NOTICE", "FRENCH FOREIGN MINISTER", "CHANGELOG"} & types.keys()
     assert types["LOUIS BARTHOU"] == types["EWAN DOIG"] == "PERSON"
     assert types["KELSO THISTLE"] == types["PENRITH RAVENS"] == "ORGANIZATION"
+
+
+async def test_a_name_before_brand_is_a_business(model: LLMCompletion) -> None:  # noqa: F811
+    """A name written right before 'brand' is a business's, though nothing else types it."""
+    types, _ = await _extracted(
+        model,
+        "Case officer: Nadia Iqbal\n\nRevenue rose 8%, led by our Bakewell Kitchen brand.\n",
+    )
+    assert types["BAKEWELL KITCHEN"] == "ORGANIZATION"
+    assert types["NADIA IQBAL"] == "PERSON"
+    assert "CASE OFFICER" not in types

@@ -151,6 +151,10 @@ _WORKS_FOR = [
 """A verb and its preposition before a body, nearest word first ('worked for X', 'signed for X')."""
 
 
+_BODY_AFTER = frozenset(["brand", "brands", "subsidiary", "franchise", "chain", "label"])
+"""Nouns written right after a name that make it a business's ('our Bakewell Kitchen brand')."""
+
+
 def context_cue(text: str, name: str) -> str | None:
     """'person' or 'organization' where the words around a mention of `name` on its line say so
     (before it: a title, a verb of speech, 'joined', 'founded', 'worked for', 'director of'; after
@@ -177,8 +181,8 @@ def context_cue(text: str, name: str) -> str | None:
             votes["organization"] += 1  # 'managing director of X', 'chairman for X'
         elif last[:2] in _WORKS_FOR:
             votes["organization"] += 1  # 'worked for X', 'employed by X', 'played for X'
-        if right_after and not possessive and following[0] in ORGANISATION_VERBS:
-            votes["organization"] += 1
+        if right_after and not possessive and following[0] in ORGANISATION_VERBS | _BODY_AFTER:
+            votes["organization"] += 1  # 'X announced', 'our Bakewell Kitchen brand'
         if possessive and last[:1] in (["at"], ["from"]) and _owns_nothing(rest):
             votes["organization"] += 1  # 'bought ribbon at Whitworth's': a shop's premises
         opens_line = len(_words(text[line_start : match.start()])) < 2  # '- Added Dark Mode'
