@@ -160,3 +160,18 @@ def test_updates_follow_the_renames_as_a_rebuild_does(tmp_path: Path) -> None:
         assert _content(root) == _content(tmp_path / f"rebuild_{step}"), step
         titles = set(_table(root, "entities")["title"])
         assert ("BRENNTORP MASKIN" in titles) == (step == "delete"), step
+
+
+@pytest.mark.quick
+def test_spellings_with_and_without_accents_or_hyphens_are_one_entity() -> None:
+    """'JOSE IBANEZ' and 'ANNE MARIE DUVAL' are renamed to the spelling written most often
+    ('JOSÉ IBÁÑEZ', 'ANNE-MARIE DUVAL'); a place and a person spelled alike keep their titles."""
+    rows = _rows(
+        ([("JOSÉ IBÁÑEZ", "PERSON"), ("ANNE-MARIE DUVAL", "PERSON")], []),
+        ([("JOSÉ IBÁÑEZ", "PERSON"), ("JOSE IBANEZ", "PERSON")], []),
+        ([("ANNE MARIE DUVAL", "PERSON"), ("SÃO PAULO", "GEO"), ("SAO PAULO", "PERSON")], []),
+    )
+    names = renames(rows)
+    assert names["JOSE IBANEZ"] == ("JOSÉ IBÁÑEZ", "PERSON")
+    assert names["ANNE MARIE DUVAL"] == ("ANNE-MARIE DUVAL", "PERSON")
+    assert "SAO PAULO" not in names and "SÃO PAULO" not in names

@@ -405,3 +405,20 @@ async def test_a_name_before_brand_is_a_business(model: LLMCompletion) -> None: 
     assert types["BAKEWELL KITCHEN"] == "ORGANIZATION"
     assert types["NADIA IQBAL"] == "PERSON"
     assert "CASE OFFICER" not in types
+
+
+async def test_a_middle_initial_and_a_nickname_with_the_surname_are_one_person(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """'John F. Halloran' and 'John Halloran' are one person (the initial's stop ends no
+    sentence); so are 'Elizabeth "Betty" Crane' and 'Betty Crane'; 'He got an A.' still ends."""
+    types, relationships = await _extracted(
+        model,
+        "John F. Halloran opened the plant in Leeds. John Halloran later sold it to Brenwick "
+        "Steel. He got an A. Then he left.\n"
+        'Elizabeth "Betty" Crane ran the shop. Betty Crane closed it in 1990.\n',
+    )
+    people = {name for name, kind in types.items() if kind == "PERSON"}
+    assert people == {"JOHN HALLORAN", "ELIZABETH CRANE"}
+    assert _pair("JOHN HALLORAN", "LEEDS") in _pairs(relationships)
+    assert _pair("JOHN HALLORAN", "BRENWICK STEEL") in _pairs(relationships)

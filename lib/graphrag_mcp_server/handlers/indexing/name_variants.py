@@ -12,7 +12,8 @@ entity under the title written with the legal form, when nothing says they are t
 title is not a place (a company named after its town) nor a person's name (a firm named after its
 founder), and the titles with a legal form do not name two kinds of company ('ACME INC',
 'ACME LTD'). The rows stored for each text unit keep the titles as extracted; the renaming is
-made again on every run, from the whole graph's titles.
+made again on every run, from the whole graph's titles. Titles of one kind that differ only by
+accents or hyphens ('JOSÉ IBÁÑEZ', 'JOSE IBANEZ') are one entity too.
 """
 
 import json
@@ -52,7 +53,39 @@ def renames(rows: "pa.Table") -> Renames:
         if len(titles) > 1:
             renamed.update(_one_company(titles, types))
     renamed.update(_surnames(types))
+    for title, (target, kind) in _spellings(types).items():
+        if title not in renamed and target not in renamed:
+            renamed[title] = (target, kind)
     return renamed
+
+
+def _spellings(types: dict[str, Counter[str]]) -> Renames:
+    """Titles of one kind written with and without accents or hyphens ('JOSÉ IBÁÑEZ' and 'JOSE
+    IBANEZ', 'ANNE-MARIE DUVAL' and 'ANNE MARIE DUVAL'), renamed to the spelling written most
+    often (on a tie, the one with more accents and hyphens): one entity, not two."""
+    by_folded: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for title, kinds in types.items():
+        by_folded[(_folded(title), _kind(kinds))].append(title)
+    renamed: Renames = {}
+    for (_, kind), titles in by_folded.items():
+        if len(titles) > 1:
+            target = max(titles, key=lambda t: (sum(types[t].values()), _marks(t), t))
+            renamed.update({title: (target, kind) for title in titles if title != target})
+    return renamed
+
+
+@lru_cache(maxsize=1 << 16)
+def _folded(title: str) -> str:
+    """`title` without accents, its hyphens read as spaces, in upper case."""
+    import unicodedata
+
+    letters = unicodedata.normalize("NFKD", title.replace("-", " "))
+    return " ".join("".join(c for c in letters if not unicodedata.combining(c)).upper().split())
+
+
+def _marks(title: str) -> int:
+    """How many letters of `title` carry an accent, and how many hyphens it has."""
+    return sum(not character.isascii() for character in title) + title.count("-")
 
 
 def _surnames(types: dict[str, Counter[str]]) -> Renames:

@@ -331,8 +331,9 @@ def find_entities(text: str) -> Mentions:
             if is_place:
                 places.add(found[name.upper()])
     nicks = {nickname for _, nickname in nicknamed}
-    for nickname in nicks:  # 'Margaret "Peggy" Doyle': one person
-        found.pop(nickname.upper(), None)
+    for full, nick in nicknamed:  # 'Margaret "Peggy" Doyle': one person, 'Peggy Doyle' too
+        for form in (nick, f"{nick} {full.split()[-1]}"):
+            found.pop(form.upper(), None)
     tables = table_cells.columns(text)
     for cell in table_cells.place_cells(tables):  # a 'Village' column's places, known or not
         places.add(found.setdefault(cell.upper(), cell))

@@ -4,6 +4,8 @@ a bare 'the'."""
 
 from __future__ import annotations
 
+import re
+
 from graphrag_mcp_server.providers.offline.entity_types import head
 from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_HEADS,
@@ -12,6 +14,9 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_known_place,
 )
 from graphrag_mcp_server.providers.offline.text import JOINERS, NAME_PARTICLES
+
+_INITIAL = re.compile(r"[A-Z]\.")
+"""An initial with its stop ('F.')."""
 
 
 def core_count(words: list[str]) -> int:
@@ -71,7 +76,16 @@ def split_run(words: list[str]) -> list[list[str]]:
             merged[-1] += part
         else:
             merged.append(part)
-    return [trim_joiners(part) for part in merged]
+    return [_without_middle_initials(trim_joiners(part)) for part in merged]
+
+
+def _without_middle_initials(words: list[str]) -> list[str]:
+    """A person's name without the initials between a first name and the surname ('John F.
+    Halloran' -> 'John Halloran'): the form the text also writes, so one person, not two; initials
+    that open a name stay ('R. K. Narayan')."""
+    if len(words) < 3 or _INITIAL.fullmatch(words[0]):
+        return words
+    return [words[0], *(word for word in words[1:-1] if not _INITIAL.fullmatch(word)), words[-1]]
 
 
 def _continues_body(part: list[str]) -> bool:

@@ -130,10 +130,11 @@ def strip_possessive(token: str) -> tuple[str, bool]:
 def continues_name(last: str, token: str, following: str) -> bool:
     """`token` belongs to the name being read: the apostrophe of a plural possessive before the
     name's head noun ("Weavers' Association") or the stop of an abbreviated Saint, Mount or Fort
-    ('St. Oswald')."""
+    ('St. Oswald'), or of a middle initial ('John F. Halloran')."""
     if token in ("'", "’"):
         return last.endswith("s") and heads_a_name(following)
-    return token == "." and last.lower() in _NAME_ABBREVIATIONS and following[:1].isupper()
+    abbreviated = last.lower() in _NAME_ABBREVIATIONS or (len(last) == 1 and last.isupper())
+    return token == "." and abbreviated and following[:1].isupper()
 
 
 def heads_a_name(word: str) -> bool:

@@ -12,7 +12,11 @@ from graphrag.index.operations.extract_graph.graph_extractor import (
 )
 
 from graphrag_mcp_server.providers.offline.labels import FIELD_LABEL
-from graphrag_mcp_server.providers.offline.lexicon import TITLE_ABBREVIATIONS, is_legal_form
+from graphrag_mcp_server.providers.offline.lexicon import (
+    TITLE_ABBREVIATIONS,
+    is_first_name,
+    is_legal_form,
+)
 
 T = TypeVar("T")
 
@@ -114,6 +118,7 @@ def split_sentences(text: str) -> list[str]:
                 if (
                     last in _ABBREVIATIONS
                     or _legal_form_goes_on(written, piece)
+                    or _middle_initial(merged[-1] if merged else "")
                     or (last.isdigit() and " " not in merged[-1])
                 ):  # '4. Bees': an item
                     merged[-1] = f"{merged[-1]} {piece}"
@@ -121,6 +126,18 @@ def split_sentences(text: str) -> list[str]:
                     merged.append(piece)
             sentences.extend(merged)
     return sentences
+
+
+def _middle_initial(sentence: str) -> bool:
+    """`sentence` ends in an initial after a first name or another initial ('John F.', 'R. K.'):
+    the stop ends no sentence, the surname follows."""
+    words = sentence.split()
+    return (
+        len(words) > 1
+        and re.fullmatch(r"[A-Z]\.", words[-1]) is not None
+        and words[-2][:1].isupper()
+        and (is_first_name(words[-2].lower()) or re.fullmatch(r"[A-Z]\.", words[-2]) is not None)
+    )
 
 
 def _legal_form_goes_on(written: str, piece: str) -> bool:
