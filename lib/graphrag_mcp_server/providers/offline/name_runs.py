@@ -80,9 +80,9 @@ def split_run(words: list[str]) -> list[list[str]]:
 
 
 def _without_middle_initials(words: list[str]) -> list[str]:
-    """A person's name without the initials between a first name and the surname ('John F.
-    Halloran' -> 'John Halloran'): the form the text also writes, so one person, not two; initials
-    that open a name stay ('R. K. Narayan')."""
+    """A name without the initials between its first and last words ('John F. Halloran' -> 'John
+    Halloran'): the form the text also writes, so one person, not two; initials that open a name
+    stay ('R. K. Narayan')."""
     if len(words) < 3 or _INITIAL.fullmatch(words[0]):
         return words
     return [words[0], *(word for word in words[1:-1] if not _INITIAL.fullmatch(word)), words[-1]]
