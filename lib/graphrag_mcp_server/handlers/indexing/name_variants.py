@@ -17,6 +17,7 @@ accents or hyphens ('JOSÉ IBÁÑEZ', 'JOSE IBANEZ') are one entity too.
 """
 
 import json
+import unicodedata
 from collections import Counter, defaultdict
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
@@ -77,8 +78,6 @@ def _spellings(types: dict[str, Counter[str]]) -> Renames:
 @lru_cache(maxsize=1 << 16)
 def _folded(title: str) -> str:
     """`title` without accents, its hyphens read as spaces, in upper case."""
-    import unicodedata
-
     letters = unicodedata.normalize("NFKD", title.replace("-", " "))
     return " ".join("".join(c for c in letters if not unicodedata.combining(c)).upper().split())
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from graphrag_mcp_server.providers.offline import table_cells
 from graphrag_mcp_server.providers.offline.entity_types import honorific_before
 from graphrag_mcp_server.providers.offline.text import (
     PARAGRAPH_BREAK,
@@ -112,16 +111,17 @@ def _after_comma(line: str, name: str) -> bool:
     return at > 0 and not _PROSE_WORD.search(line[at + 2 + len(name) :].split("(")[0])
 
 
-def layout_cues(text: str, names: list[str], typed: Typed) -> dict[str, str | None]:
+def layout_cues(
+    text: str, names: list[str], body_cells: set[str], typed: Typed
+) -> dict[str, str | None]:
     """'organization' for the names a block places where a person's body stands
-    (`bodies_below_roles`) or a table writes in a body's column ('Home', 'Team': table_cells)
-    that only weak evidence types as a person (LAYOUT_YIELDS), unless the text writes a courtesy
-    title before them ('Consultant: Dr Helen Marchetti, Cardiology')."""
-    in_body_columns = table_cells.body_cells(table_cells.columns(text))
+    (`bodies_below_roles`) or a table writes in a body's column (`body_cells`, upper case:
+    table_cells.body_cells) that only weak evidence types as a person (LAYOUT_YIELDS), unless the
+    text writes a courtesy title before them ('Consultant: Dr Helen Marchetti, Cardiology')."""
     placed = bodies_below_roles(text, names, typed)
     return {
         name: "organization"
-        for name in [*placed, *(name for name in names if name.upper() in in_body_columns)]
+        for name in [*placed, *(name for name in names if name.upper() in body_cells)]
         if typed(name)[0] == "person"
         and typed(name)[1] in LAYOUT_YIELDS
         and not _after_honorific(text, name)

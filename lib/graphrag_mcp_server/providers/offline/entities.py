@@ -416,8 +416,7 @@ def find_entities(text: str) -> Mentions:
         for name in names
     }
     cues = {name: context_cue(text, name) for name in names}
-    cues = {  # a single place's word is a person's only after a title ('Agent (Sofia):')
-        # and a body's where the words around it say so ("at Whitworth's for ribbon")
+    cues = {  # a single place word is a person's only after a title, a body's only as premises
         name: cue
         for name, cue in cues.items()
         if " " in name or name not in places or cue == TITLED or (cue and premises(text, name))
@@ -425,6 +424,7 @@ def find_entities(text: str) -> Mentions:
     cues |= layout_cues(
         text,
         names,
+        table_cells.body_cells(tables),
         lambda name: type_and_reason(
             name,
             quoted=name in quoted,

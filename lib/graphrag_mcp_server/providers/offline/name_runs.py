@@ -4,8 +4,6 @@ a bare 'the'."""
 
 from __future__ import annotations
 
-import re
-
 from graphrag_mcp_server.providers.offline.entity_types import head
 from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_HEADS,
@@ -13,10 +11,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_first_name,
     is_known_place,
 )
-from graphrag_mcp_server.providers.offline.text import JOINERS, NAME_PARTICLES
-
-_INITIAL = re.compile(r"[A-Z]\.")
-"""An initial with its stop ('F.')."""
+from graphrag_mcp_server.providers.offline.text import INITIAL, JOINERS, NAME_PARTICLES
 
 
 def core_count(words: list[str]) -> int:
@@ -83,9 +78,9 @@ def _without_middle_initials(words: list[str]) -> list[str]:
     """A name without the initials between its first and last words ('John F. Halloran' -> 'John
     Halloran'): the form the text also writes, so one person, not two; initials that open a name
     stay ('R. K. Narayan')."""
-    if len(words) < 3 or _INITIAL.fullmatch(words[0]):
+    if len(words) < 3 or INITIAL.fullmatch(words[0]):
         return words
-    return [words[0], *(word for word in words[1:-1] if not _INITIAL.fullmatch(word)), words[-1]]
+    return [words[0], *(word for word in words[1:-1] if not INITIAL.fullmatch(word)), words[-1]]
 
 
 def _continues_body(part: list[str]) -> bool:

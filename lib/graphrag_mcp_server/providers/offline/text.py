@@ -128,15 +128,19 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+INITIAL = re.compile(r"[A-Z]\.")
+"""An initial with its stop ('F.')."""
+
+
 def _middle_initial(sentence: str) -> bool:
     """`sentence` ends in an initial after a first name or another initial ('John F.', 'R. K.'):
     the stop ends no sentence, the surname follows."""
     words = sentence.split()
     return (
         len(words) > 1
-        and re.fullmatch(r"[A-Z]\.", words[-1]) is not None
+        and INITIAL.fullmatch(words[-1]) is not None
         and words[-2][:1].isupper()
-        and (is_first_name(words[-2].lower()) or re.fullmatch(r"[A-Z]\.", words[-2]) is not None)
+        and (is_first_name(words[-2].lower()) or INITIAL.fullmatch(words[-2]) is not None)
     )
 
 
