@@ -89,6 +89,39 @@ def test_a_surname_alone_is_the_one_person_of_the_graph_with_that_name() -> None
 
 
 @pytest.mark.quick
+def test_a_name_without_its_middle_name_is_the_one_person_written_with_it() -> None:
+    """'WALTER PRUITT' is Walter James Pruitt, the one person of the graph named so, and 'PRUITT'
+    is then him too; 'MARY SMITH' stays, as two people are Mary ... Smith; so do a place and an
+    organisation whose words begin and end alike."""
+    rows = _rows(
+        ([("WALTER JAMES PRUITT", "PERSON"), ("MARY ANN SMITH", "PERSON")], []),
+        ([("WALTER PRUITT", "PERSON"), ("PRUITT", "PERSON"), ("MARY SMITH", "PERSON")], []),
+        ([("MARY JANE SMITH", "PERSON"), ("PORT ELLERY", "GEO")], []),
+        ([("PORT OF ELLERY", "GEO"), ("ACME BOLTS", "ORGANIZATION")], []),
+        ([("ACME STEEL BOLTS", "ORGANIZATION")], []),
+    )
+
+    assert renames(rows) == {
+        "WALTER PRUITT": ("WALTER JAMES PRUITT", "PERSON"),
+        "PRUITT": ("WALTER JAMES PRUITT", "PERSON"),
+    }
+
+
+@pytest.mark.quick
+def test_a_rename_to_a_renamed_title_ends_at_the_last_one() -> None:
+    """'ANNE DUVAL' is Anne Marie Duval, whose name is written most often 'ANNE-MARIE DUVAL': it
+    is renamed to that spelling, not to a title that no longer exists."""
+    rows = _rows(
+        ([("ANNE-MARIE DUVAL", "PERSON"), ("ANNE DUVAL", "PERSON")], []),
+        ([("ANNE-MARIE DUVAL", "PERSON"), ("ANNE MARIE DUVAL", "PERSON")], []),
+    )
+
+    names = renames(rows)
+    assert names["ANNE DUVAL"] == ("ANNE-MARIE DUVAL", "PERSON")
+    assert names["ANNE MARIE DUVAL"] == ("ANNE-MARIE DUVAL", "PERSON")
+
+
+@pytest.mark.quick
 def test_renamed_rows_merge_into_one_entity_and_drop_a_link_to_itself() -> None:
     rows = _rows(
         (

@@ -1,7 +1,8 @@
 """One company under one name: entity titles that differ only by a company legal form ('FJORDLAKS
 HAVBRUK AS', 'FJORDLAKS HAVBRUK') are renamed to one title before graphrag merges the graph, and
 so is a person named by surname alone ('OKAFOR') to the one person of the graph whose full name
-ends in it ('AMAKA OKAFOR').
+ends in it ('AMAKA OKAFOR'), and one named without a middle name ('WALTER PRUITT') to the one
+person of the graph written with first name, middle names and surname ('WALTER JAMES PRUITT').
 
 graphrag merges extracted entities by their exact title, and a model (the offline one or an LLM)
 writes a company's name as each text writes it: with its legal form in a letterhead or a contract,
@@ -53,10 +54,44 @@ def renames(rows: "pa.Table") -> Renames:
     for titles in by_plain.values():
         if len(titles) > 1:
             renamed.update(_one_company(titles, types))
-    renamed.update(_surnames(types))
+    middle = _middle_names(types)
+    renamed.update(middle)
+    renamed.update(
+        _surnames({title: kinds for title, kinds in types.items() if title not in middle})
+    )
     for title, (target, kind) in _spellings(types).items():
         if title not in renamed and target not in renamed:
             renamed[title] = (target, kind)
+    return {title: _last_of(title, renamed) for title in renamed}
+
+
+def _last_of(title: str, renamed: Renames) -> tuple[str, str]:
+    """Where `title`'s renames end ('WALTER PRUITT' -> 'WALTER JAMES PRUITT' -> a spelling of it
+    with accents): a title renamed to one that is renamed too takes the last one's title."""
+    seen = {title}
+    target = renamed[title]
+    while target[0] in renamed and target[0] not in seen:
+        seen.add(target[0])
+        target = renamed[target[0]]
+    return target
+
+
+def _middle_names(types: dict[str, Counter[str]]) -> Renames:
+    """A person titled by first name and surname ('WALTER PRUITT'), renamed to the one person of
+    the whole graph written with the same first name and surname and middle names between them
+    ('WALTER JAMES PRUITT'); not where two such people are named ('WALTER JAMES PRUITT',
+    'WALTER HENRY PRUITT': which of them the short name means is unknown)."""
+    people = [title for title, kinds in types.items() if _kind(kinds) in PERSON_TYPES]
+    longer: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for title in people:
+        words = title.split()
+        if len(words) > 2:
+            longer[(words[0], words[-1])].append(title)
+    renamed: Renames = {}
+    for title in people:
+        words = title.split()
+        if len(words) == 2 and len(named := longer.get((words[0], words[1]), [])) == 1:
+            renamed[title] = (named[0], _kind(types[named[0]]))
     return renamed
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from graphrag_mcp_server.providers.offline import table_cells
+from graphrag_mcp_server.providers.offline import object_names, quoted_terms, table_cells
 from graphrag_mcp_server.providers.offline.blocks import layout_cues
 from graphrag_mcp_server.providers.offline.entity_types import (
     EVENT_HEADS,
@@ -40,6 +40,7 @@ from graphrag_mcp_server.providers.offline.name_forms import (
     acronyms,
     alone,
     first_bearers,
+    headings_in_capitals,
     nicknames,
     surface_forms,
     tail_names,
@@ -70,7 +71,6 @@ from graphrag_mcp_server.providers.offline.no_kind import (
     plain_word,
     vocabulary_phrase,
 )
-from graphrag_mcp_server.providers.offline.quoted_terms import outside_works, quoted_names
 from graphrag_mcp_server.providers.offline.structure_words import (
     CALENDAR,
     COMPASS,
@@ -349,19 +349,12 @@ def find_entities(text: str) -> Mentions:
     parties = parties_in_capitals(text, terms)
     for name in filter(None, map(publisher, list(found.values()))):
         found.setdefault(name.upper(), name)  # 'St Brigid's Parish' of its 'Parish Bulletin'
-    not_names |= {key for key, name in found.items() if has_no_kind(name)}  # 'Supply Agreement'
-    not_names |= {  # 'CONTRACT FOR THE ...': a heading in capitals, unless it names a place or
-        # a company by its legal form (a letterhead's 'LANKA LEGAL PARTNERS' is the name the
-        # running text writes: not upper)
+    not_names |= {  # 'Supply Agreement', 'the tug Brenda Mae'
         key
         for key, name in found.items()
-        if " " in name
-        and name.isupper()
-        and canonical_type(name, quoted=False, place=False) != "geo"
-        and not ends_in_legal_form(name.split())
-        and name not in parties
-        and key not in speaking
+        if has_no_kind(name) or object_names.names_a_thing(text, name)
     }
+    not_names |= headings_in_capitals(found, parties | speaking)  # 'CONTRACT FOR THE ...'
     for key in not_names & found.keys():
         places.discard(found.pop(key))
     prose = _ADDRESSES.sub(" ", text)  # 'press@norvik.se' writes no word of the text in lower case
@@ -391,7 +384,7 @@ def find_entities(text: str) -> Mentions:
     institutions = {name for name, words in before.items() if "the" in words}
     quoted = {
         found.setdefault(q.upper(), q)
-        for q in quoted_names(text)
+        for q in quoted_terms.quoted_names(text)
         if q.upper() not in not_names and q not in nicks
     }
     tails = tail_names(list(found.values()), places, text)
@@ -435,7 +428,9 @@ def find_entities(text: str) -> Mentions:
     )
     mentioned = Mentions(names, quoted, places, mentions, institutions, cues, roles)
     values = table_cells.value_cells(tables)  # a 'Variety' or 'Status' column's cells
-    outside = outside_works(text)
+    works = quoted_terms.work_titles(text)
+    outside = quoted_terms.outside_works(text, works)
+    works = {work.upper() for work in works}
     mentioned.names = [
         n
         for n in names
@@ -444,9 +439,11 @@ def find_entities(text: str) -> Mentions:
             reason := typed(n, mentioned)[1],
             n in institutions,
             not n.isupper() and heading_only(n, text),  # capitals: the heading rule above
+            n in quoted,
         )
         and not (reason in ("default", "context") and n.upper() in values)
-        and (reason not in _WEAK or _mentions(outside, n))  # not only in a work's title
+        # not only in a work's title ('"Salt Roads"', a play's: no place)
+        and ((reason not in _WEAK and n.upper() not in works) or _mentions(outside, n))
     ]
     return mentioned
 

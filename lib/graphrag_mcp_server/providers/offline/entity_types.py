@@ -183,6 +183,8 @@ def context_cue(text: str, name: str) -> str | None:
             votes["organization"] += 1  # 'worked for X', 'employed by X', 'played for X'
         if right_after and not possessive and following[0] in ORGANISATION_VERBS | _BODY_AFTER:
             votes["organization"] += 1  # 'X announced', 'our Bakewell Kitchen brand'
+        if not before[-1].strip() and _its_after(name, rest):
+            votes["organization"] += 1  # 'X has since retrained its officers'
         if possessive and last[:1] in (["at"], ["from"]) and _owns_nothing(rest):
             votes["organization"] += 1  # 'bought ribbon at Whitworth's': a shop's premises
         opens_line = len(_words(text[line_start : match.start()])) < 2  # '- Added Dark Mode'
@@ -204,6 +206,24 @@ def context_cue(text: str, name: str) -> str | None:
     if titled and " " not in name and best == "person":
         return TITLED
     return best if votes[best] > min(votes.values()) else None
+
+
+_ITS = re.compile(
+    r"^\s+(?:(?:has|had|have|will|would|also|now|since|then|later)\s+){0,2}(\w+)\s+its\b"
+)
+
+
+def _its_after(name: str, rest: str) -> bool:
+    """A verb after the name, then 'its' ('X has since retrained its officers', 'X sold its
+    depot'), the name opening the sentence (else 'its' may stand for a body named before it) and
+    no first name: what the name stands for owns things as a body does, not as a person."""
+    verb = _ITS.match(rest)
+    return (
+        verb is not None
+        and verb[1].islower()
+        and verb[1] not in STOPWORDS
+        and not is_first_name(name.split()[0])
+    )
 
 
 def _owns_nothing(rest: str) -> bool:

@@ -17,6 +17,23 @@ from graphrag_mcp_server.providers.offline.lexicon import (
 )
 
 
+def headings_in_capitals(found: dict[str, str], names: set[str]) -> set[str]:
+    """The keys of `found`'s names of several words written in capitals ('CONTRACT FOR THE ...'):
+    a heading's, unless it names a place, a company by its legal form (a letterhead's 'LANKA
+    LEGAL PARTNERS' is the name the running text writes), or is one of `names` (parties, speakers
+    of a transcript)."""
+    return {
+        key
+        for key, name in found.items()
+        if " " in name
+        and name.isupper()
+        and canonical_type(name, quoted=False, place=False) != "geo"
+        and not ends_in_legal_form(name.split())
+        and name not in names
+        and key not in names
+    }
+
+
 def surface_forms(
     names: list[str], tails: dict[str, list[str]], non_people: set[str], lowercase: set[str]
 ) -> dict[str, list[str]]:

@@ -50,14 +50,14 @@ DOCUMENT_HEADS = frozenset(
 VESSEL_PREFIXES = frozenset(
     [
         "MV", "MS", "MT", "MY", "RMS", "HMS", "HMAS", "HMCS", "HMNZS", "USS", "USNS", "RV", "FV",
-        "SV", "SY", "NRP", "CCGS", "HNLMS", "KRI",
+        "SV", "SY", "NRP", "CCGS", "HNLMS", "KRI", "RNLB",
     ]
 )
 # fmt: on
 """Prefixes written before a ship's name (merchant, naval, research, fishing, sailing, yachts:
-the English-language conventions and navies' own), in capitals as written; not 'SS' or 'PS',
-which also start clubs' names ('SS Lazio') and postscripts. A name all in capitals ('MS JANE
-DOE') is a heading's, not a ship's."""
+the English-language conventions, navies' and lifeboats' own), in capitals as written; not 'SS'
+or 'PS', which also start clubs' names ('SS Lazio') and postscripts. A name all in capitals
+('MS JANE DOE') is a heading's, not a ship's."""
 
 _SUFFIXES = ("n", "an", "ian", "ean", "ese", "i")
 """The endings English makes a country's adjective with ('Kenya' -> 'Kenyan', 'Brazil' ->
@@ -100,15 +100,16 @@ def _office_word(word: str) -> bool:
 
 
 def vocabulary_phrase(
-    name: str, reason: str, institution: bool = False, heading: bool = False
+    name: str, reason: str, institution: bool = False, heading: bool = False, quoted: bool = False
 ) -> bool:
-    """`name` is typed only by default (entity_types' reason), or only by a plural last word and
-    never written after 'the' ('New Features', 'Bug Fixes'; not 'the United Nations'), or only by
-    its head noun and written only as a heading's whole line ('Rural Bus Services'), and is a
-    phrase of two words or more,
-    each common English vocabulary: no first name, place, language or people's adjective, and no
-    two of them a place ('Product Recall Notice', 'Quality Assurance', 'Work Scheme'; not 'East
-    Africa' or 'Immigration New Zealand'), or whose first word is a common word in -ing (a
+    """`name` is typed only by default (entity_types' reason) or by 'the' before it and never
+    written in quotes (a program's part: 'the Query Planner'; not 'the "Slack Water Protocol"'),
+    or only by a plural last word and never written after 'the' ('New Features', 'Bug Fixes'; not
+    'the United Nations'), or only by its head noun and written only as a heading's whole line
+    ('Rural Bus Services'), and is a phrase of two words or more, each common English vocabulary:
+    no first name, place, language or people's adjective, and no two of them a place ('Product
+    Recall Notice', 'Quality Assurance', 'Work Scheme'; not 'East Africa' or 'Immigration New
+    Zealand'), or whose first word is a common word in -ing (a
     title: 'Mapping the Medway Marshes', 'Living with Floods'). Such a phrase is a heading, a
     product, a programme or a field's value, not a person's or a body's name; a cue (a title, a
     verb of speech, 'joined X', 'in X') types it instead."""
@@ -118,6 +119,7 @@ def vocabulary_phrase(
     return (
         (
             reason == "default"
+            or (reason == "'the X'" and not quoted)
             or (reason == "plural noun" and not institution)
             or (reason == "head noun" and heading and not institution)
         )

@@ -37,6 +37,7 @@ from graphrag_mcp_server.providers.offline.role_links import (
     named_by_noun,
     role_after_name,
     role_holder,
+    role_opening,
 )
 from graphrag_mcp_server.providers.offline.structure_words import KIN
 from graphrag_mcp_server.providers.offline.text import (
@@ -154,6 +155,9 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
                 found, recent, sentence, names
             ):
                 link(*held, NEARBY, f"{sentences[position - 1]} {sentence}")
+            else:  # 'CEO Ingrid Haugen said ...' after a sentence naming her company
+                for body, holder in role_opening(found, recent, sentence, names):
+                    link(body, holder, NEARBY, f"{sentences[position - 1]} {sentence}")
             for body in _bodies_meant(found, sentence, recent):
                 for name in names:
                     link(body, name, NEARBY, sentence)

@@ -1,7 +1,8 @@
 """Links from a role in a body to its holder, when the sentence does not name the body: 'its
 owner, X' further on in a sentence, "the council's project manager, Ing. X", 'The chair, X'
-opening one, 'X, the firm's founder'. The body is the one name of the text ending in the noun
-('the council'), else the nearest body named in the last three sentences."""
+opening one, 'X, the firm's founder', a role opening one before the name ('CEO Ingrid Haugen
+said', 'Trustees include Owen Price and Lena Marsh'). The body is the one name of the text
+ending in the noun ('the council'), else the nearest body named in the last three sentences."""
 
 from __future__ import annotations
 
@@ -69,6 +70,46 @@ def role_after_name(
             body = _body_meant(found, before, match[1])
             return (body, name) if body else None
     return None
+
+
+_OPENING_WORD = re.compile(r"(?:[A-Z][a-z]+|[A-Z]{2,4})\s+")
+_LIST_VERB = re.compile(r"(?:include|includes|included|are|were)\s+")
+
+
+def role_opening(
+    found: Mentions, before: list[str], sentence: str, names: list[str]
+) -> list[tuple[str, str]]:
+    """The body named before (`before`: the last three sentences' names, nearest first) and each
+    person a role opening this sentence names ('CEO Ingrid Haugen said ...', 'Trustees include
+    Owen Price and Lena Marsh'), when this sentence names no body; else none."""
+    end = _role_end(sentence.lstrip('"“'), ORGANISATION_ROLES | ROLE_WORDS)
+    if end is None or any(typed(name, found)[0] != "person" for name in names):
+        return []
+    end += len(sentence) - len(sentence.lstrip('"“'))
+    holders = [name for name in names if sentence.find(name) >= end]
+    if not holders or sentence.find(holders[0]) != end:
+        return []
+    body = _body_meant(found, before, None)
+    return [(body, holder) for holder in holders] if body else []
+
+
+_ROLE_MODIFIERS = frozenset(["managing", "general", "acting", "interim", "founding", "lead"])
+
+
+def _role_end(sentence: str, roles: frozenset[str]) -> int | None:
+    """Where the role opening `sentence` ends ('CEO ', 'Managing Director ', 'Trustees
+    include '): up to three words, the last a role word, the others role words or modifiers;
+    the longest such; None when it opens with none."""
+    end, found = 0, None
+    for _ in range(3):
+        word = _OPENING_WORD.match(sentence, end)
+        if word is None or word[0].strip().lower() not in roles | _ROLE_MODIFIERS:
+            break
+        end = word.end()
+        if word[0].strip().lower() in roles:
+            verb = _LIST_VERB.match(sentence, end)
+            found = verb.end() if verb else end
+    return found
 
 
 def _a_body(noun: str | None) -> bool:

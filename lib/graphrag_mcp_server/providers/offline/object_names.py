@@ -1,0 +1,82 @@
+"""Names of things that none of graphrag's default entity types covers, known by their last word
+or the words around every mention: a ship written after a word for a vessel ('the tug Brenda
+Mae', 'the lifeboat RNLB Grace Darling'), a control of a program's screen written after a verb
+of using one or before a word for one ('click New Shipment', 'the Sync Status badge'), and a
+method or a concept of science named by its last word or written before a word for one
+('Bayesian Hierarchical Model', 'Monte Carlo simulation', 'Nile Red staining'). The words are
+English vocabulary, not any corpus's; no_kind.py drops a ship written with its prefix ('MV
+Northern Star')."""
+
+import re
+
+from graphrag_mcp_server.providers.offline.no_kind import VESSEL_PREFIXES
+
+# fmt: off
+VESSEL_NOUNS = frozenset(
+    [
+        "ship", "vessel", "boat", "tug", "tugboat", "trawler", "ferry", "yacht", "lifeboat",
+        "barge", "tanker", "freighter", "schooner", "liner", "steamer", "steamship", "frigate",
+        "destroyer", "submarine", "cutter", "dredger", "carrier", "sloop", "ketch", "dinghy",
+        "cruiser", "corvette", "icebreaker", "whaler", "coaster", "drifter", "smack", "brig",
+        "galleon", "clipper", "catamaran", "hovercraft", "warship", "gunboat", "minesweeper",
+    ]
+)
+CONTROL_VERBS = frozenset(
+    [
+        "click", "clicks", "clicked", "clicking", "double-click", "right-click", "tap", "taps",
+        "tapping", "tick", "untick", "uncheck", "press",
+    ]
+)
+CONTROL_NOUNS = frozenset(
+    [
+        "button", "buttons", "tab", "tabs", "menu", "checkbox", "icon", "dialog", "toolbar",
+        "sidebar", "dropdown", "drop-down", "toggle", "badge", "pane", "widget", "slider",
+    ]
+)
+METHOD_NOUNS = frozenset(
+    [
+        "model", "models", "method", "methods", "algorithm", "theorem", "equation", "equations",
+        "transform", "estimator", "regression", "simulation", "simulations", "spectroscopy",
+        "spectrometry", "microscopy", "chromatography", "staining", "stain", "assay", "syndrome",
+        "disease", "hypothesis", "conjecture", "paradox", "lemma", "inference", "sampling",
+        "sequencing", "imaging", "scale", "effect",
+    ]
+)
+# fmt: on
+"""Words for a method, a measure or a concept of science: a name they end ('Bayesian Hierarchical
+Model'), or written before them each time ('Monte Carlo simulation'), names one."""
+_BEFORE = re.compile(r"([\w-]+)\s+(?:(?:the|on)\s+)?$")
+_AFTER = re.compile(r"^\s+([\w-]+)")
+
+
+def names_a_thing(text: str, name: str) -> bool:
+    """Every mention of `name` in `text` is a ship's (after a vessel word or prefix) or a screen
+    control's (after a verb of using one, or before a word for one)."""
+    words = name.split()
+    if len(words) > 1 and words[-1].lower() in METHOD_NOUNS:
+        return True
+    mentions = list(re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text))
+    return bool(mentions) and all(
+        _a_ship(text, mention.start())
+        or _after(text, mention.end(), CONTROL_NOUNS | METHOD_NOUNS)
+        or _a_control(text, mention.start())
+        for mention in mentions
+    )
+
+
+def _a_ship(text: str, start: int) -> bool:
+    before = _BEFORE.search(text[max(0, start - 40) : start])
+    return before is not None and (
+        before[1] in VESSEL_PREFIXES or before[1].islower() and before[1] in VESSEL_NOUNS
+    )
+
+
+def _a_control(text: str, start: int) -> bool:
+    before = _BEFORE.search(text[max(0, start - 40) : start])
+    return before is not None and before[1] in CONTROL_VERBS
+
+
+def _after(text: str, end: int, nouns: frozenset[str]) -> bool:
+    """The word right after a mention ending at `end` is one of `nouns`, in lower case."""
+    after = _AFTER.search(text[end : end + 30])
+    return after is not None and after[1] in nouns
