@@ -6,9 +6,11 @@ from io import BytesIO
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from graphrag_mcp_server.errors import IndexBuildError
+from graphrag_mcp_server.handlers.indexing import record_tables
 from graphrag_mcp_server.handlers.indexing.local_files import LocalFileStorage
 from graphrag_mcp_server.handlers.indexing.record_tables import (
     RecordParquetTableProvider,
@@ -115,3 +117,50 @@ def test_files_are_written_by_the_blocks_end_and_a_failed_write_raises_there(
     failed = r"writing .*lost\.parquet: .*Is a directory"
     with pytest.raises(IndexBuildError, match=failed), written_tables_kept():
         asyncio.run(write(tmp_path, ["lost"]))
+
+
+def test_a_table_a_later_workflow_writes_again_is_written_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documents written before the pipeline's first workflow and again by
+    create_final_documents are encoded and written once, as the second version (read from memory
+    meanwhile); the entities of extract_graph, which finalize_graph writes again, are held, and
+    written by the block's end when finalize_graph never ran; a table no later workflow writes
+    is written at once."""
+    encoded: list[tuple[str, int]] = []
+    write_table = record_tables.write_table
+
+    def recorded(table: pa.Table, path: Path) -> None:
+        encoded.append((path.name, table.num_rows))
+        write_table(table, path)
+
+    monkeypatch.setattr(record_tables, "write_table", recorded)
+    first, second = pd.DataFrame({"id": ["a"]}), pd.DataFrame({"id": ["a", "b"]})
+    pipeline = [
+        "create_base_text_units",
+        "create_final_documents",
+        "extract_graph",
+        "finalize_graph",
+    ]
+
+    async def run() -> None:
+        with written_tables_kept(pipeline) as writes:
+            provider = _provider(tmp_path)
+            await provider.write_dataframe("documents", first)
+            writes.workflow_ended("create_base_text_units")
+            assert (await provider.read_dataframe("documents"))["id"].tolist() == ["a"]
+            await provider.write_dataframe("documents", second)
+            writes.workflow_ended("create_final_documents")
+            await provider.write_dataframe("entities", first)
+            await provider.write_dataframe("communities", second)
+            writes.workflow_ended("extract_graph")
+            assert ("entities.parquet", 1) not in encoded
+
+    asyncio.run(run())
+    assert encoded == [
+        ("documents.parquet", 2),
+        ("communities.parquet", 2),
+        ("entities.parquet", 1),
+    ]
+    assert pd.read_parquet(tmp_path / "documents.parquet")["id"].tolist() == ["a", "b"]
+    assert pd.read_parquet(tmp_path / "entities.parquet")["id"].tolist() == ["a"]

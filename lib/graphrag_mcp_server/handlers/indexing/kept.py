@@ -43,6 +43,13 @@ KEPT_WORKFLOWS = {
     )
 }
 """graphrag's workflow -> this project's, run in its place: (name, function)."""
+_REPLACED: dict[str, str] = {name: replaced for replaced, (name, _) in KEPT_WORKFLOWS.items()}
+
+
+def graphrag_name(workflow: str) -> str:
+    """The name graphrag gives the workflow named `workflow` in the pipeline (this project's runs
+    in place of graphrag's of that name)."""
+    return _REPLACED.get(workflow, workflow)
 
 
 @dataclass

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from graphrag.index.typing.pipeline_run_result import PipelineRunResult
 
     from graphrag_mcp_server.handlers.indexing.kept import Kept
+    from graphrag_mcp_server.handlers.indexing.record_tables import FileWrites
 
 
 async def run_pipeline(
@@ -41,20 +42,25 @@ async def run_pipeline(
     it lacks otherwise) and its records written. What it kept, and the rows of each table."""
     from graphrag.api import build_index
 
-    from graphrag_mcp_server.handlers.indexing.kept import kept_from, with_kept_workflows
+    from graphrag_mcp_server.handlers.indexing.kept import (
+        graphrag_name,
+        kept_from,
+        with_kept_workflows,
+    )
     from graphrag_mcp_server.handlers.indexing.record_tables import written_tables_kept
 
     target = with_kept_workflows(target, method)
+    workflows = [graphrag_name(name) for name in target.workflows or []]
     with (
         provider_breaker(failure_limit) as breaker,
         failures_recorded() as failures,
         kept_from(current if incremental else None, target, version) as kept,
-        written_tables_kept() if incremental else nullcontext(),
+        written_tables_kept(workflows) if incremental else nullcontext() as writes,
     ):
         outputs = await build_index(
             target,
             method=method,
-            callbacks=_with_crash_points(callbacks),
+            callbacks=_with_crash_points(_telling(writes, callbacks)),
             additional_context=kept.workflow_state,
             input_documents=documents,
         )
@@ -75,6 +81,25 @@ async def run_pipeline(
     record_check(version)
     record_vector_tables(target)
     return kept, await count_rows(target)
+
+
+def _telling(
+    writes: "FileWrites | None", callbacks: "list[WorkflowCallbacks] | None"
+) -> "list[WorkflowCallbacks] | None":
+    """The callbacks, plus one that tells `writes` (None: no update) as each workflow ends."""
+    if writes is None:
+        return callbacks
+    from graphrag.callbacks.noop_workflow_callbacks import NoopWorkflowCallbacks
+
+    from graphrag_mcp_server.handlers.indexing.kept import graphrag_name
+
+    ended = writes.workflow_ended
+
+    class WorkflowEnds(NoopWorkflowCallbacks):
+        def workflow_end(self, name: str, instance: object) -> None:
+            ended(graphrag_name(name))
+
+    return [*(callbacks or []), WorkflowEnds()]
 
 
 def _with_crash_points(

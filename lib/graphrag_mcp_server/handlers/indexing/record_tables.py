@@ -14,11 +14,15 @@ before it wrote (the relationships five times), and decoding the parquet was mos
 table read from memory is the frame the parquet read gives (`Table.to_pandas`, as pandas'
 `read_parquet` makes it; checked by a test). Its file is then encoded and written by one thread
 beside the pipeline, in the order written (pyarrow's encoding lets go of the GIL), and the block
-ends when every file is written (the first failed write raised). A full build keeps none: its
-peak memory has a target (2 GiB at 10,000 documents).
+ends when every file is written (the first failed write raised). A table that a later workflow of
+the pipeline writes again (WRITTEN_AGAIN: the documents, the text units, the entities and the
+relationships each have two versions in graphrag's pipeline) is held until that workflow has run,
+and only its last version is written: encoding the first ones was a second of a one-document
+update at 10,000 documents, on the cores the pipeline runs on. A full build keeps none: its peak
+memory has a target (2 GiB at 10,000 documents).
 """
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
@@ -54,22 +58,58 @@ Written = dict[str, "pa.Table"]
 """The tables a provider wrote in this run, by name, as their parquet holds them."""
 
 
-class FileWrites:
-    """Parquet files encoded and written by one thread, in the order asked."""
+WRITTEN_AGAIN = {
+    "documents": frozenset(["create_final_documents"]),
+    "text_units": frozenset(["create_final_text_units"]),
+    "entities": frozenset(["finalize_graph"]),
+    "relationships": frozenset(["finalize_graph"]),
+}
+"""Tables that an earlier step of graphrag's pipeline writes and these workflows (graphrag's names)
+write again: the documents before its first workflow, the text units before their final
+columns, the extracted graph before it is finalized."""
 
-    def __init__(self) -> None:
+
+class FileWrites:
+    """Parquet files encoded and written by one thread, in the order asked; a table that one of
+    the pipeline's workflows still to run writes again (WRITTEN_AGAIN) held until they have run,
+    and then only its last version written."""
+
+    def __init__(self, workflows: "Sequence[str]") -> None:
+        """`workflows`: graphrag's names of the pipeline's workflows, in order."""
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="table-writes")
         self._pending: list[tuple[Path, Future[None]]] = []
+        self._to_run = list(workflows)
+        self._held: dict[Path, pa.Table] = {}
 
     def write(self, path: Path, table: "pa.Table") -> None:
-        """Write `table` to `path` (parquet_pages' options) after the writes asked before."""
+        """Write `table` to `path` (parquet_pages' options) after the writes asked before; held
+        while a workflow still to run writes it again."""
+        if self._written_again(path):
+            self._held[path] = table
+            return
+        self._held.pop(path, None)
+        self._submit(path, table)
+
+    def workflow_ended(self, name: str) -> None:
+        """Workflow `name` (graphrag's name) has run: the tables held for it are written."""
+        if name in self._to_run:
+            del self._to_run[: self._to_run.index(name) + 1]
+        for path in [path for path in self._held if not self._written_again(path)]:
+            self._submit(path, self._held.pop(path))
+
+    def _written_again(self, path: Path) -> bool:
+        return not WRITTEN_AGAIN.get(path.stem, frozenset()).isdisjoint(self._to_run)
+
+    def _submit(self, path: Path, table: "pa.Table") -> None:
         self._pending.append((path, self._thread.submit(write_table, table, path)))
 
     def wait(self) -> None:
-        """Every write done; the first failed write raised as an IndexBuildError naming its file
-        and cause (a full disk, a folder gone)."""
+        """Every write done (those still held first); the first failed write raised as an
+        IndexBuildError naming its file and cause (a full disk, a folder gone)."""
         import pyarrow as pa
 
+        for path in list(self._held):
+            self._submit(path, self._held.pop(path))
         try:
             for path, write in self._pending:
                 try:
@@ -85,13 +125,14 @@ _WRITES: ContextVar[FileWrites | None] = ContextVar("table_writes", default=None
 
 
 @contextmanager
-def written_tables_kept() -> Iterator[None]:
+def written_tables_kept(workflows: "Sequence[str]" = ()) -> Iterator[FileWrites]:
     """Within the block, providers made keep the tables they write, read them from memory and
-    write their files beside the pipeline; the block ends once every file is written."""
-    writes = FileWrites()
+    write their files beside the pipeline of `workflows` (graphrag's names; the FileWrites
+    yielded is told as each ends); the block ends once every file is written."""
+    writes = FileWrites(workflows)
     token = _WRITES.set(writes)
     try:
-        yield
+        yield writes
     except BaseException:
         _quietly(writes)  # the block's own error is the one to raise
         raise
