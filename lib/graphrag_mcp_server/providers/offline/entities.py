@@ -428,9 +428,9 @@ def find_entities(text: str) -> Mentions:
     )
     mentioned = Mentions(names, quoted, places, mentions, institutions, cues, roles)
     values = table_cells.value_cells(tables)  # a 'Variety' or 'Status' column's cells
-    works = quoted_terms.work_titles(text)
-    outside = quoted_terms.outside_works(text, works)
-    works = {work.upper() for work in works}
+    quoted_works = quoted_terms.work_titles(text)
+    outside = quoted_terms.outside_works(text, quoted_works)
+    works = {work.upper() for work in quoted_works}
     mentioned.names = [
         n
         for n in names

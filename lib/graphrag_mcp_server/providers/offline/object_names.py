@@ -50,8 +50,9 @@ _AFTER = re.compile(r"^\s+([\w-]+)")
 
 
 def names_a_thing(text: str, name: str) -> bool:
-    """Every mention of `name` in `text` is a ship's (after a vessel word or prefix) or a screen
-    control's (after a verb of using one, or before a word for one)."""
+    """`name` ends in a word for a method, or every mention of it in `text` is a ship's (after a
+    vessel word or prefix), a screen control's (after a verb of using one, or before a word for
+    one) or a method's (before a word for one)."""
     words = name.split()
     if len(words) > 1 and words[-1].lower() in METHOD_NOUNS:
         return True
