@@ -62,6 +62,7 @@ from graphrag_mcp_server.providers.offline.name_words import (
     is_form_word,
     is_single_name,
     opens_sentence,
+    possessive_place,
     strip_possessive,
     tokens_of,
 )
@@ -275,8 +276,8 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
             run[-1] += token  # "Weavers'", "St."
             continue
         word, possessive = strip_possessive(token)
-        if possessive and heads_a_name(following):
-            word, possessive = token, False  # "St Oswald's Church", "Women's Institute"
+        if possessive and (heads_a_name(following) or possessive_place(token, following)):
+            word, possessive = token, False  # "St Oswald's Church", "King's Lynn"
         joins = bool(run) and (
             word.lower() in JOINERS
             or (_YEAR.match(word) is not None and run[-1].lower() in JOINERS)

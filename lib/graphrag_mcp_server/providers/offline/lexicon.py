@@ -50,7 +50,7 @@ ORGANISATION_HEADS = frozenset(
         "steel", "construction", "engineering", "builders", "contractors", "developments",
         "properties", "systems", "technologies", "technology", "software", "solutions",
         "industries", "enterprises", "services", "labs", "products", "foods", "brands", "stores",
-        "security", "cloud", "health", "care",
+        "security", "cloud", "health", "care", "air", "rail", "ferries", "buses", "ventures",
         # sports clubs (the suffixes of club names in English-speaking football, rugby, cricket)
         "united", "athletic", "rovers", "wanderers", "albion", "rangers", "harriers", "olympic",
         "fc", "afc", "rfc", "cc",
@@ -478,8 +478,9 @@ def gazetteer() -> frozenset[str]:
 
 
 def is_known_place(name: str) -> bool:
-    """Whether `name` is a country, a subdivision of one or a city in the gazetteer."""
-    return _ascii(name) in gazetteer()
+    """Whether `name` is a country, a subdivision of one or a city in the gazetteer (with its
+    apostrophes or without: "Bishop's Stortford" is 'Bishops Stortford')."""
+    return _ascii(name) in gazetteer() or _ascii(name).replace("'", "") in gazetteer()
 
 
 @functools.cache

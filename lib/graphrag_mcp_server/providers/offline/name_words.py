@@ -16,6 +16,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     ends_in_legal_form,
     is_english_word,
     is_first_name,
+    is_known_place,
     is_legal_form,
     is_lower_case_body_noun,
     legal_forms,
@@ -125,6 +126,12 @@ def strip_possessive(token: str) -> tuple[str, bool]:
         if token.endswith(suffix) and len(token) > 2:
             return token[: -len(suffix)], True
     return token, False
+
+
+def possessive_place(token: str, following: str) -> bool:
+    """A possessive and the capitalised word after it make a place the gazetteer knows ("King's
+    Lynn", "Bishop's Stortford"): one name, not a possessive before another."""
+    return following[:1].isupper() and is_known_place(f"{token} {following}")
 
 
 def continues_name(last: str, token: str, following: str) -> bool:

@@ -38,6 +38,8 @@ DOCUMENT_HEADS = frozenset(
         "introduction", "conclusion", "conclusions", "recommendations", "references", "glossary",
         "bibliography", "acknowledgements", "acknowledgments", "preface", "foreword", "abstract",
         "changelog", "transcript", "timeline", "resume", "résumé", "vitae", "comments",
+        # a record's identifier ('Station ID')
+        "id",
         # times and periods ('Commencement Date', 'Bank Holiday', 'Bronze Age')
         "date", "deadline", "holiday", "age", "era",
     ]

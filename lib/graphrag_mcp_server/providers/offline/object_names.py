@@ -42,9 +42,17 @@ METHOD_NOUNS = frozenset(
         "sequencing", "imaging", "scale", "effect",
     ]
 )
+INSTRUMENT_NOUNS = frozenset(
+    [
+        "test", "tests", "microscope", "spectrometer", "sequencer", "centrifuge", "scanner",
+        "analyser", "analyzer", "telescope",
+    ]
+)
 # fmt: on
 """Words for a method, a measure or a concept of science: a name they end ('Bayesian Hierarchical
-Model'), or written before them each time ('Monte Carlo simulation'), names one."""
+Model'), or written before them each time ('Monte Carlo simulation'), names one; so does a name
+written before a word for a test or an instrument each time ('the Mann Whitney test', 'a Zeiss
+Axio microscope')."""
 _BEFORE = re.compile(r"([\w-]+)\s+(?:(?:the|on)\s+)?$")
 _AFTER = re.compile(r"^\s+([\w-]+)")
 
@@ -52,14 +60,14 @@ _AFTER = re.compile(r"^\s+([\w-]+)")
 def names_a_thing(text: str, name: str) -> bool:
     """`name` ends in a word for a method, or every mention of it in `text` is a ship's (after a
     vessel word or prefix), a screen control's (after a verb of using one, or before a word for
-    one) or a method's (before a word for one)."""
+    one) or a method's or an instrument's (before a word for one)."""
     words = name.split()
     if len(words) > 1 and words[-1].lower() in METHOD_NOUNS:
         return True
     mentions = list(re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text))
     return bool(mentions) and all(
         _a_ship(text, mention.start())
-        or _after(text, mention.end(), CONTROL_NOUNS | METHOD_NOUNS)
+        or _after(text, mention.end(), CONTROL_NOUNS | METHOD_NOUNS | INSTRUMENT_NOUNS)
         or _a_control(text, mention.start())
         for mention in mentions
     )

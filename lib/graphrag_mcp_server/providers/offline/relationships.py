@@ -57,9 +57,12 @@ _REFERS_BACK = re.compile(r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Hh]is|[Hh]er|[Tt]heir|[Hh
 as "Priya Nair chairs the committee. Last spring she hired Otto Brandt." reads)."""
 _SIGN_OFF = re.compile(
     r"^(?:yours\s+(?:sincerely|faithfully|truly)|(?:with\s+)?(?:kind|best|warm|warmest|all\s+good)"
-    r"\s+(?:regards|wishes)|regards|many thanks|with thanks|thanks|best|all the best)\b[,.!]?\s*",
+    r"\s+(?:regards|wishes)|regards|many thanks|with thanks|thanks|best|all the best)"
+    r"(?:[,.!]|\s*$|\s+(?=(?-i:[A-Z])))",
     re.IGNORECASE,
 )
+"""A sign-off line ('Kind regards,', 'Thanks, Tom'): the words alone or before a name, not a
+sentence that opens with them ('Thanks to Ashby Building Society for ...', 'Best known for')."""
 _WRITER_HEADERS = (
     "from:", "author:", "by:", "by ", "prepared by", "written by", "signed:", "signed by",
     "signature:", "compiled by", "submitted by", "reported by", "recorded by",
