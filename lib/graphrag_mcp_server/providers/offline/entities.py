@@ -98,8 +98,8 @@ _PLACE_PREPOSITIONS = frozenset(
 _TYPE_CUES = {"organization": ORGANISATION_HEADS, "geo": PLACE_HEADS, "event": EVENT_HEADS}
 """Head nouns of organisations, places and events (general lists: see lexicon.py)."""
 
-_ROLE_HEADS = ORGANISATION_ROLES | ROLE_WORDS
-"""Words that, after a title, name a role in a body ('Chief Executive of ...', 'Head of ...')."""
+ROLE_HEADS = ORGANISATION_ROLES | ROLE_WORDS
+"""Words of a role in a body ('Chief Executive of ...', 'Head of ...', 'CEO ... said')."""
 _WEAK = frozenset(
     ["default", "context", "head noun first", "plural noun", "'the X'", "quoted", "trade in -ing"]
 )
@@ -166,7 +166,7 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     ):
         titled = titled or words[0].lower() in TITLES
         title, words = words[0].lower(), words[1:]
-    if titled and len(words) > 2 and words[1] == "of" and head(words[0]) in _ROLE_HEADS:
+    if titled and len(words) > 2 and words[1] == "of" and head(words[0]) in ROLE_HEADS:
         words = words[2:]  # 'Chief Executive of Greystone Renewables': a role, then its body
     if (named := person_after_title(words)) is not words:
         titled, words = True, named
@@ -383,9 +383,10 @@ def find_entities(text: str) -> Mentions:
         name for name, words in before.items() if words & _PLACE_PREPOSITIONS - {"to", "from"}
     }  # 'in Nether Ashcombe'
     institutions = {name for name, words in before.items() if "the" in words}
+    quoted_works = quoted_terms.work_titles(text)
     quoted = {
         found.setdefault(q.upper(), q)
-        for q in quoted_terms.quoted_names(text)
+        for q in quoted_terms.quoted_names(text, quoted_works)
         if q.upper() not in not_names and q not in nicks
     }
     tails = tail_names(list(found.values()), places, text)
@@ -429,7 +430,6 @@ def find_entities(text: str) -> Mentions:
     )
     mentioned = Mentions(names, quoted, places, mentions, institutions, cues, roles)
     values = table_cells.value_cells(tables)  # a 'Variety' or 'Status' column's cells
-    quoted_works = quoted_terms.work_titles(text)
     outside = quoted_terms.outside_works(text, quoted_works)
     works = {work.upper() for work in quoted_works}
     mentioned.names = [

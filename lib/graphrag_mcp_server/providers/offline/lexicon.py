@@ -480,7 +480,7 @@ def gazetteer() -> frozenset[str]:
 def is_known_place(name: str) -> bool:
     """Whether `name` is a country, a subdivision of one or a city in the gazetteer (with its
     apostrophes or without: "Bishop's Stortford" is 'Bishops Stortford')."""
-    return _ascii(name) in gazetteer() or _ascii(name).replace("'", "") in gazetteer()
+    return (folded := _ascii(name)) in gazetteer() or folded.replace("'", "") in gazetteer()
 
 
 @functools.cache

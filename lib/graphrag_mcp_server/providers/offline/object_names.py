@@ -53,6 +53,10 @@ INSTRUMENT_NOUNS = frozenset(
 Model'), or written before them each time ('Monte Carlo simulation'), names one; so does a name
 written before a word for a test or an instrument each time ('the Mann Whitney test', 'a Zeiss
 Axio microscope')."""
+_THING_BEFORE = VESSEL_PREFIXES | VESSEL_NOUNS | CONTROL_VERBS
+"""The word before each mention that makes a name a ship's or a screen control's (every word of
+these lists but the prefixes is in lower case, as the text must write it)."""
+_THING_AFTER = CONTROL_NOUNS | METHOD_NOUNS | INSTRUMENT_NOUNS
 _BEFORE = re.compile(r"([\w-]+)\s+(?:(?:the|on)\s+)?$")
 _AFTER = re.compile(r"^\s+([\w-]+)")
 
@@ -65,27 +69,14 @@ def names_a_thing(text: str, name: str) -> bool:
     if len(words) > 1 and words[-1].lower() in METHOD_NOUNS:
         return True
     mentions = list(re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text))
-    return bool(mentions) and all(
-        _a_ship(text, mention.start())
-        or _after(text, mention.end(), CONTROL_NOUNS | METHOD_NOUNS | INSTRUMENT_NOUNS)
-        or _a_control(text, mention.start())
-        for mention in mentions
+    return bool(mentions) and all(_a_things_mention(text, mention) for mention in mentions)
+
+
+def _a_things_mention(text: str, mention: re.Match[str]) -> bool:
+    """The word before `mention` (over 'the' or 'on') is in _THING_BEFORE, or the word right
+    after it in _THING_AFTER."""
+    before = _BEFORE.search(text[max(0, mention.start() - 40) : mention.start()])
+    after = _AFTER.search(text[mention.end() : mention.end() + 30])
+    return (before is not None and before[1] in _THING_BEFORE) or (
+        after is not None and after[1] in _THING_AFTER
     )
-
-
-def _a_ship(text: str, start: int) -> bool:
-    before = _BEFORE.search(text[max(0, start - 40) : start])
-    return before is not None and (
-        before[1] in VESSEL_PREFIXES or before[1].islower() and before[1] in VESSEL_NOUNS
-    )
-
-
-def _a_control(text: str, start: int) -> bool:
-    before = _BEFORE.search(text[max(0, start - 40) : start])
-    return before is not None and before[1] in CONTROL_VERBS
-
-
-def _after(text: str, end: int, nouns: frozenset[str]) -> bool:
-    """The word right after a mention ending at `end` is one of `nouns`, in lower case."""
-    after = _AFTER.search(text[end : end + 30])
-    return after is not None and after[1] in nouns

@@ -33,9 +33,9 @@ frame')."""
 _WORD_BEFORE = re.compile(r"([A-Za-z-]+)[\s,:]*$")
 
 
-def quoted_names(text: str) -> list[str]:
-    """Title-like quoted terms such as "Slack Water Protocol" (not a work's title)."""
-    works = work_titles(text)
+def quoted_names(text: str, works: set[str]) -> list[str]:
+    """Title-like quoted terms such as "Slack Water Protocol", not one of `works`
+    (`work_titles`)."""
     names = []
     for term in (m.group(1).strip() for m in QUOTED.finditer(text)):
         words = term.split()

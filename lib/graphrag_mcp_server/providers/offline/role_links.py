@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 
-from graphrag_mcp_server.providers.offline.entities import Mentions, typed
+from graphrag_mcp_server.providers.offline.entities import ROLE_HEADS, Mentions, typed
 from graphrag_mcp_server.providers.offline.entity_types import BODY_NOUNS, head
-from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, ORGANISATION_ROLES
-from graphrag_mcp_server.providers.offline.structure_words import ROLE_WORDS
+from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS
 
 _ITS_ROLE = re.compile(
     r"(?:\b[Ii]ts|\b[Tt]he\s+([a-z]+)(?:'s|’s)|^[\"“]?The)\s+(?:[a-z]+\s+)?([a-z]+),\s+"
@@ -27,7 +26,7 @@ def role_holder(
     person named as its role holder further on in this sentence ('... thanked its owner, Samuel
     Greaves, for ...'), when this sentence names no body before the 'its'; else None."""
     match = _ITS_ROLE.search(sentence)
-    if not match or match[2] not in ORGANISATION_ROLES | ROLE_WORDS:
+    if not match or match[2] not in ROLE_HEADS:
         return None
     if not _a_body(match[1]):
         return None
@@ -63,7 +62,7 @@ def role_after_name(
         match = _ROLE_AFTER.match(sentence, at + len(name)) if at >= 0 else None
         if (
             match
-            and match[2] in ORGANISATION_ROLES | ROLE_WORDS
+            and match[2] in ROLE_HEADS
             and typed(name, found)[0] == "person"
             and _a_body(match[1])
         ):
@@ -82,10 +81,9 @@ def role_opening(
     """The body named before (`before`: the last three sentences' names, nearest first) and each
     person a role opening this sentence names ('CEO Ingrid Haugen said ...', 'Trustees include
     Owen Price and Lena Marsh'), when this sentence names no body; else none."""
-    end = _role_end(sentence.lstrip('"“'), ORGANISATION_ROLES | ROLE_WORDS)
+    end = _role_end(sentence, len(sentence) - len(sentence.lstrip('"“')))
     if end is None or any(typed(name, found)[0] != "person" for name in names):
         return []
-    end += len(sentence) - len(sentence.lstrip('"“'))
     holders = [name for name in names if sentence.find(name) >= end]
     if not holders or sentence.find(holders[0]) != end:
         return []
@@ -94,19 +92,20 @@ def role_opening(
 
 
 _ROLE_MODIFIERS = frozenset(["managing", "general", "acting", "interim", "founding", "lead"])
+_OPENING_ROLE_WORDS = ROLE_HEADS | _ROLE_MODIFIERS
 
 
-def _role_end(sentence: str, roles: frozenset[str]) -> int | None:
-    """Where the role opening `sentence` ends ('CEO ', 'Managing Director ', 'Trustees
-    include '): up to three words, the last a role word, the others role words or modifiers;
-    the longest such; None when it opens with none."""
-    end, found = 0, None
+def _role_end(sentence: str, start: int) -> int | None:
+    """Where the role opening `sentence` at `start` (after its opening quote) ends ('CEO ',
+    'Managing Director ', 'Trustees include '): up to three words, the last a role word, the
+    others role words or modifiers; the longest such; None when it opens with none."""
+    end, found = start, None
     for _ in range(3):
         word = _OPENING_WORD.match(sentence, end)
-        if word is None or word[0].strip().lower() not in roles | _ROLE_MODIFIERS:
+        if word is None or word[0].strip().lower() not in _OPENING_ROLE_WORDS:
             break
         end = word.end()
-        if word[0].strip().lower() in roles:
+        if word[0].strip().lower() in ROLE_HEADS:
             verb = _LIST_VERB.match(sentence, end)
             found = verb.end() if verb else end
     return found
