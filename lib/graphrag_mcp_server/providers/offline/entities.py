@@ -54,6 +54,7 @@ from graphrag_mcp_server.providers.offline.name_runs import (
 from graphrag_mcp_server.providers.offline.name_words import (
     and_in_a_body,
     before_a_form,
+    closes_a_listed_body,
     continues_body,
     continues_name,
     cued_single_name,
@@ -61,7 +62,9 @@ from graphrag_mcp_server.providers.offline.name_words import (
     in_place,
     is_form_word,
     is_single_name,
+    listed_in_a_body,
     opens_sentence,
+    past_tense_before_name,
     possessive_place,
     strip_possessive,
     tokens_of,
@@ -75,7 +78,6 @@ from graphrag_mcp_server.providers.offline.no_kind import (
 from graphrag_mcp_server.providers.offline.structure_words import (
     CALENDAR,
     COMPASS,
-    IRREGULAR_PAST,
     NOT_NAMES,
     POST_NOMINALS,
     ROLE_WORDS,
@@ -118,16 +120,6 @@ def _is_name_word(word: str) -> bool:
     )
 
 
-def _past_tense_before_name(words: list[str]) -> bool:
-    """A sentence opens with an irregular past tense and a known place or first name after it: a
-    log's or diary's sentence without a subject ('Left Lerwick at six', 'Met Anna Berg')."""
-    return (
-        len(words) > 1
-        and words[0].lower() in IRREGULAR_PAST
-        and (is_known_place(words[1]) or is_first_name(words[1]))
-    )
-
-
 def _is_name_start(words: list[str]) -> bool:
     """The first of `words` is not a title, role, greeting or structure word: a name can start with
     it. A title that is also a first name ('Dean', 'Major') is one only before two more words."""
@@ -152,7 +144,7 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     """Names in one run of capitalised words, each with whether it is a single word after a place
     preposition and whether it is a single word after a title ('Mr Harlan'; `_sentence_names`
     keeps other single words only where they start a heading)."""
-    while words and at_start and (opens_sentence(words) or _past_tense_before_name(words)):
+    while words and at_start and (opens_sentence(words) or past_tense_before_name(words)):
         words = words[1:]
     if len(words) > 2 and words[0].lower() in COMPASS and words[1] == "of":
         words, previous = words[2:], "in"  # 'North of Tullyvin the road narrows'
@@ -263,7 +255,7 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
                     or cued
                     or where_a_place_is
                     or (starts_heading and not plain_word(name))  # not 'Episode 42 notes'
-                    or ((not at_start or _past_tense_before_name(run)) and is_known_place(name))
+                    or ((not at_start or past_tense_before_name(run)) and is_known_place(name))
                 ):
                     names.append((name, single and not cued, weak and single))
                     if where_a_place_is:
@@ -272,8 +264,10 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
 
     for index, token in enumerate(tokens):
         following = tokens[index + 1] if index + 1 < len(tokens) else ""
-        if run and continues_name(run[-1], token, following):
-            run[-1] += token  # "Weavers'", "St."
+        if run and (
+            continues_name(run[-1], token, following) or listed_in_a_body(run, tokens[index:])
+        ):
+            run[-1] += token  # "Weavers'", "St.", 'Department for Culture, Media and Sport'
             continue
         word, possessive = strip_possessive(token)
         if possessive and (heads_a_name(following) or possessive_place(token, following)):
@@ -285,6 +279,8 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
             or is_form_word(word)
             or before_a_form(tokens[index : index + 4])
             or and_in_a_body(run, tokens[index : index + 3])
+            or closes_a_listed_body(run, tokens[index : index + 2])
+            or is_known_place(" ".join([run[-1], *tokens[index : index + 2]]))  # 'X upon Tyne'
         )
         if _is_name_word(word) or joins:
             if not run:
@@ -450,11 +446,12 @@ def find_entities(text: str) -> Mentions:
 
 
 def _words_before(text: str, name: str) -> set[str]:
-    """The lower-cased words written right before each mention of `name` ('the', 'in', ...)."""
+    """The lower-cased words written right before each mention of `name` ('the', 'in', ...), not
+    where a longer name goes on after it ('the Wilhelmina Barns-Graham Trust')."""
     words, start = set(), text.find(name)
     while start >= 0:
         end = start + len(name)
-        if (end == len(text) or not text[end].isalnum()) and (
+        if not re.match(r"(?:\w| [A-Z])", text[end : end + 2]) and (
             match := _LAST_WORD.search(text[max(0, start - 30) : start])
         ):
             words.add(match.group(1).lower())

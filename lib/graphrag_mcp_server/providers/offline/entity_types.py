@@ -303,6 +303,8 @@ def type_and_reason(
         return "geo", "head noun"
     if cue == TITLED:
         return "person", "title"
+    if len(words) == 3 and words[0] in _PEERAGES and words[1] == "of":
+        return "person", "peerage"  # 'the Earl of Harewood', 'the Prince of Wales'
     if is_known_place(name) or _place_and_compass(name.split()):
         return "geo", "gazetteer"  # also 'Cardiff North', 'West Cardiff': a place's part
     if len(words) > 1 and (
@@ -341,6 +343,11 @@ def type_and_reason(
     return "organization", "default"
 
 
+_PEERAGES = frozenset(
+    ["duke", "duchess", "earl", "countess", "marquess", "marchioness", "viscount", "baron"]
+    + ["viscountess", "baroness", "prince", "princess", "lord", "lady"]
+)
+"""Titles of nobility that name their holder with 'of' and a place: a person, not a body."""
 _INNER_CAPITAL = re.compile(r"^(?!Mc|Mac|O[’']|D[’']|De|Di|Da|Du|La|Le|Van|Von|Fitz)\w*[a-z][A-Z]")
 """A capital inside a word after a small letter ('PagerDuty', 'GitHub'): a brand's spelling;
 family names' prefixes ('McAllen', 'DeKalb', 'LaSalle') excepted."""

@@ -80,12 +80,20 @@ def bound_roles(text: str, terms: list[tuple[str, int]], names: list[str]) -> di
 
 def speakers(found: dict[str, str], text: str, by_first_name: Callable[[str], bool]) -> set[str]:
     """The keys of `found` that label a speaker's lines twice or more and are a person's name by
-    its first name ('Jack Hohaia:', 'LUCIA VEGA:'): a transcript's speakers, names and not field
-    labels, also where the text writes them only in capitals."""
+    its first name ('Jack Hohaia:', 'LUCIA VEGA:'; a parliament's 'The Minister for Transport
+    (Simon Lightwood):' too): a transcript's speakers, names and not field labels, also where the
+    text writes them only in capitals."""
     return {
         key
         for key, name in found.items()
         if " " in name
         and by_first_name(name)
-        and len(re.findall(rf"^\W*{re.escape(key)}\W*:", text, re.IGNORECASE | re.MULTILINE)) > 1
+        and len(
+            re.findall(
+                rf"^\W*{re.escape(key)}\W*:|\({re.escape(key)}\):",
+                text,
+                re.IGNORECASE | re.MULTILINE,
+            )
+        )
+        > 1
     }

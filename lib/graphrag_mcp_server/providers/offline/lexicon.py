@@ -51,9 +51,9 @@ ORGANISATION_HEADS = frozenset(
         "properties", "systems", "technologies", "technology", "software", "solutions",
         "industries", "enterprises", "services", "labs", "products", "foods", "brands", "stores",
         "security", "cloud", "health", "care", "air", "rail", "ferries", "buses", "ventures",
-        # sports clubs (the suffixes of club names in English-speaking football, rugby, cricket)
+        # sports clubs: suffixes in English and European football, rugby, cricket ('FK', 'VfB')
         "united", "athletic", "rovers", "wanderers", "albion", "rangers", "harriers", "olympic",
-        "fc", "afc", "rfc", "cc",
+        "fc", "afc", "rfc", "cc", "fk", "bk", "sk", "ifk", "vfb", "vfl", "tsv", "fsv", "nk", "hnk",
         # news media, and periodicals by how often they appear
         "news", "times", "herald", "gazette", "chronicle", "tribune", "journal", "courier",
         "observer", "telegraph", "wire", "radio", "weekly", "monthly", "quarterly", "magazine",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from graphrag_mcp_server.providers.offline.entity_types import head, single_name_cue
@@ -26,6 +27,7 @@ from graphrag_mcp_server.providers.offline.no_kind import plain_word
 from graphrag_mcp_server.providers.offline.structure_words import (
     CALENDAR,
     COMPASS,
+    IRREGULAR_PAST,
     SENTENCE_ADVERBS,
 )
 from graphrag_mcp_server.providers.offline.text import STOPWORDS
@@ -144,6 +146,52 @@ def continues_name(last: str, token: str, following: str) -> bool:
     return token == "." and abbreviated and following[:1].isupper()
 
 
+def listed_in_a_body(run: list[str], tokens: list[str]) -> bool:
+    """`tokens` start with the comma of a list of common words inside a body's name after its
+    'of' or 'for', the list ending in 'and' and a word: 'Department for Culture, Media and Sport',
+    'Ministry of Agriculture, Fisheries and Food'; not 'Ministry of Defence, Boeing and Airbus'."""
+    heads = [
+        index
+        for index, (word, joiner) in enumerate(itertools.pairwise(run))
+        if joiner in ("of", "for") and word[:1].isupper() and head(word) in ORGANISATION_HEADS
+    ]
+    if tokens[:1] != [","] or not heads:
+        return False
+    listed = run[heads[-1] + 2 :]
+    for token, following in itertools.pairwise(tokens[1:]):
+        if token in ("and", "&"):
+            return following[:1].isupper() and all(
+                plain_word(word.rstrip(",")) for word in [*listed, following]
+            )
+        if token != "," and not token[:1].isupper():
+            return False
+        listed += [token] if token != "," else []
+    return False
+
+
+def closes_a_listed_body(run: list[str], tokens: list[str]) -> bool:
+    """`tokens` are the 'and' and the capitalised word that end a list inside a body's name, after
+    `listed_in_a_body` joined its commas ('Department for Environment, Food and Rural Affairs')."""
+    commas = [index for index, word in enumerate(run) if word.endswith(",")]
+    return (
+        tokens[:1] == ["and"]
+        and len(tokens) == 2
+        and tokens[1][:1].isupper()
+        and bool(commas)
+        and "and" not in run[commas[-1] :]
+    )
+
+
+def past_tense_before_name(words: list[str]) -> bool:
+    """A sentence opens with an irregular past tense and a known place or first name after it: a
+    log's or diary's sentence without a subject ('Left Lerwick at six', 'Met Anna Berg')."""
+    return (
+        len(words) > 1
+        and words[0].lower() in IRREGULAR_PAST
+        and (is_known_place(words[1]) or is_first_name(words[1]))
+    )
+
+
 def heads_a_name(word: str) -> bool:
     """A capitalised organisation's or place's head noun ('Association', 'Church')."""
     return word[:1].isupper() and head(word) in ORGANISATION_HEADS | PLACE_HEADS
@@ -225,20 +273,34 @@ _COMMON_SUFFIXES = (
 
 def _is_sentence_opener(word: str) -> bool:
     """A capitalised sentence-initial word unlikely to start a name ('The', 'Building'; 'Added'
-    and 'Fixed' of a changelog's items: a past tense of common English)."""
+    and 'Fixed' of a changelog's items: a past tense of common English). A word in -ing or -ly
+    that is a first name or a known place starts one ('Emily', 'Kettering')."""
     lower = word.lower()
     return (
         lower in STOPWORDS
         or lower in SENTENCE_ADVERBS
-        or lower.endswith(("ing", "ly"))
+        or (lower.endswith(("ing", "ly")) and not is_first_name(word) and not is_known_place(word))
         or (lower.endswith("ed") and plain_word(word))
     )
 
 
+def _rare_word_before_head(words: list[str]) -> bool:
+    """A rare word (no common English) that a body's or a place's head noun ends: 'Wellspring
+    Foundation', 'Dowling Construction' name a body; 'Rebranding Day' too little to tell."""
+    last = words[-1].lower()
+    return (
+        len(words) > 1
+        and words[0].lower().endswith(("ing", "ly"))
+        and not plain_word(words[0])
+        and (last in ORGANISATION_HEADS or last in PLACE_HEADS or is_legal_form(words[-1]))
+    )
+
+
 def opens_sentence(words: list[str]) -> bool:
-    """The first of a sentence's capitalised words is no name's: `_is_sentence_opener`, or a word
-    before a courtesy title ('Saw Mrs Dunmore', 'Thanks Dr Okoro': a verb or a greeting)."""
-    return _is_sentence_opener(words[0]) or (
+    """The first of a sentence's capitalised words is no name's: `_is_sentence_opener` unless a
+    head noun makes the run a body's or a place's name, or a word before a courtesy title ('Saw
+    Mrs Dunmore', 'Thanks Dr Okoro': a verb or a greeting)."""
+    return (_is_sentence_opener(words[0]) and not _rare_word_before_head(words)) or (
         len(words) > 2
         and words[1].lower().rstrip(".") in HONORIFICS | TITLE_ABBREVIATIONS
         and words[0].lower() not in TITLES

@@ -30,7 +30,8 @@ WORK_WORDS = frozenset(
 after it is a work's ('the album "Low Tide"', 'directed "Salt Roads"'); not 'painted' or
 'called', which also stand before a name given to a thing ('painted "Old Bessie" on the
 frame')."""
-_WORD_BEFORE = re.compile(r"([A-Za-z-]+)[\s,:]*$")
+_WORD_BEFORE = re.compile(r"([A-Za-z-]+)(?:\s+(?:[Nn]o\.\s*)?#?\d+)?[\s,:]*$")
+"""The word before a quoted title, over a number after it ('episode 112: "Salt and Steel"')."""
 
 
 def quoted_names(text: str, works: set[str]) -> list[str]:

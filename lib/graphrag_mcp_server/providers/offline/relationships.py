@@ -449,8 +449,8 @@ def _letter_links(
             writers += [name for name in signed if name not in writers][:1]
             signature = _signature(sentences[position + 1 :], extracted[position + 1 :])
     if (
-        not writers and sentences and len(sentences[-1].split()) <= SHORT_LINE_WORDS
-    ):  # a signature, no sign-off
+        not writers and sentences and _signature_line(sentences[-1])
+    ):  # a signature, no sign-off: not 'Enquiries to the grants officer, Priya Raman.'
         writers = [name for names in present[-2:] for name in names][:1]
     for writer in dict.fromkeys(writers):
         for addressee in dict.fromkeys(addressees):
@@ -475,8 +475,13 @@ def _signature(sentences: list[str], present: list[list[str]]) -> list[str]:
     SIGNATURE_LINES of them: a signature block."""
     names: list[str] = []
     for sentence, named in list(zip(sentences, present, strict=True))[:SIGNATURE_LINES]:
-        line = sentence.strip()
-        if len(line.split()) > SHORT_LINE_WORDS or line.endswith((".", "!", "?")):
+        if not _signature_line(sentence):
             break
         names += named
     return names
+
+
+def _signature_line(sentence: str) -> bool:
+    """A short line without a stop at its end: a signature's name, role, body or place."""
+    line = sentence.strip()
+    return len(line.split()) <= SHORT_LINE_WORDS and not line.endswith((".", "!", "?"))
