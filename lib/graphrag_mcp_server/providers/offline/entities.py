@@ -41,6 +41,7 @@ from graphrag_mcp_server.providers.offline.name_forms import (
     alone,
     first_bearers,
     headings_in_capitals,
+    names_written_apart,
     nicknames,
     surface_forms,
     tail_names,
@@ -50,6 +51,7 @@ from graphrag_mcp_server.providers.offline.name_runs import (
     core_count,
     split_run,
     starts_with_particle,
+    without_post_nominals,
 )
 from graphrag_mcp_server.providers.offline.name_words import (
     and_in_a_body,
@@ -79,7 +81,6 @@ from graphrag_mcp_server.providers.offline.structure_words import (
     CALENDAR,
     COMPASS,
     NOT_NAMES,
-    POST_NOMINALS,
     ROLE_WORDS,
 )
 from graphrag_mcp_server.providers.offline.text import (
@@ -164,8 +165,7 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
         titled, words = True, named
         while words and not _is_name_start(words):  # 'Her Honour Judge Celia Marchbank'
             words = words[1:]
-    while len(words) > 2 and words[-1] in POST_NOMINALS:  # 'Chukwuemeka Obi SAN'
-        words = words[:-1]
+    words = without_post_nominals(words)  # 'Chukwuemeka Obi SAN', 'Harriet Doyle RIAI'
     role = False
     while words and (
         words[-1].lower() in ROLE_WORDS - _TYPE_CUES["geo"] - _TYPE_CUES["organization"]
@@ -331,6 +331,11 @@ def find_entities(text: str) -> Mentions:
     for full, nick in nicknamed:  # 'Margaret "Peggy" Doyle': one person, 'Peggy Doyle' too
         for form in (nick, f"{nick} {full.split()[-1]}"):
             found.pop(form.upper(), None)
+    apart = names_written_apart(text)  # 'ARCHER, Judith Mary': 'Judith Mary Archer', one name
+    for full, written in apart:
+        found.setdefault(full.upper(), full)
+        for part in written.upper().split(", "):
+            places.discard(found.pop(part, ""))
     tables = table_cells.columns(text)
     for cell in table_cells.place_cells(tables):  # a 'Village' column's places, known or not
         places.add(found.setdefault(cell.upper(), cell))
@@ -390,7 +395,7 @@ def find_entities(text: str) -> Mentions:
     names = [n for n in names if not title_before_surname(n, found, text)]  # 'PCSO Tregarthen'
     roles = bound_roles(text, terms, names)
     forms = surface_forms(names, tails, quoted | places, lowercase)
-    for full, nickname in nicknamed:
+    for full, nickname in nicknamed + apart:
         forms[full].append(nickname)
     for name, acronym in acronyms(text, names):  # 'Sindicato ... do Sul (STAFS)'
         forms[name].append(acronym)

@@ -36,6 +36,9 @@ from graphrag_mcp_server.providers.offline.structure_words import COMPASS, KIN, 
 from graphrag_mcp_server.providers.offline.text import JOINERS, STOPWORDS
 
 # fmt: off
+_PEERAGES = frozenset([  # titles of nobility that name a person with 'of' and a place
+    "duke", "duchess", "earl", "countess", "marquess", "marchioness", "viscount", "viscountess",
+    "baron", "baroness", "prince", "princess", "lord", "lady"])
 EVENT_HEADS = frozenset(
     [
         "festival", "storm", "conference", "inquiry", "summit", "war", "battle", "election",
@@ -46,11 +49,11 @@ EVENT_HEADS = frozenset(
 # fmt: on
 """Last words of an event's name."""
 DEFAULT_TYPE = "person"
+"""The type of a plain name of two or three words that no rule types: most such names in prose
+are people's (measured in docs/benchmarks.md, 'typed by default')."""
 TITLED = "titled person"
 """context_cue's answer for a single word written after a title ('Cllr Barnes', 'Mr. Harlan'): a
 person, whatever else the word can be (a place the gazetteer knows, a common word)."""
-"""The type of a plain name of two or three words that no rule types: most such names in prose
-are people's (measured in docs/benchmarks.md, 'typed by default')."""
 _YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
 _AFTER = re.compile(r"^(?:'s|’s)?\s*,?\s*(\w+)?(?:\s+(\w+))?")
 _BEFORE = re.compile(r"(\w+)\W+(?:(\w+)\W+)?(?:(\w+)\W+)?$")
@@ -307,6 +310,8 @@ def type_and_reason(
         return "person", "peerage"  # 'the Earl of Harewood', 'the Prince of Wales'
     if is_known_place(name) or _place_and_compass(name.split()):
         return "geo", "gazetteer"  # also 'Cardiff North', 'West Cardiff': a place's part
+    if len(words) == 2 and words[0] in ("st", "st.", "saint"):
+        return "geo", "saint's name"  # 'St Just', 'St Kilda': a town or a parish, not the saint
     if len(words) > 1 and (
         _is_head(words[0], ORGANISATION_HEADS)
         or ("of" in words[1:-1] and _is_head(words[words.index("of") - 1], ORGANISATION_HEADS))
@@ -343,11 +348,6 @@ def type_and_reason(
     return "organization", "default"
 
 
-_PEERAGES = frozenset(
-    ["duke", "duchess", "earl", "countess", "marquess", "marchioness", "viscount", "baron"]
-    + ["viscountess", "baroness", "prince", "princess", "lord", "lady"]
-)
-"""Titles of nobility that name their holder with 'of' and a place: a person, not a body."""
 _INNER_CAPITAL = re.compile(r"^(?!Mc|Mac|O[’']|D[’']|De|Di|Da|Du|La|Le|Van|Von|Fitz)\w*[a-z][A-Z]")
 """A capital inside a word after a small letter ('PagerDuty', 'GitHub'): a brand's spelling;
 family names' prefixes ('McAllen', 'DeKalb', 'LaSalle') excepted."""

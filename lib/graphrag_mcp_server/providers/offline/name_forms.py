@@ -4,17 +4,20 @@ form, an acronym given in brackets."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 
 from graphrag_mcp_server.providers.offline.entity_types import canonical_type, head
 from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_HEADS,
+    PLACE_HEADS,
     ends_in_legal_form,
     is_first_name,
     is_known_place,
     without_legal_form,
 )
+from graphrag_mcp_server.providers.offline.structure_words import CALENDAR
 
 
 def headings_in_capitals(found: dict[str, str], names: set[str]) -> set[str]:
@@ -166,6 +169,45 @@ def nicknames(text: str) -> list[tuple[str, str]]:
         for first, nickname, surname in _NICKNAMED.findall(text)
         if is_first_name(first)
     ]
+
+
+_INVERTED = re.compile(
+    r"(?:^|(?<=[|:\t])|(?<=[|:] ))[ \t]*"  # a line's, a cell's or a field value's start
+    r"([A-Z][A-Z'’]+(?:-[A-Z][A-Z'’]+)?),[ \t]+([A-Z][a-z'’-]+(?:[ \t]+[A-Z][a-z'’-]+)*)",
+    re.MULTILINE,
+)
+
+
+def names_written_apart(text: str) -> list[tuple[str, str]]:
+    """People whose names the text writes apart, each as its full name and the form the text
+    writes: surname first in capitals at the start of a line, a table's cell or a field's value in
+    a notice, a register or a results table ('ARCHER, Judith Mary': 'Judith Mary Archer'; the
+    given names are the first names after the comma, so a dateline's 'LONDON, Ontario' is none;
+    'in the UK, Emily Carter said' is written in order), and a first name before another that
+    shares its surname ('Alasdair and Morag Fraser': 'Alasdair Fraser'), unless the text gives
+    that first name another surname."""
+    apart = []
+    for surname, written_given in _INVERTED.findall(text):
+        given = " ".join(itertools.takewhile(_given_name, written_given.split()))
+        if given and len(surname) > 2:
+            apart.append((f"{given} {surname.title()}", f"{surname}, {given}"))
+    for match in _SHARED_SURNAME.finditer(text):
+        first, second, surname = match.groups()
+        if re.search(r"[A-Z][\w'’-]*[ \t]$", text[: match.start()]):
+            continue  # 'Keelan Giles and Rhys Webb': a surname before 'and', not a first name
+        other = re.search(rf"\b{first} (?!{surname}\b)[A-Z][a-z]", text)
+        heads = head(surname) in ORGANISATION_HEADS | PLACE_HEADS  # 'Tom and Mary Street'
+        if _given_name(first) and _given_name(second) and not heads and other is None:
+            apart.append((f"{first} {surname}", match[0]))
+    return apart
+
+
+_SHARED_SURNAME = re.compile(r"\b([A-Z][a-z]+) and ([A-Z][a-z]+) ([A-Z][a-z'’-]+)\b")
+
+
+def _given_name(word: str) -> bool:
+    """A first name that is no month or day ('GENEVA, May 14' is a dateline)."""
+    return is_first_name(word) and word.lower() not in CALENDAR
 
 
 def without_nicknames(text: str) -> str:

@@ -11,6 +11,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_first_name,
     is_known_place,
 )
+from graphrag_mcp_server.providers.offline.structure_words import POST_NOMINALS
 from graphrag_mcp_server.providers.offline.text import INITIAL, JOINERS, NAME_PARTICLES
 
 
@@ -71,7 +72,17 @@ def split_run(words: list[str]) -> list[list[str]]:
             merged[-1] += part
         else:
             merged.append(part)
-    return [_without_middle_initials(trim_joiners(part)) for part in merged]
+    return [
+        without_post_nominals(_without_middle_initials(trim_joiners(part))) for part in merged
+    ]  # 'Tom Hale CBE of Leeds'
+
+
+def without_post_nominals(words: list[str]) -> list[str]:
+    """A name of two words or more without the letters written after it (POST_NOMINALS: honours,
+    degrees, professional bodies': 'Obi SAN', 'Marsh QC', 'Harriet Doyle RIAI')."""
+    while len(words) > 2 and words[-1] in POST_NOMINALS:
+        words = words[:-1]
+    return words
 
 
 def _without_middle_initials(words: list[str]) -> list[str]:

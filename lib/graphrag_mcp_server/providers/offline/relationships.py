@@ -28,6 +28,7 @@ from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PL
 from graphrag_mcp_server.providers.offline.name_forms import without_nicknames
 from graphrag_mcp_server.providers.offline.record_links import (
     FIRST_PERSON,
+    body_voice_links,
     form_links,
     record_links,
     speaker_links,
@@ -168,7 +169,8 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
         record_links(sentences, present, near)
         all_sentences += sentences
         all_present += present
-    _letter_links(all_sentences, all_present, order, link)
+    if not _letter_links(all_sentences, all_present, order, link):
+        body_voice_links(found, all_sentences, all_present, near)
     speaker_links(found, all_sentences, all_present, near)
     form_links(found, all_sentences, all_present, near)
     subject_links(found, all_sentences, all_present, near)
@@ -427,12 +429,13 @@ def _letter_links(
     present: list[list[str]],
     order: dict[str, int],
     link: Callable[[str, str, float, str], None],
-) -> None:
+) -> bool:
     """A letter's or e-mail's writer (the name on or after its sign-off line, its From:/Author:
     line, or a closing signature) linked to its addressee (its To: line or salutation), to the
     names of its first-person sentences (`present`: each sentence's names in the order it names
     them; `order`: the extraction's order of names) and to those of the short lines signed under
-    the sign-off (its role's body: 'Director of Research' / 'Fernhill Agricultural Trust')."""
+    the sign-off (its role's body: 'Director of Research' / 'Fernhill Agricultural Trust').
+    Whether the text has a writer."""
     writers, addressees, signature = [], [], []
     extracted = [sorted(names, key=order.__getitem__) for names in present]
     for position, (sentence, names) in enumerate(zip(sentences, extracted, strict=True)):
@@ -464,6 +467,7 @@ def _letter_links(
             ):
                 for name in names:
                     link(writer, name, NEARBY, f"{writer} wrote: {sentence}")
+    return bool(writers)
 
 
 SIGNATURE_LINES = 4

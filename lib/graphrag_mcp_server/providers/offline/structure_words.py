@@ -66,6 +66,12 @@ POST_NOMINALS = frozenset(
         "QC", "KC", "SC", "SAN", "OBE", "MBE", "CBE", "KBE", "DBE", "CH", "FRS", "FRSE", "FRCS",
         "FRCP", "FBA", "PhD", "DPhil", "MD", "Esq", "MP", "MEP", "MSP", "MS", "TD", "JP", "KCB",
         "RN", "Jr", "Sr",
+        # degrees and professional bodies' letters (architects, surveyors, accountants, engineers,
+        # doctors, nurses, fellowships) as a CV, a letterhead or a signature writes them
+        "BA", "BSc", "MA", "MSc", "MBA", "LLB", "LLM", "MPhil", "DSc", "MBChB", "BDS", "RIBA",
+        "FRIBA", "RIAI", "ARB", "MRICS", "FRICS", "ACA", "FCA", "ACCA", "FCCA", "CEng", "MICE",
+        "FICE", "MIET", "FREng", "MRCP", "MRCS", "MRCGP", "FRCGP", "FRCOG", "FRCPath", "FRSA",
+        "FRSC", "FRGS", "RGN", "RMN", "FHEA", "CBiol", "CChem", "CPsychol", "MCIPD", "FCIPD",
     ]
 )
 """Letters written after a person's name (honours, silk, degrees, offices: 'Obi SAN', 'Marsh
