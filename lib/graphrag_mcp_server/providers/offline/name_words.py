@@ -149,7 +149,9 @@ def continues_name(last: str, token: str, following: str) -> bool:
 def listed_in_a_body(run: list[str], tokens: list[str]) -> bool:
     """`tokens` start with the comma of a list of common words inside a body's name after its
     'of' or 'for', the list ending in 'and' and a word: 'Department for Culture, Media and Sport',
-    'Ministry of Agriculture, Fisheries and Food'; not 'Ministry of Defence, Boeing and Airbus'."""
+    'Ministry of Agriculture, Fisheries and Food'; not 'Ministry of Defence, Kvaerner and Saab'.
+    A brand that wordfreq counts as common English ('Boeing') reads as such a word: 'the
+    Ministry of Defence, Boeing and Airbus' is one name (a known limit)."""
     heads = [
         index
         for index, (word, joiner) in enumerate(itertools.pairwise(run))
