@@ -18,8 +18,8 @@ from graphrag_llm.middleware import with_middleware_pipeline
 
 from graphrag_mcp_server.providers import OFFLINE_DIMENSIONS as DEFAULT_OFFLINE_DIMENSIONS
 from graphrag_mcp_server.providers import OFFLINE_EMBEDDING_REVISION
-from graphrag_mcp_server.providers.offline.lexicon import zipf_frequency
 from graphrag_mcp_server.providers.offline.text import STOPWORDS, WORD
+from graphrag_mcp_server.providers.offline.word_frequency import zipf_frequency
 
 if TYPE_CHECKING:
     from graphrag_cache import Cache, CacheKeyCreator

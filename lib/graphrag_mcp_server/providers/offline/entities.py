@@ -13,7 +13,6 @@ from graphrag_mcp_server.providers.offline.entity_types import (
     canonical_type,
     context_cue,
     head,
-    person_after_title,
     premises,
     publisher,
     type_and_reason,
@@ -32,7 +31,6 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     TITLE_ABBREVIATIONS,
     TITLES,
     ends_in_legal_form,
-    is_first_name,
     is_known_place,
     is_lower_case_body_noun,
 )
@@ -49,12 +47,14 @@ from graphrag_mcp_server.providers.offline.name_forms import (
 )
 from graphrag_mcp_server.providers.offline.name_runs import (
     core_count,
+    only_letters,
     split_run,
     starts_with_particle,
     without_post_nominals,
 )
 from graphrag_mcp_server.providers.offline.name_words import (
     and_in_a_body,
+    and_in_a_law,
     before_a_form,
     closes_a_listed_body,
     continues_body,
@@ -70,17 +70,33 @@ from graphrag_mcp_server.providers.offline.name_words import (
     possessive_place,
     strip_possessive,
     tokens_of,
+    words_before,
 )
 from graphrag_mcp_server.providers.offline.no_kind import (
     has_no_kind,
     heading_only,
+    is_common_word,
+    office_word,
+    peoples_word,
     plain_word,
     vocabulary_phrase,
+)
+from graphrag_mcp_server.providers.offline.run_shapes import (
+    all_common,
+    dateline,
+    is_common_head,
+    is_name_start,
+    names_a_field,
+    numbered_label,
+    person_after_title,
+    plural_title,
+    qualifies_title,
+    role_as_surname,
 )
 from graphrag_mcp_server.providers.offline.structure_words import (
     CALENDAR,
     COMPASS,
-    NOT_NAMES,
+    DEGREES,
     ROLE_WORDS,
 )
 from graphrag_mcp_server.providers.offline.text import (
@@ -98,6 +114,8 @@ _PLACE_PREPOSITIONS = frozenset(
     }
 )
 # fmt: on
+_OPENING_PREPOSITIONS = _PLACE_PREPOSITIONS - {"to", "off"}
+"""Place prepositions that open a sentence before a single place ('From Skardu we travelled')."""
 _TYPE_CUES = {"organization": ORGANISATION_HEADS, "geo": PLACE_HEADS, "event": EVENT_HEADS}
 """Head nouns of organisations, places and events (general lists: see lexicon.py)."""
 
@@ -121,58 +139,58 @@ def _is_name_word(word: str) -> bool:
     )
 
 
-def _is_name_start(words: list[str]) -> bool:
-    """The first of `words` is not a title, role, greeting or structure word: a name can start with
-    it. A title that is also a first name ('Dean', 'Major') is one only before two more words."""
-    lower = words[0].lower()
-    if lower in HONORIFICS or lower in ROLE_WORDS or lower in NOT_NAMES:
-        return False
-    return lower not in TITLES or (core_count(words[1:]) < 2 and is_first_name(lower))
-
-
-def _qualifies_title(words: list[str]) -> bool:
-    """The first of `words` qualifies the title after it, before a name of two words or more
-    ('Executive Engineer Vinayak Deshpande', 'Ward Officer ...', 'Civil Surgeon ...')."""
-    second = words[1].lower() if len(words) > 3 else ""
-    return (
-        core_count(words[2:]) >= 2
-        and (second in ROLE_WORDS or second in TITLES)
-        and (second in ROLE_WORDS or not is_first_name(words[0]) or is_first_name(words[2]))
-    )  # a role word is never a name's ('Ward Officer'); a title can be ('Frank Major Hale')
-
-
 def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[str, bool, bool]]:
     """Names in one run of capitalised words, each with whether it is a single word after a place
     preposition and whether it is a single word after a title ('Mr Harlan'; `_sentence_names`
     keeps other single words only where they start a heading)."""
     while words and at_start and (opens_sentence(words) or past_tense_before_name(words)):
+        if (
+            len(words) == 2
+            and words[0].lower() in _OPENING_PREPOSITIONS
+            and not plain_word(words[1])
+        ):
+            previous = words[0].lower()  # 'From Skardu we travelled', 'In Kettering, the ...'
         words = words[1:]
     if len(words) > 2 and words[0].lower() in COMPASS and words[1] == "of":
         words, previous = words[2:], "in"  # 'North of Tullyvin the road narrows'
-    if len(words) > 3 and words[1] == "of" and _is_common_head(words[0]):
+    if len(words) > 3 and words[1] == "of" and is_common_head(words[0]):
         words = words[2:]  # 'Users of Lumen Cloud', 'Complaint of Halden Athletic'
+    if len(words) > 2 and words[1] == "of" and plural_title(words[0]):
+        words = words[2:]  # 'Mayors of Kettering', 'Bishops of Durham': a heading's office
+    if words and words[0].lower() in DEGREES and all_common(words[1:]):
+        return []  # 'MEng Civil Engineering': a degree and its subject
     titled, title = False, ""  # title: the last word left off
     while words and (
-        not _is_name_start(words)
+        not is_name_start(words)
         or (words[0].lower() in JOINERS and not starts_with_particle(words))
-        or _qualifies_title(words)
+        or qualifies_title(words)
     ):
         titled = titled or words[0].lower() in TITLES
         title, words = words[0].lower(), words[1:]
     if titled and len(words) > 2 and words[1] == "of" and head(words[0]) in ROLE_HEADS:
         words = words[2:]  # 'Chief Executive of Greystone Renewables': a role, then its body
+    if titled and title in ("of", "for") and names_a_field(words):
+        return []  # 'Director of Enforcement and Market Oversight': the title's field, no body
     if (named := person_after_title(words)) is not words:
         titled, words = True, named
-        while words and not _is_name_start(words):  # 'Her Honour Judge Celia Marchbank'
+        while words and not is_name_start(words):  # 'Her Honour Judge Celia Marchbank'
             words = words[1:]
     words = without_post_nominals(words)  # 'Chukwuemeka Obi SAN', 'Harriet Doyle RIAI'
+    if only_letters(words):
+        return []  # 'Structural Engineer, CEng MIStructE'
     role = False
-    while words and (
-        words[-1].lower() in ROLE_WORDS - _TYPE_CUES["geo"] - _TYPE_CUES["organization"]
-        or words[-1].lower() in JOINERS
+    while (
+        words
+        and not role_as_surname(words)
+        and (
+            words[-1].lower() in ROLE_WORDS - _TYPE_CUES["geo"] - _TYPE_CUES["organization"]
+            or words[-1].lower() in JOINERS
+        )
     ):
         role = role or words[-1].lower() in ROLE_WORDS
         words = words[:-1]
+    if role and words and peoples_word(words[0]) and all(map(office_word, words)):
+        return []  # 'British Foreign Secretary', 'Senior Clinical Manager': an office's title
     if core_count(words) == 1:
         word = words[-1]  # after its particle, if any ('La Paz')
         honorific = title in HONORIFICS | TITLE_ABBREVIATIONS
@@ -190,19 +208,6 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
         for part in split_run(words)
         if core_count(part) >= 2 or (len(part) == 1 and is_known_place(part[0]))
     ]  # 'Ewa Lindgren of Vantaa': a person and a place
-
-
-def _is_common_head(word: str) -> bool:
-    """A word that starts 'W of Name' without being part of the name (not a body's or a place's
-    head noun, a title, a first name or a place)."""
-    return not (
-        word.lower() in ORGANISATION_HEADS  # 'Friends of ...'
-        or head(word) in ORGANISATION_HEADS
-        or head(word) in PLACE_HEADS
-        or word.lower() in TITLES
-        or is_first_name(word)
-        or is_known_place(word)
-    )
 
 
 def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
@@ -239,7 +244,7 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
                 if not run or run[-1].lower() in TITLES:  # 'Civil Surgeon Dr.': all a title
                     run.clear()
                     return
-            opens = at_start or previous == ":"  # a field's value: 'Contract: Resurfacing of ...'
+            opens = at_start or previous in (":", "|")  # 'Contract: Resurfacing', a table's cell
             title = tokens[start - 2 : start - 1] if previous == "." and start > 1 else []
             if title and title[0].lower() not in TITLE_ABBREVIATIONS:
                 title = []  # else 'Mr. Harlan': the title the full stop cut off
@@ -254,8 +259,10 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
                     not single
                     or cued
                     or where_a_place_is
-                    or (starts_heading and not plain_word(name))  # not 'Episode 42 notes'
+                    # a heading's first word: not 'Episode 42 notes', nor 'Lot 1 - Pipes'
+                    or (starts_heading and not plain_word(name) and not numbered_label(name, after))
                     or ((not at_start or past_tense_before_name(run)) and is_known_place(name))
+                    or (at_start and dateline(name, after))
                 ):
                     names.append((name, single and not cued, weak and single))
                     if where_a_place_is:
@@ -279,6 +286,7 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
             or is_form_word(word)
             or before_a_form(tokens[index : index + 4])
             or and_in_a_body(run, tokens[index : index + 3])
+            or and_in_a_law(tokens[index : index + 4])
             or closes_a_listed_body(run, tokens[index : index + 2])
             or is_known_place(" ".join([run[-1], *tokens[index : index + 2]]))  # 'X upon Tyne'
         )
@@ -356,7 +364,7 @@ def find_entities(text: str) -> Mentions:
         for key, name in found.items()
         if has_no_kind(name) or object_names.names_a_thing(text, name)
     }
-    not_names |= headings_in_capitals(found, parties | speaking)  # 'CONTRACT FOR THE ...'
+    not_names |= headings_in_capitals(found, parties | speaking, text)  # 'CONTRACT FOR THE ...'
     for key in not_names & found.keys():
         places.discard(found.pop(key))
     prose = _ADDRESSES.sub(" ", text)  # 'press@norvik.se' writes no word of the text in lower case
@@ -379,7 +387,7 @@ def find_entities(text: str) -> Mentions:
         elif " " in name and _generic(name, lowercase):
             # 'Community Orchard Planting Day', 'Public Meeting': words of the text, capitalised
             del found[key]
-    before = {name: _words_before(text, name) for name in found.values() if " " in name}
+    before = {name: words_before(text, name) for name in found.values() if " " in name}
     places |= {
         name for name, words in before.items() if words & _PLACE_PREPOSITIONS - {"to", "from"}
     }  # 'in Nether Ashcombe'
@@ -399,8 +407,14 @@ def find_entities(text: str) -> Mentions:
         forms[full].append(nickname)
     for name, acronym in acronyms(text, names):  # 'Sindicato ... do Sul (STAFS)'
         forms[name].append(acronym)
-    for party, bound in roles.items():
-        forms[party] += [f"{article} {term}" for term in bound for article in ("the", "The")]
+    for party, bound in roles.items():  # 'the Supplier', 'the respondent'; "Halvard" alone
+        forms[party] += [
+            f"{article} {written}"
+            for term in bound
+            for written in dict.fromkeys([term, term.lower()])
+            for article in ("the", "The")
+        ]
+        forms[party] += [term for term in bound if not is_common_word(term)]
     shared = first_bearers(names, quoted | places)
     mentions = {
         name: [
@@ -448,23 +462,6 @@ def find_entities(text: str) -> Mentions:
         and ((reason not in _WEAK and n.upper() not in works) or _mentions(outside, n))
     ]
     return mentioned
-
-
-def _words_before(text: str, name: str) -> set[str]:
-    """The lower-cased words written right before each mention of `name` ('the', 'in', ...), not
-    where a longer name goes on after it ('the Wilhelmina Barns-Graham Trust')."""
-    words, start = set(), text.find(name)
-    while start >= 0:
-        end = start + len(name)
-        if not re.match(r"(?:\w| [A-Z])", text[end : end + 2]) and (
-            match := _LAST_WORD.search(text[max(0, start - 30) : start])
-        ):
-            words.add(match.group(1).lower())
-        start = text.find(name, end)
-    return words
-
-
-_LAST_WORD = re.compile(r"(\w+)\s+$")
 
 
 def _generic(name: str, lowercase: set[str]) -> bool:

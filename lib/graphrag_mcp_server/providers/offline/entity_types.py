@@ -31,7 +31,11 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_lower_case_body_noun,
     written_as_legal_form,
 )
-from graphrag_mcp_server.providers.offline.no_kind import DOCUMENT_HEADS, is_common_word
+from graphrag_mcp_server.providers.offline.no_kind import (
+    DOCUMENT_HEADS,
+    is_common_word,
+    peoples_word,
+)
 from graphrag_mcp_server.providers.offline.structure_words import COMPASS, KIN, ROLE_WORDS
 from graphrag_mcp_server.providers.offline.text import JOINERS, STOPWORDS
 
@@ -131,6 +135,22 @@ def single_name_cue(rest: str) -> bool:
     )
 
 
+_APPOSITIVE = re.compile(
+    r"^,\s+(?:the|a|an)\s+(?:[\w'’-]+\s+){0,3}?([\w-]+)\s*(?:[,.;:)]|$|that\b|which\b|based\b)"
+)
+"""', the Swansea accountancy firm.' after a mention: the appositive's last word its noun."""
+
+
+def _body_appositive(rest: str) -> bool:
+    """The words after a mention call it a body: ', the Swansea accountancy firm', ', a
+    family-owned company that ...' (a body's noun, no role's: not ', a company director')."""
+    found = _APPOSITIVE.match(rest)
+    noun = found[1].lower() if found else ""
+    return noun not in ROLE_WORDS | ORGANISATION_ROLES and (
+        _is_head(noun, ORGANISATION_HEADS) or noun in BODY_NOUNS
+    )
+
+
 def _held_role(rest: str) -> bool:
     """The words after a mention give it a role in a body: ', the firm's founder', ', its chief
     executive'... (a person's appositive)."""
@@ -178,6 +198,7 @@ def context_cue(text: str, name: str) -> str | None:
             last[:1] in (["joined"], ["founded"])
             or (possessive and any(w in ORGANISATION_ROLES for w in following))
             or appositive
+            or _body_appositive(rest)
         ):
             votes["organization"] += 1
         elif last[:1] in (["of"], ["for"]) and any(w in ORGANISATION_ROLES for w in last[1:]):
@@ -330,7 +351,7 @@ def type_and_reason(
     short = 2 <= len(words) <= 3 + len(particles)
     if plain and short and is_first_name(words[0]) and not institution:
         return "person", "first name"
-    if plain and 2 <= len(words) <= 4 and _family_name_first(words) and not institution:
+    if plain and 2 <= len(words) <= 4 and family_name_first(words) and not institution:
         return "person", "family name first"  # 'Nguyễn Thị Thu Hà', 'Kovács János'
     if plain and len(words) > 1 and _place_last(name.split()) and not institution:
         return "organization", "place last"  # 'Ordnance Survey Ireland', 'Sport England'
@@ -343,6 +364,8 @@ def type_and_reason(
             return kind, "head noun inside"
     if institution or quoted:
         return "organization", "'the X'" if institution else "quoted"
+    if plain and short and peoples_word(words[0]):
+        return "organization", "people's word first"  # 'Scottish Water', 'English Heritage'
     if plain and short:
         return DEFAULT_TYPE, "default"
     return "organization", "default"
@@ -431,7 +454,7 @@ def _plural_noun(word: str) -> bool:
     )
 
 
-def _family_name_first(words: list[str]) -> bool:
+def family_name_first(words: list[str]) -> bool:
     """A person's name written family name first: a first word that is neither English nor a first
     name, then a first name."""
     return (
@@ -452,48 +475,3 @@ _LEGAL_FORM_AFTER = re.compile(r"\s*,?\s+([\w./]+)(?=[\s,;:)]|$)")
 """The word after a mention, a comma between them or not ('co' of 'co-founded' is none)."""
 _BODY_PREPOSITIONS = frozenset(["für", "zum", "zur", "dei", "degli", "delle"])
 """Joiners of bodies' and places' names that no person's name holds ('Institut für Physik')."""
-_FORM_REASONS = frozenset(["event word", "legal form", "head noun", "gazetteer"])
-"""Reasons that type a name by its own words as something other than a person."""
-
-
-def person_after_title(words: list[str]) -> list[str]:
-    """A person's name written after words no title list holds ('Staff Nurse Moira Lennox', 'GM
-    Bram Oosterhuis', 'Fourteen-year-old Yusuf Demirci'): the words from its first first name on,
-    when nothing before that is a first name (an abbreviation in capitals before mixed case, or a
-    small word such as 'his', is none) and they make a person's name of two or three words, not
-    ending in a role. Any other run is returned unchanged: a name that starts with a first name,
-    a body's or place's name by its own words ('Royal Albert Hall', 'Mount Saint Helens'), and a
-    family name written before given names only ('Nguyễn Thị Thu Hà'; a word no list holds before
-    a first name and a surname is a title: 'Politiførstebetjent Rune Eidsvåg')."""
-    if len(words) < 3 or type_and_reason(" ".join(words), quoted=False, place=False)[1] in (
-        _FORM_REASONS
-    ):
-        return words
-    if _family_name_first(words) and all(is_first_name(word) for word in words[1:]):
-        return words  # 'Nguyễn Thị Thu Hà': a family name, then given names only
-    for start in range(1, len(words) - 1):
-        if not _before_a_name(words[start - 1], words[start]):
-            return words
-        rest = words[start:]
-        if rest[0][:1].isupper() and is_first_name(rest[0]) and not _abbreviation(rest[0], rest[1]):
-            typed = type_and_reason(" ".join(rest), quoted=False, place=False)[1]
-            role = rest[-1].lower() in ORGANISATION_ROLES | TITLES  # 'Ashgrove Lane Lawyers'
-            return rest if typed == "first name" and not role else words
-    return words
-
-
-def _before_a_name(word: str, following: str) -> bool:
-    """`word` can stand in front of a name without being part of it: not a first name, unless it
-    is an abbreviation or a small word."""
-    lower = word.lower()
-    return not is_first_name(word) or _abbreviation(word, following) or lower in _SMALL_WORDS
-
-
-def _abbreviation(word: str, following: str) -> bool:
-    """An abbreviation in capitals ('GM', 'PC', 'IM') before a word in mixed case: a title, not a
-    first name in capitals."""
-    return word.isupper() and len(word) <= 4 and not following.isupper()
-
-
-_SMALL_WORDS = frozenset(["his", "her", "their", "our", "my", "your", "the", "a", "an", "to"])
-"""Words that start a title ('His Honour', 'Her Excellency') and some first-name lists hold."""

@@ -18,6 +18,8 @@ _PARTIES = (
 )
 """Designations of a party in legal English, written in brackets after its name without quotes:
 'GREYFRIARS LOGISTICS LIMITED (Claimant)'."""
+_PARTY_FIELD = re.compile(rf"^[ \t*]*((?i:{_PARTIES}))[ \t]*:[ \t]*(?=\S)", re.MULTILINE)
+"""A party's designation as a field label, its name after it: a judgment's 'Respondent: ...'."""
 _LEAD = (
     r"(?:(?:the|my|our|your|his|her|its|their|each|a|an|together|collectively|jointly"
     r"|hereinafter|herein|referred|called|to|as|and),?\s+)*"
@@ -37,8 +39,11 @@ _CAPITALS_BEFORE = re.compile(r"([A-Z][A-Z'’.&-]+(?:[ \t]+[A-Z][A-Z'’.&-]+)+
 
 def defined_terms(text: str) -> list[tuple[str, int]]:
     """Each defined term and where its party's name is to be found: before the parenthesis, or
-    after 'means' (a negative position: the name follows)."""
-    found: list[tuple[str, int]] = []
+    after 'means' or a party's field label (a negative position: the name follows: 'Respondent:
+    Corran Logistics Limited')."""
+    found: list[tuple[str, int]] = [
+        (match[1].capitalize(), -match.end()) for match in _PARTY_FIELD.finditer(text)
+    ]
     for match in _DEFINED_TERM.finditer(text):
         if match[1]:
             found += [(term[1], match.start()) for term in re.finditer(_TERM, match[1])]

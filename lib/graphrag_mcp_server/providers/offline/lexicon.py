@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
 import unicodedata
-from collections.abc import Callable
-from typing import Any
+
+from graphrag_mcp_server.providers.offline.word_frequency import zipf_frequency
 
 # fmt: off
 # Word lists packed several to a line (the formatter would put one word on each line).
@@ -343,35 +342,23 @@ _SHORT_WORDS = frozenset(
 @functools.cache
 def legal_forms() -> frozenset[tuple[str, ...]]:
     """Company legal forms of every country (cleanco's terms: 'gmbh', 'ltd', 'pty ltd', 'ab'), and
-    the Finnish registered association's 'ry', which cleanco's list lacks."""
+    those cleanco's list lacks (_MORE_LEGAL_FORMS)."""
     from cleanco import prepare_default_terms
 
-    return frozenset(tuple(words) for _, words in prepare_default_terms()) | {("ry",)}
+    return frozenset(tuple(words) for _, words in prepare_default_terms()) | _MORE_LEGAL_FORMS
 
 
-@functools.cache
-def zipf_frequency() -> Callable[[str, str], float]:
-    """wordfreq's zipf_frequency, imported in a thread of its own: at import wordfreq finds its
-    data through the importer's stack (locate reads the source of every frame), most of a second
-    under a pipeline's deep stack, a fifth of that in a fresh thread."""
-    found: list[Any] = []
-
-    def load() -> None:
-        try:
-            from wordfreq import zipf_frequency as loaded
-
-            loaded("the", "en")  # loads the English list
-            found.append(loaded)
-        except Exception as error:  # noqa: BLE001 - raised again in the caller's thread
-            found.append(error)
-
-    thread = threading.Thread(target=load, name="wordfreq-import")
-    thread.start()
-    thread.join()
-    if isinstance(found[0], Exception):
-        raise found[0]
-    zipf: Callable[[str, str], float] = found[0]
-    return zipf
+_MORE_LEGAL_FORMS = frozenset(
+    (form,)
+    for form in [
+        "ry",  # Finnish registered association
+        "cyf", "cyfyngedig", "ccc",  # Welsh: limited, public limited
+        "teoranta", "dac", "clg", "ulc",  # Irish: limited, designated activity, by guarantee
+        "pvt", "tbk", "jsc", "pjsc", "eood", "ug", "slu", "limitada",  # Indian ... Portuguese
+    ]
+)  # fmt: skip
+"""Legal forms cleanco's list lacks: Wales', Ireland's, India's 'Pvt', Indonesia's 'Tbk',
+Russia's 'JSC' and 'PJSC', Bulgaria's 'EOOD', Germany's 'UG', Spain's 'SLU', 'Limitada'."""
 
 
 @functools.lru_cache(maxsize=1 << 14)

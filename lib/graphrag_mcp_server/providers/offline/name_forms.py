@@ -8,7 +8,11 @@ import itertools
 import re
 from collections import Counter
 
-from graphrag_mcp_server.providers.offline.entity_types import canonical_type, head
+from graphrag_mcp_server.providers.offline.entity_types import (
+    canonical_type,
+    head,
+    type_and_reason,
+)
 from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_HEADS,
     PLACE_HEADS,
@@ -17,14 +21,17 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_known_place,
     without_legal_form,
 )
+from graphrag_mcp_server.providers.offline.no_kind import is_common_word
 from graphrag_mcp_server.providers.offline.structure_words import CALENDAR
 
 
-def headings_in_capitals(found: dict[str, str], names: set[str]) -> set[str]:
+def headings_in_capitals(found: dict[str, str], names: set[str], text: str) -> set[str]:
     """The keys of `found`'s names of several words written in capitals ('CONTRACT FOR THE ...'):
     a heading's, unless it names a place, a company by its legal form (a letterhead's 'LANKA
-    LEGAL PARTNERS' is the name the running text writes), or is one of `names` (parties, speakers
-    of a transcript)."""
+    LEGAL PARTNERS' is the name the running text writes), a person by a first name and rarer
+    words as the text's whole first line (a CV's 'PRIYA NAIR'; not 'GRACE PERIOD'), or is one
+    of `names` (parties, speakers of a transcript)."""
+    first_line = text.strip().split("\n", 1)[0].strip()
     return {
         key
         for key, name in found.items()
@@ -32,9 +39,21 @@ def headings_in_capitals(found: dict[str, str], names: set[str]) -> set[str]:
         and name.isupper()
         and canonical_type(name, quoted=False, place=False) != "geo"
         and not ends_in_legal_form(name.split())
+        and not (name == first_line and _person_in_capitals(name))
         and name not in names
         and key not in names
     }
+
+
+def _person_in_capitals(name: str) -> bool:
+    """`name` is a first name and words no common English: a person's name in capitals."""
+    first, *rest = name.split()
+    return (
+        is_first_name(first)
+        and len(rest) < 3
+        and not any(map(is_common_word, rest))
+        and type_and_reason(name, quoted=False, place=False)[1] == "first name"
+    )
 
 
 def surface_forms(

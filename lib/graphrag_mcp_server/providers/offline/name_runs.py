@@ -85,6 +85,14 @@ def without_post_nominals(words: list[str]) -> list[str]:
     return words
 
 
+def only_letters(words: list[str]) -> bool:
+    """`words` are only letters written after a name: POST_NOMINALS and abbreviations with
+    capitals inside ('CEng MIStructE', 'BSc CEng'), which name nobody."""
+    return any(word in POST_NOMINALS for word in words) and all(
+        word in POST_NOMINALS or sum(map(str.isupper, word)) > 1 for word in words
+    )
+
+
 def _without_middle_initials(words: list[str]) -> list[str]:
     """A name without the initials between its first and last words ('John F. Halloran' -> 'John
     Halloran'): the form the text also writes, so one person, not two; initials that open a name

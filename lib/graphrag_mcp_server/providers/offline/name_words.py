@@ -23,7 +23,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     legal_forms,
     written_as_legal_form,
 )
-from graphrag_mcp_server.providers.offline.no_kind import plain_word
+from graphrag_mcp_server.providers.offline.no_kind import is_common_word, plain_word
 from graphrag_mcp_server.providers.offline.structure_words import (
     CALENDAR,
     COMPASS,
@@ -213,6 +213,25 @@ def and_in_a_body(run: list[str], tokens: list[str]) -> bool:
     return False
 
 
+def and_in_a_law(tokens: list[str]) -> bool:
+    """`tokens` are 'and', then one or two capitalised words and a law's noun: 'and' inside a
+    law's title ('Financial Services and Markets Act'), which names no body or person."""
+    if tokens[:1] != ["and"]:
+        return False
+    for at, word in enumerate(tokens[1:4], start=1):
+        if not word[:1].isupper():
+            return False
+        if at > 1 and word.lower() in _LAWS:
+            return True
+    return False
+
+
+_LAWS = frozenset(
+    ["act", "acts", "directive", "regulation", "regulations", "decree", "ordinance", "statute"]
+)
+"""The last word of a law's title (no_kind.DOCUMENT_HEADS makes it no entity)."""
+
+
 def before_a_form(tokens: list[str]) -> bool:
     """`tokens` start with up to 3 lower-case words and then a legal form: the rest of a company's
     name in a language that capitalises only its first word ('... kolejová vozidla a.s.')."""
@@ -300,9 +319,14 @@ def _rare_word_before_head(words: list[str]) -> bool:
 
 def opens_sentence(words: list[str]) -> bool:
     """The first of a sentence's capitalised words is no name's: `_is_sentence_opener` unless a
-    head noun makes the run a body's or a place's name, or a word before a courtesy title ('Saw
-    Mrs Dunmore', 'Thanks Dr Okoro': a verb or a greeting)."""
-    return (_is_sentence_opener(words[0]) and not _rare_word_before_head(words)) or (
+    head noun makes the run a body's or a place's name or the run starts with a known place's
+    ('United Kingdom officials'), or a word before a courtesy title ('Saw Mrs Dunmore', 'Thanks
+    Dr Okoro': a verb or a greeting)."""
+    return (
+        _is_sentence_opener(words[0])
+        and not _rare_word_before_head(words)
+        and not any(is_known_place(" ".join(words[:size])) for size in (2, 3) if len(words) >= size)
+    ) or (
         len(words) > 2
         and words[1].lower().rstrip(".") in HONORIFICS | TITLE_ABBREVIATIONS
         and words[0].lower() not in TITLES
@@ -311,12 +335,16 @@ def opens_sentence(words: list[str]) -> bool:
 
 def is_single_name(word: str) -> bool:
     """A capitalised word left by `_run_names` (no title, role or structure word) that can be a name
-    by itself (a place: 'Hartsmere')."""
+    by itself (a place: 'Hartsmere'; 'Kettering' and 'Worthing', places the gazetteer holds and
+    no common English, though they end as common words do)."""
     lower = word.lower()
     return (
         lower not in STOPWORDS
         and not is_legal_form(word)
-        and not lower.endswith(_COMMON_SUFFIXES)
+        and (
+            not lower.endswith(_COMMON_SUFFIXES)
+            or (is_known_place(word) and not is_common_word(word))
+        )
         and lower not in CALENDAR
         and lower.removesuffix("s") not in CALENDAR
         and word.isalpha()
@@ -346,3 +374,20 @@ def in_place(tokens: list[str], start: int, length: int) -> bool:
     return (start > 1 and tokens[start - 1] == "of" and tokens[start - 2].lower() in COMPASS) or (
         tokens[end - 1].endswith(("'s", "’s")) and (head(after) in PLACE_HEADS or after in _CIVIC)
     )
+
+
+def words_before(text: str, name: str) -> set[str]:
+    """The lower-cased words written right before each mention of `name` ('the', 'in', ...), not
+    where a longer name goes on after it ('the Wilhelmina Barns-Graham Trust')."""
+    words, start = set(), text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        if not re.match(r"(?:\w| [A-Z])", text[end : end + 2]) and (
+            match := _LAST_WORD.search(text[max(0, start - 30) : start])
+        ):
+            words.add(match.group(1).lower())
+        start = text.find(name, end)
+    return words
+
+
+_LAST_WORD = re.compile(r"(\w+)\s+$")

@@ -21,9 +21,9 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_english_word,
     is_first_name,
     is_known_place,
-    zipf_frequency,
 )
 from graphrag_mcp_server.providers.offline.text import JOINERS
+from graphrag_mcp_server.providers.offline.word_frequency import zipf_frequency
 
 # fmt: off
 DOCUMENT_HEADS = frozenset(
@@ -87,18 +87,21 @@ def has_no_kind(name: str) -> bool:
         return True  # 'Academic CV', 'Full CV': a curriculum vitae, no Dutch company's 'CV'
     if len(words) > 1 and words[0] in VESSEL_PREFIXES and not name.isupper():
         return True
-    if len(words) > 1 and words[-1].lower() in OFFICES and all(map(_office_word, words[:-1])):
+    if len(words) > 1 and words[-1].lower() in OFFICES and all(map(office_word, words[:-1])):
         return True  # 'French Foreign Minister', 'Prime Minister': an office, not its holder
-    folded = name.casefold()
-    return (folded in _languages() or folded in _adjectives()) and not is_known_place(name)
+    return peoples_word(name) and not is_known_place(name)
 
 
-def _office_word(word: str) -> bool:
+def peoples_word(word: str) -> bool:
+    """`word` is a language's name or a people's adjective ('Scottish', 'English', 'Kenyan')."""
+    folded = word.casefold()
+    return folded in _languages() or folded in _adjectives()
+
+
+def office_word(word: str) -> bool:
     """A word of an office's title before its title word: a people's adjective ('French') or
     common English that names no body ('Foreign', 'Prime'; not 'Bank')."""
-    return word.casefold() in _adjectives() or (
-        is_common_word(word) and word.lower() not in ORGANISATION_HEADS
-    )
+    return peoples_word(word) or (is_common_word(word) and word.lower() not in ORGANISATION_HEADS)
 
 
 def vocabulary_phrase(
@@ -163,8 +166,7 @@ COMMON_ZIPF = 3.0
 
 def _names_a_place_or_people(word: str) -> bool:
     """`word` is a place the gazetteer holds, a language or a people's adjective."""
-    folded = word.casefold()
-    return is_known_place(word) or folded in _languages() or folded in _adjectives()
+    return is_known_place(word) or peoples_word(word)
 
 
 @functools.cache

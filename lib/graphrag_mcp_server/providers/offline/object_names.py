@@ -1,6 +1,7 @@
 """Names of things that none of graphrag's default entity types covers, known by their last word
 or the words around every mention: a ship written after a word for a vessel ('the tug Brenda
-Mae', 'the lifeboat RNLB Grace Darling'), a control of a program's screen written after a verb
+Mae', 'the lifeboat RNLB Grace Darling'), a work written after a word for one ('the novel Long
+Shadow'), a control of a program's screen written after a verb
 of using one or before a word for one ('click New Shipment', 'the Sync Status badge'), and a
 method or a concept of science named by its last word or written before a word for one
 ('Bayesian Hierarchical Model', 'Monte Carlo simulation', 'Nile Red staining'). The words are
@@ -42,6 +43,14 @@ METHOD_NOUNS = frozenset(
         "sequencing", "imaging", "scale", "effect",
     ]
 )
+WORK_NOUNS = frozenset(
+    [
+        "route", "trail", "horse", "racehorse", "song", "album", "film", "movie", "novel",
+        "book", "play", "opera", "musical", "painting", "poem", "locomotive", "aircraft",
+    ]
+)
+"""Words for a work or a named thing that are written before its name ('the novel Long Shadow',
+'the racehorse Red Rum', 'named the route Salt Line'): a title, no person, body or place."""
 INSTRUMENT_NOUNS = frozenset(
     [
         "test", "tests", "microscope", "spectrometer", "sequencer", "centrifuge", "scanner",
@@ -53,9 +62,9 @@ INSTRUMENT_NOUNS = frozenset(
 Model'), or written before them each time ('Monte Carlo simulation'), names one; so does a name
 written before a word for a test or an instrument each time ('the Mann Whitney test', 'a Zeiss
 Axio microscope')."""
-_THING_BEFORE = VESSEL_PREFIXES | VESSEL_NOUNS | CONTROL_VERBS
-"""The word before each mention that makes a name a ship's or a screen control's (every word of
-these lists but the prefixes is in lower case, as the text must write it)."""
+_THING_BEFORE = VESSEL_PREFIXES | VESSEL_NOUNS | CONTROL_VERBS | WORK_NOUNS
+"""The word before each mention that makes a name a ship's, a screen control's or a work's (every
+word of these lists but the prefixes is in lower case, as the text must write it)."""
 _THING_AFTER = CONTROL_NOUNS | METHOD_NOUNS | INSTRUMENT_NOUNS
 _BEFORE = re.compile(r"([\w-]+)\s+(?:(?:the|on)\s+)?$")
 _AFTER = re.compile(r"^\s+([\w-]+)")
@@ -63,8 +72,9 @@ _AFTER = re.compile(r"^\s+([\w-]+)")
 
 def names_a_thing(text: str, name: str) -> bool:
     """`name` ends in a word for a method, or every mention of it in `text` is a ship's (after a
-    vessel word or prefix), a screen control's (after a verb of using one, or before a word for
-    one) or a method's or an instrument's (before a word for one)."""
+    vessel word or prefix), a work's (after a word for one), a screen control's (after a verb of
+    using one, or before a word for one) or a method's or an instrument's (before a word for
+    one)."""
     words = name.split()
     if len(words) > 1 and words[-1].lower() in METHOD_NOUNS:
         return True

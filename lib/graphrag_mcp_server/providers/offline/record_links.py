@@ -80,13 +80,14 @@ def subject_links(
     link: Callable[[str, str, str], None],
 ) -> None:
     """A form or a CV about one person (its first line labelled with a name and naming one
-    person: 'Name: Dorota Wiśniewska', 'Full name: ...') linked to the names of its later lines
-    that name no person, at most FIELD_NAMES each: a CV's employers and places, a certificate's
-    issuer."""
+    person: 'Name: Dorota Wiśniewska', 'Full name: ...'; or its first line the person's name
+    alone: a CV's or a profile's heading) linked to the names of its later lines that name no
+    person, at most FIELD_NAMES each: a CV's employers and places, a certificate's issuer."""
     labelled = (
         position
         for position, sentence in enumerate(sentences)
-        if (label := _LABEL.match(sentence)) and _NAME_LABEL.search(label[1])
+        if ((label := _LABEL.match(sentence)) and _NAME_LABEL.search(label[1]))
+        or (position == 0 and _name_alone(sentence, present[0]))
     )
     position = next(labelled, None)
     if position is None or len(present[position]) != 1:
@@ -98,6 +99,13 @@ def subject_links(
         if 0 < len(names) <= FIELD_NAMES and all(typed(n, found)[0] != "person" for n in names):
             for name in names:
                 link(subject, name, f"{subject}: {sentence}")
+
+
+def _name_alone(sentence: str, names: list[str]) -> bool:
+    """`sentence` writes one name and no other word ('PRIYA NAIR', 'Helen Marsh (1931-2019)')."""
+    return len(names) == 1 and not re.sub(re.escape(names[0]), "", sentence, flags=re.I).strip(
+        " ()0123456789-–,."
+    )
 
 
 _NAME_LABEL = re.compile(r"\bname\b", re.IGNORECASE)

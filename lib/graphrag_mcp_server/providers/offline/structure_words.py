@@ -53,10 +53,13 @@ NOT_NAMES = frozenset(
         "cost", "costs", "risks", "issues", "decisions", "decision", "purpose", "scope", "aims",
         "objectives", "progress", "status", "history", "context", "contacts", "contact", "location",
         "venue", "schedule", "events", "news", "attn", "fao", "encl",
-        # degrees before their subject ('MSc Mathematics'): a CV's line, not a name
-        "msc", "bsc", "phd", "mba", "llb", "llm", "meng", "beng", "mphil", "dphil", "bcom",
     ]
 )
+DEGREES = frozenset(
+    ["msc", "bsc", "phd", "mba", "llb", "llm", "meng", "beng", "mphil", "dphil", "bcom"]
+)
+"""Degrees written before their subject ('MSc Mathematics', 'MEng Civil Engineering'): a CV's
+line, not a name."""
 """Greetings, sign-offs, document-structure words and degrees.
 
 They are left off the start of a name ("Dear Ms Qureshi", "Minutes of the Board").

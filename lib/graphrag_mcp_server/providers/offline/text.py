@@ -185,11 +185,14 @@ May — Left Hull'; not wrapped prose's '1987 by Mirela Voss' or '14 June 1991 w
 
 def _short_line_blocks(paragraph: str) -> list[str]:
     """The paragraph cut after each line of at most SHORT_LINE_WORDS words, and before each line
-    that starts a field ('Apologies: ...') or a list item: a name does not run on across them."""
+    that starts a field ('Apologies: ...'), a list item or an indented item: a name does not run
+    on across them."""
     blocks: list[str] = []
     lines: list[str] = []
     for line in paragraph.split("\n"):
-        if lines and (FIELD_LABEL.match(line) or _LIST_ITEM.match(line)):
+        if lines and (
+            FIELD_LABEL.match(line) or _LIST_ITEM.match(line) or _indented_item(lines[-1], line)
+        ):
             blocks.append("\n".join(lines))
             lines = []
         lines.append(line)
@@ -197,6 +200,22 @@ def _short_line_blocks(paragraph: str) -> list[str]:
             blocks.append("\n".join(lines))
             lines = []
     return [*blocks, "\n".join(lines)] if lines else blocks
+
+
+def _indented_item(previous: str, line: str) -> bool:
+    """`line` starts with a capital, indented deeper than `previous`, which starts with no bullet or
+    number: an item under an entry ('2019 - present  Director, Kerr Consulting, Leeds', then '  Led
+    a team'), not the hanging indent of a numbered item's next line ('1.1. The Firm ...')."""
+    stripped = line.lstrip()
+    return (
+        stripped[:1].isupper()
+        and len(line) - len(stripped) > len(previous) - len(previous.lstrip())
+        and not _MARKED_ITEM.match(previous)
+    )
+
+
+_MARKED_ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,2}(?:\.\d{1,2})*[.)]?)\s")
+"""A line that starts with a bullet or an item's number ('- ', '2.1. ', '3) ')."""
 
 
 def prose(text: str) -> list[str]:
