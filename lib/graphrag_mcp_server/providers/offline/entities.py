@@ -190,7 +190,7 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
         role = role or words[-1].lower() in ROLE_WORDS
         words = words[:-1]
     if role and words and peoples_word(words[0]) and all(map(office_word, words)):
-        return []  # 'British Foreign Secretary', 'Senior Clinical Manager': an office's title
+        return []  # 'French Foreign Secretary': an office's title, no name
     if core_count(words) == 1:
         word = words[-1]  # after its particle, if any ('La Paz')
         honorific = title in HONORIFICS | TITLE_ABBREVIATIONS

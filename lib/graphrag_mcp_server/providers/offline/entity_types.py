@@ -365,7 +365,7 @@ def type_and_reason(
     if institution or quoted:
         return "organization", "'the X'" if institution else "quoted"
     if plain and short and peoples_word(words[0]):
-        return "organization", "people's word first"  # 'Scottish Water', 'English Heritage'
+        return "organization", "people's word first"  # 'Welsh Water', 'English Heritage'
     if plain and short:
         return DEFAULT_TYPE, "default"
     return "organization", "default"

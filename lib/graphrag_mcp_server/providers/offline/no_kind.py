@@ -93,7 +93,7 @@ def has_no_kind(name: str) -> bool:
 
 
 def peoples_word(word: str) -> bool:
-    """`word` is a language's name or a people's adjective ('Scottish', 'English', 'Kenyan')."""
+    """`word` is a language's name or a people's adjective ('English', 'Welsh', 'Kenyan')."""
     folded = word.casefold()
     return folded in _languages() or folded in _adjectives()
 
