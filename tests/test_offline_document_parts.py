@@ -841,14 +841,18 @@ async def test_a_partys_field_label_and_a_short_name_it_defines(
 ) -> None:
     """A judgment's field label names a party ('Respondent: Corran Logistics Limited'), so 'the
     respondent's operations manager' is that company's; a short name defined in quotes is the
-    company wherever the text writes it alone, though a first name ('Halvard')."""
-    _, relationships = await _extracted(
+    company wherever the text writes it alone, though a first name ('Halvard'); an English 'as'
+    after a body's noun ends its name ('the Board as Non-Executive Director')."""
+    types, relationships = await _extracted(
         model,
         "Claimant: Ms Yetunde Afolabi\nRespondent: Corran Logistics Limited\n\n"
         "2. The respondent's operations manager, Mr Niall Brodie, dismissed her.\n\n"
         'Halvard Minerals plc ("Halvard" or "the Company") announces board changes. Commenting, '
-        "Halvard's Chairman, Sir Alan Mowbray, said he was pleased.\n",
+        "Halvard's Chairman, Sir Alan Mowbray, said he was pleased. Dr Ingrid Solberg will join "
+        "the Board as Non-Executive Director.\n",
     )
+    assert types["INGRID SOLBERG"] == "PERSON"
+    assert "BOARD AS NON-EXECUTIVE" not in types
     pairs = _pairs(relationships)
     assert _pair("CORRAN LOGISTICS LIMITED", "NIALL BRODIE") in pairs
     assert _pair("HALVARD MINERALS PLC", "ALAN MOWBRAY") in pairs

@@ -265,9 +265,16 @@ def continues_body(run: list[str], word: str, following: str, following_is_name:
         return False
     if word in ("in", "at") and is_english_word(run[0]):
         return False  # 'Museum of Modern Art in New York': a place after an English body's name
+    if word in _ENGLISH_ONLY:
+        return False  # 'join the Board as Non-Executive Director': English, no particle
     if len(word) <= 3:  # 'za', 'dos': a particle, inside the name only before more of it
         return following_is_name or (following.islower() and not is_english_word(following))
     return not is_english_word(word)
+
+
+_ENGLISH_ONLY = frozenset(["as", "by", "to", "on", "or", "if", "so", "is", "be", "it"])
+"""Short English words that no other language writes inside a body's name (unlike German 'am',
+'an', 'im' or Portuguese 'a')."""
 
 
 def is_body_noun(word: str) -> bool:

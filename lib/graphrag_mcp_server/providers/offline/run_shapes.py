@@ -91,8 +91,9 @@ def names_a_field(words: list[str]) -> bool:
     )
 
 
-_ABSTRACT_ENDINGS = ("ment", "tion", "sion", "ance", "ence", "ity", "ics", "ship", "ness", "ogy")
-"""Endings of English abstract nouns ('enforcement', 'operation', 'economics', 'leadership')."""
+_ABSTRACT_ENDINGS = ("ment", "tion", "sion", "ance", "ence", "ity", "ship", "ness", "ogy")
+"""Endings of English abstract nouns, read on the singular ('enforcement', 'operations',
+'leadership')."""
 
 
 def role_as_surname(words: list[str]) -> bool:
