@@ -23,7 +23,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     legal_forms,
     written_as_legal_form,
 )
-from graphrag_mcp_server.providers.offline.no_kind import is_common_word, plain_word
+from graphrag_mcp_server.providers.offline.no_kind import LAW_HEADS, is_common_word, plain_word
 from graphrag_mcp_server.providers.offline.structure_words import (
     CALENDAR,
     COMPASS,
@@ -152,12 +152,14 @@ def listed_in_a_body(run: list[str], tokens: list[str]) -> bool:
     'Ministry of Agriculture, Fisheries and Food'; not 'Ministry of Defence, Kvaerner and Saab'.
     A brand that wordfreq counts as common English ('Boeing') reads as such a word: 'the
     Ministry of Defence, Boeing and Airbus' is one name (a known limit)."""
+    if tokens[:1] != [","]:
+        return False  # checked first: this runs on every token after a capitalised word
     heads = [
         index
         for index, (word, joiner) in enumerate(itertools.pairwise(run))
         if joiner in ("of", "for") and word[:1].isupper() and head(word) in ORGANISATION_HEADS
     ]
-    if tokens[:1] != [","] or not heads:
+    if not heads:
         return False
     listed = run[heads[-1] + 2 :]
     for token, following in itertools.pairwise(tokens[1:]):
@@ -221,15 +223,9 @@ def and_in_a_law(tokens: list[str]) -> bool:
     for at, word in enumerate(tokens[1:4], start=1):
         if not word[:1].isupper():
             return False
-        if at > 1 and word.lower() in _LAWS:
+        if at > 1 and word.lower() in LAW_HEADS:
             return True
     return False
-
-
-_LAWS = frozenset(
-    ["act", "acts", "directive", "regulation", "regulations", "decree", "ordinance", "statute"]
-)
-"""The last word of a law's title (no_kind.DOCUMENT_HEADS makes it no entity)."""
 
 
 def before_a_form(tokens: list[str]) -> bool:

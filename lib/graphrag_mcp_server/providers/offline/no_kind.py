@@ -26,9 +26,12 @@ from graphrag_mcp_server.providers.offline.text import JOINERS
 from graphrag_mcp_server.providers.offline.word_frequency import zipf_frequency
 
 # fmt: off
-DOCUMENT_HEADS = frozenset(
+LAW_HEADS = frozenset(
+    ["act", "acts", "directive", "regulation", "regulations", "decree", "ordinance", "statute"]
+)
+"""The last word of a law's title ('Data Protection Act')."""
+DOCUMENT_HEADS = LAW_HEADS | frozenset(
     [
-        "act", "acts", "directive", "regulation", "regulations", "decree", "ordinance", "statute",
         "report", "certificate", "licence", "license", "permit", "invoice", "manual", "handbook",
         "specification", "clause", "annex", "appendix", "minutes", "bulletin", "newsletter",
         "brochure", "questionnaire", "checklist", "notice", "memo", "memorandum", "circular",

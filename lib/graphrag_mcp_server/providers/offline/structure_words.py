@@ -55,15 +55,15 @@ NOT_NAMES = frozenset(
         "venue", "schedule", "events", "news", "attn", "fao", "encl",
     ]
 )
+"""Greetings, sign-offs and document-structure words.
+
+They are left off the start of a name ("Dear Ms Qureshi", "Minutes of the Board").
+They are never a name of their own."""
 DEGREES = frozenset(
     ["msc", "bsc", "phd", "mba", "llb", "llm", "meng", "beng", "mphil", "dphil", "bcom"]
 )
 """Degrees written before their subject ('MSc Mathematics', 'MEng Civil Engineering'): a CV's
-line, not a name."""
-"""Greetings, sign-offs, document-structure words and degrees.
-
-They are left off the start of a name ("Dear Ms Qureshi", "Minutes of the Board").
-They are never a name of their own."""
+line, not a name; left off a name's start as NOT_NAMES are."""
 POST_NOMINALS = frozenset(
     [
         "QC", "KC", "SC", "SAN", "OBE", "MBE", "CBE", "KBE", "DBE", "CH", "FRS", "FRSE", "FRCS",
