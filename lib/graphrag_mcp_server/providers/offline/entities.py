@@ -60,14 +60,13 @@ from graphrag_mcp_server.providers.offline.name_words import (
     continues_body,
     continues_name,
     cued_single_name,
-    heads_a_name,
     in_place,
     is_form_word,
     is_single_name,
     listed_in_a_body,
     opens_sentence,
     past_tense_before_name,
-    possessive_place,
+    possessive_in_name,
     strip_possessive,
     tokens_of,
     words_before,
@@ -193,10 +192,10 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
         return []  # 'French Foreign Secretary': an office's title, no name
     if core_count(words) == 1:
         word = words[-1]  # after its particle, if any ('La Paz')
-        honorific = title in HONORIFICS | TITLE_ABBREVIATIONS
+        honorific = title in HONORIFICS | TITLE_ABBREVIATIONS | {"dear"}  # 'Dear Jedediah,'
         if honorific and not role and len(words) == 1 and is_single_name(word):
-            if title == "hon" and plain_word(word):
-                return []  # 'my hon. Friend', 'the hon. Member': a parliament's way of address
+            if title in ("hon", "dear") and plain_word(word):
+                return []  # 'my hon. Friend', 'Dear Friend': a way of address, no name
             return [(word, False, True)]  # 'Mr Harlan': a person the text may not name in full
         if not is_single_name(word) or titled or (role and not is_known_place(word)):
             return []  # 'Programme' of 'Programme Director'; not 'Leeds' of 'Leeds Director'
@@ -277,7 +276,7 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
             run[-1] += token  # "Weavers'", "St.", 'Department for Culture, Media and Sport'
             continue
         word, possessive = strip_possessive(token)
-        if possessive and (heads_a_name(following) or possessive_place(token, following)):
+        if possessive and possessive_in_name(run, token, tokens[index + 1 : index + 4]):
             word, possessive = token, False  # "St Oswald's Church", "King's Lynn"
         joins = bool(run) and (
             word.lower() in JOINERS

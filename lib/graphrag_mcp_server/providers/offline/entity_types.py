@@ -224,6 +224,8 @@ def context_cue(text: str, name: str) -> str | None:
         )
         if following[:1] == ["who"] or (last and last[0] in TITLES) or _held_role(rest):
             votes["person"] += 1
+        elif last[:1] == ["dear"]:
+            votes["person"] += 1  # 'Dear Jedediah,': a letter's addressee
         if (form := _LEGAL_FORM_AFTER.match(rest)) and _legal_form_after(form, rest):
             votes["organization"] += 2  # 'Penedela Vinhos, Lda.', a short name's full form
     best = max(votes, key=lambda kind: votes[kind])
@@ -323,6 +325,8 @@ def type_and_reason(
         return "organization", "head noun"  # 'Redwater Shipping', 'Hellevik lensmannskontor'
     if len(words) > 2 and _is_head(words[-2], ORGANISATION_HEADS) and is_known_place(words[-1]):
         return "organization", "head noun before a place"  # 'Trinity College Dublin'
+    if len(words) > 2 and words[1] == "of" and _is_head(words[0], ORGANISATION_HEADS):
+        return "organization", "head noun first"  # 'Friends of Shibden Hall', 'Museum of the Gorge'
     if _is_head(words[-1], PLACE_HEADS) or words[0] in PLACE_FIRST_WORDS:
         return "geo", "head noun"
     if cue == TITLED:
@@ -351,6 +355,8 @@ def type_and_reason(
     short = 2 <= len(words) <= 3 + len(particles)
     if plain and short and is_first_name(words[0]) and not institution:
         return "person", "first name"
+    if any(map(_INNER_CAPITAL.search, name.split())):
+        return "organization", "inner capital"  # 'Esri ArcGIS Pro'; not 'Jo McKenzie', typed above
     if plain and 2 <= len(words) <= 4 and family_name_first(words) and not institution:
         return "person", "family name first"  # 'Nguyễn Thị Thu Hà', 'Kovács János'
     if plain and len(words) > 1 and _place_last(name.split()) and not institution:
@@ -428,10 +434,11 @@ LAND_SURNAMES = frozenset(
     [
         "marsh", "wood", "woods", "hill", "hills", "brook", "brooks", "green", "moor", "heath",
         "dale", "field", "fields", "ford", "lake", "glen", "banks", "rivers", "forest", "shore",
+        "hall",
     ]
 )  # fmt: skip
-"""Nouns of land and water that are also common English family names ('Helena Marsh', 'Ann
-Wood')."""
+"""Nouns of land, water and buildings that are also common English family names ('Helena Marsh',
+'Ann Wood', 'Stuart Hall')."""
 
 
 def _family_name_of_land(words: list[str], place: bool) -> bool:

@@ -232,7 +232,7 @@ PLACE_HEADS = frozenset(
         "close", "drive", "way", "place", "gardens", "mews", "quay", "wharf", "pier", "dock",
         "parade", "grove", "rise", "yard", "arcade",
         "docks", "bridge", "port", "airport", "station", "stadium", "arena", "ground", "park",
-        "castle", "abbey", "cathedral", "palace", "tower", "fort", "room", "rooms",
+        "castle", "abbey", "cathedral", "palace", "tower", "fort", "room", "rooms", "hall",
     ]
 )
 """Last words that make a name a place's ('Kell Estuary', 'Albion Street')."""

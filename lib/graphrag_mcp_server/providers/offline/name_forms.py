@@ -221,6 +221,13 @@ def names_written_apart(text: str) -> list[tuple[str, str]]:
     return apart
 
 
+def written_whole(name: str, sentence: str) -> bool:
+    """`sentence` writes `name` whole: as it is, or family name first in capitals ('BRADSHAW, Helen
+    Margaret'), a register's entry, not a short form that refers back."""
+    *given, family = name.split()
+    return name in sentence or bool(given) and f"{family.upper()}, {' '.join(given)}" in sentence
+
+
 _SHARED_SURNAME = re.compile(r"\b([A-Z][a-z]+) and ([A-Z][a-z]+) ([A-Z][a-z'’-]+)\b")
 
 

@@ -130,10 +130,21 @@ def strip_possessive(token: str) -> tuple[str, bool]:
     return token, False
 
 
-def possessive_place(token: str, following: str) -> bool:
-    """A possessive and the capitalised word after it make a place the gazetteer knows ("King's
-    Lynn", "Bishop's Stortford"): one name, not a possessive before another."""
-    return following[:1].isupper() and is_known_place(f"{token} {following}")
+def possessive_in_name(run: list[str], token: str, following: list[str]) -> bool:
+    """`token`'s 's is inside a name: before a body's or place's noun ("St Oswald's Church"), in a
+    place the gazetteer knows ("King's Lynn"), or a saint's before up to two more capitalised words
+    and such a noun ("St Aidan's Primary School"); not a possessive before another name."""
+    after = following[0] if following else ""
+    if heads_a_name(after) or (after[:1].isupper() and is_known_place(f"{token} {after}")):
+        return True
+    if not run or run[-1].rstrip(".").lower() not in ("st", "saint"):
+        return False
+    for word in following[:3]:
+        if not word[:1].isupper():
+            return False
+        if heads_a_name(word):
+            return True
+    return False
 
 
 def continues_name(last: str, token: str, following: str) -> bool:

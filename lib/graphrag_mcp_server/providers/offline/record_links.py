@@ -1,5 +1,6 @@
 """Links that a text's layout states rather than a sentence: a form's field lines as one record,
-a form's heading to its fields, a transcript's speaker to what their turn names."""
+a form's heading to its fields, a transcript's speaker to what their turn names, a paper's authors
+to their affiliations."""
 
 from __future__ import annotations
 
@@ -35,6 +36,29 @@ def record_links(
                 for other in names[first + 1 :]:
                     link(name, other, evidence)
         run = []
+
+
+def affiliation_links(text: str, names: list[str], link: Callable[[str, str, str], None]) -> None:
+    """Names marked with numbers ('Priya Ramaswamy(1)', 'Tomasz Wieczorek (1,2)') linked to the
+    names of the lines those numbers open ('(1) School of Geography, University of Birmingham'):
+    a paper's authors and their affiliations, which no sentence states."""
+
+    def written(line: str) -> list[str]:
+        return [name for name in names if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", line)]
+
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    numbered = {number[1]: line for line in lines if (number := _NUMBERED_LINE.match(line))}
+    for line in lines if numbered else ():
+        for name in written(line) if "(" in line else ():
+            marked = re.search(rf"{re.escape(name)} ?\((\d{{1,2}}(?:, ?\d{{1,2}})*)\)", line)
+            for number in re.findall(r"\d+", marked[1]) if marked else ():
+                affiliation = numbered.get(number, "")
+                for other in written(affiliation):
+                    link(name, other, f"{line} {affiliation}")
+
+
+_NUMBERED_LINE = re.compile(r"\((\d{1,2})\) ")
+"""A line opened by its number in brackets: a paper's affiliation ('(2) Institute of ...')."""
 
 
 FIELD_NAMES = 3

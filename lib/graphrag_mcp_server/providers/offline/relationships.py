@@ -25,9 +25,10 @@ from graphrag_mcp_server.providers.offline.blocks import (
 from graphrag_mcp_server.providers.offline.entities import Mentions, typed
 from graphrag_mcp_server.providers.offline.entity_types import head
 from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS
-from graphrag_mcp_server.providers.offline.name_forms import without_nicknames
+from graphrag_mcp_server.providers.offline.name_forms import without_nicknames, written_whole
 from graphrag_mcp_server.providers.offline.record_links import (
     FIRST_PERSON,
+    affiliation_links,
     body_voice_links,
     form_links,
     record_links,
@@ -148,7 +149,7 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
                 for name in names:  # a biography's later sentences: 'In 1934 he led ...'
                     link(subject, name, NEARBY, f"{subject}: {sentence}")
             for name in (
-                short for short in names if short not in sentence
+                short for short in names if not written_whole(short, sentence)
             ):  # 'Danescombe considers ...'
                 for other in before:
                     link(name, other, NEARBY, f"{sentences[position - 1]} {sentence}")
@@ -172,6 +173,7 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
     if not _letter_links(all_sentences, all_present, order, link):
         body_voice_links(found, all_sentences, all_present, near)
     speaker_links(found, all_sentences, all_present, near)
+    affiliation_links(text, found.names, near)
     form_links(found, all_sentences, all_present, near)
     subject_links(found, all_sentences, all_present, near)
     _kin_links(found, link)

@@ -191,7 +191,10 @@ def _short_line_blocks(paragraph: str) -> list[str]:
     lines: list[str] = []
     for line in paragraph.split("\n"):
         if lines and (
-            FIELD_LABEL.match(line) or _LIST_ITEM.match(line) or _indented_item(lines[-1], line)
+            FIELD_LABEL.match(line)
+            or _LIST_ITEM.match(line)
+            or _indented_item(lines[-1], line)
+            or _register_entry(line)
         ):
             blocks.append("\n".join(lines))
             lines = []
@@ -213,6 +216,15 @@ def _indented_item(previous: str, line: str) -> bool:
         and not _MARKED_ITEM.match(previous)
     )
 
+
+def _register_entry(line: str) -> bool:
+    """`line` starts with a family name in capitals, a comma and a first name: an entry of a
+    register or a notice's list ('BRADSHAW, Helen Margaret, 12 Priory Road'), one record."""
+    entry = _FAMILY_NAME_FIRST.match(line)
+    return entry is not None and is_first_name(entry[1].lower())
+
+
+_FAMILY_NAME_FIRST = re.compile(r"\s*[A-Z][A-Z'’]{2,}(?:-[A-Z][A-Z'’]+)?,\s+([A-Z][a-z'’-]+)")
 
 _MARKED_ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,2}(?:\.\d{1,2})*[.)]?)\s")
 """A line that starts with a bullet or an item's number ('- ', '2.1. ', '3) ')."""
