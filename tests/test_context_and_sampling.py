@@ -70,9 +70,9 @@ async def test_context_only_returns_ranked_records_with_documents_and_no_complet
         and drift["context"]["reports"]
     )
 
-    # drift's local part gives the primer's reports no second share: most of the asked entity's
-    # relationships fit beside them (all of them did with the rules of 75b0400; with those of its
-    # issue-42 successor the primer's reports are longer and 10 of the 12 fit)
+    # drift's local part gives the primer's reports no second share, and the primer takes a third
+    # of the budget (context.PRIMER_SHARE): all the asked entity's relationships that local search
+    # holds fit beside the reports (at a half, 10 of its 12 did)
     def quist_links(result: dict) -> set[frozenset[str]]:
         return {
             frozenset((link["source"], link["target"]))
@@ -80,8 +80,7 @@ async def test_context_only_returns_ranked_records_with_documents_and_no_complet
             if "LEONARD QUIST" in (link["source"], link["target"])
         }
 
-    assert quist_links(drift) <= quist_links(local)
-    assert len(quist_links(drift)) >= 0.75 * len(quist_links(local)) > 0
+    assert quist_links(drift) == quist_links(local) != set()
 
     reports = global_["context"]["reports"]
     assert reports and all(report["documents"] and report["content"] for report in reports)
