@@ -225,6 +225,7 @@ def _register_entry(line: str) -> bool:
 
 
 _FAMILY_NAME_FIRST = re.compile(r"\s*[A-Z][A-Z'’]{2,}(?:-[A-Z][A-Z'’]+)?,\s+([A-Z][a-z'’-]+)")
+"""A family name in capitals, a comma and a capitalised word (the first name, the group)."""
 
 _MARKED_ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,2}(?:\.\d{1,2})*[.)]?)\s")
 """A line that starts with a bullet or an item's number ('- ', '2.1. ', '3) ')."""
