@@ -23,6 +23,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
 )
 from graphrag_mcp_server.providers.offline.no_kind import is_common_word
 from graphrag_mcp_server.providers.offline.structure_words import CALENDAR
+from graphrag_mcp_server.providers.offline.text import FAMILY_NAME_FIRST
 
 
 def headings_in_capitals(found: dict[str, str], names: set[str], text: str) -> set[str]:
@@ -190,13 +191,6 @@ def nicknames(text: str) -> list[tuple[str, str]]:
     ]
 
 
-_INVERTED = re.compile(
-    r"(?:^|(?<=[|:\t])|(?<=[|:] ))[ \t]*"  # a line's, a cell's or a field value's start
-    r"([A-Z][A-Z'’]+(?:-[A-Z][A-Z'’]+)?),[ \t]+([A-Z][a-z'’-]+(?:[ \t]+[A-Z][a-z'’-]+)*)",
-    re.MULTILINE,
-)
-
-
 def names_written_apart(text: str) -> list[tuple[str, str]]:
     """People whose names the text writes apart, each as its full name and the form the text
     writes: surname first in capitals at the start of a line, a table's cell or a field's value in
@@ -206,7 +200,7 @@ def names_written_apart(text: str) -> list[tuple[str, str]]:
     shares its surname ('Alasdair and Morag Fraser': 'Alasdair Fraser'), unless the text gives
     that first name another surname."""
     apart = []
-    for surname, written_given in _INVERTED.findall(text):
+    for surname, written_given in FAMILY_NAME_FIRST.findall(text):
         given = " ".join(itertools.takewhile(_given_name, written_given.split()))
         if given and len(surname) > 2:
             apart.append((f"{given} {surname.title()}", f"{surname}, {given}"))

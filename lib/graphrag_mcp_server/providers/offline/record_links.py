@@ -47,13 +47,15 @@ def affiliation_links(text: str, names: list[str], link: Callable[[str, str, str
         return [name for name in names if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", line)]
 
     lines = [" ".join(line.split()) for line in text.splitlines()]
-    numbered = {number[1]: line for line in lines if (number := _NUMBERED_LINE.match(line))}
+    numbered = {
+        number[1]: (line, written(line)) for line in lines if (number := _NUMBERED_LINE.match(line))
+    }
     for line in lines if numbered else ():
         for name in written(line) if "(" in line else ():
             marked = re.search(rf"{re.escape(name)} ?\((\d{{1,2}}(?:, ?\d{{1,2}})*)\)", line)
             for number in re.findall(r"\d+", marked[1]) if marked else ():
-                affiliation = numbered.get(number, "")
-                for other in written(affiliation):
+                affiliation, affiliated = numbered.get(number, ("", []))
+                for other in affiliated:
                     link(name, other, f"{line} {affiliation}")
 
 

@@ -218,14 +218,24 @@ def _indented_item(previous: str, line: str) -> bool:
 
 
 def _register_entry(line: str) -> bool:
-    """`line` starts with a family name in capitals, a comma and a first name: an entry of a
-    register or a notice's list ('BRADSHAW, Helen Margaret, 12 Priory Road'), one record."""
-    entry = _FAMILY_NAME_FIRST.match(line)
-    return entry is not None and is_first_name(entry[1].lower())
+    """`line` starts with a family name in capitals (its first part 3 letters or more), a comma and
+    a first name: an entry of a register or a notice's list ('BRADSHAW, Helen Margaret, 12 Priory
+    Road'), one record."""
+    entry = FAMILY_NAME_FIRST.match(line)
+    return (
+        entry is not None
+        and len(entry[1].split("-")[0]) > 2
+        and is_first_name(entry[2].split()[0].lower())
+    )
 
 
-_FAMILY_NAME_FIRST = re.compile(r"\s*[A-Z][A-Z'’]{2,}(?:-[A-Z][A-Z'’]+)?,\s+([A-Z][a-z'’-]+)")
-"""A family name in capitals, a comma and a capitalised word (the first name, the group)."""
+FAMILY_NAME_FIRST = re.compile(
+    r"(?:^|(?<=[|:\t])|(?<=[|:] ))[ \t]*"  # a line's, a cell's or a field value's start
+    r"([A-Z][A-Z'’]+(?:-[A-Z][A-Z'’]+)?),[ \t]+([A-Z][a-z'’-]+(?:[ \t]+[A-Z][a-z'’-]+)*)",
+    re.MULTILINE,
+)
+"""A family name in capitals, a comma and capitalised words (the given names): a register's,
+a results table's or a notice's way of writing a person ('ARCHER, Judith Mary')."""
 
 _MARKED_ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,2}(?:\.\d{1,2})*[.)]?)\s")
 """A line that starts with a bullet or an item's number ('- ', '2.1. ', '3) ')."""
