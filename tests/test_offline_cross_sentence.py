@@ -1,7 +1,8 @@
 """Issue 42, the round of held_out_18: the offline model's names and links that a text states
 across sentences or by its layout, each written from a text of the rules' author's own (a
 council's minutes, a sports report, a company's news, an affidavit, an interview, a visitors'
-book, a CV). Each test fails on the code of 8ab91fe."""
+book, a CV). Each test fails on the code of 8ab91fe; the last (a sentence that follows on) on
+9992a44's."""
 
 import pytest
 from graphrag_llm.completion import LLMCompletion
@@ -168,3 +169,24 @@ async def test_a_body_named_by_its_kind_is_the_one_named_nearby(
     pairs = _pairs(relationships)
     assert _pair("REAL OVIEDO", "PABLO RUIZ") in pairs
     assert _pair("FIONA GALLAGHER", "ARDMORE SETTERS") in pairs
+
+
+async def test_a_prose_sentence_follows_on_from_the_one_before(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """A sentence whose name does not open it carries on the account of the sentence before:
+    their names are linked. One that opens with a name is news of its own, and a list's items
+    are records of their own."""
+    _, relationships = await _extracted(
+        model,
+        "Nadia Ferreira chaired the inquiry for two years. The final report went to Brockhurst "
+        "Parish Council in March.\n\n"
+        "Marta Lindgren opened the bakery. Jonas Weber sold bread in Kalmar.\n\n"
+        "Minutes\n"
+        "1. Apologies from Clara Osei.\n"
+        "2. The budget of Redmoor Sailing Club was agreed.\n",
+    )
+    pairs = _pairs(relationships)
+    assert _pair("NADIA FERREIRA", "BROCKHURST PARISH COUNCIL") in pairs
+    assert _pair("MARTA LINDGREN", "JONAS WEBER") not in pairs
+    assert _pair("CLARA OSEI", "REDMOOR SAILING CLUB") not in pairs

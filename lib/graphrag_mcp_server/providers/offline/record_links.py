@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from graphrag_mcp_server.providers.offline.entities import Mentions, typed
 from graphrag_mcp_server.providers.offline.labels import FIELD_LABEL
+from graphrag_mcp_server.providers.offline.text import LIST_ITEM
 
 FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Ww]e|[Uu]s|[Oo]ur)\b")
 """A first-person word: a letter's writer or a transcript's speaker speaks of themselves."""
@@ -190,3 +191,33 @@ def body_voice_links(
         if FIRST_PERSON.search(sentence) and not _QUOTED.search(sentence):
             for name in names:
                 link(body, name, f"{body}: {sentence}")
+
+
+FOLLOW_ON_NAMES = 2
+"""Names each of two prose sentences may hold for the second to follow on from the first (more:
+a list or a crowd, whose names are not one account's)."""
+_PROSE_END = re.compile(r"[.!?][\"'”’)]*$")
+"""A sentence's end in prose: a line without one is a heading, an entry or a signature."""
+
+
+def follows_on(previous: str, sentence: str, names: list[str], before: list[str]) -> bool:
+    """Whether a prose sentence carries on the account of the one before, so that their names are
+    linked: each names one or two, neither is a field, a list item or an entry (each a record of
+    its own), and none of the second's names opens it ('The survey went to Lowmere Farm.' after
+    'Otto Brandt joined the board.'; a name in the first three words starts news of its own)."""
+    opening = {word.strip(".,:;'’\"()").casefold() for word in sentence.split()[:3]}
+    return (
+        0 < len(names) <= FOLLOW_ON_NAMES
+        and 0 < len(before) <= FOLLOW_ON_NAMES
+        and all(_in_prose(text) for text in (previous, sentence))
+        and not any(opening & {word.casefold() for word in name.split()} for name in names)
+    )
+
+
+def _in_prose(sentence: str) -> bool:
+    """Whether a sentence is running prose: it ends as one, and opens no field or list item."""
+    return bool(
+        _PROSE_END.search(sentence.strip())
+        and not FIELD_LABEL.match(sentence)
+        and not LIST_ITEM.match(sentence)
+    )

@@ -30,6 +30,7 @@ from graphrag_mcp_server.providers.offline.record_links import (
     FIRST_PERSON,
     affiliation_links,
     body_voice_links,
+    follows_on,
     form_links,
     record_links,
     speaker_links,
@@ -163,6 +164,12 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             else:  # 'CEO Ingrid Haugen said ...' after a sentence naming her company
                 for body, holder in role_opening(found, recent, sentence, names):
                     link(body, holder, NEARBY, f"{sentences[position - 1]} {sentence}")
+            if not (referred or _PERSONAL.search(left)) and follows_on(
+                sentences[position - 1] if position else "", sentence, names, before
+            ):  # a pronoun's sentence is linked by what it refers to
+                for name in names:
+                    for other in before:
+                        link(name, other, NEARBY, f"{sentences[position - 1]} {sentence}")
             for body in _bodies_meant(found, sentence, recent):
                 for name in names:
                     link(body, name, NEARBY, sentence)

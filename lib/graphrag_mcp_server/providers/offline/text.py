@@ -173,7 +173,7 @@ def table_rows(paragraph: str) -> list[str]:
 _CELL_SEPARATORS = (re.compile(r",(?=\S)"), re.compile(r"\t"), re.compile(r"\|"))
 
 
-_LIST_ITEM = re.compile(
+LIST_ITEM = re.compile(
     r"\s*(?:(?:[-*+•]|\d{1,2}[.)]|\d{1,2}[:.]\d\d)\s|(?:(?:1[6-9]|20)\d\d(?:\s*[-–]\s*\w+)?|"
     r"\d{1,2}(?:st|nd|rd|th)?\s+(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?)"
     r"[\s,:]+(?:[—–-]\s*)?[A-Z])"
@@ -192,7 +192,7 @@ def _short_line_blocks(paragraph: str) -> list[str]:
     for line in paragraph.split("\n"):
         if lines and (
             FIELD_LABEL.match(line)
-            or _LIST_ITEM.match(line)
+            or LIST_ITEM.match(line)
             or _indented_item(lines[-1], line)
             or _register_entry(line)
         ):
