@@ -10,11 +10,12 @@ debate's record, a transfer report, a trial registration; then an election notic
 notice, a wedding announcement, an e-mail, a genealogy; then a thesis's acknowledgements, a
 regulator's final notice, a contract award notice, a CV, an expedition's report, a list of
 mayors, a news dispatch, a tribunal's judgment, a board announcement; then a notice of poll, a
-school newsletter, a paper's affiliations, release notes, a letter of 1795); each test fails on
+school newsletter, a paper's affiliations, release notes, a letter of 1795; then a match report);
+each test fails on
 the code of a903f23, the 13th to 22nd also on that of 628b77e, the 16th to 22nd on 16a4e20's, the
 17th to 22nd on 78f5d07's, the 23rd to 28th on 37b969a's, the 29th to 31st on 01f1660's, the
-32nd to 36th on 2443b0b's, the 37th to 39th on fc6d312's, the 40th to 46th on c8e451a's and the
-last three on 25c6b8e's."""
+32nd to 36th on 2443b0b's, the 37th to 39th on fc6d312's, the 40th to 46th on c8e451a's, the
+47th to 49th on 25c6b8e's and the last on 5593675's."""
 
 import pytest
 from graphrag_llm.completion import LLMCompletion
@@ -928,3 +929,20 @@ async def test_a_letters_addressee_and_buildings_named_by_their_noun(
     }
     assert {name: types.get(name) for name in expected} == expected
     assert "FRIEND" not in types
+
+
+async def test_the_sides_of_a_results_line_are_teams(model: LLMCompletion) -> None:  # noqa: F811
+    """A results line's sides ('Kelso 24-18 Hawick', 'Harrogate Town 2 Morecambe 1') are teams,
+    though a town's name or a place's head noun would type them as places; two people and their
+    ages on a line stay people."""
+    types, _ = await _extracted(
+        model,
+        "Harrogate Town 2 Morecambe 1\n\n"
+        "Harrogate Town came from behind at Wetherby Road. Their captain, Rory Laidlaw, scored "
+        "twice.\n\n"
+        "Entrants\n"
+        "Jonas Weber 45, Marta Lindgren 39\n",
+    )
+    assert types["HARROGATE TOWN"] == types["MORECAMBE"] == "ORGANIZATION"
+    assert types["JONAS WEBER"] == types["MARTA LINDGREN"] == "PERSON"
+    assert types["WETHERBY ROAD"] == "GEO"

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from graphrag_mcp_server.providers.offline import object_names, quoted_terms, table_cells
 from graphrag_mcp_server.providers.offline.blocks import layout_cues
 from graphrag_mcp_server.providers.offline.entity_types import (
+    COMPETITOR,
     EVENT_HEADS,
     TITLED,
     canonical_type,
@@ -428,7 +429,10 @@ def find_entities(text: str) -> Mentions:
     cues = {  # a single place word is a person's only after a title, a body's only as premises
         name: cue
         for name, cue in cues.items()
-        if " " in name or name not in places or cue == TITLED or (cue and premises(text, name))
+        if " " in name
+        or name not in places
+        or cue in (TITLED, COMPETITOR)
+        or (cue and premises(text, name))
     }
     cues |= layout_cues(
         text,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from graphrag_mcp_server.providers.offline.labels import score_side
 from graphrag_mcp_server.providers.offline.lexicon import (
     HONORIFICS,
     ORGANISATION_HEADS,
@@ -55,6 +56,8 @@ EVENT_HEADS = frozenset(
 DEFAULT_TYPE = "person"
 """The type of a plain name of two or three words that no rule types: most such names in prose
 are people's (measured in docs/benchmarks.md, 'typed by default')."""
+COMPETITOR = "side of a results line"
+"""context_cue's answer for a name that a results line gives a score (labels.score_side): a team."""
 TITLED = "titled person"
 """context_cue's answer for a single word written after a title ('Cllr Barnes', 'Mr. Harlan'): a
 person, whatever else the word can be (a place the gazetteer knows, a common word)."""
@@ -187,6 +190,8 @@ def context_cue(text: str, name: str) -> str | None:
     titled = False
     for match in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):
         line_start = text.rfind("\n", 0, match.start()) + 1
+        if score_side(text[line_start:].split("\n", 1)[0], name):
+            return COMPETITOR
         before = re.split(r"[.;:!?()]", text[max(line_start, match.start() - 60) : match.start()])
         last = _words(before[-1])[::-1][:3]  # nearest first
         rest = text[match.end() : match.end() + 40].split("\n")[0]
@@ -315,6 +320,10 @@ def type_and_reason(
 ) -> tuple[str, str]:
     """The canonical type of `name` and the evidence that gave it (see the module's docstring)."""
     words = [w.lower() for w in name.split()]
+    if cue == COMPETITOR:
+        if not is_first_name(words[0]):
+            return "organization", "results line"
+        cue = None  # 'Jonas Weber 45, Ida Berg 39': people and their ages
     if any(_YEAR.match(w) for w in words) or _is_head(words[-1], EVENT_HEADS):
         return "event", "event word"
     if ends_in_legal_form(name.split()):

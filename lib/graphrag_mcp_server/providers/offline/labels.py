@@ -102,3 +102,21 @@ def speakers(found: dict[str, str], text: str, by_first_name: Callable[[str], bo
         )
         > 1
     }
+
+
+_SIDE = r"[A-Z][\w'’.&-]*(?: [A-Z&][\w'’.&-]*){0,3}"
+_SCORE_LINE = re.compile(
+    rf"\W*(?:(?P<home>{_SIDE}) \d{{1,3}},? (?P<away>{_SIDE}) \d{{1,3}}"
+    rf"|(?P<first>{_SIDE}) \d{{1,3}} ?[-–] ?\d{{1,3}} (?P<second>{_SIDE}))\W*"
+)
+"""A results line: two sides and their scores ('Harrogate Town 2 Morecambe 1', 'Leeds 24-18
+Wigan'), as match reports and results tables head a game."""
+
+
+def score_side(line: str, name: str) -> bool:
+    """`name` is one of the two sides of a results line: a team, whatever its words say (a town's
+    name, 'Town', 'County' or a first name: 'Crewe Alexandra')."""
+    score = _SCORE_LINE.fullmatch(line.strip())
+    return score is not None and name.casefold() in {
+        side.casefold() for side in score.groupdict().values() if side is not None
+    }
