@@ -1,6 +1,6 @@
 """Links that a text's layout states rather than a sentence: a form's field lines as one record,
 a form's heading to its fields, a transcript's speaker to what their turn names, a paper's authors
-to their affiliations."""
+to their affiliations; and a prose sentence's names to those of the sentence it follows on from."""
 
 from __future__ import annotations
 
