@@ -15,7 +15,7 @@ each test fails on
 the code of a903f23, the 13th to 22nd also on that of 628b77e, the 16th to 22nd on 16a4e20's, the
 17th to 22nd on 78f5d07's, the 23rd to 28th on 37b969a's, the 29th to 31st on 01f1660's, the
 32nd to 36th on 2443b0b's, the 37th to 39th on fc6d312's, the 40th to 46th on c8e451a's, the
-47th to 49th on 25c6b8e's and the last on 5593675's."""
+47th to 49th on 25c6b8e's and the last two on 5593675's."""
 
 import pytest
 from graphrag_llm.completion import LLMCompletion
@@ -946,3 +946,15 @@ async def test_the_sides_of_a_results_line_are_teams(model: LLMCompletion) -> No
     assert types["HARROGATE TOWN"] == types["MORECAMBE"] == "ORGANIZATION"
     assert types["JONAS WEBER"] == types["MARTA LINDGREN"] == "PERSON"
     assert types["WETHERBY ROAD"] == "GEO"
+
+
+async def test_a_word_before_a_nation_names_a_body(model: LLMCompletion) -> None:  # noqa: F811
+    """A name of two words whose last is a country's or a nation's and whose first is no first
+    name is a body ('Tenovus Scotland'); after a first name it is a person's family name."""
+    types, _ = await _extracted(
+        model,
+        "The pilot was funded in 2021 by Tenovus Scotland. The novelist Anatole France praised "
+        "the harbour.\n",
+    )
+    assert types["TENOVUS SCOTLAND"] == "ORGANIZATION"
+    assert types["ANATOLE FRANCE"] == "PERSON"

@@ -35,6 +35,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
 from graphrag_mcp_server.providers.offline.no_kind import (
     DOCUMENT_HEADS,
     is_common_word,
+    is_nation,
     peoples_word,
 )
 from graphrag_mcp_server.providers.offline.structure_words import COMPASS, KIN, ROLE_WORDS
@@ -370,6 +371,8 @@ def type_and_reason(
         return "person", "family name first"  # 'Nguyễn Thị Thu Hà', 'Kovács János'
     if plain and len(words) > 1 and _place_last(name.split()) and not institution:
         return "organization", "place last"  # 'Ordnance Survey Ireland', 'Sport England'
+    if plain and len(words) == 2 and is_nation(words[1]) and not institution:
+        return "organization", "nation last"  # 'Tenovus Scotland': no first name before it
     if len(words) > 1 and words[-1].endswith("ing") and len(words[-1]) > 5:
         return "organization", "trade in -ing"  # 'Harlow Printing', 'Kell Shipping'
     if len(words) > 1 and _plural_noun(words[-1]):

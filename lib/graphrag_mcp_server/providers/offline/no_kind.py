@@ -207,3 +207,17 @@ def _adjectives() -> frozenset[str]:
                 and not is_first_name(last)
             )
     return frozenset(made)
+
+
+def is_nation(word: str) -> bool:
+    """`word` is a country's name or a country's nation's ('Scotland'; pycountry's)."""
+    return word.casefold() in _nations()
+
+
+@functools.cache
+def _nations() -> frozenset[str]:
+    import pycountry
+
+    names = {getattr(c, f, c.name) for c in pycountry.countries for f in ("name", "common_name")}
+    names |= {part.name for part in pycountry.subdivisions if part.type == "Country"}
+    return frozenset(name.casefold() for name in names)
