@@ -6,10 +6,10 @@ import random
 from pathlib import Path
 
 import graspologic_native as gn
-import pandas as pd
 import pytest
 
 from graphrag_mcp_server.handlers.indexing import fresh_reference, stable_communities
+from graphrag_mcp_server.handlers.indexing.edge_graph import EdgeGraph, EdgeTable
 from graphrag_mcp_server.handlers.indexing.fresh_reference import FreshReference
 from test_stable_communities_unit import (
     TWO_CLIQUES,
@@ -17,26 +17,18 @@ from test_stable_communities_unit import (
     clique,
     clustered,
     groups,
+    level_zero,
     previous_version,
 )
 
 pytestmark = pytest.mark.quick
 
 
-def _frame(edges: Edges) -> pd.DataFrame:
-    return pd.DataFrame(
-        [(min(s, t), max(s, t), w) for s, t, w in edges], columns=["low", "high", "weight"]
-    )
-
-
 def _bound(before: Edges, after: Edges) -> float:
-    old, new = _frame(before), _frame(after)
-    graph: dict[str, dict[str, float]] = {}
-    for low, high, weight in new.itertuples(index=False):
-        graph.setdefault(low, {})[high] = weight
-        graph.setdefault(high, {})[low] = weight
-    changed = stable_communities._changed(old, new)
-    return fresh_reference.change_bound(old, new, changed, graph)
+    old = EdgeTable.of(*zip(*before, strict=True), by_pair=False)
+    graph = EdgeGraph.of(after)
+    changed = stable_communities.changed_edges(old, graph)
+    return fresh_reference.change_bound(old.weights(), graph.edges.weights(), changed, graph)
 
 
 def _random_graph(rng: random.Random, nodes: int, edges: int) -> Edges:
@@ -139,14 +131,14 @@ def test_partition_below_the_moved_reference_gets_a_fresh_run(
     calls = _counting_leiden(monkeypatch)
     run = stable_communities.communities_kept(previous)
     assert run is not None and run.reference == FreshReference(0.9)
-    found = stable_communities.kept_hierarchical_leiden(run, sorted(AFTER_SMALL))
+    found = stable_communities.kept_hierarchical_leiden(run, EdgeGraph.of(sorted(AFTER_SMALL)))
     assert len(calls) == 1
     fresh, _ = gn.leiden(
         sorted(AFTER_SMALL), seed=0xDEADBEEF, trials=1, **stable_communities.LEIDEN
     )
     assert run.reference == FreshReference(fresh) and run.clustering.fresh_modularity == fresh
     assert run.clustering.seeded and run.clustering.fresh_drift == 0
-    assert {c.node for c in found if c.level == 0} == set("abcdefghijy")
+    assert level_zero(found).keys() == set("abcdefghijy")
 
 
 @pytest.mark.parametrize("text", ["", "{", '{"modularity": "x", "drift": 0}', '{"drift": 0}'])

@@ -59,10 +59,10 @@ def test_index_summary_reports_what_was_built(built_index: tuple[Path, dict]) ->
     assert set(summary) == SUMMARY_KEYS
     assert summary["mode"] == "full"
     assert summary["documents_read"] == summary["documents"]  # a cold build reads every file
-    # graphrag's standard pipeline (documents handed in), this project's workflows in place of seven
+    # graphrag's standard pipeline (documents handed in), this project's workflows in place of eight
     assert summary["workflows"] == [
         "create_base_text_units_kept",
-        "create_final_documents",
+        "create_final_documents_kept",
         "extract_graph_kept",
         "finalize_graph_kept",
         "extract_covariates",

@@ -100,6 +100,8 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("claims", [False, True])
 def test_final_text_units_equal_graphrags(tmp_path: Path, claims: bool) -> None:
     mine, graphrags = ours(tmp_path / "ours", claims), by_graphrag(tmp_path / "graphrag", claims)
+    written = [tmp_path / name / "text_units.parquet" for name in ("ours", "graphrag")]
+    assert written[0].read_bytes() == written[1].read_bytes()
     assert list(mine.columns) == list(graphrags.columns)
     assert dict(mine.dtypes) == dict(graphrags.dtypes)
     assert _rows(mine) == _rows(graphrags)

@@ -6,9 +6,11 @@ import itertools
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from graphrag_mcp_server.handlers.indexing import stable_communities
+from graphrag_mcp_server.handlers.indexing.edge_graph import EdgeGraph
 from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
 
 Edges = list[tuple[str, str, float]]
@@ -62,9 +64,14 @@ def clustered(
     run = stable_communities.communities_kept(previous)
     assert run is not None
     found = stable_communities.kept_hierarchical_leiden(
-        run, sorted(edges), max_cluster_size=max_cluster_size, random_seed=0xDEADBEEF
+        run, EdgeGraph.of(sorted(edges)), max_cluster_size=max_cluster_size, random_seed=0xDEADBEEF
     )
-    return {c.node: c.cluster for c in found if c.level == 0}, run.clustering
+    return level_zero(found), run.clustering
+
+
+def level_zero(found: list[stable_communities.Community]) -> dict[str, int]:
+    """node -> its community at level 0."""
+    return {node: c.community for c in found if c.level == 0 for node in c.nodes}
 
 
 def groups(top: dict[str, int]) -> dict[int, str]:
@@ -214,21 +221,16 @@ def test_large_community_split_keeps_its_previous_children(tmp_path: Path) -> No
     run = stable_communities.communities_kept(previous)
     assert run is not None
     found = stable_communities.kept_hierarchical_leiden(
-        run, sorted(edges), max_cluster_size=6, random_seed=0xDEADBEEF
+        run, EdgeGraph.of(sorted(edges)), max_cluster_size=6, random_seed=0xDEADBEEF
     )
     clustering = run.clustering
-    assert groups({c.node: c.cluster for c in found if c.level == 0}) == {
-        3: "abcdwxyz",
-        7: "fghijk",
-        9: "lmnopq",
-        11: "rstuv",
-    }
-    assert groups({c.node: c.cluster for c in found if c.parent_cluster == 3}) == {
+    assert groups(level_zero(found)) == {3: "abcdwxyz", 7: "fghijk", 9: "lmnopq", 11: "rstuv"}
+    assert groups({node: c.community for c in found if c.parent == 3 for node in c.nodes}) == {
         20: "abcd",
         21: "wxyz",
     }
-    assert all(c.is_final_cluster for c in found if c.parent_cluster == 3)
-    fresh_ids = {c.cluster for c in found if c.parent_cluster in (7, 9)}
+    assert not [c for c in found if c.parent in (20, 21)]  # final: not split
+    fresh_ids = {c.community for c in found if c.parent in (7, 9)}
     assert fresh_ids and min(fresh_ids) > 21
     assert clustering is not None and clustering.seeded and clustering.fresh_splits == 2
 
@@ -270,7 +272,9 @@ def test_communities_table_written_as_graphrag_writes_it() -> None:
     entities = Table([{"title": title, "id": f"e-{title}"} for title in titles])
     asyncio.run(create_communities(written, entities, relationships, 4, False, seed=0xDEADBEEF))
     clusters = cluster_graph(relationships, 4, False, seed=0xDEADBEEF)
-    ours = communities_rows(clusters, {title: f"e-{title}" for title in titles}, relationships)
+    ours = communities_rows(
+        clusters, {title: f"e-{title}" for title in titles}, pa.Table.from_pandas(relationships)
+    )
 
     def without_ids(rows: list[dict]) -> list[dict]:
         return [{key: value for key, value in row.items() if key != "id"} for row in rows]
@@ -296,7 +300,7 @@ def test_a_kept_community_keeps_its_id_and_a_new_one_gets_a_fresh_one(tmp_path: 
     titles = {title: f"e-{title}" for title in "abxypq"}
     from graphrag_mcp_server.handlers.indexing.kept_communities import communities_rows
 
-    rows = communities_rows(clusters, titles, relationships, partition.ids)
+    rows = communities_rows(clusters, titles, pa.Table.from_pandas(relationships), partition.ids)
     ids = {row["community"]: row["id"] for row in rows}
     assert ids[0] == "c-0" and ids[1] == "c-1"
     assert ids[7] not in ("c-0", "c-1") and len(ids[7]) == 36  # a new uuid
@@ -315,7 +319,9 @@ def test_kept_communities_list_their_members_in_the_previous_order(tmp_path: Pat
     run = stable_communities.communities_kept(previous)
     assert run is not None
     edges = TWO_CLIQUES + [("k", name, 1.0) for name in "fghij"]
-    relationships = pd.DataFrame(edges, columns=["source", "target", "weight"])
+    relationships = pa.Table.from_pandas(
+        pd.DataFrame(edges, columns=["source", "target", "weight"]), preserve_index=False
+    )
     clusters = kept_clusters(run, relationships, 10, False, 0xDEADBEEF)
     members = {community: "".join(nodes) for level, community, _, nodes in clusters if level == 0}
     assert members == {3: "ecadb", 7: "jhfigk"}
@@ -336,9 +342,134 @@ def test_a_community_whose_members_stay_keeps_its_period(tmp_path: Path) -> None
     relationships = pd.DataFrame(edges, columns=["source", "target", "weight"])
     relationships["id"] = [f"r{number}" for number in range(len(edges))]
     relationships["text_unit_ids"] = [["t1"]] * len(edges)
-    clusters = kept_communities.kept_clusters(run, relationships, 10, False, 0xDEADBEEF)
-    periods = kept_communities._unchanged_periods(run.previous, clusters)
+    table = pa.Table.from_pandas(relationships, preserve_index=False)
+    clusters = kept_communities.kept_clusters(run, table, 10, False, 0xDEADBEEF)
+    periods = kept_communities._unchanged_periods(run)
     titles = {title: f"e-{title}" for title in "abcdefghijk"}
-    rows = kept_communities.communities_rows(clusters, titles, relationships, {}, periods)
+    rows = kept_communities.communities_rows(clusters, titles, table, {}, periods)
     dated = {row["community"]: row["period"] for row in rows}
     assert dated == {3: "2026-01-04", 7: datetime.now(UTC).date().isoformat()}
+
+
+def test_communities_the_change_does_not_touch_are_carried_without_a_split(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three large communities with their sub-communities; a new entity joins one: only that
+    community is split again (its subgraph made), the other two keep their sub-communities as
+    they were, carried whole (the walk made a subgraph and a split for each)."""
+    groups_of = {3: "abcdefgh", 7: "ijklmnop", 9: "qrstuvwx"}
+    children = {20: "abcd", 21: "efgh", 22: "ijkl", 23: "mnop", 24: "qrst", 25: "uvwx"}
+    inside = {edge[:2] for members in children.values() for edge in clique(members)}
+    edges = [
+        (source, target, 3.0 if (source, target) in inside else 1.0)
+        for members in groups_of.values()
+        for source, target, _ in clique(members)
+    ] + [("h", "i", 0.1), ("p", "q", 0.1)]
+    previous = previous_version(
+        tmp_path / "v1",
+        groups_of | children,
+        edges,
+        parents={20: 3, 21: 3, 22: 7, 23: 7, 24: 9, 25: 9},
+        levels=dict.fromkeys(children, 1),
+    )
+    made: list[int] = []
+    subgraph = EdgeGraph.subgraph
+
+    def counted(graph: EdgeGraph, nodes: list[str]) -> EdgeGraph:
+        made.append(len(nodes))
+        return subgraph(graph, nodes)
+
+    monkeypatch.setattr(EdgeGraph, "subgraph", counted)
+    run = stable_communities.communities_kept(previous)
+    assert run is not None
+    changed = EdgeGraph.of(sorted(edges + [("a", "z", 1.0), ("b", "z", 1.0)]))
+    found = stable_communities.kept_hierarchical_leiden(run, changed, max_cluster_size=6)
+    below = {node: c.community for c in found if c.level == 1 for node in c.nodes}
+    assert groups(below) == {
+        20: "abcdz",
+        21: "efgh",
+        22: "ijkl",
+        23: "mnop",
+        24: "qrst",
+        25: "uvwx",
+    }
+    assert made == [9]  # community 3, with z
+    assert run.clustering.kept == 7  # all but 3 and 20
+
+
+def test_a_sub_community_in_pieces_is_split_though_nothing_changed(tmp_path: Path) -> None:
+    """A previous sub-community whose members the graph does not connect (a fresh split can leave
+    one so) is not carried: its pieces are split, as the walk over every community splits them."""
+    links = [("a", "e"), ("b", "f"), ("c", "g"), ("d", "h"), ("e", "f"), ("g", "h")]
+    edges = clique("abcd") + [(*link, 1.0) for link in links] + clique("ijklmnop")
+    edges += [("h", "i", 0.1)]
+    previous = previous_version(
+        tmp_path / "v1",
+        {3: "abcdefgh", 7: "ijklmnop", 20: "abcd", 21: "efgh"},
+        edges,
+        parents={20: 3, 21: 3},
+        levels={20: 1, 21: 1},
+    )
+    run = stable_communities.communities_kept(previous)
+    assert run is not None
+    found = stable_communities.kept_hierarchical_leiden(
+        run, EdgeGraph.of(sorted(edges)), max_cluster_size=6
+    )
+    below = groups({node: c.community for c in found if c.parent == 3 for node in c.nodes})
+    assert below[20] == "abcd" and sorted(below.values()) == ["abcd", "ef", "gh"]
+
+
+def test_the_communities_workflows_read_only_the_columns_they_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """create_communities_kept and cluster_unclustered_entities read the relationships, entities
+    and communities by the columns they use: no whole table (descriptions, every list) is made a
+    frame when every entity has a community."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from graphrag_storage.file_storage import FileStorage
+
+    from graphrag_mcp_server.handlers.indexing import kept_communities, lone_entities
+    from graphrag_mcp_server.handlers.indexing.record_tables import RecordParquetTableProvider
+
+    edges = TWO_CLIQUES + [("k", name, 1.0) for name in "fghij"]
+    titles = sorted({node for edge in edges for node in edge[:2]})
+    entities = pd.DataFrame(
+        {
+            "id": [f"e-{title}" for title in titles],
+            "title": titles,
+            "description": "a long text",
+            "degree": 1,
+            "text_unit_ids": [["t1"]] * len(titles),
+        }
+    )
+    relationships = pd.DataFrame(edges, columns=["source", "target", "weight"])
+    relationships["id"] = [f"r{number}" for number in range(len(edges))]
+    relationships["description"] = "a long text"
+    relationships["text_unit_ids"] = [["t1"]] * len(edges)
+    tables = RecordParquetTableProvider(storage=FileStorage(base_dir=str(tmp_path / "out")))
+    asyncio.run(tables.write_dataframe("entities", entities))
+    asyncio.run(tables.write_dataframe("relationships", relationships))
+    read: list[str] = []
+
+    async def whole(provider: RecordParquetTableProvider, name: str) -> pd.DataFrame:
+        read.append(name)
+        raise AssertionError(name)
+
+    monkeypatch.setattr(RecordParquetTableProvider, "read_dataframe", whole)
+    run = stable_communities.communities_kept(
+        previous_version(tmp_path / "v1", {3: "abcde", 7: "fghij"}, TWO_CLIQUES)
+    )
+    config = SimpleNamespace(
+        cluster_graph=SimpleNamespace(max_cluster_size=10, use_lcc=False, seed=0xDEADBEEF)
+    )
+    context = SimpleNamespace(
+        output_table_provider=tables,
+        state={"additional_context": {stable_communities.STATE: run}},
+    )
+    asyncio.run(kept_communities.run_workflow(config, context))
+    asyncio.run(lone_entities.run_workflow(config, context))
+    written = asyncio.run(tables.read_columns("communities", ["community", "entity_ids"]))
+    assert read == [] and written.column("community").to_pylist() == [3, 7]
+    assert written.column("entity_ids").to_pylist()[1] == [f"e-{node}" for node in "fghijk"]

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.config.formats import SUFFIXES
 from graphrag_mcp_server.config.index_root import (
@@ -54,6 +54,7 @@ from graphrag_mcp_server.providers.usage import Usage, track_usage
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
     from graphrag.callbacks.workflow_callbacks import WorkflowCallbacks
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
@@ -152,8 +153,6 @@ async def read_documents(
     """The input documents as graphrag's documents table, each selected file read by the graphrag
     reader that fits its format (readers.py), and that selection (what was skipped, and why). A
     text file unchanged since version `current` read it is taken from it (document_stamps.py)."""
-    import pandas as pd
-
     from graphrag_mcp_server.handlers.indexing.local_files import LocalFileStorage
 
     data_path = input_folder(config)
@@ -163,14 +162,16 @@ async def read_documents(
         config, LocalFileStorage(base_dir=str(data_path), encoding=config.input.encoding)
     )
     known = document_stamps.unchanged(current, config, selection.stamps)
-    rows = await reader.read(selection.files, known)
-    selection.read = len(selection.files) - len(known)
+    taken = set() if known is None else set(known["title"].to_pylist())
+    others = [path for path in selection.files if path not in taken]
+    read = dict(zip(others, await reader.read_each(others), strict=True))
+    selection.read = len(others)
     selection.unreadable.update(reader.unreadable)
     if reader.unreadable:
         selection.skipped[SkipReason.UNREADABLE] += len(reader.unreadable)
         for path in reader.unreadable:
             selection.stamps.pop(path, None)
-    if not rows:
+    if not taken and not any(read.values()):
         left_out = f"; unreadable: {_listed(reader.unreadable)}" if reader.unreadable else ""
         wanted = (
             f"files of the types it reads: .{', .'.join(SUFFIXES)}"
@@ -179,9 +180,31 @@ async def read_documents(
         )
         msg = f"no documents in {data_path} ({wanted}{left_out})"
         raise InputDataError(msg)
-    documents = pd.DataFrame(rows)
+    documents = _in_order(selection.files, known, read)
     documents["human_readable_id"] = range(len(documents))
     return documents, selection
+
+
+def _in_order(
+    files: list[str], known: "pa.Table | None", read: "dict[str, list[dict[str, Any]]]"
+) -> "pd.DataFrame":
+    """The documents of `files`, in their order: the rows of `known` (titled by their file, taken
+    from the version before, as Arrow columns: no Python object a row) and the rows `read` gives
+    each other file."""
+    import numpy as np
+    import pandas as pd
+
+    place = {path: position for position, path in enumerate(files)}
+    rows = [row for path in files for row in read.get(path, [])]
+    if known is None or known.num_rows == 0:
+        return pd.DataFrame(rows)
+    frames = [known.to_pandas().assign(raw_data=None)]
+    places = [place[title] for title in known["title"].to_pylist()]
+    if rows:
+        frames.append(pd.DataFrame(rows))
+        places += [place[path] for path in files for _ in read.get(path, [])]
+    order = np.argsort(places, kind="stable")
+    return pd.concat(frames, ignore_index=True).take(order).reset_index(drop=True)
 
 
 def _listed(unreadable: dict[str, str]) -> str:

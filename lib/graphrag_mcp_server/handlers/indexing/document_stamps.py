@@ -11,12 +11,14 @@ also names the data folder and the input settings; a change to either reads ever
 
 import json
 import os
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.handlers.indexing.readers import input_folder, one_text_document
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
 STAMPS = "document_stamps.jsonl"
@@ -36,35 +38,34 @@ def stamp(status: os.stat_result) -> Stamp:
 
 def record(version: Path, config: "GraphRagConfig", stamps: dict[str, Stamp]) -> None:
     """Write `version`'s record of the text files it read as `config` reads them (a line each: a
-    changed file changes one)."""
+    changed file changes one; each line as `json.dumps` writes the path and its stamp)."""
     files = _text_files(stamps)
     lines = [json.dumps({"reading": _reading(config)})]
-    lines += [json.dumps([path, *files[path]]) for path in sorted(files)]
+    lines += [_line(path, files[path]) for path in sorted(files)]
     (version / STAMPS).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _line(path: str, each: Stamp) -> str:
+    """`json.dumps([path, *each])`, without making an encoder a line."""
+    return f"[{', '.join([encode_basestring_ascii(path), *map(str, each)])}]"
 
 
 def unchanged(
     version: Path | None, config: "GraphRagConfig", stamps: dict[str, Stamp]
-) -> dict[str, dict[str, Any]]:
-    """path -> document row, from `version`'s documents table, of each text file whose stamp is
-    the one `version` recorded when it read files as `config` reads them. Empty without a record
-    or with a different reading; a malformed record is no record."""
+) -> "pa.Table | None":
+    """The rows (DOCUMENT_COLUMNS), from `version`'s documents table, of each text file whose stamp
+    is the one `version` recorded when it read files as `config` reads them, in that table's
+    order. None without a record or with a different reading; a malformed record is no record."""
     recorded = _recorded(version, _reading(config))
     same = [path for path, each in _text_files(stamps).items() if recorded.get(path) == each]
     if version is None or not same:
-        return {}
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    table = pq.read_table(
-        version / "documents.parquet",
-        columns=list(DOCUMENT_COLUMNS),
-        filters=[("title", "in", same)],
-    )
-    # in the order graphrag's reader makes a row
-    return {
-        row["title"]: {**{name: row[name] for name in DOCUMENT_COLUMNS}, "raw_data": None}
-        for row in table.to_pylist()
-    }
+    table = pq.read_table(version / "documents.parquet", columns=list(DOCUMENT_COLUMNS))
+    return table.filter(pc.is_in(table["title"], value_set=pa.array(same, table["title"].type)))
 
 
 def _text_files(stamps: dict[str, Stamp]) -> dict[str, Stamp]:
@@ -81,6 +82,8 @@ def _reading(config: "GraphRagConfig") -> str:
 
 
 def _recorded(version: Path | None, how: str) -> dict[str, Stamp]:
+    """The stamps `version` recorded, when it read files as `how` says (its lines decoded as one
+    JSON array)."""
     path = None if version is None else version / STAMPS
     if path is None or not path.is_file():
         return {}
@@ -88,6 +91,6 @@ def _recorded(version: Path | None, how: str) -> dict[str, Stamp]:
         first, *files = path.read_text(encoding="utf-8").splitlines()
         if json.loads(first) != {"reading": how}:
             return {}
-        return {line[0]: tuple(line[1:]) for line in map(json.loads, files)}
+        return {line[0]: tuple(line[1:]) for line in json.loads(f"[{','.join(files)}]")}
     except (ValueError, TypeError, IndexError, OSError):
         return {}

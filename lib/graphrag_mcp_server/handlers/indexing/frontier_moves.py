@@ -12,7 +12,9 @@ archive documents, 4 reports rewritten for one sentence).
 from collections import defaultdict, deque
 from collections.abc import Iterator
 
-Graph = dict[str, dict[str, float]]
+from graphrag_mcp_server.handlers.indexing.edge_graph import EdgeGraph
+
+Graph = EdgeGraph
 Edge = tuple[str, str]
 
 
@@ -75,7 +77,7 @@ def _move_frontier(
     community (or a community of its own) of the best modularity gain; a node that moves queues its
     neighbours. A `settled` node (one that was placed before, with its links before the change) is
     held where it is on its first visit unless the change is what makes its move pay."""
-    degree = {node: sum(neighbours.values()) for node, neighbours in graph.items()}
+    degree = graph.degrees()
     twice_weight = sum(degree.values()) or 1.0
     totals: defaultdict[int, float] = defaultdict(float)
     for node, community in membership.items():
@@ -147,10 +149,12 @@ def _gain(
 
 def split_disconnected(graph: Graph, membership: dict[str, int], ids: Iterator[int]) -> None:
     """Give each piece of a community but its largest a community of its own (Leiden's are
-    connected)."""
+    connected). The communities in pieces are found on the graph's arrays; only theirs are
+    walked."""
+    broken = graph.broken(membership)
     pieces: dict[int, list[list[str]]] = {}
     seen: set[str] = set()
-    for start in sorted(graph):
+    for start in sorted(node for node in graph if membership[node] in broken):
         if start in seen:
             continue
         community, piece, stack = membership[start], [], [start]

@@ -12,6 +12,7 @@ from graphrag_mcp_server.handlers.indexing import (
     fresh_reference,
     kept_communities,
     kept_extraction,
+    kept_final_documents,
     kept_final_text_units,
     kept_reports,
     kept_text_reports,
@@ -33,6 +34,7 @@ KEPT_WORKFLOWS = {
     module.REPLACES: (module.WORKFLOW, module.run_workflow)
     for module in (
         kept_text_units,
+        kept_final_documents,
         kept_extraction,
         stable_ids,
         kept_communities,

@@ -10,70 +10,101 @@ fresh clustering). Without a previous partition (a first build, `index --full`) 
 graphrag's own `cluster_graph` and writes the same table, merging only the relationship columns
 the table is made of: graphrag's merges copied every column (descriptions, weights) of every
 relationship once per level (at 10,000 archive documents the cold build's memory rose to 2,185 MiB
-there; 1,999 MiB now)."""
+there; 1,999 MiB now). The relationships' and entities' columns it needs are read alone, as Arrow
+(graphrag's reader made every column of 200,000 relationships into Python objects)."""
 
-from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
+from graphrag_mcp_server.handlers.indexing.edge_graph import EdgeGraph, EdgeTable
+from graphrag_mcp_server.handlers.indexing.inside_lists import Communities, inside_lists
 from graphrag_mcp_server.handlers.indexing.memos import run_state
 from graphrag_mcp_server.handlers.indexing.stable_communities import (
     STATE,
     KeptCommunities,
-    Partition,
     kept_hierarchical_leiden,
 )
 
 if TYPE_CHECKING:
-    import numpy as np
-    import pandas as pd
+    import pyarrow as pa
     from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag.index.typing.context import PipelineRunContext
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
+    from graphrag_storage import TableProvider
 
 WORKFLOW, REPLACES = "create_communities_kept", "create_communities"
 """This module's workflow, and graphrag's that it replaces in the pipeline."""
 
-Communities = list[tuple[int, int, int, list[str]]]
-"""graphrag's cluster_graph result: (level, community, parent, entity titles)."""
+RELATIONSHIP_COLUMNS = ["id", "source", "target", "weight", "text_unit_ids"]
+"""The relationship columns the communities are made from."""
 
 
 async def run_workflow(
     config: "GraphRagConfig", context: "PipelineRunContext"
 ) -> "WorkflowFunctionOutput":
     """graphrag's create_communities, its clustering keeping the previous version's communities."""
-    from graphrag.data_model.data_reader import DataReader
     from graphrag.index.operations.cluster_graph import cluster_graph
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
 
     run: KeptCommunities | None = run_state(context, STATE)
     tables = context.output_table_provider
-    relationships = await DataReader(tables).relationships()
+    relationships = await _relationship_columns(tables)
     settings = config.cluster_graph
     clusters = (
-        cluster_graph(relationships, settings.max_cluster_size, settings.use_lcc, settings.seed)
+        cluster_graph(
+            relationships.select(["source", "target", "weight"]).to_pandas(),
+            settings.max_cluster_size,
+            settings.use_lcc,
+            settings.seed,
+        )
         if run is None
         else kept_clusters(
             run, relationships, settings.max_cluster_size, settings.use_lcc, settings.seed
         )
     )
-    async with tables.open("entities") as entities, tables.open("communities") as communities:
-        titles = {row["title"]: row["id"] async for row in entities}
-        kept_ids = {} if run is None else run.previous.ids
-        periods = {} if run is None else _unchanged_periods(run.previous, clusters)
-        rows = communities_rows(clusters, titles, relationships, kept_ids, periods)
+    titles = await _entity_ids(tables)
+    kept_ids = {} if run is None else run.previous.ids
+    periods = {} if run is None else _unchanged_periods(run)
+    rows = communities_rows(clusters, titles, relationships, kept_ids, periods)
+    async with tables.open("communities") as communities:
         for row in rows:
             await communities.write(row)
     return WorkflowFunctionOutput(result=rows[:5])
 
 
+async def _relationship_columns(tables: "TableProvider") -> "pa.Table":
+    """The relationships' RELATIONSHIP_COLUMNS, read alone where the provider can (their
+    descriptions are most of the table)."""
+    import pyarrow as pa
+    from graphrag.data_model.data_reader import DataReader
+
+    from graphrag_mcp_server.handlers.indexing.record_tables import RecordParquetTableProvider
+
+    if isinstance(tables, RecordParquetTableProvider):
+        return await tables.read_columns("relationships", RELATIONSHIP_COLUMNS)
+    frame = await DataReader(tables).relationships()
+    return pa.Table.from_pandas(frame.loc[:, RELATIONSHIP_COLUMNS], preserve_index=False)
+
+
+async def _entity_ids(tables: "TableProvider") -> dict[str, str]:
+    """Each entity's id by its title."""
+    from graphrag_mcp_server.handlers.indexing.record_tables import RecordParquetTableProvider
+
+    if isinstance(tables, RecordParquetTableProvider):
+        entities = await tables.read_columns("entities", ["title", "id"])
+        titles, ids = (entities.column(name).to_pylist() for name in ("title", "id"))
+    else:
+        frame = await tables.read_dataframe("entities")
+        titles, ids = frame["title"].tolist(), frame["id"].tolist()
+    return dict(zip(titles, ids, strict=True))
+
+
 def kept_clusters(
     run: KeptCommunities,
-    relationships: "pd.DataFrame",
+    relationships: "pa.Table",
     max_cluster_size: int,
     use_lcc: bool,
     seed: int | None,
@@ -82,67 +113,59 @@ def kept_clusters(
     clustered by kept_hierarchical_leiden; each community's members in the order the previous
     version listed them, new ones after (Leiden's order differs from run to run: every community's
     `entity_ids` changed on every update, though few changed members)."""
+    found = kept_hierarchical_leiden(
+        run, _graph(relationships, use_lcc), max_cluster_size=max_cluster_size, random_seed=seed
+    )
+    ranks: dict[int, dict[str, int]] = {}
+    for each in found:
+        if not each.carried and each.level not in ranks:
+            levels = run.previous.levels
+            at_level = levels[each.level] if each.level < len(levels) else {}
+            ranks[each.level] = {title: rank for rank, title in enumerate(at_level)}
+    return [
+        (
+            each.level,
+            each.community,
+            each.parent,
+            each.nodes if each.carried else _ranked(each.nodes, ranks[each.level]),
+        )
+        for each in sorted(found, key=lambda each: each.level)
+    ]
+
+
+def _graph(relationships: "pa.Table", use_lcc: bool) -> EdgeGraph:
+    """The graph graphrag's cluster_graph clusters: undirected, the last of a pair kept, with
+    their weight (1.0 without the column), the largest connected component (`use_lcc`)."""
     import numpy as np
     import pandas as pd
     from graphrag.graphs.stable_lcc import stable_lcc
 
-    # only the columns clustering reads: a copy of every column was a tenth of this step at 10,000
-    edges = relationships.loc[
-        :, [name for name in ("source", "target", "weight") if name in relationships]
-    ]
-    if edges[["source", "target"]].isna().any(axis=None):  # pandas' min and max skip a missing end
-        low, high = edges[["source", "target"]].min(axis=1), edges[["source", "target"]].max(axis=1)
-    else:  # the same by arrays (row-wise min and max over strings are slow in pandas)
-        source, target = (edges[end].to_numpy(dtype=object) for end in ("source", "target"))
-        first = source <= target
-        low, high = np.where(first, source, target), np.where(first, target, source)
-    edges["source"], edges["target"] = low, high
-    edges = edges.drop_duplicates(subset=["source", "target"], keep="last")
-    if use_lcc:
-        edges = stable_lcc(edges)
-    weights = (
-        edges["weight"].astype(float)
-        if "weight" in edges.columns
-        else pd.Series(1.0, index=edges.index)
+    source, target = relationships.column("source"), relationships.column("target")
+    weight = (
+        relationships.column("weight").to_numpy()
+        if "weight" in relationships.column_names
+        else np.ones(relationships.num_rows)
     )
-    edge_list = sorted(
-        zip(
-            edges["source"].astype(str).tolist(),
-            edges["target"].astype(str).tolist(),
-            weights.tolist(),
-            strict=True,
+    if not use_lcc:
+        return EdgeGraph(EdgeTable.of(source, target, weight))
+    table = EdgeTable.of(source, target, weight, by_pair=False)
+    edges = stable_lcc(
+        pd.DataFrame(
+            {
+                "source": table.titles[table.low],
+                "target": table.titles[table.high],
+                "weight": table.weight,
+            }
         )
     )
-    levels: dict[int, dict[int, list[str]]] = {}
-    parents: dict[int, int] = {}
-    clustered = kept_hierarchical_leiden(
-        run, edge_list, max_cluster_size=max_cluster_size, random_seed=seed
-    )
-    for found in clustered:
-        levels.setdefault(found.level, defaultdict(list))[found.cluster].append(found.node)
-        parents[found.cluster] = found.parent_cluster if found.parent_cluster is not None else -1
-    ranks = [{title: rank for rank, title in enumerate(level)} for level in run.previous.levels]
-    return [
-        (
-            level,
-            community,
-            parents[community],
-            _ranked(nodes, ranks[level] if level < len(ranks) else {}),
-        )
-        for level in sorted(levels)
-        for community, nodes in levels[level].items()
-    ]
+    return EdgeGraph(EdgeTable.of(edges["source"], edges["target"], edges["weight"]))
 
 
-def _unchanged_periods(previous: Partition, clusters: Communities) -> dict[int, str]:
+def _unchanged_periods(run: KeptCommunities) -> dict[int, str]:
     """The previous `period` of each community whose members are the same as before (graphrag's
     own update keeps the period of the communities it carries)."""
-    before = previous.members()
-    return {
-        community: previous.periods[community]
-        for _, community, _, titles in clusters
-        if community in previous.periods and before.get(community) == frozenset(titles)
-    }
+    periods = run.previous.periods
+    return {community: periods[community] for community in run.unchanged if community in periods}
 
 
 def _ranked(nodes: list[str], rank: dict[str, int]) -> list[str]:
@@ -153,7 +176,7 @@ def _ranked(nodes: list[str], rank: dict[str, int]) -> list[str]:
 def communities_rows(
     clusters: Communities,
     entity_ids: dict[str, str],
-    relationships: "pd.DataFrame",
+    relationships: "pa.Table",
     kept_ids: Mapping[int, str] = MappingProxyType({}),
     kept_periods: Mapping[int, str] = MappingProxyType({}),
 ) -> list[dict[str, Any]]:
@@ -163,155 +186,34 @@ def communities_rows(
     new uuid, which would change every row of the table on every update. A community in
     `kept_periods` keeps that `period` (the day of the run that made it); the others get today's,
     as graphrag gives every community (the first update on a new day changed every row)."""
-    import numpy as np
-    import pandas as pd
     from graphrag.data_model.schemas import COMMUNITIES_FINAL_COLUMNS
 
-    relationships = relationships.loc[:, ["id", "source", "target", "text_unit_ids"]]
-    communities = pd.DataFrame(
-        clusters, columns=pd.Index(["level", "community", "parent", "title"])
-    ).explode("title")
-    communities["community"] = communities["community"].astype(int)
-    entity_map = communities[["community", "title"]].copy()
-    entity_map["entity_id"] = entity_map["title"].map(entity_ids)
-    listed = entity_map.dropna(subset=["entity_id"])
-    numbers, entities = _lists(listed["community"], listed["entity_id"], sort=False)
-    members = pd.DataFrame({"community": numbers, "entity_ids": entities})
-    by_level = []
-    ends = _Ends.of(relationships)
-    for level in communities["level"].unique():
-        inside = _inside(relationships, ends, communities[communities["level"] == level])
-        if inside.empty:
-            continue
-        grouped = _inside_lists(inside)
-        grouped["level"] = level
-        by_level.append(grouped)
-    final = pd.concat(by_level, ignore_index=True).rename(
-        columns={"community_x": "community", "parent_x": "parent"}
-    )
-    final = final.merge(members, on="community", how="inner")
-    final["id"] = [kept_ids.get(number) or str(uuid4()) for number in final["community"].tolist()]
-    final["human_readable_id"] = final["community"]
-    final["title"] = "Community " + final["community"].astype(str)
-    final["parent"] = final["parent"].astype(int)
-    children = final.groupby("parent").agg(children=("community", "unique"))
-    final = final.merge(children, left_on="community", right_on="parent", how="left")
-    final["children"] = final["children"].apply(
-        lambda found: found if isinstance(found, np.ndarray) else []
-    )
-    today = datetime.now(UTC).date().isoformat()
-    final["period"] = [kept_periods.get(number, today) for number in final["community"].tolist()]
-    final["size"] = final.loc[:, "entity_ids"].apply(len)
-    return [_plain(row) for row in final.loc[:, COMMUNITIES_FINAL_COLUMNS].to_dict("records")]
-
-
-@dataclass
-class _Ends:
-    """Each relationship's ends as positions in a list of titles (-1: a title not in it), found
-    once for every level (pyarrow's `index_in`: pandas' `map` of 200,000 titles took 0.2 s, three
-    times a level)."""
-
-    titles: "pd.Index"
-    source: "np.ndarray"
-    target: "np.ndarray"
-
-    @classmethod
-    def of(cls, relationships: "pd.DataFrame") -> "_Ends":
-        import pandas as pd
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        source, target = (
-            pa.array(relationships[end].to_numpy(dtype=object), pa.large_string())
-            for end in ("source", "target")
+    members: dict[int, list[str]] = {}
+    for _, community, _, titles in clusters:
+        members.setdefault(community, []).extend(
+            [entity_ids[title] for title in titles if title in entity_ids]
         )
-        titles = pc.unique(pa.concat_arrays([source, target]).drop_null())
-
-        def positions(ends: "pa.Array") -> "np.ndarray":
-            found: np.ndarray = pc.fill_null(pc.index_in(ends, value_set=titles), -1).to_numpy()
-            return found
-
-        return cls(pd.Index(titles.to_pylist()), positions(source), positions(target))
-
-
-def _inside(relationships: "pd.DataFrame", ends: _Ends, at_level: "pd.DataFrame") -> "pd.DataFrame":
-    """The relationships whose two ends are in one community of a level (its rows of
-    `communities_rows`), with that community (`community_x`) and its parent (`parent_x`): graphrag
-    joins every relationship to the level's communities twice; the ends looked up by position give
-    the same rows without the joins (two merges of every relationship a level were most of this
-    workflow's table-making at 10,000 documents)."""
-    import numpy as np
-
-    members = at_level.dropna(subset=["title"]).drop_duplicates("title")
-    at = ends.titles.get_indexer(members["title"])
-    known = at >= 0
-    # one more slot, -1, for the ends whose title is in no community (position -1)
-    community = np.full(len(ends.titles) + 1, -1, dtype=np.int64)
-    parent = np.full(len(ends.titles) + 1, -1, dtype=np.int64)
-    community[at[known]] = members["community"].to_numpy(dtype=np.int64)[known]
-    parent[at[known]] = members["parent"].to_numpy(dtype=np.int64)[known]
-    source, target = community[ends.source], community[ends.target]
-    together = (source >= 0) & (source == target)
-    inside = relationships[together].copy()
-    inside["community_x"] = source[together]
-    inside["parent_x"] = parent[ends.source][together]
-    return inside
-
-
-def _inside_lists(inside: "pd.DataFrame") -> "pd.DataFrame":
-    """Each community of `inside` (`community_x`, `parent_x`) with the ids of its relationships
-    and their text units, each list sorted without repeats: graphrag's groupby into lists and
-    `sorted(set(...))` of each, made by sorting whole columns (pandas aggregates lists one group
-    at a time in Python: most of this step's table-making at 10,000 documents)."""
-    import itertools
-
-    import numpy as np
-    import pandas as pd
-
-    community = inside["community_x"].to_numpy()
-    units = inside["text_unit_ids"].tolist()
-    counts = np.fromiter(map(len, units), np.int64, len(units))
-    numbers, ids = _lists(community, inside["id"].to_numpy(dtype=object), sort=True)
-    _, unit_ids = _lists(
-        np.repeat(community, counts),
-        np.fromiter(itertools.chain.from_iterable(units), object, int(counts.sum())),
-        sort=True,
-    )
-    parents = dict(zip(community.tolist(), inside["parent_x"].tolist(), strict=True))
-    return pd.DataFrame(
+    found = [listed for listed in inside_lists(clusters, relationships) if members.get(listed[1])]
+    children: dict[int, list[int]] = {}
+    for _, community, parent, _, _ in found:
+        if community not in children.setdefault(parent, []):
+            children[parent].append(community)
+    today = datetime.now(UTC).date().isoformat()
+    rows = [
         {
-            "community_x": numbers,
-            "parent_x": np.asarray([parents[number] for number in numbers.tolist()], np.int64),
+            "id": kept_ids.get(community) or str(uuid4()),
+            "human_readable_id": community,
+            "community": community,
+            "level": level,
+            "parent": parent,
+            "children": children.get(community, []),
+            "title": f"Community {community}",
+            "entity_ids": members[community],
             "relationship_ids": ids,
-            "text_unit_ids": unit_ids,
+            "text_unit_ids": units,
+            "period": kept_periods.get(community, today),
+            "size": len(members[community]),
         }
-    )
-
-
-def _lists(keys: Any, values: Any, sort: bool) -> "tuple[np.ndarray, list[list[Any]]]":
-    """The distinct keys in order, and each one's values: in their order (`sort` False), or
-    sorted without repeats."""
-    import numpy as np
-    import pandas as pd
-
-    frame = pd.DataFrame({"key": np.asarray(keys), "value": np.asarray(values, dtype=object)})
-    if sort:
-        frame = frame.drop_duplicates().sort_values(["key", "value"])
-    else:
-        frame = frame.sort_values("key", kind="stable")
-    ordered = frame["key"].to_numpy()
-    numbers, starts = np.unique(ordered, return_index=True)
-    split = np.split(frame["value"].to_numpy(dtype=object), starts[1:])
-    return numbers, [part.tolist() for part in split]
-
-
-def _plain(row: dict[str, Any]) -> dict[str, Any]:
-    """A row with numpy values as Python's, as graphrag writes them."""
-    import numpy as np
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, np.ndarray):
-            return value.tolist()
-        return value.item() if isinstance(value, np.integer | np.floating) else value
-
-    return {key: plain(value) for key, value in row.items()}
+        for level, community, parent, ids, units in found
+    ]
+    return [{column: row[column] for column in COMMUNITIES_FINAL_COLUMNS} for row in rows]

@@ -8,7 +8,7 @@ the same rows, order, numbers and lists (tests/test_kept_final_text_units.py che
 graphrag's). Without the run's memos it is graphrag's own workflow.
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import CARRIED, run_state, sample
 
@@ -45,56 +45,79 @@ async def run_workflow(
 
 async def final_text_units(tables: "RecordParquetTableProvider", claims: bool) -> "pd.DataFrame":
     """The text units as graphrag's create_final_text_units writes them: numbered in order, each
-    with the ids of the entities, relationships and (when `claims`) covariates drawn from it."""
+    with the ids of the entities, relationships and (when `claims`) covariates drawn from it; the
+    units' own columns handed on as Arrow holds them (no Python string a unit)."""
     import pandas as pd
     import pyarrow.compute as pc
     from graphrag.data_model.schemas import TEXT_UNITS_FINAL_COLUMNS
 
     units = await tables.read_columns("text_units", ["id", "text", "n_tokens", "document_id"])
+    ids = units.column("id")
     listed = ["id", "text_unit_ids"]
-    entities = _ids_by_unit(await tables.read_columns("entities", listed))
-    relationships = _ids_by_unit(await tables.read_columns("relationships", listed))
-    covariates: dict[str, list[str]] = {}
+    entities = _ids_by_unit(await tables.read_columns("entities", listed), ids)
+    relationships = _ids_by_unit(await tables.read_columns("relationships", listed), ids)
+    covariates: list[list[str]] = [[] for _ in range(len(ids))]
     if claims:
         found = await tables.read_columns("covariates", ["id", "text_unit_id"])
-        covariates = _ids_by_unit(found, "text_unit_id")
-    ids = units.column("id").to_pylist()
+        covariates = _ids_by_unit(found, ids, "text_unit_id")
     final = pd.DataFrame(
         {
-            "id": ids,
+            "id": ids.to_pandas(),
             "human_readable_id": range(len(ids)),
-            "text": units.column("text").to_pylist(),
+            "text": units.column("text").to_pandas(),
             "n_tokens": pc.fill_null(units.column("n_tokens"), 0).cast("int64").to_numpy(),
-            "document_id": units.column("document_id").to_pylist(),
-            "entity_ids": [entities.get(unit, []) for unit in ids],
-            "relationship_ids": [relationships.get(unit, []) for unit in ids],
-            "covariate_ids": [covariates.get(unit, []) for unit in ids],
+            "document_id": units.column("document_id").to_pandas(),
+            "entity_ids": entities,
+            "relationship_ids": relationships,
+            "covariate_ids": covariates,
         }
     )
     return final[TEXT_UNITS_FINAL_COLUMNS]
 
 
-def _ids_by_unit(table: "pa.Table", units: str = "text_unit_ids") -> dict[str, list[str]]:
-    """text unit id -> the ids of the rows drawn from it, in row order (graphrag's reverse map),
-    grouped by a stable sort of the pairs' unit codes, not row by row (`units`: a list column, or
-    one unit a row)."""
+def _ids_by_unit(
+    table: "pa.Table", units: "pa.ChunkedArray", column: str = "text_unit_ids"
+) -> list[list[Any]]:
+    """For each of `units` (text unit ids), the ids of the rows drawn from it, in row order
+    (graphrag's reverse map; `column`: a list of units a row, or one unit a row)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    drawn = table.column(column).combine_chunks()
+    ids = table.column("id").combine_chunks()
+    if pa.types.is_list(drawn.type) or pa.types.is_large_list(drawn.type):
+        # one pair for each unit a row lists
+        ids, drawn = ids.take(pc.list_parent_indices(drawn)), pc.list_flatten(drawn)
+    return ids_listed(ids, drawn, units)
+
+
+def ids_listed(
+    ids: "pa.Array | pa.ChunkedArray",
+    keys: "pa.Array | pa.ChunkedArray",
+    wanted: "pa.Array | pa.ChunkedArray",
+) -> list[list[Any]]:
+    """For each of `wanted`, the ids of the rows whose key it is, in row order ([] for none; rows
+    without a key left out): the rows grouped by a stable sort of their keys' codes and listed by
+    Arrow, not row by row."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    column = table.column(units).combine_chunks()
-    ids = table.column("id").combine_chunks()
-    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
-        # one pair for each unit a row lists
-        ids, column = ids.take(pc.list_parent_indices(column)), pc.list_flatten(column)
-    encoded = pc.dictionary_encode(column.drop_null())
-    ids = ids.filter(pc.is_valid(column))
+    ids, keys = _whole(ids), _whole(keys)
+    present = pc.is_valid(keys)
+    encoded = pc.dictionary_encode(keys.filter(present))
     codes = encoded.indices.to_numpy()
-    listed = ids.take(pa.array(np.argsort(codes, kind="stable"))).to_pylist()
-    ends = np.cumsum(np.bincount(codes, minlength=len(encoded.dictionary))).tolist()
-    return {
-        unit: listed[start:end]
-        for unit, start, end in zip(
-            encoded.dictionary.to_pylist(), [0, *ends[:-1]], ends, strict=True
-        )
-    }
+    counts = np.bincount(codes, minlength=len(encoded.dictionary))
+    offsets = pa.array(np.concatenate([[0], np.cumsum(counts)]), pa.int64())
+    grouped = ids.filter(present).take(pa.array(np.argsort(codes, kind="stable")))
+    lists = pa.LargeListArray.from_arrays(offsets, grouped)
+    places = pc.index_in(_whole(wanted).cast(keys.type), value_set=encoded.dictionary)
+    found = lists.take(places)
+    return [listed if listed is not None else [] for listed in found.to_pylist()]
+
+
+def _whole(column: "pa.Array | pa.ChunkedArray") -> "pa.Array":
+    """A column as one array."""
+    import pyarrow as pa
+
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column

@@ -32,6 +32,9 @@ from graphrag_mcp_server.handlers.indexing.memos import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import pandas as pd
     from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag.index.typing.context import PipelineRunContext
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
@@ -46,7 +49,7 @@ WORKFLOW, REPLACES = "create_base_text_units_kept", "create_base_text_units"
 """This module's workflow, and graphrag's that it replaces in the pipeline."""
 
 Chunks = list[tuple[str, int]]
-"""A document's chunks: (text, n_tokens), in order."""
+"""A document's chunks: (text, n_tokens), in order (a carried chunk as its memo decodes: a list)."""
 STATE = "text_unit_ids"
 """The key of a run's UnitIds in the state graphrag hands its workflows."""
 
@@ -102,7 +105,6 @@ async def run_workflow(
 ) -> "WorkflowFunctionOutput":
     """graphrag's create_base_text_units, chunks of documents chunked alike before carried over
     (their memos looked up at once), each unit with the id it had (`UnitIds`)."""
-    import pandas as pd
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
     from graphrag.index.workflows import create_base_text_units
     from graphrag.logger.progress import progress_ticker
@@ -112,22 +114,27 @@ async def run_workflow(
         return await create_base_text_units.run_workflow(config, context)
     ids: UnitIds = run_state(context, STATE) or UnitIds()
     tables = context.output_table_provider
-    documents = (await tables.read_dataframe("documents")).to_dict("records")
+    documents = await tables.read_dataframe("documents")
     tick = progress_ticker(context.callbacks.progress, len(documents))
-    rows: dict[str, list[Any]] = {"id": [], "document_id": [], "text": [], "n_tokens": []}
-    for document, chunks in zip(
-        documents, Chunking(config).chunks(carried[Step.CHUNKS], documents), strict=True
-    ):
-        title = str(document.get("title", ""))
-        for position, (text, n_tokens) in enumerate(chunks):
-            rows["id"].append(ids.identity(title, position, {"text": text}))
-            rows["document_id"].append(document["id"])
-            rows["text"].append(text)
-            rows["n_tokens"].append(n_tokens)
-        tick()
-    text_units = pd.DataFrame(rows)
+    chunks = Chunking(config).chunks(carried[Step.CHUNKS], documents, tick)
+    text_units = _text_units(documents, chunks, ids)
     await tables.write_dataframe("text_units", text_units)
     return WorkflowFunctionOutput(result=sample(text_units))
+
+
+def _text_units(documents: "pd.DataFrame", chunks: list[Chunks], ids: UnitIds) -> "pd.DataFrame":
+    """graphrag's text units of the documents' chunks, in order, each with its id (`UnitIds`)."""
+    import pandas as pd
+
+    titles = documents["title"].tolist() if "title" in documents else [""] * len(documents)
+    rows: dict[str, list[Any]] = {"id": [], "document_id": [], "text": [], "n_tokens": []}
+    for title, document_id, each in zip(titles, documents["id"].tolist(), chunks, strict=True):
+        for position, (text, n_tokens) in enumerate(each):
+            rows["id"].append(ids.identity(str(title), position, {"text": text}))
+            rows["document_id"].append(document_id)
+            rows["text"].append(text)
+            rows["n_tokens"].append(n_tokens)
+    return pd.DataFrame(rows)
 
 
 class Chunking:
@@ -152,20 +159,29 @@ class Chunking:
 
         return create_chunker(self.config, self.tokenizer.encode, self.tokenizer.decode)
 
-    def chunks(self, memo: Memo, documents: list[dict[str, Any]]) -> list[Chunks]:
-        """Each document's chunks: the previous version's when chunked alike (looked up at
-        once), else chunked now (and remembered)."""
+    def chunks(
+        self, memo: Memo, documents: "pd.DataFrame", tick: "Callable[[int], None]"
+    ) -> list[Chunks]:
+        """Each document's chunks (each a list of [text, n_tokens]): the previous version's when
+        chunked alike (looked up at once, and told to `tick` at once), else chunked now (and
+        remembered). A document becomes a row of Python values only when it is chunked, or when
+        metadata heads its chunks (the memo key holds it)."""
+        records = documents.to_dict("records") if self.prepend_metadata else None
+        metadata = [self._metadata(record) for record in records] if records else None
         keys = [
-            input_hash(document["text"], self.settings, self._metadata(document))
-            for document in documents
+            input_hash(text, self.settings, metadata[row] if metadata else None)
+            for row, text in enumerate(documents["text"].tolist())
         ]
         found: list[Any] = memo.take_many(keys)  # JSON: each chunk a list
+        tick(sum(stored is not None for stored in found))
         chunks: list[Chunks] = []
-        for document, key, stored in zip(documents, keys, found, strict=True):
-            if stored is None and (stored := memo.used.get(key)) is None:
-                stored = self.chunked(document)
-                memo.put(key, stored)
-            chunks.append([(text, n_tokens) for text, n_tokens in stored])
+        for row, (key, stored) in enumerate(zip(keys, found, strict=True)):
+            if stored is None:
+                if (stored := memo.used.get(key)) is None:
+                    stored = self.chunked(records[row] if records else _record(documents, row))
+                    memo.put(key, stored)
+                tick(1)
+            chunks.append(stored)
         return chunks
 
     def chunked(self, document: dict[str, Any]) -> Chunks:
@@ -189,3 +205,9 @@ class Chunking:
             raw_data=document.get("raw_data"),
         ).collect(self.prepend_metadata)
         return metadata
+
+
+def _record(documents: "pd.DataFrame", row: int) -> dict[str, Any]:
+    """One document as graphrag's pipeline hands it to chunking (`to_dict("records")`'s row)."""
+    record: dict[str, Any] = documents.iloc[row : row + 1].to_dict("records")[0]
+    return record

@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Any
 from graphrag_mcp_server.handlers.indexing.memos import sample
 
 if TYPE_CHECKING:
+    import pandas as pd
     from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag.index.typing.context import PipelineRunContext
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
+    from graphrag_storage import TableProvider
 
 WORKFLOW = "cluster_unclustered_entities"
 AFTER = "create_communities"
@@ -37,12 +39,10 @@ async def run_workflow(
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
 
     tables = context.output_table_provider
-    communities = await tables.read_dataframe("communities")
-    entities = await tables.read_dataframe("entities")
-    held = {entity for ids in communities["entity_ids"] for entity in ids}
-    alone = entities[~entities["id"].isin(held) & (entities["degree"] == 0)].sort_values("title")
+    alone = await _unclustered(tables)
     if alone.empty:
         return WorkflowFunctionOutput(result=[])
+    communities = await tables.read_dataframe("communities")
     first = int(communities["community"].max()) + 1 if len(communities) else 0
     numbers = range(first, first + len(alone))
     added = pd.DataFrame(
@@ -64,6 +64,32 @@ async def run_workflow(
     combined = pd.concat([communities, added], ignore_index=True).loc[:, COMMUNITIES_FINAL_COLUMNS]
     await tables.write_dataframe("communities", combined)
     return WorkflowFunctionOutput(result=sample(added))
+
+
+async def _unclustered(tables: "TableProvider") -> "pd.DataFrame":
+    """The entities without relationships (degree 0) that no community holds, by title (`id`,
+    `text_unit_ids`): the tables' columns read alone where the provider can, compared as Arrow
+    arrays (the entities' descriptions and every community's lists stay unread)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from graphrag_mcp_server.handlers.indexing.record_tables import RecordParquetTableProvider
+
+    columns = ["id", "title", "degree", "text_unit_ids"]
+    if isinstance(tables, RecordParquetTableProvider):
+        held = (await tables.read_columns("communities", ["entity_ids"])).column("entity_ids")
+        entities = await tables.read_columns("entities", columns)
+    else:
+        communities = await tables.read_dataframe("communities")
+        held = pa.array([list(ids) for ids in communities["entity_ids"]], pa.list_(pa.string()))
+        frame = await tables.read_dataframe("entities")
+        entities = pa.Table.from_pandas(frame.loc[:, columns], preserve_index=False)
+    ids = pc.list_flatten(held)
+    alone = pc.and_(
+        pc.invert(pc.is_in(entities.column("id"), value_set=ids.cast(entities.column("id").type))),
+        pc.equal(entities.column("degree"), 0),
+    )
+    return entities.filter(alone).to_pandas().sort_values("title")
 
 
 def with_every_entity_clustered(config: "GraphRagConfig", method: str) -> "GraphRagConfig":

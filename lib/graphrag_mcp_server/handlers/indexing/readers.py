@@ -7,6 +7,7 @@ Every document is titled by its path in the data folder. A file that cannot be r
 damaged, empty) is left out with its reason, and the run goes on.
 """
 
+import os
 import zipfile
 from dataclasses import asdict
 from pathlib import Path
@@ -30,27 +31,24 @@ class CorpusReader:
         self.unreadable: dict[str, str] = {}
         """path -> why it was left out."""
 
-    async def read(
-        self, paths: list[str], known: dict[str, dict[str, Any]] | None = None
-    ) -> list[dict[str, Any]]:
-        """graphrag's document rows of every readable file, in order; a file in `known` is not
-        read: its row is the one given."""
-        rows: list[dict[str, Any]] = []
-        for path in paths:
-            if known and path in known:
-                rows.append(known[path])
-                continue
-            try:
-                documents = await self._read_file(path)
-            except Exception as error:  # noqa: BLE001 - a reader failure leaves out only this file
-                self.unreadable[path] = _reason(error)
-                continue
-            documents = [document for document in documents if str(document.text or "").strip()]
-            if not documents:
-                self.unreadable[path] = "no text found in it"
-                continue
-            rows += [asdict(document) for document in documents]
-        return rows
+    async def read(self, paths: list[str]) -> list[dict[str, Any]]:
+        """graphrag's document rows of every readable file, in order."""
+        return [row for rows in await self.read_each(paths) for row in rows]
+
+    async def read_each(self, paths: list[str]) -> list[list[dict[str, Any]]]:
+        """graphrag's document rows of each file (none for a file it cannot read)."""
+        return [await self._rows(path) for path in paths]
+
+    async def _rows(self, path: str) -> list[dict[str, Any]]:
+        try:
+            documents = await self._read_file(path)
+        except Exception as error:  # noqa: BLE001 - a reader failure leaves out only this file
+            self.unreadable[path] = _reason(error)
+            return []
+        documents = [document for document in documents if str(document.text or "").strip()]
+        if not documents:
+            self.unreadable[path] = "no text found in it"
+        return [asdict(document) for document in documents]
 
     async def _read_file(self, path: str) -> list[Any]:
         suffix = Path(path).suffix.lower()
@@ -97,8 +95,15 @@ class CorpusReader:
 
 def one_text_document(path: str) -> bool:
     """Whether `path` is read by graphrag's text reader: one document, titled by its path."""
-    suffix = Path(path).suffix.lower()
+    suffix = _suffix(path).lower()
     return suffix not in STRUCTURED and suffix not in MARKITDOWN
+
+
+def _suffix(path: str) -> str:
+    """`PurePath(path).suffix` without making a path (asked of every document of a folder)."""
+    name = os.path.basename(path)
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 def input_folder(config: "GraphRagConfig") -> Path:

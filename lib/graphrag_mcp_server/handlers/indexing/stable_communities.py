@@ -22,7 +22,11 @@ arXiv 2405.11658):
   own;
 - a community of `max_cluster_size` or more is split as graphrag's hierarchical Leiden splits it:
   seeded with its previous sub-communities where it had any, by a fresh hierarchical Leiden of its
-  subgraph where not.
+  subgraph where not;
+- a community with the same members as before, none of them at a changed relationship, is carried
+  with everything below it where the splits would make it again (kept_subtrees.py).
+
+The graph is held as arrays (edge_graph.py): a node's neighbours are made when the moves visit it.
 
 Every partition made this way (the whole graph, each split) is checked against a fresh Leiden run
 on the same graph. Where the kept partition's modularity is below 0.97x the fresh one's, the fresh
@@ -45,21 +49,25 @@ import logging
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from graphrag_mcp_server.handlers.indexing import fresh_reference
+from graphrag_mcp_server.handlers.indexing.edge_graph import (
+    EdgeGraph,
+    EdgeList,
+    EdgeTable,
+    by_pairs,
+)
 from graphrag_mcp_server.handlers.indexing.fresh_reference import FreshReference
 from graphrag_mcp_server.handlers.indexing.frontier_moves import (
     Edge,
-    Graph,
     maintained,
     split_disconnected,
 )
+from graphrag_mcp_server.handlers.indexing.kept_subtrees import Community, Subtrees
 from graphrag_mcp_server.handlers.results import Clustering
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
 
 logger = logging.getLogger(__name__)
@@ -86,45 +94,36 @@ LEIDEN: LeidenParameters = {
 """graphrag's Leiden parameters (graphrag.graphs.hierarchical_leiden)."""
 
 
-@dataclass(frozen=True)
-class Cluster:
-    """One node's community at one level: what graphrag's cluster_graph reads of graspologic's
-    result."""
-
-    node: str
-    cluster: int
-    level: int
-    parent_cluster: int | None
-    is_final_cluster: bool
-
-
 @dataclass
 class Partition:
     """A version's clustering: each level's node -> community, each community's parent, the
-    graph's edges, and each community's id (a community kept keeps its id)."""
+    graph's edges (in the order its table holds them), and each community's id (a community kept
+    keeps its id)."""
 
     levels: list[dict[str, int]]
     parents: dict[int, int]
-    edges: "pd.DataFrame"
-    """Undirected edges: `low`, `high` (the ends in order) and `weight`."""
+    edges: EdgeTable
+    members: dict[int, list[str]]
+    """Each community's nodes, in the order its level lists them."""
     ids: dict[int, str] = field(default_factory=dict)
     periods: dict[int, str] = field(default_factory=dict)
     """Each community's `period`: the day of the run that made it (graphrag's column)."""
 
-    def members(self) -> dict[int, frozenset[str]]:
-        """Each community's nodes."""
-        grouped: dict[int, set[str]] = {}
-        for level in self.levels:
-            for node, community in level.items():
-                grouped.setdefault(community, set()).add(node)
-        return {community: frozenset(nodes) for community, nodes in grouped.items()}
+
+def members_of(levels: list[dict[str, int]]) -> dict[int, list[str]]:
+    """Each community's nodes, in the order its level lists them."""
+    members: dict[int, list[str]] = {}
+    for level in levels:
+        for node, community in level.items():
+            members.setdefault(community, []).append(node)
+    return members
 
 
 @dataclass
 class KeptCommunities:
     """An incremental run's clustering: the previous partition, graphrag's parameters (set when it
-    clusters), the next free community ids, the nodes at changed relationships, and what is
-    reported."""
+    clusters), the next free community ids, the nodes at changed relationships, the previous
+    subtrees that can be carried whole, and what is reported."""
 
     previous: Partition
     clustering: Clustering
@@ -137,6 +136,10 @@ class KeptCommunities:
     reference: FreshReference | None = None
     """The whole graph's fresh modularity as the previous version recorded it, then as this run
     leaves it (None: no fresh run to go by)."""
+    subtrees: Subtrees | None = None
+    """The previous communities as subtrees to carry (set when the top level is kept)."""
+    unchanged: set[int] = field(default_factory=set)
+    """The communities with the same members as before."""
 
 
 STATE = "stable_communities"
@@ -168,6 +171,7 @@ def read_partition(version: "PreviousVersion") -> Partition | None:
     levels: list[dict[str, int]] = []
     parents: dict[int, int] = {}
     ids: dict[int, str] = {}
+    members: dict[int, list[str]] = {}
     for level, community, parent, entity_ids, community_id in communities[
         ["level", "community", "parent", "entity_ids", "id"]
     ].itertuples(index=False):
@@ -175,40 +179,35 @@ def read_partition(version: "PreviousVersion") -> Partition | None:
             levels.append({})
         parents[int(community)] = int(parent)
         ids[int(community)] = str(community_id)
-        for entity in entity_ids:
+        at_level, listed = levels[int(level)], members.setdefault(int(community), [])
+        for entity in entity_ids.tolist():
             if (title := titles.get(entity)) is not None:
-                levels[int(level)][str(title)] = int(community)
+                at_level[str(title)] = int(community)
+                listed.append(str(title))
+    if len(members) != len(communities) or sum(map(len, levels)) != sum(
+        map(len, members.values())
+    ):  # a community in two rows, or a title twice at a level
+        members = members_of(levels)
     numbers = communities["community"].astype(int).tolist()
     periods = (
         dict(zip(numbers, communities["period"].astype(str).tolist(), strict=True))
         if "period" in communities
         else {}
     )
-    return Partition(levels, parents, _normalised_edges(relationships), ids, periods)
+    return Partition(levels, parents, _table_edges(relationships), members, ids, periods)
 
 
-def _normalised_edges(relationships: Any) -> "pd.DataFrame":
-    """Relationships as graphrag's cluster_graph reads them: undirected (`low`, `high`), the last of
-    a pair kept, with their `weight` (1.0 without the column)."""
+def _table_edges(relationships: Any) -> EdgeTable:
+    """Relationships as graphrag's cluster_graph reads them: undirected, the last of a pair kept,
+    with their `weight` (1.0 without the column), in the table's order."""
     import numpy as np
 
-    source = relationships["source"].astype(str).to_numpy(dtype=object)
-    target = relationships["target"].astype(str).to_numpy(dtype=object)
-    first = source <= target
     weights = (
         relationships["weight"].astype(float).to_numpy()
         if "weight" in relationships
-        else np.ones(len(source))
+        else np.ones(len(relationships))
     )
-    return _edge_frame(np.where(first, source, target), np.where(first, target, source), weights)
-
-
-def _edge_frame(low: Any, high: Any, weight: Any) -> "pd.DataFrame":
-    """Undirected edges (`low` <= `high`) with their weight, the last of a repeated pair kept."""
-    import pandas as pd
-
-    frame = pd.DataFrame({"low": low, "high": high, "weight": weight})
-    return frame.drop_duplicates(["low", "high"], keep="last").reset_index(drop=True)
+    return EdgeTable.of(relationships["source"], relationships["target"], weights, by_pair=False)
 
 
 def graphrag_leiden(
@@ -222,24 +221,23 @@ def graphrag_leiden(
 
 def kept_hierarchical_leiden(
     run: "KeptCommunities",
-    edges: list[tuple[str, str, float]],
+    graph: EdgeGraph,
     max_cluster_size: int = 10,
     random_seed: int | None = 0xDEADBEEF,
-) -> list[Any]:
-    """graphrag's hierarchical Leiden of `edges` (as graphrag's cluster_graph hands them), keeping
-    the previous version's communities."""
-    if not edges:
+) -> list[Community]:
+    """graphrag's hierarchical Leiden of `graph` (the edges graphrag's cluster_graph hands it),
+    keeping the previous version's communities."""
+    if not len(graph.edges.low):
         run.clustering.seeded = False
-        return graphrag_leiden(edges, max_cluster_size, random_seed)
-    graph = _graph(edges)
-    sources, targets, weights = zip(*edges, strict=True)
-    current = _edge_frame(list(sources), list(targets), list(weights))
+        return _grouped(graphrag_leiden([], max_cluster_size, random_seed))
     run.seed, run.max_cluster_size = random_seed, max_cluster_size
     run.ids = itertools.count(max([-1, *run.previous.parents]) + 1)
-    run.changed = _changed(run.previous.edges, current)
+    run.changed = changed_edges(run.previous.edges, graph)
     run.frontier = _frontier(run.changed, run.previous.edges, graph)
     if run.reference is not None:
-        bound = fresh_reference.change_bound(run.previous.edges, current, run.changed, graph)
+        bound = fresh_reference.change_bound(
+            run.previous.edges.weights(), graph.edges.weights(), run.changed, graph
+        )
         run.reference = run.reference.moved(bound)
     seed = (
         {node: community for node, community in run.previous.levels[0].items() if node in graph}
@@ -251,60 +249,77 @@ def kept_hierarchical_leiden(
     run.clustering.fresh_drift = run.reference.drift if run.reference else 0.0
     if top is None:
         run.clustering.seeded = False
-        clusters = graphrag_leiden(edges, max_cluster_size, random_seed)
+        edges = list(graph.edge_list())
+        found = _grouped(graphrag_leiden(edges, max_cluster_size, random_seed))
     else:
-        clusters = []
-        _place(graph, top, 0, None, run, clusters)
-    _count_kept(run, clusters)
+        previous = run.previous
+        run.subtrees = Subtrees(
+            previous.levels,
+            previous.parents,
+            previous.members,
+            graph,
+            run.frontier,
+            max_cluster_size,
+        )
+        found = []
+        _place(graph, top, 0, -1, run, found)
+    _count_kept(run, found)
     logger.info("communities: %s", run.clustering)
-    return clusters
+    return found
 
 
-def _graph(edges: "list[tuple[str, str, float]]") -> Graph:
-    graph: Graph = {}
-    for source, target, weight in edges:
-        graph.setdefault(source, {})[target] = weight
-        graph.setdefault(target, {})[source] = weight
-    return graph
+def changed_edges(previous: EdgeTable, graph: EdgeGraph) -> dict[Edge, float | None]:
+    """Each relationship added, removed or re-weighted -> its previous weight (None: added), by
+    their ends' titles: the edge tables compared by positions, not edge by edge (200,000 edges at
+    10,000 documents)."""
+    import numpy as np
 
-
-def _changed(previous: "pd.DataFrame", current: "pd.DataFrame") -> dict[Edge, float | None]:
-    """Each relationship added, removed or re-weighted -> its previous weight (None: added); the
-    edge tables compared by a join, not edge by edge (200,000 edges at 10,000 documents)."""
-    import pandas as pd
-
-    both = previous.merge(current, on=["low", "high"], how="outer", suffixes=("_before", "_now"))
-    differs = both[~(both["weight_before"] == both["weight_now"])]
-    return {
-        (low, high): None if pd.isna(before) else float(before)
-        for low, high, before in zip(
-            differs["low"].tolist(),
-            differs["high"].tolist(),
-            differs["weight_before"].tolist(),
+    now = graph.edges
+    count = len(now.titles)
+    at = graph.positions(previous.titles.tolist())
+    low, high = at[previous.low], at[previous.high]
+    keys, now_keys = low * count + high, now.low * count + now.high
+    by_pair = by_pairs(low, high, count)  # looked up in order: much faster than at random
+    place = np.empty(len(keys), dtype=np.int64)
+    place[by_pair] = np.searchsorted(now_keys, keys[by_pair])
+    place = np.minimum(place, len(now_keys) - 1)
+    same = (low >= 0) & (high >= 0) & (now_keys[place] == keys)
+    matched = np.zeros(len(now_keys), dtype=bool)
+    matched[place[same]] = True
+    differs = ~same
+    differs[same] = ~(previous.weight[same] == now.weight[place[same]])
+    changed: dict[Edge, float | None] = {
+        (before_low, before_high): None if math.isnan(weight) else weight
+        for before_low, before_high, weight in zip(
+            previous.titles[previous.low[differs]].tolist(),
+            previous.titles[previous.high[differs]].tolist(),
+            previous.weight[differs].tolist(),
             strict=True,
         )
     }
-
-
-def _frontier(
-    changed: dict[Edge, float | None], previous: "pd.DataFrame", graph: Graph
-) -> set[str]:
-    """The nodes whose relationships changed (added, removed, re-weighted) and the new ones."""
-    old_nodes = set(previous["low"].tolist()) | set(previous["high"].tolist())
-    return {node for edge in changed for node in edge if node in graph} | (graph.keys() - old_nodes)
-
-
-def _edge_list(graph: Graph) -> list[tuple[str, str, float]]:
-    return sorted(
-        (source, target, weight)
-        for source, neighbours in graph.items()
-        for target, weight in neighbours.items()
-        if source <= target
+    added = ~matched
+    changed.update(
+        (edge, None)
+        for edge in zip(
+            now.titles[now.low[added]].tolist(), now.titles[now.high[added]].tolist(), strict=True
+        )
     )
+    return dict(sorted(changed.items()))
+
+
+def _frontier(changed: dict[Edge, float | None], previous: EdgeTable, graph: EdgeGraph) -> set[str]:
+    """The nodes whose relationships changed (added, removed, re-weighted) and the new ones."""
+    import numpy as np
+
+    known = np.zeros(len(graph.titles), dtype=bool)
+    at = graph.positions(previous.titles.tolist())
+    known[at[at >= 0]] = True
+    new = set(graph.titles[~known].tolist())
+    return {node for edge in changed for node in edge if node in graph} | new
 
 
 def _kept_partition(
-    graph: Graph, seed: dict[str, int], run: KeptCommunities, split: bool = False
+    graph: EdgeGraph, seed: dict[str, int], run: KeptCommunities, split: bool = False
 ) -> tuple[dict[str, int] | None, float, float]:
     """The seeded partition of `graph`, its modularity and a fresh Leiden run's; None for the
     partition when there is nothing to keep or it scores below MODULARITY_FLOOR of the fresh one.
@@ -321,14 +336,15 @@ def _kept_partition(
         kept = dict(seed)
         split_disconnected(graph, kept, run.ids)
         return kept, math.nan, math.nan
-    edges = _edge_list(graph)
     if not seed:
-        return None, 0.0, _fresh_modularity(edges, run, split)
+        return None, 0.0, _fresh_modularity(graph.edge_list(), run, split)
     partition = maintained(graph, seed, frontier, run.ids, run.changed)
-    modularity = gn.modularity(edges, partition, LEIDEN["resolution"])
+    modularity = graph.modularity(partition)
+    if modularity is None:
+        modularity = gn.modularity(_as_listed(graph.edge_list()), partition, LEIDEN["resolution"])
     reference = None if split else run.reference
     if reference is None or not _passes(modularity, reference.highest):
-        reference = FreshReference(_fresh_modularity(edges, run, split))
+        reference = FreshReference(_fresh_modularity(graph.edge_list(), run, split))
     if not _passes(modularity, reference.highest):
         logger.info(
             "kept communities score %.4f against %.4f fresh: clustering afresh",
@@ -339,17 +355,22 @@ def _kept_partition(
     return partition, modularity, reference.modularity
 
 
-def _fresh_modularity(
-    edges: list[tuple[str, str, float]], run: KeptCommunities, split: bool
-) -> float:
+def _fresh_modularity(edges: EdgeList, run: KeptCommunities, split: bool) -> float:
     """A fresh Leiden run's modularity on `edges`; for the whole graph (not a `split`) it becomes
     the run's reference."""
     import graspologic_native as gn
 
-    fresh, _ = gn.leiden(edges, starting_communities=None, seed=run.seed, trials=1, **LEIDEN)
+    fresh, _ = gn.leiden(
+        _as_listed(edges), starting_communities=None, seed=run.seed, trials=1, **LEIDEN
+    )
     if not split:
         run.reference = FreshReference(fresh)
     return float(fresh)
+
+
+def _as_listed(edges: EdgeList) -> list[tuple[str, str, float]]:
+    """`edges` as graspologic's signatures name them (a list): it reads any sequence."""
+    return cast("list[tuple[str, str, float]]", edges)
 
 
 def _passes(modularity: float, fresh: float) -> bool:
@@ -358,31 +379,33 @@ def _passes(modularity: float, fresh: float) -> bool:
 
 
 def _place(
-    graph: Graph,
+    graph: EdgeGraph,
     partition: dict[str, int],
     level: int,
-    parent: int | None,
+    parent: int,
     run: KeptCommunities,
-    clusters: list[Cluster],
+    found: list[Community],
 ) -> None:
-    """Emit `partition` at `level` and split each community over max_cluster_size below it."""
+    """Emit `partition` at `level` and split each community over max_cluster_size below it; a
+    community the walk would make as before is carried with its subtree (kept_subtrees.py)."""
+    assert run.subtrees is not None
     grouped: dict[int, list[str]] = {}
     for node, community in partition.items():
         grouped.setdefault(community, []).append(node)
     for community, nodes in sorted(grouped.items()):
-        split = len(nodes) >= run.max_cluster_size  # graspologic splits at the size itself
-        clusters.extend(
-            Cluster(node, community, level, parent, not split) for node in sorted(nodes)
-        )
-        if split:
-            _split(_subgraph(graph, set(nodes)), community, level + 1, run, clusters)
+        if (carried := run.subtrees.carried(community, level, parent, nodes)) is not None:
+            found.extend(carried)
+            continue
+        found.append(Community(level, community, parent, sorted(nodes)))
+        if len(nodes) >= run.max_cluster_size:  # graspologic splits at the size itself
+            _split(graph.subgraph(nodes), community, level + 1, run, found)
 
 
 def _split(
-    graph: Graph, community: int, level: int, run: KeptCommunities, clusters: list[Cluster]
+    graph: EdgeGraph, community: int, level: int, run: KeptCommunities, found: list[Community]
 ) -> None:
     """A community's sub-communities: its previous ones kept where they still score, else a fresh
-    split."""
+    split (one sub-community: the community is not split)."""
     previous = run.previous.levels[level] if level < len(run.previous.levels) else {}
     seed = {
         node: child
@@ -393,52 +416,53 @@ def _split(
     children, _, _ = _kept_partition(graph, seed, run, split=True)
     if children is None:
         run.clustering.fresh_splits += 1
-        _fresh_split(graph, community, level, run, clusters)
+        _fresh_split(graph, community, level, run, found)
     elif len(set(children.values())) > 1:
-        _place(graph, children, level, community, run, clusters)
-    else:  # one community: nothing to split (the clusters above stay final)
-        clusters[:] = [
-            Cluster(c.node, c.cluster, c.level, c.parent_cluster, True)
-            if c.cluster == community
-            else c
-            for c in clusters
-        ]
+        _place(graph, children, level, community, run, found)
 
 
 def _fresh_split(
-    graph: Graph, community: int, level: int, run: KeptCommunities, clusters: list[Cluster]
+    graph: EdgeGraph, community: int, level: int, run: KeptCommunities, found: list[Community]
 ) -> None:
     """graphrag's hierarchical Leiden of a community's subgraph, its levels and ids placed below
     `community`."""
-    fresh = graphrag_leiden(_edge_list(graph), run.max_cluster_size, run.seed)
+    fresh = graphrag_leiden(list(graph.edge_list()), run.max_cluster_size, run.seed)
     renumbered: dict[int, int] = {}
-    for found in fresh:
-        renumbered.setdefault(found.cluster, next(run.ids))
-    clusters.extend(
-        Cluster(
-            found.node,
-            renumbered[found.cluster],
-            level + found.level,
-            community if found.parent_cluster is None else renumbered[found.parent_cluster],
-            found.is_final_cluster,
+    for cluster in fresh:
+        renumbered.setdefault(cluster.cluster, next(run.ids))
+    found.extend(
+        Community(
+            level + each.level,
+            renumbered[each.community],
+            community if each.parent == -1 else renumbered[each.parent],
+            each.nodes,
         )
-        for found in fresh
+        for each in _grouped(fresh)
     )
 
 
-def _subgraph(graph: Graph, nodes: set[str]) -> Graph:
-    return {
-        node: {other: weight for other, weight in graph[node].items() if other in nodes}
-        for node in nodes
+def _grouped(clusters: list[Any]) -> list[Community]:
+    """graspologic's clusters (a node at a level each) as communities, their nodes in its
+    order."""
+    grouped: dict[tuple[int, int], Community] = {}
+    for cluster in clusters:
+        if (known := grouped.get((cluster.level, cluster.cluster))) is None:
+            parent = -1 if cluster.parent_cluster is None else cluster.parent_cluster
+            known = grouped[cluster.level, cluster.cluster] = Community(
+                cluster.level, cluster.cluster, parent, []
+            )
+        known.nodes.append(cluster.node)
+    return list(grouped.values())
+
+
+def _count_kept(run: KeptCommunities, found: list[Community]) -> None:
+    """The communities found and those with the same members as before (a carried one has)."""
+    before = run.previous.members
+    run.unchanged = {
+        each.community
+        for each in found
+        if each.carried
+        or (each.community in before and frozenset(before[each.community]) == frozenset(each.nodes))
     }
-
-
-def _count_kept(run: KeptCommunities, clusters: list[Any]) -> None:
-    members: dict[int, set[str]] = {}
-    for found in clusters:
-        members.setdefault(found.cluster, set()).add(found.node)
-    before = run.previous.members()
-    run.clustering.communities = len(members)
-    run.clustering.kept = sum(
-        1 for community, nodes in members.items() if before.get(community) == frozenset(nodes)
-    )
+    run.clustering.communities = len({each.community for each in found})
+    run.clustering.kept = len(run.unchanged)

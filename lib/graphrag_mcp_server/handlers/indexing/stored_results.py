@@ -1,0 +1,160 @@
+"""One step's results as a version stored them (memo_table.py): converted to Python values only
+when taken (by Arrow, those taken together at once), and stored again by their rows, which the
+step remembers as it hands them out (no key looked up again to store them)."""
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import compress, repeat
+from typing import TYPE_CHECKING, Any
+
+from graphrag_mcp_server.handlers.indexing.memos import decode_all
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+
+class StoredResults(Mapping[str, Any]):
+    """One step's results as the previous version stored them: key -> its row of the stored table.
+    Results are converted to Python values only when taken, those taken together at once
+    (`taken`: one Arrow take, JSON texts decoded as one array); a row carried over is written again
+    from the table itself (memo_table.write), so an update does not turn each of hundreds of
+    thousands of stored results into a Python object and back to store them. Its keys are indexed
+    once, when first looked up (a hash join by Arrow hashed the whole step again on each call: 50
+    ms for one key among 214,000)."""
+
+    def __init__(
+        self,
+        table: "pa.Table",
+        base_rows: int | None = None,
+        dropped: "pa.Array | None" = None,
+        base_positions: "np.ndarray | None" = None,
+    ) -> None:
+        """`table`: the step's rows, the base table's first (`base_rows` of them, at
+        `base_positions` of the base; None: no base, as in tests), those of the changes after;
+        `dropped`: keys of base rows the changes drop (left in the table, not results)."""
+        self.table, self.base_rows, self.base_positions = table, base_rows, base_positions
+        self._dropped = dropped
+        self._rows: dict[str, int] | None = None
+        self._keys_by_identity: dict[str, str] | None = None
+        self._forms: pa.Array | None = None
+        self._results: list[Any] | None = None
+        self._taken: np.ndarray | None = None
+
+    def rows_of(self, keys: list[str]) -> "np.ndarray":
+        """The row of each key's stored result, -1 for a key not stored."""
+        import numpy as np
+
+        found = map(self._key_rows().get, keys, repeat(-1))
+        return np.fromiter(found, dtype=np.int64, count=len(keys))
+
+    def taken(self, keys: list[str], decode: Callable[[Any], Any]) -> tuple[list[str], list[Any]]:
+        """The keys of `keys` stored here, and their results decoded by `decode`, found and
+        converted at once (JSON texts decoded as one array)."""
+        import numpy as np
+        import pyarrow as pa
+
+        rows = self.rows_of(keys)
+        forms = self._stored_forms().take(pa.array(rows, mask=rows < 0))
+        found = forms.is_valid()
+        hits = found.to_numpy(zero_copy_only=False)
+        if self._taken is None:
+            self._taken = np.zeros(self.table.num_rows, dtype=bool)
+        self._taken[rows[hits]] = True
+        if forms.null_count:
+            keys, forms = list(compress(keys, hits)), forms.filter(found)
+        return keys, _decoded(forms, decode)
+
+    def carried_rows(self, kept: "Iterable[str]") -> "np.ndarray":
+        """The rows of the results taken (`taken`) and of the keys `kept`, in order."""
+        import numpy as np
+
+        carried = np.zeros(self.table.num_rows, dtype=bool)
+        if self._taken is not None:
+            carried |= self._taken
+        carried[self.rows_of(list(kept))] = True
+        return np.flatnonzero(carried)
+
+    def keys_of(self, identities: list[str]) -> list[str | None]:
+        """The key of the stored result named by each identity (Memo.name), or None."""
+        if self._keys_by_identity is None:
+            self._keys_by_identity = {
+                identity: key
+                for identity, key in zip(
+                    self.table["identity"].to_pylist(), self.table["key"].to_pylist(), strict=True
+                )
+                if identity is not None
+            }
+        return list(map(self._keys_by_identity.get, identities))
+
+    def __getitem__(self, key: str) -> Any:
+        row = self._key_rows()[key]
+        if self._results is None:
+            self._results = _converted(self._stored_forms())
+        return self._results[row]
+
+    def _key_rows(self) -> dict[str, int]:
+        """key -> row, of the rows that are results (not dropped)."""
+        if self._rows is None:
+            keys = _live_keys(self.table, self.base_rows or 0, self._dropped).to_pylist()
+            self._rows = {key: row for row, key in enumerate(keys) if key is not None}
+        return self._rows
+
+    def _stored_forms(self) -> "pa.Array":
+        """The stored forms, as one array: the JSON texts, or the vectors of a step that stores
+        vectors."""
+        if self._forms is None:
+            results = self.table["result"]
+            stored = results if results.null_count < len(results) else self.table["vector"]
+            self._forms = stored.combine_chunks()
+        return self._forms
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._key_rows()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._key_rows())
+
+    def __len__(self) -> int:
+        return len(self._key_rows())
+
+
+def _live_keys(table: "pa.Table", base_rows: int, dropped: "pa.Array | None") -> "pa.Array":
+    """The table's keys, null where a base row is dropped (`base_rows`: the base's rows first)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keys = table["key"].combine_chunks()
+    if dropped is None or len(dropped) == 0 or base_rows == 0:
+        return keys
+    gone = np.zeros(len(keys), dtype=bool)
+    gone[:base_rows] = pc.is_in(keys.slice(0, base_rows), value_set=dropped).to_numpy(
+        zero_copy_only=False
+    )
+    return pc.if_else(pa.array(gone), pa.scalar(None, keys.type), keys)
+
+
+def _converted(forms: "pa.ChunkedArray | pa.Array") -> list[Any]:
+    """Stored forms as Python values: JSON texts, or vectors as float32 arrays."""
+    import pyarrow as pa
+
+    if not pa.types.is_list(forms.type):
+        texts: list[Any] = forms.to_pylist()
+        return texts
+    vectors = forms.to_numpy(zero_copy_only=False)
+    return [None if vector is None else vector.astype("float32") for vector in vectors]
+
+
+def _decoded(forms: "pa.Array", decode: Callable[[Any], Any]) -> list[Any]:
+    """`decode` of each stored form (none null); JSON texts joined by Arrow into one array, decoded
+    by one call."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if decode is not json.loads or pa.types.is_list(forms.type) or len(forms) == 0:
+        return decode_all(decode, _converted(forms))
+    one = pa.LargeListArray.from_arrays(pa.array([0, len(forms)], pa.int64()), forms)
+    joined = pc.binary_join(one, pa.scalar(",", forms.type))[0].as_py()
+    decoded: list[Any] = json.loads(f"[{joined}]")
+    return decoded

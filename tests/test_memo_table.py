@@ -1,0 +1,89 @@
+"""A version's stored results read back (memo_table.py, stored_results.py): the results taken are
+found and converted together, and only they are; memo keys are the sha256 of canonical JSON."""
+
+import hashlib
+import json
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from graphrag_mcp_server.handlers.indexing import stored_results
+from graphrag_mcp_server.handlers.indexing.memo_table import _schema
+from graphrag_mcp_server.handlers.indexing.memos import Memo, input_hash
+from graphrag_mcp_server.handlers.indexing.stored_results import StoredResults
+
+
+def _stored(rows: list[tuple[str, Any, str | None]]) -> pa.Table:
+    """A step's stored rows: (key, JSON result, name)."""
+    return pa.table(
+        {
+            "step": ["summary"] * len(rows),
+            "key": [key for key, _, _ in rows],
+            "result": [json.dumps(result) for _, result, _ in rows],
+            "vector": [None] * len(rows),
+            "models": ["m"] * len(rows),
+            "identity": [name for _, _, name in rows],
+        },
+        schema=_schema(),
+    )
+
+
+BASE = [(f"k{number}", {"summary": number}, f"n{number}") for number in range(100)]
+CHANGES = [("k1", {"summary": 1}, "renamed"), ("k100", {"summary": 100}, "n1")]
+"""A base of 100 results, and changes that store k1 again under a new name and add k100 under
+k1's old name (the changes drop the base's k1 and k2)."""
+
+
+def _results() -> StoredResults:
+    table = pa.concat_tables([_stored(BASE), _stored(CHANGES)])
+    dropped = pa.array(["k1", "k2"], pa.large_string())
+    return StoredResults(table, len(BASE), dropped, None)
+
+
+def test_taken_results_are_found_and_decoded_together_and_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    results = _results()
+    converted: list[int] = []
+    every = stored_results._converted
+
+    def counted(forms: Any) -> list[Any]:
+        converted.append(len(forms))
+        return every(forms)
+
+    monkeypatch.setattr(stored_results, "_converted", counted)
+    memo = Memo(previous=results, decode=json.loads)
+    taken = memo.take_many(["k5", "k1", "k2", "k100", "k5", "missing"])
+    assert taken == [{"summary": 5}, {"summary": 1}, None, {"summary": 100}, {"summary": 5}, None]
+    assert converted == []  # JSON texts joined and decoded by one call, no row converted alone
+    assert memo.taken == {"k5", "k1", "k100"} and memo.reused == 3
+    assert list(results.carried_rows(["k7"])) == [5, 7, 100, 101]  # k5, k7, k1 and k100 again
+    decoded: list[str] = []
+    assert Memo(previous=_results(), decode=lambda text: decoded.append(text) or text).take_many(
+        ["k3", "k4"]
+    ) == [json.dumps({"summary": 3}), json.dumps({"summary": 4})]
+    assert len(decoded) == 2  # the results taken, not the step's 102 rows
+
+
+def test_a_name_finds_the_key_its_last_row_stores() -> None:
+    results = _results()
+    assert results.keys_of(["n1", "renamed", "n7", "unknown"]) == ["k100", "k1", "k7", None]
+    assert "k2" not in results and "k1" in results and len(results) == 100
+    assert results["k1"] == json.dumps({"summary": 1})
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        (),
+        ('plain text\nwith a "quote" and a tab\t',),
+        ("Café Lumière", {"size": 1200, "encoding": "o200k"}, None),
+        ("text", ["organization", "person"], "digest", 0, 1.5, True),
+        ({"b": ["ü", 2], "a": None},),
+        ("control \x01 character",),
+    ],
+)
+def test_a_memo_key_is_the_sha256_of_canonical_json(parts: tuple[Any, ...]) -> None:
+    canonical = json.dumps(parts, default=str, sort_keys=True, ensure_ascii=False)
+    assert input_hash(*parts) == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
