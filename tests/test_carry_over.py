@@ -14,6 +14,7 @@ from graphrag_mcp_server.handlers.indexing.extracted_rows import (
     ENTITY,
     FILE,
     RELATIONSHIP,
+    Merged,
     carried_rows,
     in_order,
     merged,
@@ -159,7 +160,21 @@ def test_an_update_drops_the_rows_of_units_gone_and_adds_those_of_new_ones() -> 
     assert entities["text_unit_ids"].tolist() == [["u1", "u3"], ["u1", "u3"]]
 
 
-def _graph(people: dict[str, list[str]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _groups(frame: pd.DataFrame) -> Merged:
+    """Merged groups (extracted_rows.grouped) holding a frame's rows, its description lists as
+    each group's rows."""
+    import numpy as np
+
+    lists = frame["description"].tolist()
+    offsets = np.cumsum([0] + [len(listed) for listed in lists])
+    return Merged(
+        pa.Table.from_pandas(frame.drop(columns=["description"]), preserve_index=False),
+        pa.ListArray.from_arrays(offsets, pa.array(np.arange(offsets[-1]), pa.int64())),
+        pa.chunked_array([pa.array([text for listed in lists for text in listed], pa.string())]),
+    )
+
+
+def _graph(people: dict[str, list[str]]) -> tuple[Merged, Merged]:
     """Extracted entities (each with its descriptions) and one relationship between the first two,
     as extract_graph merges them."""
     first, second = list(people)[:2]
@@ -183,7 +198,95 @@ def _graph(people: dict[str, list[str]]) -> tuple[pd.DataFrame, pd.DataFrame]:
             "weight": [2.0],
         }
     )
-    return entities, relationships
+    return _groups(entities), _groups(relationships)
+
+
+class _Summaries:
+    """Runs of kept_summaries.summarized over `_graph` in versions under `folder`, each hashed
+    identity and each decoded stored result counted."""
+
+    PEOPLE = {
+        "ADA": ["Ada keeps the harbour ledger.", "Ada chairs the cooperative."],
+        "BEN": ["Ben mends nets.", "Ben sails the Gull."],
+        "CORA": ["Cora runs the kiln."],
+    }
+    EDITED = {**PEOPLE, "BEN": ["Ben mends nets.", "Ben sails the Gull.", "Ben met Dora."]}
+
+    def __init__(self, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        from graphrag_llm.completion import create_completion
+        from graphrag_llm.config import ModelConfig
+
+        from graphrag_mcp_server.handlers.indexing import kept_summaries
+        from graphrag_mcp_server.providers.offline import OFFLINE_TYPE, register_offline_models
+
+        prepare_models()
+        register_offline_models()
+        self.model = create_completion(
+            ModelConfig(type=OFFLINE_TYPE, model_provider="offline", model="offline-extractive")
+        )
+        self.folder, self.hashed, self.decoded = folder, [], 0
+        key = kept_summaries._summary_key
+        monkeypatch.setattr(
+            kept_summaries,
+            "_summary_key",
+            lambda identity, *rest: self.hashed.append(identity) or key(identity, *rest),
+        )
+
+    def run(self, version: str, previous: str | None, people: dict, changed: set | None) -> tuple:
+        """The summaries of entities and relationships, and the summary keys the version stores;
+        with `previous`, the summaries its tables hold are read (`previous_summaries`)."""
+        import asyncio
+
+        from graphrag.callbacks.noop_workflow_callbacks import NoopWorkflowCallbacks
+
+        from graphrag_mcp_server.handlers.indexing.carry_over import work_carried_over
+        from graphrag_mcp_server.handlers.indexing.kept_summaries import (
+            previous_summaries,
+            summarized,
+        )
+        from graphrag_mcp_server.handlers.indexing.memos import Step
+        from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
+
+        def decode(text: str) -> object:
+            self.decoded += 1
+            return json.loads(text)
+
+        (self.folder / version).mkdir()
+        before = self.folder / previous if previous else None
+        models = dict.fromkeys(Step, "m")
+        with work_carried_over(
+            PreviousVersion(before) if before else None, self.folder / version, models
+        ) as carried:
+            carried[Step.SUMMARY].decode = decode
+            entities, relationships = _graph(people)
+            found = asyncio.run(
+                summarized(
+                    carried,
+                    entities,
+                    relationships,
+                    NoopWorkflowCallbacks(),
+                    self.model,
+                    200,
+                    4000,
+                    "{description_list}",
+                    2,
+                    changed,
+                    previous_summaries(before),
+                )
+            )
+        stored = stored_rows(self.folder / version).to_pandas()
+        self._write_tables(version, entities, relationships, found)
+        return found, sorted(stored.loc[stored["step"] == "summary", "key"])
+
+    def _write_tables(self, version: str, entities: Merged, relationships: Merged, found) -> None:
+        """The entities and relationships tables the version's finalize step would write."""
+        import pyarrow.parquet as pq
+
+        for name, groups, summaries in zip(
+            ("entities", "relationships"), (entities, relationships), found, strict=True
+        ):
+            table = groups.table.append_column("description", summaries)
+            pq.write_table(table, self.folder / version / f"{name}.parquet")
 
 
 def test_an_unchanged_row_reuses_its_stored_key_and_a_changed_one_is_keyed_anew(
@@ -192,71 +295,45 @@ def test_an_unchanged_row_reuses_its_stored_key_and_a_changed_one_is_keyed_anew(
     """A summary row not named as changed by the extraction takes the key the previous version
     stored under its name, without hashing its descriptions; a changed row is hashed; both give
     the summaries and stored keys a run that hashes every row gives."""
-    import asyncio
-
-    from graphrag.callbacks.noop_workflow_callbacks import NoopWorkflowCallbacks
-    from graphrag_llm.completion import create_completion
-    from graphrag_llm.config import ModelConfig
-
-    from graphrag_mcp_server.handlers.indexing import kept_extraction
-    from graphrag_mcp_server.handlers.indexing.carry_over import work_carried_over
-    from graphrag_mcp_server.handlers.indexing.memos import Step
-    from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
-    from graphrag_mcp_server.providers.offline import OFFLINE_TYPE, register_offline_models
-
-    prepare_models()
-    register_offline_models()
-    model = create_completion(
-        ModelConfig(type=OFFLINE_TYPE, model_provider="offline", model="offline-extractive")
-    )
-    models = dict.fromkeys(Step, "m")
-    hashed: list[object] = []
-    key = kept_extraction._summary_key
-    monkeypatch.setattr(
-        kept_extraction,
-        "_summary_key",
-        lambda identity, *rest: hashed.append(identity) or key(identity, *rest),
-    )
-
-    def run(version: str, previous: str | None, people: dict, changed: set[str] | None) -> tuple:
-        (tmp_path / version).mkdir()
-        before = PreviousVersion(tmp_path / previous) if previous else None
-        with work_carried_over(before, tmp_path / version, models) as carried:
-            entities, relationships = _graph(people)
-            found = asyncio.run(
-                kept_extraction.summarized(
-                    carried,
-                    entities,
-                    relationships,
-                    NoopWorkflowCallbacks(),
-                    model,
-                    200,
-                    4000,
-                    "{description_list}",
-                    2,
-                    changed,
-                )
-            )
-        stored = stored_rows(tmp_path / version).to_pandas()
-        return found, sorted(stored.loc[stored["step"] == "summary", "key"])
-
-    people = {
-        "ADA": ["Ada keeps the harbour ledger.", "Ada chairs the cooperative."],
-        "BEN": ["Ben mends nets.", "Ben sails the Gull."],
-        "CORA": ["Cora runs the kiln."],
-    }
-    run("v1", None, people, None)
-    edited = {**people, "BEN": ["Ben mends nets.", "Ben sails the Gull.", "Ben met Dora."]}
-    hashed.clear()
-    found, keys = run("v2", "v1", edited, {"entity\x00BEN"})
-    assert hashed == ["BEN"]  # ADA, CORA and the relationship kept their stored keys
-    hashed.clear()
-    every, every_keys = run("v3", "v1", edited, None)
-    assert len(hashed) == 4
+    runs = _Summaries(tmp_path, monkeypatch)
+    runs.run("v1", None, runs.PEOPLE, None)
+    (tmp_path / "v1" / "entities.parquet").unlink()  # no table to read summaries from
+    runs.hashed.clear()
+    found, keys = runs.run("v2", "v1", runs.EDITED, {"entity\x00BEN"})
+    assert runs.hashed == ["BEN"]  # ADA, CORA and the relationship kept their stored keys
+    runs.hashed.clear()
+    every, every_keys = runs.run("v3", "v1", runs.EDITED, None)
+    assert len(runs.hashed) == 4
     assert keys == every_keys
     for ours, theirs in zip(found, every, strict=True):
-        pd.testing.assert_frame_equal(ours, theirs)
-    assert "Ben met Dora" in found[0].set_index("title").loc["BEN", "description"]
+        assert ours.equals(theirs)
+    assert "Ben met Dora" in found[0][1].as_py()
+
+
+def test_an_unchanged_row_takes_its_summary_from_the_previous_tables_undecoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unchanged row whose summary the previous version's tables hold takes it from there: its
+    description list is not made and its stored result is kept for the next version without
+    being decoded; the summaries and stored keys are those of a run that takes every row's from
+    the memo."""
+    runs = _Summaries(tmp_path, monkeypatch)
+    runs.run("v1", None, runs.PEOPLE, None)
+    listed: list[int] = []
+    lists = Merged.lists
+    monkeypatch.setattr(
+        Merged, "lists", lambda self, groups: listed.append(len(groups)) or lists(self, groups)
+    )
+    runs.decoded = 0
+    found, keys = runs.run("v2", "v1", runs.EDITED, {"entity\x00BEN"})
+    assert runs.decoded == 0 and runs.hashed[-1:] == ["BEN"]
+    assert listed == [1, 0]  # BEN's list only
+    (tmp_path / "v1" / "relationships.parquet").unlink()
+    every, every_keys = runs.run("v3", "v1", runs.EDITED, {"entity\x00BEN"})
+    assert runs.decoded == 3  # ADA, CORA and the relationship taken from the memo
+    assert keys == every_keys
+    for ours, theirs in zip(found, every, strict=True):
+        assert ours.equals(theirs)
 
 
 def test_an_update_stores_its_changes_beside_the_base_it_links(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ import asyncio
 import random
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 from graphrag.index.operations.summarize_descriptions.description_summary_extractor import (
     SummarizeExtractor,
@@ -78,12 +79,13 @@ def test_one_call_is_decided_as_graphrags_chain_decides_it(model: LLMCompletion)
     assert checked[True] and checked[False], checked  # both outcomes exercised
 
 
-def _hub_graph(newcomer_degree: int) -> pd.DataFrame:
+def _hub_graph(newcomer_degree: int) -> pa.Table:
     """HUB related to A (degree 3) in unit u1, to B (degree 2) in u2, to N in u3."""
     rows = [("HUB", "A", ["u1"]), ("A", "X", ["u9"]), ("A", "Y", ["u9"])]
     rows += [("HUB", "B", ["u2"]), ("B", "Z", ["u9"])]
     rows += [("HUB", "N", ["u3"])] + [("N", f"M{k}", ["u9"]) for k in range(newcomer_degree - 1)]
-    return pd.DataFrame(rows, columns=["source", "target", "text_unit_ids"])
+    frame = pd.DataFrame(rows, columns=["source", "target", "text_unit_ids"])
+    return pa.Table.from_pandas(frame, preserve_index=False)
 
 
 def test_descriptions_rank_by_repetition_then_by_the_strongest_link(model: LLMCompletion) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import pandas as pd
+    import pyarrow as pa
 
 logger = logging.getLogger(__name__)
 
@@ -69,15 +69,27 @@ def top_descriptions(
 
 
 def link_strength(
-    ends: Iterable[str], relationships: "pd.DataFrame", degrees: dict[str, int]
+    ends: Iterable[str], relationships: "pa.Table", degrees: dict[str, int]
 ) -> dict[str, int]:
     """For each text unit, the highest degree among the entities that `ends` (a row's entity, or a
     relationship's two) are related to in it, leaving out `ends` themselves."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     own = set(ends)
-    touching = relationships[relationships["source"].isin(own) | relationships["target"].isin(own)]
+    named = pa.array(sorted(own), relationships["source"].type)
+    touching = relationships.filter(
+        pc.or_(
+            pc.is_in(relationships["source"], value_set=named),
+            pc.is_in(relationships["target"], value_set=named),
+        )
+    )
     strength: dict[str, int] = {}
     for source, target, units in zip(
-        touching["source"], touching["target"], touching["text_unit_ids"], strict=True
+        touching["source"].to_pylist(),
+        touching["target"].to_pylist(),
+        touching["text_unit_ids"].to_pylist(),
+        strict=True,
     ):
         others = [end for end in (source, target) if end not in own]
         if not others:
@@ -88,17 +100,23 @@ def link_strength(
     return strength
 
 
-def degrees_of(relationships: "pd.DataFrame") -> dict[str, int]:
+def degrees_of(relationships: "pa.Table") -> dict[str, int]:
     """Each entity's degree in the extracted graph (its relationships counted)."""
-    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    ends = pd.concat([relationships["source"], relationships["target"]]).astype(str)
-    return {str(name): int(count) for name, count in ends.value_counts(sort=False).items()}
+    ends = pa.chunked_array(
+        relationships["source"].chunks + relationships["target"].chunks,
+        relationships["source"].type,
+    )
+    counts = pc.value_counts(ends)
+    names, numbers = counts.field("values").to_pylist(), counts.field("counts").to_pylist()
+    return dict(zip(names, numbers, strict=True))
 
 
 async def hub_summaries(
     hubs: Sequence[tuple[Identity, str, Sequence[str], Sequence[str]]],
-    relationships: "pd.DataFrame",
+    relationships: "pa.Table",
     memo: Any,
     key: Any,
     model: Any,

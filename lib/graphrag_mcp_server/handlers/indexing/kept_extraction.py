@@ -2,9 +2,10 @@
 
 graphrag's workflow extracts a graph from every text unit and summarises every entity's and
 relationship's descriptions. This one runs the same steps with graphrag's operations, extracting
-only the text units whose text the previous version did not extract and summarising only the
-descriptions it did not summarise (carry_over.py's memos, handed in the run's state); the rest is
-taken from the previous version. The tables it writes are those graphrag's workflow writes.
+only the text units whose text the previous version did not extract (extracted_rows.py merges
+every unit's rows by columns) and summarising only the descriptions it did not summarise
+(kept_summaries.py; carry_over.py's memos, handed in the run's state); the rest is taken from the
+previous version. The tables it writes hold what graphrag's workflow writes.
 """
 
 import json
@@ -19,17 +20,18 @@ from graphrag_mcp_server.handlers.indexing.extracted_rows import (
     RENAMES,
     STATE,
     ExtractedRows,
+    Merged,
     carried_rows,
+    graphrag_frame,
+    grouped,
     in_order,
-    merged,
     names,
-    summary_name,
     unit_rows,
 )
-from graphrag_mcp_server.handlers.indexing.hub_summaries import (
-    fits_one_call,
-    hub_summaries,
-    usable_tokens,
+from graphrag_mcp_server.handlers.indexing.kept_summaries import (
+    described,
+    previous_summaries,
+    summarized,
 )
 from graphrag_mcp_server.handlers.indexing.memos import (
     CARRIED,
@@ -95,12 +97,11 @@ async def run_workflow(
         config.concurrent_requests,
         config.async_mode,
     )
-    for kind, frame in (("entities", entities), ("relationships", relationships)):
-        if len(frame) == 0:  # graphrag's words
+    for kind, groups in (("entities", entities), ("relationships", relationships)):
+        if groups.table.num_rows == 0:  # graphrag's words
             msg = f"Graph Extraction failed. No {kind} detected during extraction."
             logger.error(msg)
             raise ValueError(msg)
-    raw_entities, raw_relationships = entities.copy(), relationships.copy()
     entity_summaries, relationship_summaries = await summarized(
         carried,
         entities,
@@ -112,22 +113,19 @@ async def run_workflow(
         summaries.resolved_prompts().summarize_prompt,
         config.concurrent_requests,
         changed,
+        previous_summaries(stored_rows.previous),
     )
-    relationships = relationships.drop(columns=["description"]).merge(
-        relationship_summaries, on=["source", "target"], how="left"
-    )
-    entities = entities.drop(columns=["description"]).merge(
-        entity_summaries, on="title", how="left"
-    )
+    written = {
+        "entities": described(entities.table, entity_summaries),
+        "relationships": described(relationships.table, relationship_summaries),
+    }
     tables = context.output_table_provider
-    await tables.write_dataframe("entities", entities)
-    await tables.write_dataframe("relationships", relationships)
+    for name, frame in written.items():
+        await tables.write_dataframe(name, frame)
     if config.snapshots.raw_graph:
-        await tables.write_dataframe("raw_entities", raw_entities)
-        await tables.write_dataframe("raw_relationships", raw_relationships)
-    return WorkflowFunctionOutput(
-        result={"entities": sample(entities), "relationships": sample(relationships)}
-    )
+        await tables.write_dataframe("raw_entities", graphrag_frame(entities))
+        await tables.write_dataframe("raw_relationships", graphrag_frame(relationships))
+    return WorkflowFunctionOutput(result={name: sample(frame) for name, frame in written.items()})
 
 
 async def extracted_graph(
@@ -143,16 +141,17 @@ async def extracted_graph(
     max_gleanings: int,
     num_threads: int,
     async_type: Any,
-) -> "tuple[pd.DataFrame, pd.DataFrame, set[str]]":
+) -> "tuple[Merged, Merged, set[str]]":
     """graphrag's graph extraction over text units, extracting only those whose text the previous
-    version did not, and graphrag's merge of every unit's rows (extracted_rows.py: the previous
-    version's rows, less those of units gone, plus those of units new). Also the names
+    version did not, and graphrag's merge of every unit's rows by columns (extracted_rows.py:
+    the previous version's rows, less those of units gone, plus those of units new; orphan
+    relationships left out, as graphrag leaves them out). Also the names
     (`summary_name`) of the entities and relationships whose description lists may differ from
     the previous version's: those in a unit new to this version or in one of the previous version
     that is gone (the lists of all others are made of the same units' descriptions in the same
     order)."""
+    import pyarrow as pa
     from graphrag.index.operations.extract_graph import extract_graph as operation
-    from graphrag.index.operations.extract_graph.utils import filter_orphan_relationships
     from graphrag.index.utils.derive_from_rows import derive_from_rows
 
     memo = carried[Step.EXTRACTION]
@@ -206,10 +205,10 @@ async def extracted_graph(
     before = name_variants.read_recorded(
         (previous.schema.metadata or {}).get(RENAMES) if previous is not None else None
     )
-    units = text_units[id_column].astype(str).tolist()
+    units = pa.array(text_units[id_column].astype(str).tolist(), pa.string())
     merging = name_variants.renamed(rows, now)
-    entities = merged(merging, units, ENTITY)
-    relationships = filter_orphan_relationships(merged(merging, units, RELATIONSHIP), entities)
+    entities = grouped(merging, units, ENTITY)
+    relationships = grouped(merging, units, RELATIONSHIP, entities.table["title"])
     changed = names(name_variants.renamed(new, now)) | names(name_variants.renamed(gone, before))
     return entities, relationships, changed | _renames_changed(rows, previous, now, before)
 
@@ -239,181 +238,3 @@ def _renames_changed(
             name_variants.renamed(touched, before)
         )
     return changed
-
-
-async def summarized(
-    carried: CarriedOver,
-    entities_df: "pd.DataFrame",
-    relationships_df: "pd.DataFrame",
-    callbacks: Any,
-    model: Any,
-    max_summary_length: int,
-    max_input_tokens: int,
-    prompt: str,
-    num_threads: int,
-    changed: set[str] | None = None,
-) -> "tuple[pd.DataFrame, pd.DataFrame]":
-    """graphrag's summaries of every entity's and relationship's descriptions, handing graphrag only
-    the rows the previous version did not summarise (one task a row: 10,000 rows cost half a
-    second in asyncio alone). A row not named in `changed` has the previous version's key for its
-    name (its input is the same), so its key is not computed again: hashing 220,000 description
-    lists was a tenth of an update at 10,000 documents (None: every key computed)."""
-    import pandas as pd
-    from graphrag.index.operations.summarize_descriptions.summarize_descriptions import (
-        summarize_descriptions,
-    )
-
-    memo = carried[Step.SUMMARY]
-
-    def key(
-        identity: str | tuple[str, str], descriptions: Any
-    ) -> str:  # graphrag hands on each row's set, sorted
-        return _summary_key(
-            identity, sorted(set(descriptions)), max_summary_length, max_input_tokens, prompt
-        )
-
-    settings = input_hash(max_summary_length, max_input_tokens, text_digest(prompt))
-    titles = entities_df["title"].astype(str)
-    # a title extracted with two types is two rows: its name is not one row's
-    recomputed = {summary_name(title) for title in titles[titles.duplicated()]}
-
-    def keyed(identities: list[Any], lists: Any) -> list[tuple[Any, str]]:
-        """Each row's identity and memo key: the previous version's key for its name while the
-        row is unchanged (looked up at once), else computed from its descriptions."""
-        plain = [summary_name(identity) for identity in identities]
-        names = [f"{settings}\x00{name}" for name in plain]
-        unchanged = [
-            changed is not None and name not in changed and name not in recomputed for name in plain
-        ]
-        kept_keys = iter(
-            memo.previous_keys([name for name, kept in zip(names, unchanged, strict=True) if kept])
-        )
-        keys = [
-            (next(kept_keys) if kept else None) or key(identity, descriptions)
-            for identity, descriptions, kept in zip(identities, lists, unchanged, strict=True)
-        ]
-        memo.identities.update(zip(keys, names, strict=True))
-        return list(zip(identities, keys, strict=True))
-
-    nodes = keyed(titles.tolist(), entities_df["description"])
-    pairs = zip(
-        relationships_df["source"].astype(str).tolist(),
-        relationships_df["target"].astype(str).tolist(),
-        strict=True,
-    )
-    edges = keyed(list(pairs), relationships_df["description"])
-    missing_nodes = [found is None for found in memo.take_many([key for _, key in nodes])]
-    missing_edges = [found is None for found in memo.take_many([key for _, key in edges])]
-    usable = usable_tokens(model, prompt, max_input_tokens)
-    long_nodes = _too_long(entities_df, missing_nodes, model, usable)
-    long_edges = _too_long(relationships_df, missing_edges, model, usable)
-    hubs = _hub_rows(entities_df, long_nodes, nodes) + _hub_rows(
-        relationships_df, long_edges, edges
-    )
-    await hub_summaries(
-        hubs,
-        relationships_df,
-        memo,
-        key,
-        model,
-        usable,
-        lambda identity, top: _summary_of(
-            identity, top, model, max_summary_length, max_input_tokens, prompt
-        ),
-        num_threads,
-    )
-    for row in long_nodes:
-        missing_nodes[row] = False
-    for row in long_edges:
-        missing_edges[row] = False
-    if any(missing_nodes) or any(missing_edges):  # graphrag answers row by row, in order
-        new_nodes, new_edges = await summarize_descriptions(
-            entities_df[missing_nodes],
-            relationships_df[missing_edges],
-            callbacks,
-            model,
-            max_summary_length,
-            max_input_tokens,
-            prompt,
-            num_threads,
-        )
-        for (_, found), summary in zip(
-            _picked(nodes, missing_nodes), _column(new_nodes), strict=True
-        ):
-            memo.put(found, summary)
-        for (_, found), summary in zip(
-            _picked(edges, missing_edges), _column(new_edges), strict=True
-        ):
-            memo.put(found, summary)
-    entities = pd.DataFrame(
-        {
-            "title": [title for title, _ in nodes],
-            "description": memo.take_many([found for _, found in nodes]),
-        }
-    )
-    relationships = pd.DataFrame(
-        {
-            "source": [pair[0] for pair, _ in edges],
-            "target": [pair[1] for pair, _ in edges],
-            "description": memo.take_many([found for _, found in edges]),
-        }
-    )
-    return entities, relationships
-
-
-def _too_long(frame: "pd.DataFrame", missing: list[bool], model: Any, usable: int) -> list[int]:
-    """The positions of the missing rows whose descriptions graphrag would summarise in more than
-    one call (hub_summaries.py's rows)."""
-    return [
-        row
-        for row, (absent, listed) in enumerate(zip(missing, frame["description"], strict=True))
-        if absent and not fits_one_call(sorted(set(listed)), model, usable)
-    ]
-
-
-def _hub_rows(frame: "pd.DataFrame", rows: list[int], keyed: list[Any]) -> list[Any]:
-    """hub_summaries.py's input for the rows at `rows`: identity, the whole list's memo key (from
-    `keyed`), descriptions and the text units that state them."""
-    descriptions, units = frame["description"], frame["text_unit_ids"]
-    return [(*keyed[row], descriptions.iat[row], units.iat[row]) for row in rows]
-
-
-async def _summary_of(
-    identity: Any,
-    descriptions: list[str],
-    model: Any,
-    max_summary_length: int,
-    max_input_tokens: int,
-    prompt: str,
-) -> str:
-    """graphrag's summary of one row's descriptions."""
-    from graphrag.index.operations.summarize_descriptions.summarize_descriptions import (
-        run_summarize_descriptions,
-    )
-
-    result = await run_summarize_descriptions(
-        identity, descriptions, model, max_summary_length, max_input_tokens, prompt
-    )
-    return str(result.description)
-
-
-def _picked(rows: list[Any], chosen: list[bool]) -> list[Any]:
-    return [row for row, keep in zip(rows, chosen, strict=True) if keep]
-
-
-def _column(frame: "pd.DataFrame") -> list[Any]:
-    """The summaries graphrag returned (an empty frame when it was handed no row)."""
-    return list(frame["description"]) if len(frame) else []
-
-
-def _summary_key(
-    identity: str | tuple[str, str],
-    descriptions: list[str],
-    max_summary_length: int,
-    max_input_tokens: int,
-    prompt: str,
-) -> str:
-    """The memo key of one entity's or relationship's summary, from graphrag's input to it."""
-    return input_hash(
-        identity, descriptions, max_summary_length, max_input_tokens, text_digest(prompt)
-    )

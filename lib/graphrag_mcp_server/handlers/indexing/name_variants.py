@@ -112,7 +112,10 @@ def _spellings(types: dict[str, Counter[str]]) -> Renames:
 
 @lru_cache(maxsize=1 << 16)
 def _folded(title: str) -> str:
-    """`title` without accents, its hyphens read as spaces, in upper case."""
+    """`title` without accents, its hyphens read as spaces, in upper case (an ASCII title has no
+    accent to take off: most of a graph's titles, not decomposed one character at a time)."""
+    if title.isascii():
+        return " ".join(title.replace("-", " ").upper().split())
     letters = unicodedata.normalize("NFKD", title.replace("-", " "))
     return " ".join("".join(c for c in letters if not unicodedata.combining(c)).upper().split())
 
@@ -139,8 +142,8 @@ def _surnames(types: dict[str, Counter[str]]) -> Renames:
 
 
 def _kind(types: Counter[str]) -> str:
-    """The type a title was given most often."""
-    return types.most_common(1)[0][0]
+    """The type a title was given most often (the first given on a tie, as `most_common`)."""
+    return max(types, key=types.__getitem__)
 
 
 def _entity_rows(rows: "pa.Table", kind: int) -> Counter[tuple[str, str]]:
