@@ -12,7 +12,7 @@ with documents graphrag's row transformer would change, it is graphrag's own wor
 from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.handlers.indexing.kept_final_text_units import ids_listed
-from graphrag_mcp_server.handlers.indexing.memos import CARRIED, run_state, sample
+from graphrag_mcp_server.handlers.indexing.memos import sample
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,10 +33,10 @@ async def run_workflow(
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
     from graphrag.index.workflows import create_final_documents
 
-    from graphrag_mcp_server.handlers.indexing.record_tables import RecordParquetTableProvider
+    from graphrag_mcp_server.handlers.indexing.record_tables import columns_provider
 
-    tables = context.output_table_provider
-    if run_state(context, CARRIED) is None or not isinstance(tables, RecordParquetTableProvider):
+    tables = columns_provider(context)
+    if tables is None:
         return await create_final_documents.run_workflow(config, context)
     documents = await tables.read_dataframe("documents")
     if not _as_graphrag_reads(documents):

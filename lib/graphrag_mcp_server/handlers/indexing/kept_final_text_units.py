@@ -10,7 +10,7 @@ graphrag's). Without the run's memos it is graphrag's own workflow.
 
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing.memos import CARRIED, run_state, sample
+from graphrag_mcp_server.handlers.indexing.memos import sample
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,10 +32,10 @@ async def run_workflow(
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
     from graphrag.index.workflows import create_final_text_units
 
-    from graphrag_mcp_server.handlers.indexing.record_tables import RecordParquetTableProvider
+    from graphrag_mcp_server.handlers.indexing.record_tables import columns_provider
 
-    tables = context.output_table_provider
-    if run_state(context, CARRIED) is None or not isinstance(tables, RecordParquetTableProvider):
+    tables = columns_provider(context)
+    if tables is None:
         return await create_final_text_units.run_workflow(config, context)
     claims = config.extract_claims.enabled and await tables.has("covariates")
     final = await final_text_units(tables, claims)

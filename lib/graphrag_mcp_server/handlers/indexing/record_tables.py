@@ -279,3 +279,15 @@ class RecordParquetTableProvider(ParquetTableProvider):
 def read_parquet_tables_by_records() -> None:
     """Have graphrag's pipeline open its parquet tables as RecordParquetTables (in this process)."""
     register_table_provider(TableType.Parquet, RecordParquetTableProvider)
+
+
+def columns_provider(context: Any) -> RecordParquetTableProvider | None:
+    """The run's table provider when a kept workflow may write its table from the tables' columns:
+    an update (the run hands its memos) whose tables are RecordParquetTables; None when graphrag's
+    own workflow runs (a full build, another table provider)."""
+    from graphrag_mcp_server.handlers.indexing.memos import CARRIED, run_state
+
+    tables = context.output_table_provider
+    if run_state(context, CARRIED) is None or not isinstance(tables, RecordParquetTableProvider):
+        return None
+    return tables
