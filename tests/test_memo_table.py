@@ -73,6 +73,19 @@ def test_a_name_finds_the_key_its_last_row_stores() -> None:
     assert results["k1"] == json.dumps({"summary": 1})
 
 
+def test_results_kept_by_name_are_their_names_last_live_rows_and_are_stored_again() -> None:
+    results = _results()
+    memo = Memo(previous=results, decode=json.loads)
+    names = pa.array(["n1", "renamed", "n2", "n7", "unknown", None], pa.large_string())
+    assert memo.keep_named(names).tolist() == [True, True, False, True, False, False]
+    assert memo.kept_named == 3 and memo.reused == 3 and not memo.kept and not memo.used
+    assert list(results.carried_rows([])) == [7, 100, 101]  # k7, then k1 and k100 from changes
+    by_key = Memo(previous=dict(zip(["k1", "k7"], "ab", strict=True)))
+    by_key.previous_keys = lambda names: ["k1", None, "k7"]  # type: ignore[method-assign]
+    assert by_key.keep_named(pa.array(["x", "y", "z"])).tolist() == [True, False, True]
+    assert by_key.kept == {"k1", "k7"} and by_key.kept_named == 0
+
+
 @pytest.mark.parametrize(
     "parts",
     [

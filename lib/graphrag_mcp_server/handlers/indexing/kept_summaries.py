@@ -192,22 +192,12 @@ class _Keyed:
         if previous is not None:
             at = pc.fill_null(pc.index_in(names, value_set=previous[0]), -1).to_numpy()
         unchanged = np.flatnonzero(_unchanged(table, kind, names, changed))
-        found = memo.previous_keys(_strings(stored_as, unchanged))
-        written = (at[unchanged] >= 0).tolist()
-        kept = np.array(
-            [
-                key is not None and row and memo.keep(key)
-                for key, row in zip(found, written, strict=True)
-            ],
-            dtype=bool,
-        )
-        prior = {
-            int(unchanged[place]): found[place]
-            for place in np.flatnonzero(~kept).tolist()
-            if found[place] is not None
-        }
+        written = unchanged[at[unchanged] >= 0]
         carried = np.zeros(len(names), dtype=bool)
-        carried[unchanged[kept]] = True
+        carried[written[memo.keep_named(stored_as.take(pa.array(written, pa.int64())))]] = True
+        rest = unchanged[~carried[unchanged]]
+        found = memo.previous_keys(_strings(stored_as, rest))
+        prior = {row: key for row, key in zip(rest.tolist(), found, strict=True) if key is not None}
         base = pa.nulls(len(names), pa.large_string())
         if previous is not None:
             base = previous[1].take(pa.array(at, mask=~carried)).cast(pa.large_string())

@@ -115,7 +115,7 @@ def _changes(carried: CarriedOver, models: dict[Step, str], stored: Stored) -> C
     size = 0
     for step, memo in carried.items():
         again[step] = np.empty(0, dtype=np.int64)
-        if memo.taken or memo.kept:
+        if memo.taken or memo.kept or memo.kept_named:
             previous = memo.previous
             if not isinstance(previous, StoredResults) or previous.base_rows is None:
                 return None

@@ -11,7 +11,9 @@ from json.encoder import encode_basestring_ascii
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+    import pyarrow as pa
     from graphrag.index.typing.context import PipelineRunContext
 
 
@@ -34,6 +36,8 @@ class Memo:
     identities: dict[str, str] = field(default_factory=dict)
     """Key -> what the result is of (`name`), stored with it so that the next run can find the
     key of an unchanged input without computing it (`previous_keys`)."""
+    kept_named: int = 0
+    """Previous results stored again by their names (`keep_named`), not by key."""
     computed: int = 0
     reused: int = 0
     """Results this run took from the previous version."""
@@ -83,6 +87,21 @@ class Memo:
         self.kept.add(key)
         self.reused += 1
         return True
+
+    def keep_named(self, identities: "pa.Array") -> "np.ndarray":
+        """`keep` of the previous result each identity names (`name`), all at once where the
+        previous results are a stored table (stored_results.StoredResults.kept_by_name); whether
+        each was kept."""
+        import numpy as np
+
+        kept_by_name = getattr(self.previous, "kept_by_name", None)
+        if kept_by_name is None:
+            keys = self.previous_keys(identities.to_pylist())
+            return np.array([key is not None and self.keep(key) for key in keys], dtype=bool)
+        kept: np.ndarray = kept_by_name(identities)
+        self.kept_named += int(kept.sum())
+        self.reused += int(kept.sum())
+        return kept
 
     def name(self, key: str, identity: str) -> None:
         """Store `identity` with the result of `key` (see `identities`)."""

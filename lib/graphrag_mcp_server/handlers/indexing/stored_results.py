@@ -37,6 +37,7 @@ class StoredResults(Mapping[str, Any]):
         self._dropped = dropped
         self._rows: dict[str, int] | None = None
         self._keys_by_identity: dict[str, str] | None = None
+        self._names_backwards: pa.Array | None = None
         self._forms: pa.Array | None = None
         self._results: list[Any] | None = None
         self._taken: np.ndarray | None = None
@@ -65,8 +66,28 @@ class StoredResults(Mapping[str, Any]):
             keys, forms = list(compress(keys, hits)), forms.filter(found)
         return keys, _decoded(forms, decode)
 
+    def kept_by_name(self, identities: "pa.Array") -> "np.ndarray":
+        """Store again, undecoded, the result each identity names (Memo.name) where one is stored;
+        whether each was. Matched by Arrow over the whole step at once: a key looked up and kept
+        at a time was 0.6 s of an update at 10,000 documents (214,000 summaries)."""
+        import numpy as np
+        import pyarrow.compute as pc
+
+        if self._names_backwards is None:  # the last row of a name is found first, as in keys_of
+            self._names_backwards = self.table["identity"].combine_chunks()[::-1]
+        names = self._names_backwards
+        last = pc.fill_null(pc.index_in(identities, value_set=names), -1).to_numpy()
+        rows = np.where(last >= 0, len(names) - 1 - last, -1)
+        live = _live_keys(self.table, self.base_rows or 0, self._dropped).is_valid()
+        found: np.ndarray = (rows >= 0) & live.to_numpy(zero_copy_only=False)[rows]
+        if self._taken is None:
+            self._taken = np.zeros(self.table.num_rows, dtype=bool)
+        self._taken[rows[found]] = True
+        return found
+
     def carried_rows(self, kept: "Iterable[str]") -> "np.ndarray":
-        """The rows of the results taken (`taken`) and of the keys `kept`, in order."""
+        """The rows of the results taken (`taken`) or kept by name (`kept_by_name`) and of the
+        keys `kept`, in order."""
         import numpy as np
 
         carried = np.zeros(self.table.num_rows, dtype=bool)
@@ -77,7 +98,7 @@ class StoredResults(Mapping[str, Any]):
 
     def keys_of(self, identities: list[str]) -> list[str | None]:
         """The key of the stored result named by each identity (Memo.name), or None."""
-        if self._keys_by_identity is None:
+        if self._keys_by_identity is None and identities:
             self._keys_by_identity = {
                 identity: key
                 for identity, key in zip(
@@ -85,7 +106,7 @@ class StoredResults(Mapping[str, Any]):
                 )
                 if identity is not None
             }
-        return list(map(self._keys_by_identity.get, identities))
+        return list(map((self._keys_by_identity or {}).get, identities))
 
     def __getitem__(self, key: str) -> Any:
         row = self._key_rows()[key]
