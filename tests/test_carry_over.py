@@ -160,6 +160,66 @@ def test_an_update_drops_the_rows_of_units_gone_and_adds_those_of_new_ones() -> 
     assert entities["text_unit_ids"].tolist() == [["u1", "u3"], ["u1", "u3"]]
 
 
+def test_a_text_in_two_documents_keeps_its_rows_once_for_each_update_after_update() -> None:
+    """The rows of a text in two units are stored once for each unit, and carried so: stored
+    twice, they are not taken twice for each unit (which doubled them on every update)."""
+    extraction = json.dumps(
+        [
+            {
+                "columns": ["title", "type", "description", "source_id"],
+                "data": [["ANN", "PERSON", "Ann spoke.", "x"], ["BO", "PERSON", "Bo spoke.", "x"]],
+            },
+            {
+                "columns": ["source", "target", "description", "source_id", "weight"],
+                "data": [["ANN", "BO", "met", "x", 1.0]],
+            },
+        ]
+    )
+    keys = ["b", "new", "b"]
+    stored = in_order([unit_rows([(0, "b", extraction), (2, "b", extraction)])])
+    for _ in range(3):  # three updates, each storing what the previous one carried
+        rows, found, gone = carried_rows(stored.drop_columns(["position"]), keys)
+        stored = in_order([rows])
+        assert found == {"b"} and gone.num_rows == 0
+        assert stored["position"].to_pylist() == [0, 0, 2, 2, 0, 2]
+        entities = merged(stored, ["u1", "u2", "u3"], ENTITY)
+        assert entities["frequency"].tolist() == [2, 2]
+
+
+def test_carried_rows_look_up_each_units_key_once_not_each_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Stored rows are matched to the current keys a unit at a time: the keys looked up are as
+    many as the units' runs of rows (two kinds of two units), not as the rows."""
+    import pyarrow.compute as pc
+
+    looked_up: list[int] = []
+    index_in = pc.index_in
+
+    def counted(values: pa.Array, *args: object, **kwargs: object) -> pa.Array:
+        looked_up.append(len(values))
+        return index_in(values, *args, **kwargs)
+
+    extraction = json.dumps(
+        [
+            {
+                "columns": ["title", "type", "description", "source_id"],
+                "data": [[name, "PERSON", f"{name} spoke.", "x"] for name in ("ANN", "BO", "CY")],
+            },
+            {
+                "columns": ["source", "target", "description", "source_id", "weight"],
+                "data": [["ANN", "BO", "met", "x", 1.0], ["BO", "CY", "met", "x", 1.0]],
+            },
+        ]
+    )
+    stored = in_order([unit_rows([(0, "a", extraction), (1, "b", extraction)])])
+    monkeypatch.setattr(pc, "index_in", counted)
+    rows, found, _ = carried_rows(stored.drop_columns(["position"]), ["b", "a"])
+    assert found == {"a", "b"} and stored.num_rows == 10
+    assert looked_up == [4]
+    assert in_order([rows])["key"].to_pylist() == ["b"] * 3 + ["a"] * 3 + ["b"] * 2 + ["a"] * 2
+
+
 def _groups(frame: pd.DataFrame) -> Merged:
     """Merged groups (extracted_rows.grouped) holding a frame's rows, its description lists as
     each group's rows."""

@@ -103,26 +103,76 @@ def _schema(positioned: bool) -> "pa.Schema":
 def carried_rows(
     stored: "pa.Table | None", keys: list[str]
 ) -> "tuple[pa.Table, set[str], pa.Table]":
-    """The stored rows, each with the `position` in `keys` of its unit's key (null: gone; a key
-    at two positions has its rows again for the second), the keys found, and the rows of keys
-    no longer in `keys` (None stored: none of each)."""
+    """The stored rows, each with the `position` in `keys` of its unit's key (null: gone, or a
+    second stored copy of a text's rows; a key at two positions has its rows again for the
+    second), the keys found, and the rows of keys no longer in `keys` (None stored: none of
+    each). Keys are looked up once a unit (`_unit_runs`), not once a row."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if stored is None:
         return _schema(True).empty_table(), set(), _schema(False).empty_table()
     stored = stored.cast(_schema(False))
-    positions = pc.cast(pc.index_in(stored["key"], value_set=pa.array(keys, pa.string())), "int64")
-    present = pc.is_valid(positions)
-    found = set(pc.unique(stored["key"].filter(present)).to_pylist())
+    begins = pc.equal(stored["row"], 0)
+    heads, lengths = _unit_runs(begins)
+    head_keys = stored["key"].filter(begins).combine_chunks()  # chunk by chunk: no copy of all
+    at = pc.fill_null(pc.index_in(head_keys, value_set=pa.array(keys, pa.string())), -1)
+    at = at.to_numpy(zero_copy_only=False).astype(np.int64)
+    present = at >= 0
+    found = set(pc.unique(head_keys.filter(pa.array(present))).to_pylist())
+    first = _first_copies(at, stored["kind"].to_numpy()[heads])
+    positions = pa.array(np.repeat(at, lengths), pa.int64(), mask=np.repeat(~first, lengths))
     rows = [stored.append_column("position", positions)]
+    rows += _again(rows[0], keys, np.where(first, at, -1), heads, lengths)
+    return pa.concat_tables(rows), found, stored.filter(pa.array(np.repeat(~present, lengths)))
+
+
+def _unit_runs(begins: "pa.ChunkedArray") -> "tuple[np.ndarray, np.ndarray]":
+    """Where each unit's rows of a kind begin in the stored rows, and how many they are, from
+    which rows are numbered 0 (`begins`): a unit's rows of a kind are stored together, numbered
+    from 0 (`unit_rows`, `in_order`)."""
+    import numpy as np
+
+    heads = np.flatnonzero(begins.to_numpy())
+    return heads, np.diff(heads, append=len(begins))
+
+
+def _first_copies(at: "np.ndarray", kinds: "np.ndarray") -> "np.ndarray":
+    """Which units' runs (their keys' positions `at`, -1: gone) are the first stored of their key
+    and kind: a text in two documents has its rows stored once for each, and carried once."""
+    import numpy as np
+
+    first = np.zeros(len(at), dtype=bool)
+    placed = np.flatnonzero(at >= 0)
+    _, firsts = np.unique(at[placed] * 2 + kinds[placed], return_index=True)
+    first[placed[firsts]] = True
+    return first
+
+
+def _again(
+    rows: "pa.Table",
+    keys: list[str],
+    at: "np.ndarray",
+    heads: "np.ndarray",
+    lengths: "np.ndarray",
+) -> list["pa.Table"]:
+    """The rows of each key at a second position in `keys` (the same text again), taken from its
+    first position's carried runs (`at`: each run's position, -1 none) and placed at the second."""
+    import numpy as np
+    import pyarrow as pa
+
+    carried = set(at[at >= 0].tolist())
     first: dict[str, int] = {}
+    again = []
     for position, key in enumerate(keys):
-        if key in found and first.setdefault(key, position) != position:  # the same text again
-            again = rows[0].filter(pc.equal(rows[0]["key"], key))
-            column = pa.repeat(pa.scalar(position, pa.int64()), again.num_rows)
-            rows.append(again.set_column(again.num_columns - 1, "position", column))
-    return pa.concat_tables(rows), found, stored.filter(pc.invert(present))
+        if first.setdefault(key, position) != position and first[key] in carried:
+            runs = np.flatnonzero(at == first[key])
+            taken = np.concatenate([np.arange(heads[r], heads[r] + lengths[r]) for r in runs])
+            copy = rows.take(pa.array(taken, pa.int64()))
+            column = pa.repeat(pa.scalar(position, pa.int64()), copy.num_rows)
+            again.append(copy.set_column(copy.num_columns - 1, "position", column))
+    return again
 
 
 def in_order(parts: list["pa.Table"]) -> "pa.Table":

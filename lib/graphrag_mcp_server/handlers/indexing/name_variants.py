@@ -54,12 +54,11 @@ def renames(rows: "pa.Table") -> Renames:
     for titles in by_plain.values():
         if len(titles) > 1:
             renamed.update(_one_company(titles, types))
-    middle = _middle_names(types)
+    kinds = {title: _kind(counts) for title, counts in types.items()}
+    middle = _middle_names(kinds)
     renamed.update(middle)
-    renamed.update(
-        _surnames({title: kinds for title, kinds in types.items() if title not in middle})
-    )
-    for title, (target, kind) in _spellings(types).items():
+    renamed.update(_surnames({title: kind for title, kind in kinds.items() if title not in middle}))
+    for title, (target, kind) in _spellings(types, kinds).items():
         if title not in renamed and target not in renamed:
             renamed[title] = (target, kind)
     return {title: _last_of(title, renamed) for title in renamed}
@@ -76,12 +75,13 @@ def _last_of(title: str, renamed: Renames) -> tuple[str, str]:
     return target
 
 
-def _middle_names(types: dict[str, Counter[str]]) -> Renames:
+def _middle_names(kinds: dict[str, str]) -> Renames:
     """A person titled by first name and surname ('WALTER PRUITT'), renamed to the one person of
     the whole graph written with the same first name and surname and middle names between them
     ('WALTER JAMES PRUITT'); not where two such people are named ('WALTER JAMES PRUITT',
-    'WALTER HENRY PRUITT': which of them the short name means is unknown)."""
-    people = [title for title, kinds in types.items() if _kind(kinds) in PERSON_TYPES]
+    'WALTER HENRY PRUITT': which of them the short name means is unknown); `kinds`: each
+    title's type (`_kind`)."""
+    people = [title for title, kind in kinds.items() if kind in PERSON_TYPES]
     longer: dict[tuple[str, str], list[str]] = defaultdict(list)
     for title in people:
         words = title.split()
@@ -91,17 +91,18 @@ def _middle_names(types: dict[str, Counter[str]]) -> Renames:
     for title in people:
         words = title.split()
         if len(words) == 2 and len(named := longer.get((words[0], words[1]), [])) == 1:
-            renamed[title] = (named[0], _kind(types[named[0]]))
+            renamed[title] = (named[0], kinds[named[0]])
     return renamed
 
 
-def _spellings(types: dict[str, Counter[str]]) -> Renames:
+def _spellings(types: dict[str, Counter[str]], kinds: dict[str, str]) -> Renames:
     """Titles of one kind written with and without accents or hyphens ('JOSÉ IBÁÑEZ' and 'JOSE
     IBANEZ', 'ANNE-MARIE DUVAL' and 'ANNE MARIE DUVAL'), renamed to the spelling written most
-    often (on a tie, the one with more accents and hyphens): one entity, not two."""
+    often (on a tie, the one with more accents and hyphens): one entity, not two. `kinds`: each
+    title's type (`_kind` of its `types`)."""
     by_folded: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for title, kinds in types.items():
-        by_folded[(_folded(title), _kind(kinds))].append(title)
+    for title, kind in kinds.items():
+        by_folded[(_folded(title), kind)].append(title)
     renamed: Renames = {}
     for (_, kind), titles in by_folded.items():
         if len(titles) > 1:
@@ -125,17 +126,17 @@ def _marks(title: str) -> int:
     return sum(not character.isascii() for character in title) + title.count("-")
 
 
-def _surnames(types: dict[str, Counter[str]]) -> Renames:
+def _surnames(kinds: dict[str, str]) -> Renames:
     """A person titled by one word that is no first name ('OKAFOR', of a text that writes only
     'Dr Okafor'), renamed to the one person of the whole graph whose name ends in that word
-    ('AMAKA OKAFOR'); not where two people's names end in it."""
-    people = [title for title, kinds in types.items() if _kind(kinds) in PERSON_TYPES]
+    ('AMAKA OKAFOR'); not where two people's names end in it. `kinds`: each title's type."""
+    people = [title for title, kind in kinds.items() if kind in PERSON_TYPES]
     full: dict[str, list[str]] = defaultdict(list)
     for title in people:
         if " " in title:
             full[title.split()[-1]].append(title)
     return {
-        title: (named[0], _kind(types[named[0]]))
+        title: (named[0], kinds[named[0]])
         for title in people
         if " " not in title and not is_first_name(title) and len(named := full[title]) == 1
     }
