@@ -643,7 +643,72 @@ def test_a_community_entry_holds_its_report_once() -> None:
         for step, memo in now.items()
     }
     later = {step: Memo(previous=stored[step], decode=json.loads) for step in Step}
-    assert unchanged_communities.unchanged_report(later, "same") == report
-    assert unchanged_communities.unchanged_report(later, "moved") == renumbered
-    assert unchanged_communities.unchanged_report(later, "unknown") is None
+    found = unchanged_communities.unchanged_reports(later, ["same", "moved", "unknown"])
+    assert found == {"same": report, "moved": renumbered}
     assert later[Step.REPORT].kept == {"r"} and later[Step.REPORT_CONTEXT].kept == {"c"}
+
+
+def test_unchanged_communities_decode_their_entries_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The stored entries of a level's unchanged communities, and of the reports they name, are
+    decoded as one array each (Memo.peek_many), not one a community."""
+    import json
+
+    from graphrag_mcp_server.handlers.indexing import unchanged_communities
+    from graphrag_mcp_server.handlers.indexing.memos import Memo, Step
+
+    now = {step: Memo() for step in Step}
+    for number in range(50):
+        now[Step.REPORT].put(f"r{number}", {"report": {"title": f"T{number}"}, "rows": {}})
+        now[Step.REPORT_CONTEXT].put(f"c{number}", "context text")
+        unchanged_communities.remember(now, f"s{number}", f"c{number}", f"r{number}", None)
+    stored = {
+        step: {key: json.dumps(value) for key, value in memo.used.items()}
+        for step, memo in now.items()
+    }
+    decoded: list[str] = []
+    loads = json.loads
+
+    def counted(text: str) -> Any:
+        decoded.append(text)
+        return loads(text)
+
+    monkeypatch.setattr(json, "loads", counted)
+    later = {step: Memo(previous=stored[step], decode=json.loads) for step in Step}
+    found = unchanged_communities.unchanged_reports(later, [f"s{number}" for number in range(50)])
+    assert found == {f"s{number}": {"title": f"T{number}"} for number in range(50)}
+    assert len(decoded) == 2
+    assert len(later[Step.COMMUNITY].kept) == len(later[Step.REPORT].kept) == 50
+
+
+def test_finalized_reports_are_graphrags() -> None:
+    """The reports table is graphrag's finalize_community_reports', ids and all."""
+    from graphrag.index.operations.finalize_community_reports import finalize_community_reports
+
+    from graphrag_mcp_server.handlers.indexing.kept_reports import finalized_reports
+
+    reports = pd.DataFrame(
+        {
+            "community": [2, 0, 1],
+            "level": [1, 0, 0],
+            "title": ["Harbour", "Quay", "Dock"],
+            "summary": ["s2", "s0", "s1"],
+            "full_content": ["# Harbour", "# Quay ünïcode", None],
+            "rank": [7.5, 2.0, 1.0],
+            "rating_explanation": ["r2", "r0", "r1"],
+            "findings": [[{"summary": "f", "explanation": "e"}], [], []],
+            "full_content_json": ["{}", "{}", "{}"],
+        }
+    )
+    communities = pd.DataFrame(
+        {
+            "community": [0, 1, 2],
+            "parent": [-1, -1, 0],
+            "children": [[2], [], []],
+            "size": [3, 1, 2],
+            "period": ["2026-01-01"] * 3,
+        }
+    )
+    expected = finalize_community_reports(reports.copy(), communities)
+    pd.testing.assert_frame_equal(finalized_reports(reports.copy(), communities), expected)

@@ -8,8 +8,9 @@ offers no way to change, so this workflow runs graphrag 3.3's steps in graphrag'
 carried_reports.py's two in their place: a context whose records are unchanged and a report whose
 rows are unchanged come from the previous version, a community of one entity without
 relationships gets its context and report from its row (lone_entities.py). Everything else is
-graphrag's own: `explode_communities`, `build_level_context`, `derive_from_rows`, `run_extractor`,
-`finalize_community_reports` (tests/test_kept_reports.py compares the contexts with graphrag's).
+graphrag's own: `explode_communities`, `build_level_context`, `derive_from_rows`, `run_extractor`;
+graphrag's `finalize_community_reports` is `finalized_reports`, its ids hashed without a row-wise
+apply (tests/test_report_context.py compares both with graphrag's).
 """
 
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from graphrag_mcp_server.handlers.indexing.memos import CARRIED, CarriedOver, ru
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
+    import pyarrow as pa
     from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag.index.typing.context import PipelineRunContext
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
@@ -92,14 +94,33 @@ async def written(
     context: "PipelineRunContext", reports: "pd.DataFrame", communities: "pd.DataFrame"
 ) -> "WorkflowFunctionOutput":
     """The reports finalised and written as graphrag's `community_reports` table."""
-    from graphrag.index.operations.finalize_community_reports import (
-        finalize_community_reports,
-    )
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
 
-    output = finalize_community_reports(reports, communities)
+    output = finalized_reports(reports, communities)
     await context.output_table_provider.write_dataframe("community_reports", output)
     return WorkflowFunctionOutput(result=sample(output))
+
+
+def finalized_reports(reports: "pd.DataFrame", communities: "pd.DataFrame") -> "pd.DataFrame":
+    """graphrag 3.3's finalize_community_reports, each id hashed from its full content as
+    graphrag's gen_sha512_hash hashes it, without graphrag's row-wise apply (which turned every
+    row into a Series: a tenth of this step at 10,000 documents)."""
+    from hashlib import sha512
+
+    from graphrag.data_model.schemas import COMMUNITY_REPORTS_FINAL_COLUMNS
+
+    output = reports.merge(
+        communities.loc[:, ["community", "parent", "children", "size", "period"]],
+        on="community",
+        how="left",
+    )
+    output["community"] = output["community"].astype(int)
+    output["human_readable_id"] = output["community"]
+    output["id"] = [
+        sha512(str(text).encode("utf-8"), usedforsecurity=False).hexdigest()
+        for text in output["full_content"]
+    ]
+    return output.loc[:, COMMUNITY_REPORTS_FINAL_COLUMNS]
 
 
 def community_nodes(communities: "pd.DataFrame", entities: "pd.DataFrame") -> "pd.DataFrame":
@@ -165,11 +186,13 @@ def local_contexts(
                 members, first_edge, edges, _NODE_COLUMNS, _EDGE_COLUMNS, settings
             )
         )
+        reports = (
+            {}
+            if carried is None
+            else unchanged_communities.unchanged_reports(carried, list(keys.values()))
+        )
         unchanged[level] = {
-            community: report
-            for community, key in keys.items()
-            if carried is not None
-            and (report := unchanged_communities.unchanged_report(carried, key)) is not None
+            community: reports[key] for community, key in keys.items() if key in reports
         }
         changed = ~members[schemas.COMMUNITY_ID].isin(list(unchanged[level])).to_numpy()
         records = member_records(members[changed], first_edge[changed], edges, claims)
@@ -197,45 +220,55 @@ def level_members(
 
     ends = ends or EdgeEnds.of(edges)
     at_level = nodes[nodes[schemas.COMMUNITY_LEVEL] == level]
-    member = np.zeros(len(ends.codes) + 1, dtype=bool)  # the last code: a title on no edge
-    member[[ends.codes.get(title, -1) for title in set(at_level[schemas.TITLE])]] = True
+    member = np.zeros(len(ends.titles) + 1, dtype=bool)  # the last code: a title on no edge
+    member[ends.codes_of(at_level[schemas.TITLE])] = True
     member[-1] = False
     inside = np.flatnonzero(member[ends.source] & member[ends.target])
     first = np.full(len(member), -1, dtype=np.int64)
     for codes in (ends.target, ends.source):  # a source's first edge wins
-        found, at = np.unique(codes[inside], return_index=True)
-        first[found] = inside[at]
+        earliest = np.full(len(member), len(ends.source), dtype=np.int64)
+        np.minimum.at(earliest, codes[inside], inside)  # no sort, as np.unique's first would
+        first = np.where(earliest < len(ends.source), earliest, first)
     keys = [schemas.TITLE, schemas.COMMUNITY_ID, schemas.COMMUNITY_LEVEL, schemas.NODE_DEGREE]
     frame = at_level.dropna(subset=keys).drop_duplicates(subset=keys).sort_values(keys)
-    titles = [ends.codes.get(title, -1) for title in frame[schemas.TITLE]]
-    return frame, first[titles]
+    return frame, first[ends.codes_of(frame[schemas.TITLE])]
 
 
 @dataclass(frozen=True)
 class EdgeEnds:
-    """Each relationship's source and target as codes of their titles: made once per run, so a
-    level's inside relationships are found by array lookups."""
+    """Each relationship's source and target as codes of their titles (`titles`, each once): made
+    once per run by Arrow, so a level's inside relationships are found by array lookups."""
 
-    codes: dict[Any, int]
+    titles: "pa.Array"
     source: "np.ndarray"
     target: "np.ndarray"
 
     @classmethod
     def of(cls, edges: "pd.DataFrame") -> "EdgeEnds":
         import graphrag.data_model.schemas as schemas
-        import pandas as pd
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
-        titles = pd.Index(
-            pd.unique(
-                pd.concat([edges[schemas.EDGE_SOURCE], edges[schemas.EDGE_TARGET]]).to_numpy()
-            )
-        )
-        codes = {title: code for code, title in enumerate(titles)}
-        return cls(
-            codes,
-            titles.get_indexer(edges[schemas.EDGE_SOURCE]),
-            titles.get_indexer(edges[schemas.EDGE_TARGET]),
-        )
+        ends = [_strings(edges[column]) for column in (schemas.EDGE_SOURCE, schemas.EDGE_TARGET)]
+        encoded = pc.dictionary_encode(pa.concat_arrays(ends))
+        codes = pc.fill_null(encoded.indices, -1).to_numpy()
+        return cls(encoded.dictionary, codes[: len(ends[0])], codes[len(ends[0]) :])
+
+    def codes_of(self, titles: "pd.Series") -> "np.ndarray":
+        """The code of each title, -1 for a title on no relationship."""
+        import pyarrow.compute as pc
+
+        found = pc.index_in(_strings(titles), value_set=self.titles)
+        codes: np.ndarray = pc.fill_null(found, -1).to_numpy()
+        return codes
+
+
+def _strings(column: "pd.Series") -> "pa.Array":
+    """A column of titles as one Arrow string array (as the relationships' ends are typed)."""
+    import pyarrow as pa
+
+    strings = pa.array(column, type=pa.large_string())
+    return strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
 
 
 def member_records(

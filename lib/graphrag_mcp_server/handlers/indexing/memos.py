@@ -77,6 +77,16 @@ class Memo:
             found = self.decode(stored)
         return found
 
+    def peek_many(self, keys: list[str]) -> list[Any]:
+        """`peek` of each key, the previous version's results decoded at once (`decode_all`)."""
+        found = list(map(self.used.get, keys))
+        missing = [position for position, result in enumerate(found) if result is None]
+        forms = [(at, form) for at in missing if (form := self.previous.get(keys[at])) is not None]
+        decoded = decode_all(self.decode, [form for _, form in forms])
+        for (position, _), result in zip(forms, decoded, strict=True):
+            found[position] = result
+        return found
+
     def keep(self, key: str) -> bool:
         """Store the previous version's result for `key` again without decoding it (its caller
         has the result already); False when the previous version has none."""

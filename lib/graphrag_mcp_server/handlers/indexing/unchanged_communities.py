@@ -108,23 +108,31 @@ def report_settings(
     return (context_form, max_tokens, text_digest(prompt), max_length)
 
 
-def unchanged_report(carried: CarriedOver, key: str) -> dict[str, Any] | None:
-    """The report written for the records whose signature is `key` (its fields but community and
-    level), its stored context and report kept for the next version; None when the previous
-    version stored none."""
-    entry = carried[Step.COMMUNITY].peek(key)
-    if entry is None or not carried[Step.REPORT_CONTEXT].keep(entry["context"]):
-        return None
-    written: dict[str, Any] | None = entry["written"]
-    if written is None:  # the report as its memo entry holds it
-        stored = carried[Step.REPORT].peek(entry["report"])
-        written = None if stored is None else stored["report"]
-    if written is None or (
-        entry["report"] is not None and not carried[Step.REPORT].keep(entry["report"])
-    ):
-        return None
-    carried[Step.COMMUNITY].keep(key)  # decoded once, by peek
-    return written
+def unchanged_reports(carried: CarriedOver, keys: list[str]) -> dict[str, dict[str, Any]]:
+    """The report written for the records whose signature is each of `keys` (its fields but
+    community and level), its stored context and report kept for the next version; keys whose
+    previous version stored none are left out. The stored entries are decoded at once
+    (Memo.peek_many): one at a time, they were a tenth of this step at 10,000 documents."""
+    entries = carried[Step.COMMUNITY].peek_many(keys)
+    found = {
+        key: entry
+        for key, entry in zip(keys, entries, strict=True)
+        if entry is not None and carried[Step.REPORT_CONTEXT].keep(entry["context"])
+    }
+    wanted = [entry["report"] for entry in found.values() if entry["written"] is None]
+    stored = dict(zip(wanted, carried[Step.REPORT].peek_many(wanted), strict=True))
+    reports = {}
+    for key, entry in found.items():
+        written = entry["written"]
+        if written is None:  # the report as its memo entry holds it
+            written = (stored[entry["report"]] or {}).get("report")
+        if written is None or (
+            entry["report"] is not None and not carried[Step.REPORT].keep(entry["report"])
+        ):
+            continue
+        carried[Step.COMMUNITY].keep(key)  # decoded once, by peek_many
+        reports[key] = written
+    return reports
 
 
 def remember(
