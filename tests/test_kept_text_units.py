@@ -1,6 +1,7 @@
 """The workflow create_base_text_units_kept writes the rows graphrag's create_base_text_units
 writes, chunking only the documents whose chunker input the previous version did not chunk."""
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +174,63 @@ async def test_units_keep_their_ids_across_an_update(
     moved_texts = rows[rows["document_id"] == "moved"]["text"]
     assert moved_texts.isin(first["text"]).all()  # the old text, whose hashes are kept ids
     assert not set(new_ids["moved"]) & set(first["id"])
+
+
+async def _update(
+    path: Path, previous: Path, config: Any, documents: pd.DataFrame, ids: Any
+) -> tuple[pd.DataFrame, Any, int]:
+    """An update's text units (ids kept by `ids`) and chunks memo, and how many stored chunks it
+    decoded."""
+    path.mkdir()
+    decoded = 0
+
+    def counted(stored: str) -> Any:
+        nonlocal decoded
+        decoded += 1
+        return json.loads(stored)
+
+    with work_carried_over(PreviousVersion(previous), path, fingerprints(config)) as carried:
+        carried[Step.CHUNKS].decode = counted
+        rows = await _text_units(kept_text_units.run_workflow, config, documents, carried, ids)
+    return rows, carried[Step.CHUNKS], decoded
+
+
+async def test_an_update_carries_unchanged_documents_units_undecoded(
+    config: Any, documents: pd.DataFrame, tmp_path: Path
+) -> None:
+    """An update takes the units of unchanged documents from the previous version's table, without
+    decoding their chunks or hashing their texts: the rows, ids and stored memos those decoded
+    would give. An edited and a new document are chunked, a renamed one's chunks decoded (its
+    units' ids follow titles); a removed one's memo is dropped."""
+    from graphrag.index.utils.hashing import gen_sha512_hash
+
+    config = _chunked(config, size=60, overlap=10)  # several units a document
+    first = tmp_path / "v1"
+    rows, _, _ = await _version(first, None, config, documents)
+    rows.to_parquet(first / "text_units.parquet")
+    documents.to_parquet(first / "documents.parquet")
+    text = documents.loc[3, "text"] + "\n\nA closing line added in an edit."
+    edited = documents.copy()
+    edited.loc[3, ["id", "text"]] = [gen_sha512_hash({"text": text}, ["text"]), text]
+    edited.loc[6, "title"] = "renamed.md"
+    new = documents.iloc[[4]].assign(title="new.md", id="n", text="A note of its own.")
+    now = pd.concat([edited.drop(index=5), new], ignore_index=True)
+    now.loc[len(now) - 1, "id"] = gen_sha512_hash({"text": "A note of its own."}, ["text"])
+
+    kept = kept_text_units.unit_ids_kept(PreviousVersion(first))
+    assert kept is not None
+    by_memos = kept_text_units.UnitIds(kept.units, kept.documents)  # no folder: chunks decoded
+    expected, _, decoded_all = await _update(tmp_path / "a", first, config, now, by_memos)
+    carried, memo, decoded = await _update(tmp_path / "b", first, config, now, kept)
+
+    assert decoded_all == len(documents) - 2 and decoded == 1
+    assert (memo.computed, memo.reused) == (2, len(documents) - 2)
+    pd.testing.assert_frame_equal(carried, expected)
+    _, again, _ = await _update(tmp_path / "c", tmp_path / "b", config, now, None)
+    assert (again.computed, again.reused, len(again.previous)) == (0, len(now), len(now))
+    carried.to_parquet(tmp_path / "b" / "text_units.parquet")
+    now.to_parquet(tmp_path / "b" / "documents.parquet")
+    ids = kept_text_units.unit_ids_kept(PreviousVersion(tmp_path / "b"))
+    rows, all_kept, decoded = await _update(tmp_path / "d", tmp_path / "b", config, now, ids)
+    assert (all_kept.computed, all_kept.reused, decoded) == (0, len(now), 0)
+    pd.testing.assert_frame_equal(rows, carried)

@@ -5,8 +5,10 @@ graphrag's workflow tokenises and chunks every current document on every run (8%
 one-document edit at 3,000 documents). This one writes the same rows, taking each document's
 chunks and their token counts from the previous version when the chunker's input is unchanged:
 the document's text, the chunking settings and the metadata values prepended to its chunks
-(carry_over.py's memos, step `chunks`). Other documents are chunked by graphrag's own
-`chunk_document` and tokenizer. Without memos it is graphrag's own workflow.
+(carry_over.py's memos, step `chunks`). An update takes the units of a document whose input is
+unchanged from the previous version's text_units table, their memos kept undecoded (units.py).
+Other documents are chunked by graphrag's own `chunk_document` and tokenizer. Without memos it is
+graphrag's own workflow.
 
 During an update a text unit keeps the id it had in the previous version: the id of the same
 chunk (by position) of the document with the same title. graphrag's id is a hash of the unit's
@@ -17,7 +19,6 @@ unit has it). A changed unit is still embedded again (vector_delta.py compares t
 """
 
 import logging
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from graphrag_mcp_server.handlers.indexing.memos import (
     run_state,
     sample,
 )
+from graphrag_mcp_server.handlers.indexing.units import Chunks, UnitIds, unchanged_units
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -48,63 +50,33 @@ logger = logging.getLogger(__name__)
 WORKFLOW, REPLACES = "create_base_text_units_kept", "create_base_text_units"
 """This module's workflow, and graphrag's that it replaces in the pipeline."""
 
-Chunks = list[tuple[str, int]]
-"""A document's chunks: (text, n_tokens), in order (a carried chunk as its memo decodes: a list)."""
 STATE = "text_unit_ids"
 """The key of a run's UnitIds in the state graphrag hands its workflows."""
-
-
-@dataclass
-class UnitIds:
-    """The previous version's text unit ids by (document title, chunk position)."""
-
-    kept: dict[tuple[str, int], str] = field(default_factory=dict)
-
-    @cached_property
-    def reserved(self) -> set[str]:
-        return set(self.kept.values())
-
-    def identity(self, title: str, position: int, row: dict[str, Any]) -> str:
-        """The id the previous version gave this chunk of the document, else graphrag's hash of
-        the row's text (salted with the title and position when a kept id is that hash: a
-        renamed document's, or text moved between documents)."""
-        from graphrag.index.utils.hashing import gen_sha512_hash
-
-        identity = self.kept.get((title, position))
-        if identity is not None:
-            return identity
-        hashed = str(gen_sha512_hash(row, ["text"]))
-        if hashed not in self.reserved:
-            return hashed
-        return str(gen_sha512_hash({"text": f"{title}\x00{position}\x00{row['text']}"}, ["text"]))
 
 
 def unit_ids_kept(previous: "PreviousVersion | None") -> UnitIds | None:
     """The `previous` version's text unit ids for this run's units to keep (None: a full build,
     or a version whose tables cannot give them: graphrag's ids)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     if previous is None:
         return None
     try:
-        units, documents = previous.table("text_units"), previous.table("documents")
-    except (OSError, ValueError, KeyError) as error:
+        units = pq.read_table(previous.path / "text_units.parquet", columns=["id", "document_id"])
+        documents = pq.read_table(previous.path / "documents.parquet", columns=["id", "title"])
+    except (OSError, ValueError, KeyError, pa.ArrowException) as error:
         logger.info("no previous text unit ids to keep (%s): graphrag's ids", error)
         return None
-    title_of = dict(zip(documents["id"].tolist(), documents["title"].astype(str), strict=True))
-    kept: dict[tuple[str, int], str] = {}
-    positions: dict[str, int] = {}
-    for identity, document in zip(units["id"].tolist(), units["document_id"].tolist(), strict=True):
-        position = positions.get(document, 0)
-        positions[document] = position + 1
-        if (title := title_of.get(document)) is not None:
-            kept[(title, position)] = str(identity)
-    return UnitIds(kept)
+    return UnitIds(units, documents, previous.path)
 
 
 async def run_workflow(
     config: "GraphRagConfig", context: "PipelineRunContext"
 ) -> "WorkflowFunctionOutput":
-    """graphrag's create_base_text_units, chunks of documents chunked alike before carried over
-    (their memos looked up at once), each unit with the id it had (`UnitIds`)."""
+    """graphrag's create_base_text_units, each unit with the id it had (`UnitIds`): the units of
+    a document whose chunker input is unchanged carried from the previous version's table
+    (units.py), the others' chunks carried from their memos (looked up at once) or chunked."""
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
     from graphrag.index.workflows import create_base_text_units
     from graphrag.logger.progress import progress_ticker
@@ -116,8 +88,15 @@ async def run_workflow(
     tables = context.output_table_provider
     documents = await tables.read_dataframe("documents")
     tick = progress_ticker(context.callbacks.progress, len(documents))
-    chunks = Chunking(config).chunks(carried[Step.CHUNKS], documents, tick)
-    text_units = _text_units(documents, chunks, ids)
+    chunking, memo = Chunking(config), carried[Step.CHUNKS]
+    unchanged = unchanged_units(documents, ids, memo, config)
+    others = documents if unchanged is None else documents.iloc[unchanged.others]
+    tick(len(documents) - len(others))
+    chunks = chunking.chunks(memo, others, tick)
+    text_units = _text_units(others, chunks, ids)
+    if unchanged is not None:
+        unchanged.keep(memo, chunking.settings, documents["text"])
+        text_units = unchanged.joined(text_units, [len(each) for each in chunks])
     await tables.write_dataframe("text_units", text_units)
     return WorkflowFunctionOutput(result=sample(text_units))
 
@@ -127,14 +106,16 @@ def _text_units(documents: "pd.DataFrame", chunks: list[Chunks], ids: UnitIds) -
     import pandas as pd
 
     titles = documents["title"].tolist() if "title" in documents else [""] * len(documents)
-    rows: dict[str, list[Any]] = {"id": [], "document_id": [], "text": [], "n_tokens": []}
-    for title, document_id, each in zip(titles, documents["id"].tolist(), chunks, strict=True):
-        for position, (text, n_tokens) in enumerate(each):
-            rows["id"].append(ids.identity(str(title), position, {"text": text}))
-            rows["document_id"].append(document_id)
-            rows["text"].append(text)
-            rows["n_tokens"].append(n_tokens)
-    return pd.DataFrame(rows)
+    titles = [str(title) for title in titles]
+    owners = zip(documents["id"].tolist(), chunks, strict=True)
+    return pd.DataFrame(
+        {
+            "id": ids.ids_of(titles, chunks),
+            "document_id": [owner for owner, each in owners for _ in each],
+            "text": [text for each in chunks for text, _ in each],
+            "n_tokens": [n_tokens for each in chunks for _, n_tokens in each],
+        }
+    )
 
 
 class Chunking:

@@ -37,7 +37,8 @@ class Memo:
     """Key -> what the result is of (`name`), stored with it so that the next run can find the
     key of an unchanged input without computing it (`previous_keys`)."""
     kept_named: int = 0
-    """Previous results stored again by their names (`keep_named`), not by key."""
+    """Previous results stored again by their names or rows (`keep_named`, `keep_all_but`), not
+    by key."""
     computed: int = 0
     reused: int = 0
     """Results this run took from the previous version."""
@@ -112,6 +113,19 @@ class Memo:
         self.kept_named += int(kept.sum())
         self.reused += int(kept.sum())
         return kept
+
+    def keep_all_but(self, keys: list[str]) -> None:
+        """`keep` of every previous result but those of `keys`, at once where the previous results
+        are a stored table (stored_results.StoredResults.kept_except: no key computed)."""
+        kept_except = getattr(self.previous, "kept_except", None)
+        if kept_except is None:
+            left_out = set(keys)
+            for key in [key for key in self.previous if key not in left_out]:
+                self.keep(key)
+            return
+        added: int = kept_except(keys)
+        self.kept_named += added
+        self.reused += added
 
     def name(self, key: str, identity: str) -> None:
         """Store `identity` with the result of `key` (see `identities`)."""

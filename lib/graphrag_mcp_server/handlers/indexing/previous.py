@@ -19,8 +19,6 @@ COLUMNS = {
     "entities": ["id", "human_readable_id", "title"],
     "relationships": ["id", "human_readable_id", "source", "target", "weight"],
     "communities": ["id", "community", "level", "parent", "entity_ids", "period"],
-    "text_units": ["id", "document_id"],
-    "documents": ["id", "title"],
 }
 """The columns of each graph table that an update's steps read from the previous version."""
 
@@ -51,7 +49,7 @@ class PreviousVersion:
         return cls(path, path / db_uri.relative_to(version) if in_version and db_uri else None)
 
     def table(self, name: str) -> "pd.DataFrame":
-        """Output table `name` (a graph table, text units or documents) by COLUMNS, read on first
+        """Output table `name` (a graph table) by COLUMNS, read on first
         use, those of them the table has; raises OSError, ValueError or KeyError when the version
         cannot give it."""
         import pandas as pd

@@ -85,9 +85,25 @@ class StoredResults(Mapping[str, Any]):
         self._taken[rows[found]] = True
         return found
 
+    def kept_except(self, keys: list[str]) -> int:
+        """Store again, undecoded, every result but those of `keys`; how many were not taken or
+        kept already. Matched by Arrow: the keys of the kept results are never computed."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        live = _live_keys(self.table, self.base_rows or 0, self._dropped)
+        others = pc.invert(pc.is_in(live, value_set=pa.array(keys, live.type)))
+        kept = pc.and_(live.is_valid(), others).to_numpy(zero_copy_only=False)
+        if self._taken is None:
+            self._taken = np.zeros(self.table.num_rows, dtype=bool)
+        added = int((kept & ~self._taken).sum())
+        self._taken |= kept
+        return added
+
     def carried_rows(self, kept: "Iterable[str]") -> "np.ndarray":
-        """The rows of the results taken (`taken`) or kept by name (`kept_by_name`) and of the
-        keys `kept`, in order."""
+        """The rows of the results taken (`taken`) or kept by name or row (`kept_by_name`,
+        `kept_except`) and of the keys `kept`, in order."""
         import numpy as np
 
         carried = np.zeros(self.table.num_rows, dtype=bool)
