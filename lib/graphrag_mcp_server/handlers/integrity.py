@@ -53,7 +53,8 @@ def table_gaps(
     communities: "pd.DataFrame",
     reports: "pd.DataFrame",
 ) -> list[Gap]:
-    """Communities without a report and documents with text but no text unit."""
+    """Communities without a report and documents with text but no text unit (`documents` read
+    without their texts when each has a text unit: a tenth of a second at 10,000 documents)."""
     gaps = []
     reported = set(reports["community"].astype(int))
     unreported = sorted(
@@ -69,6 +70,8 @@ def table_gaps(
             )
         )
     chunked = set(text_units["document_id"].astype(str))
+    if "text" not in documents:  # read without texts: every document has a text unit
+        return gaps
     with_text = documents[[bool(str(text or "").strip()) for text in documents["text"]]]
     unchunked = [
         str(title)
@@ -167,9 +170,11 @@ def version_gaps(
         return pd.read_parquet(directory / f"{name}.parquet", columns=columns)
 
     documents, text_units = (
-        read("documents", ["id", "title", "text"]),
+        read("documents", ["id", "title"]),
         read("text_units", ["id", "document_id"]),
     )
+    if not documents["id"].astype(str).isin(text_units["document_id"].astype(str)).all():
+        documents = read("documents", ["id", "title", "text"])  # which have text: read if needed
     communities, reports = (
         read("communities", ["community"]),
         read("community_reports", ["community", "id"]),
