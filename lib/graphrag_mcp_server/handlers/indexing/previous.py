@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 COLUMNS = {
     "entities": ["id", "human_readable_id", "title"],
     "relationships": ["id", "human_readable_id", "source", "target", "weight"],
-    "communities": ["id", "community", "level", "parent", "entity_ids", "period"],
 }
 """The columns of each graph table that an update's steps read from the previous version."""
 

@@ -68,6 +68,10 @@ from graphrag_mcp_server.handlers.indexing.kept_subtrees import Community, Subtr
 from graphrag_mcp_server.handlers.results import Clustering
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pyarrow as pa
+
     from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
 
 logger = logging.getLogger(__name__)
@@ -160,41 +164,69 @@ def communities_kept(previous: "PreviousVersion | None") -> KeptCommunities | No
 
 def read_partition(version: "PreviousVersion") -> Partition | None:
     """The clustering stored in a version's tables; None when they cannot be read."""
+    import pyarrow as pa
+
     try:
-        communities = version.table("communities")
+        communities = _communities(version.path)
         entities = version.table("entities")
         relationships = version.table("relationships")
-    except (OSError, ValueError, KeyError) as error:
+    except (OSError, ValueError, KeyError, pa.ArrowException) as error:
         logger.info("no previous communities to keep (%s): clustering afresh", error)
         return None
-    titles = dict(zip(entities["id"].tolist(), entities["title"].tolist(), strict=True))
+    numbers = communities["community"].cast(pa.int64()).to_pylist()
+    rows = _member_titles(communities["entity_ids"], entities)
     levels: list[dict[str, int]] = []
-    parents: dict[int, int] = {}
-    ids: dict[int, str] = {}
     members: dict[int, list[str]] = {}
-    for level, community, parent, entity_ids, community_id in communities[
-        ["level", "community", "parent", "entity_ids", "id"]
-    ].itertuples(index=False):
-        while len(levels) <= int(level):
+    for level, community, titles in zip(
+        communities["level"].cast(pa.int64()).to_pylist(), numbers, rows, strict=True
+    ):
+        while len(levels) <= level:
             levels.append({})
-        parents[int(community)] = int(parent)
-        ids[int(community)] = str(community_id)
-        at_level, listed = levels[int(level)], members.setdefault(int(community), [])
-        for entity in entity_ids.tolist():
-            if (title := titles.get(entity)) is not None:
-                at_level[str(title)] = int(community)
-                listed.append(str(title))
+        levels[level].update(dict.fromkeys(titles, community))
+        members.setdefault(community, []).extend(titles)
     if len(members) != len(communities) or sum(map(len, levels)) != sum(
         map(len, members.values())
     ):  # a community in two rows, or a title twice at a level
         members = members_of(levels)
-    numbers = communities["community"].astype(int).tolist()
+    parents = dict(zip(numbers, communities["parent"].cast(pa.int64()).to_pylist(), strict=True))
+    ids = dict(zip(numbers, communities["id"].cast(pa.string()).to_pylist(), strict=True))
     periods = (
-        dict(zip(numbers, communities["period"].astype(str).tolist(), strict=True))
-        if "period" in communities
+        dict(zip(numbers, communities["period"].cast(pa.string()).to_pylist(), strict=True))
+        if "period" in communities.column_names
         else {}
     )
     return Partition(levels, parents, _table_edges(relationships), members, ids, periods)
+
+
+COMMUNITY_COLUMNS = ("id", "community", "level", "parent", "entity_ids", "period")
+"""The previous communities' columns a partition is read from (`period` optional)."""
+
+
+def _communities(version: "Path") -> "pa.Table":
+    """The previous version's communities, by Arrow: its member lists stay lists of ids (as
+    Python objects they were most of a partition's reading at 10,000 documents)."""
+    import pyarrow.parquet as pq
+
+    path = version / "communities.parquet"
+    held = set(pq.read_schema(path).names)
+    return pq.read_table(path, columns=[name for name in COMMUNITY_COLUMNS if name in held])
+
+
+def _member_titles(lists: "pa.ChunkedArray", entities: Any) -> list[list[str]]:
+    """Each community row's members as titles, in its list's order (an id no entity has left
+    out)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    listed = lists.combine_chunks()
+    ids = pa.array(entities["id"].astype(str).tolist(), pa.string())
+    found = pc.index_in(pc.list_flatten(listed).cast(pa.string()), value_set=ids)
+    owners = pc.list_parent_indices(listed).to_numpy()
+    titles = entities["title"].astype(str).to_numpy()[found.drop_null().to_numpy()].tolist()
+    valid = found.is_valid().to_numpy(zero_copy_only=False)
+    ends = np.cumsum(np.bincount(owners[valid], minlength=len(listed))).tolist()
+    return [titles[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
 
 
 def _table_edges(relationships: Any) -> EdgeTable:
