@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from graphrag_mcp_server.handlers.indexing.extracted_rows import (
     ENTITY,
     NAMED_BY,
-    READ_OPTIONS,
     RELATIONSHIP,
     Merged,
     summary_names,
@@ -35,6 +34,7 @@ from graphrag_mcp_server.handlers.indexing.memos import (
     input_hash,
     text_digest,
 )
+from graphrag_mcp_server.handlers.indexing.parquet_pages import READ_OPTIONS
 
 if TYPE_CHECKING:
     import numpy as np

@@ -15,7 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step
-from graphrag_mcp_server.handlers.indexing.parquet_pages import PAGE_OPTIONS, write_streamed
+from graphrag_mcp_server.handlers.indexing.parquet_pages import (
+    PAGE_OPTIONS,
+    READ_OPTIONS,
+    write_streamed,
+)
 from graphrag_mcp_server.handlers.indexing.stored_results import StoredResults
 from graphrag_mcp_server.handlers.indexing.versions import link_file
 
@@ -324,7 +328,7 @@ def read(version: Path | None, models: dict[Step, str]) -> Stored | None:
     if version is None:
         return None
     try:
-        base = _readable(pq.read_table(version / TABLE))
+        base = _readable(pq.read_table(version / TABLE, **READ_OPTIONS))
         added, dropped = _changes_of(version)
     except (OSError, ValueError, KeyError, pa.ArrowException):
         return None
@@ -344,7 +348,7 @@ def stored_rows(version: Path) -> "pa.Table":
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    base = _readable(pq.read_table(version / TABLE))
+    base = _readable(pq.read_table(version / TABLE, **READ_OPTIONS))
     added, dropped = _changes_of(version)
     gone = pc.is_in(_composite(base), value_set=_composite(dropped))
     return pa.concat_tables([base.filter(pc.invert(gone)), added])
@@ -358,7 +362,7 @@ def _changes_of(version: Path) -> "tuple[pa.Table, pa.Table]":
 
     if not (version / CHANGES).exists():
         return _empty(), _empty().select(["step", "key"])
-    changes = pq.read_table(version / CHANGES)
+    changes = pq.read_table(version / CHANGES, **READ_OPTIONS)
     gone = changes.filter(changes[DROPPED]).select(["step", "key"])
     return _readable(changes.filter(pc.invert(changes[DROPPED]))), gone
 
