@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from graphrag_mcp_server.providers.offline.entity_types import honorific_before
+from graphrag_mcp_server.providers.offline.patterns import mention_of
 from graphrag_mcp_server.providers.offline.text import (
     PARAGRAPH_BREAK,
     SHORT_LINE_WORDS,
@@ -131,5 +132,5 @@ def layout_cues(
 def _after_honorific(text: str, name: str) -> bool:
     """The text writes `name` after a title that only ever stands before a person ('Dr', 'Mrs'),
     as context_cue reads one (entity_types.honorific_before)."""
-    mentions = re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text)
+    mentions = mention_of(name).finditer(text)
     return any(honorific_before(text, mention.start()) for mention in mentions)

@@ -81,6 +81,7 @@ from graphrag_mcp_server.providers.offline.no_kind import (
     plain_word,
     vocabulary_phrase,
 )
+from graphrag_mcp_server.providers.offline.patterns import mention_of, written_in
 from graphrag_mcp_server.providers.offline.run_shapes import (
     all_common,
     dateline,
@@ -329,7 +330,7 @@ def find_entities(text: str) -> Mentions:
             if nickname in sentence and full.split()[-1] in sentence:
                 found.setdefault(full.upper(), full)
         for name, is_place, weak in _sentence_names(sentence):
-            if weak and len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", text)) < 2:
+            if weak and len(mention_of(name).findall(text)) < 2:
                 continue  # a heading's first word before lower case, once: 'Catalogue entry'
             if found.setdefault(name.upper(), name).isupper() and not name.isupper():
                 found[name.upper()] = name  # the form in running text, not a capitals heading's
@@ -420,7 +421,7 @@ def find_entities(text: str) -> Mentions:
         name: [
             s
             for s in sentences
-            if any(_mentions(s, f) for f in forms[name])
+            if any(written_in(s, f) for f in forms[name])
             or (name in shared and alone(s, name, shared[name]))
         ]
         for name in names
@@ -462,7 +463,7 @@ def find_entities(text: str) -> Mentions:
         )
         and not (reason in ("default", "context") and n.upper() in values)
         # not only in a work's title ('"Salt Roads"', a play's: no place)
-        and ((reason not in _WEAK and n.upper() not in works) or _mentions(outside, n))
+        and ((reason not in _WEAK and n.upper() not in works) or written_in(outside, n))
     ]
     return mentioned
 
@@ -477,11 +478,6 @@ def _generic(name: str, lowercase: set[str]) -> bool:
         or is_lower_case_body_noun(name.split()[-1])
     )
     return not ends_in_cue and all(word in lowercase for word in words)
-
-
-def _mentions(sentence: str, form: str) -> bool:
-    """Whether ``form`` occurs as whole words in ``sentence``."""
-    return form in sentence and re.search(rf"(?<!\w){re.escape(form)}(?!\w)", sentence) is not None
 
 
 def typed(name: str, found: Mentions) -> tuple[str, str]:

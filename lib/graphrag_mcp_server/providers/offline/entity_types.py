@@ -38,6 +38,7 @@ from graphrag_mcp_server.providers.offline.no_kind import (
     is_nation,
     peoples_word,
 )
+from graphrag_mcp_server.providers.offline.patterns import compiled, mention_of
 from graphrag_mcp_server.providers.offline.structure_words import COMPASS, KIN, ROLE_WORDS
 from graphrag_mcp_server.providers.offline.text import JOINERS, STOPWORDS
 
@@ -162,9 +163,12 @@ def _held_role(rest: str) -> bool:
     return found is not None and found[1].lower() in ROLE_WORDS | ORGANISATION_ROLES
 
 
+_WORD = re.compile(r"[\w'’]+")
+
+
 def _words(text: str) -> list[str]:
     """The lower-case words of `text`."""
-    return [word.lower() for word in re.findall(r"[\w'’]+", text)]
+    return [word.lower() for word in _WORD.findall(text)]
 
 
 _WORKS_FOR = [
@@ -189,7 +193,7 @@ def context_cue(text: str, name: str) -> str | None:
     comma or not), else None."""
     votes = {"person": 0, "organization": 0}
     titled = False
-    for match in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):
+    for match in mention_of(name).finditer(text):
         line_start = text.rfind("\n", 0, match.start()) + 1
         if score_side(text[line_start:].split("\n", 1)[0], name):
             return COMPETITOR
@@ -270,7 +274,7 @@ def premises(text: str, name: str) -> bool:
     Whitworth's for Lizzie"): a body, though 'at' stands before it."""
     return any(
         _owns_nothing(text[match.end() :])
-        for match in re.finditer(rf"\b(?:at|from) {re.escape(name)}(?=['’]s\b)", text)
+        for match in compiled(rf"\b(?:at|from) {re.escape(name)}(?=['’]s\b)").finditer(text)
     )
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from graphrag_mcp_server.providers.offline.patterns import compiled
+
 FIELD_LABEL = re.compile(
     r"^[ \t>*#-]*\**([A-Z][\w'’ -]{0,30}?)\**(?:\s*\([^)\n]*\))?\s*:", re.MULTILINE
 )
@@ -94,11 +96,9 @@ def speakers(found: dict[str, str], text: str, by_first_name: Callable[[str], bo
         if " " in name
         and by_first_name(name)
         and len(
-            re.findall(
-                rf"^\W*{re.escape(key)}\W*:|\({re.escape(key)}\):",
-                text,
-                re.IGNORECASE | re.MULTILINE,
-            )
+            compiled(
+                rf"^\W*{re.escape(key)}\W*:|\({re.escape(key)}\):", re.IGNORECASE | re.MULTILINE
+            ).findall(text)
         )
         > 1
     }

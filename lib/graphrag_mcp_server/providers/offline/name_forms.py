@@ -22,6 +22,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     without_legal_form,
 )
 from graphrag_mcp_server.providers.offline.no_kind import is_common_word
+from graphrag_mcp_server.providers.offline.patterns import compiled, mention_of
 from graphrag_mcp_server.providers.offline.structure_words import CALENDAR
 from graphrag_mcp_server.providers.offline.text import FAMILY_NAME_FIRST
 
@@ -136,9 +137,9 @@ def acronyms(text: str, names: list[str]) -> list[tuple[str, str]]:
     (small words may be left out)."""
     found = []
     for name in names:
-        if " " not in name:
+        if " " not in name or name not in text:
             continue
-        for acronym in re.findall(rf"{re.escape(name)}\s*\(([A-Z][A-Z0-9&]{{1,7}})\)", text):
+        for acronym in compiled(rf"{re.escape(name)}\s*\(([A-Z][A-Z0-9&]{{1,7}})\)").findall(text):
             if _initials_hold(name, acronym):
                 found.append((name, acronym))
     return found
@@ -263,7 +264,7 @@ def alone(sentence: str, name: str, others: list[str]) -> bool:
     """`sentence` writes `name`'s surname where it is not the end of one of `others` (the people
     who share it)."""
     surname = name.split()[-1]
-    for match in re.finditer(rf"(?<!\w){re.escape(surname)}(?!\w)", sentence):
+    for match in mention_of(surname).finditer(sentence):
         if not any(sentence[: match.end()].endswith(other) for other in others):
             return True
     return False

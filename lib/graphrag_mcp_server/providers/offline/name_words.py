@@ -24,6 +24,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     written_as_legal_form,
 )
 from graphrag_mcp_server.providers.offline.no_kind import LAW_HEADS, is_common_word, plain_word
+from graphrag_mcp_server.providers.offline.patterns import mention_of
 from graphrag_mcp_server.providers.offline.structure_words import (
     CALENDAR,
     COMPASS,
@@ -371,7 +372,7 @@ def cued_single_name(word: str, sentence: str) -> bool:
     by words that make it a name (entity_types.single_name_cue)."""
     if plain_word(word) or is_first_name(word):
         return False
-    found = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", sentence)
+    found = mention_of(word).search(sentence)
     return found is not None and single_name_cue(sentence[found.end() : found.end() + 60])
 
 

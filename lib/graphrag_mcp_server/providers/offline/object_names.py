@@ -11,6 +11,7 @@ Northern Star')."""
 import re
 
 from graphrag_mcp_server.providers.offline.no_kind import VESSEL_PREFIXES
+from graphrag_mcp_server.providers.offline.patterns import compiled
 
 # fmt: off
 VESSEL_NOUNS = frozenset(
@@ -78,7 +79,7 @@ def names_a_thing(text: str, name: str) -> bool:
     words = name.split()
     if len(words) > 1 and words[-1].lower() in METHOD_NOUNS:
         return True
-    mentions = list(re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text))
+    mentions = list(compiled(rf"(?<![\w-]){re.escape(name)}(?![\w-])").finditer(text))
     return bool(mentions) and all(_a_things_mention(text, mention) for mention in mentions)
 
 

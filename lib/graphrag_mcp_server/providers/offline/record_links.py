@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from graphrag_mcp_server.providers.offline.entities import Mentions, typed
 from graphrag_mcp_server.providers.offline.labels import FIELD_LABEL
+from graphrag_mcp_server.providers.offline.patterns import mention_of
 from graphrag_mcp_server.providers.offline.text import LIST_ITEM
 
 FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Ww]e|[Uu]s|[Oo]ur)\b")
@@ -45,7 +46,7 @@ def affiliation_links(text: str, names: list[str], link: Callable[[str, str, str
     a paper's authors and their affiliations, which no sentence states."""
 
     def written(line: str) -> list[str]:
-        return [name for name in names if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", line)]
+        return [name for name in names if mention_of(name).search(line)]
 
     lines = [" ".join(line.split()) for line in text.splitlines()]
     numbered = {

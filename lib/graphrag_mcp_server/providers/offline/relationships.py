@@ -26,6 +26,7 @@ from graphrag_mcp_server.providers.offline.entities import Mentions, typed
 from graphrag_mcp_server.providers.offline.entity_types import head
 from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS
 from graphrag_mcp_server.providers.offline.name_forms import without_nicknames, written_whole
+from graphrag_mcp_server.providers.offline.patterns import speaker_label
 from graphrag_mcp_server.providers.offline.record_links import (
     FIRST_PERSON,
     affiliation_links,
@@ -122,13 +123,12 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
     subject = _subject(found, text)
     all_sentences: list[str] = []
     all_present: list[list[str]] = []
-    for paragraph in PARAGRAPH_BREAK.split(
-        text
-    ):  # split_sentences(text) is these paragraphs' sentences in turn
+    # split_sentences(text) is these paragraphs' sentences in turn
+    for paragraph in PARAGRAPH_BREAK.split(text):
         sentences = split_sentences(paragraph)
         present = [_in_order(found, sentence) for sentence in sentences]
         referable = [  # a speaker's label is no one 'he' or 'she' means ('LUCIA VEGA: ... He')
-            [name for name in names if not re.match(rf"\W*{re.escape(name)}\W*:", sentence, re.I)]
+            [name for name in names if not speaker_label(name, sentence)]
             for sentence, names in zip(sentences, present, strict=True)
         ]
         for position, (sentence, names) in enumerate(zip(sentences, present, strict=True)):

@@ -75,7 +75,11 @@ _ABBREVIATIONS = TITLE_ABBREVIATIONS | frozenset(["st", "vs", "etc", "e.g", "i.e
 # fmt: on
 
 WORD = re.compile(r"\w+")
+
+
 CITATION = re.compile(r"\s*\[Data:[^\]]*\]")
+_MARK = re.compile(r"^\s*(?:#+|[-*+])\s+")
+_HEADING_LINE = re.compile(r"^#.*$", re.M)
 _SENTENCE_BREAK = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"”’)]))\s+(?=[\"“(*_\[]*[A-Z0-9])")
 
 
@@ -110,7 +114,7 @@ def split_sentences(text: str) -> list[str]:
             sentences.extend(rows)
             continue
         for block in _short_line_blocks(paragraph):
-            block = re.sub(r"^\s*(?:#+|[-*+])\s+", "", block).replace("**", "")
+            block = _MARK.sub("", block).replace("**", "")
             merged: list[str] = []
             for piece in _SENTENCE_BREAK.split(" ".join(block.split())):
                 written = merged[-1].rsplit(" ", 1)[-1].rstrip(".") if merged else ""
@@ -243,7 +247,7 @@ _MARKED_ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,2}(?:\.\d{1,2})*[.)]?)\s")
 
 def prose(text: str) -> list[str]:
     """Sentences of report-like text without its headings and citations."""
-    body = CITATION.sub("", re.sub(r"^#.*$", "", text, flags=re.M))
+    body = CITATION.sub("", _HEADING_LINE.sub("", text))
     return [s for s in split_sentences(body) if len(s.split()) > 2]
 
 
