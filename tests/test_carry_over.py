@@ -21,6 +21,7 @@ from graphrag_mcp_server.handlers.indexing.extracted_rows import (
     unit_rows,
 )
 from graphrag_mcp_server.handlers.indexing.memo_table import stored_rows
+from graphrag_mcp_server.handlers.indexing.stored_results import StoredResults
 
 KINDS = {"entities": ENTITY, "relationships": RELATIONSHIP}
 
@@ -384,10 +385,18 @@ def test_an_unchanged_row_takes_its_summary_from_the_previous_tables_undecoded(
     monkeypatch.setattr(
         Merged, "lists", lambda self, groups: listed.append(len(groups)) or lists(self, groups)
     )
+    looked_up: list[int] = []
+    kept_by_name = StoredResults.kept_by_name
+    monkeypatch.setattr(
+        StoredResults,
+        "kept_by_name",
+        lambda self, names: looked_up.append(len(names)) or kept_by_name(self, names),
+    )
     runs.decoded = 0
     found, keys = runs.run("v2", "v1", runs.EDITED, {"entity\x00BEN"})
     assert runs.decoded == 0 and runs.hashed[-1:] == ["BEN"]
     assert listed == [1, 0]  # BEN's list only
+    assert looked_up == [3]  # ADA, CORA and the relationship: both kinds' names in one lookup
     (tmp_path / "v1" / "relationships.parquet").unlink()
     every, every_keys = runs.run("v3", "v1", runs.EDITED, {"entity\x00BEN"})
     assert runs.decoded == 3  # ADA, CORA and the relationship taken from the memo

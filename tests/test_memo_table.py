@@ -86,6 +86,26 @@ def test_results_kept_by_name_are_their_names_last_live_rows_and_are_stored_agai
     assert by_key.kept == {"k1", "k7"} and by_key.kept_named == 0
 
 
+def test_only_the_rows_of_keys_this_run_named_are_compared_to_their_stored_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from graphrag_mcp_server.handlers.indexing import memo_table
+
+    table = _stored(BASE)
+    memo = Memo(identities={"k3": "n3", "k5": "other", "k200": "n200"})
+    compared: list[int] = []
+    equal = pc.equal
+    monkeypatch.setattr(
+        pc, "equal", lambda left, right: compared.append(len(left)) or equal(left, right)
+    )
+    same = memo_table._same_names(table, np.arange(len(BASE)), memo)
+    assert np.flatnonzero(~same).tolist() == [5]  # k5 is named anew; k3 keeps its name
+    assert compared == [2]  # k3's and k5's rows, not the step's 100
+
+
 @pytest.mark.parametrize(
     "parts",
     [

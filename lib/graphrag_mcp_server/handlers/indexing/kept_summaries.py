@@ -106,9 +106,14 @@ async def summarized(
         )
 
     settings = input_hash(max_summary_length, max_input_tokens, text_digest(prompt))
+    kinds = ((ENTITY, entities), (RELATIONSHIP, relationships))
+    named = [
+        _Named.of(groups.table, kind, settings, changed, (previous or {}).get(kind))
+        for kind, groups in kinds
+    ]
     parts = [
-        _Keyed.of(groups, kind, memo, settings, changed, (previous or {}).get(kind), key)
-        for kind, groups in ((ENTITY, entities), (RELATIONSHIP, relationships))
+        _Keyed.of(groups, kind, memo, rows, carried, (previous or {}).get(kind), key)
+        for (kind, groups), rows, carried in zip(kinds, named, _kept(memo, named), strict=True)
     ]
     missing = [[found is None for found in memo.take_many(part.keys)] for part in parts]
     usable = usable_tokens(model, prompt, max_input_tokens)
@@ -153,6 +158,66 @@ async def summarized(
 
 
 @dataclass
+class _Named:
+    """One kind's rows by name: their memo names (`stored_as`), the row of each name in the
+    previous version's table (`at`, -1 where none), and the rows whose names are unchanged."""
+
+    stored_as: "pa.Array"
+    at: "np.ndarray"
+    unchanged: "np.ndarray"
+
+    @property
+    def written(self) -> "np.ndarray":
+        """The unchanged rows whose names the previous version wrote."""
+        written: np.ndarray = self.unchanged[self.at[self.unchanged] >= 0]
+        return written
+
+    @classmethod
+    def of(
+        cls,
+        table: "pa.Table",
+        kind: int,
+        settings: str,
+        changed: set[str] | None,
+        previous: "tuple[pa.Array, pa.Array] | None",
+    ) -> "_Named":
+        """The names of `table`'s rows (of `kind`) and those the previous version wrote."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        names = summary_names(table, kind)
+        stored_as = pc.binary_join_element_wise(
+            pa.scalar(settings, pa.large_string()), names, pa.scalar("\x00", pa.large_string())
+        )  # memo names
+        at = np.full(len(names), -1)
+        if previous is not None:
+            at = pc.fill_null(pc.index_in(names, value_set=previous[0]), -1).to_numpy()
+        unchanged = np.flatnonzero(_unchanged(table, kind, names, changed))
+        return cls(stored_as, at, unchanged)
+
+
+def _kept(memo: Memo, kinds: "list[_Named]") -> "list[np.ndarray]":
+    """Whether each row of each kind is carried: written by the previous version and its memo
+    entry kept by name, every kind's at once (one lookup of the step's stored names)."""
+    import numpy as np
+    import pyarrow as pa
+
+    written = [named.written for named in kinds]
+    wanted = [
+        named.stored_as.take(pa.array(rows, pa.int64()))
+        for named, rows in zip(kinds, written, strict=True)
+    ]
+    kept = memo.keep_named(pa.concat_arrays(wanted))
+    ends = np.cumsum([len(rows) for rows in written])[:-1]
+    carried = []
+    for named, rows, found in zip(kinds, written, np.split(kept, ends), strict=True):
+        carried.append(np.zeros(len(named.at), dtype=bool))
+        carried[-1][rows[found]] = True
+    return carried
+
+
+@dataclass
 class _Keyed:
     """One kind's rows and their summaries so far: those carried from the previous version
     (`carried`, null elsewhere), and the others (`rows`), each with its identity as graphrag
@@ -172,33 +237,21 @@ class _Keyed:
         groups: Merged,
         kind: int,
         memo: Memo,
-        settings: str,
-        changed: set[str] | None,
+        named: _Named,
+        carried: "np.ndarray",
         previous: "tuple[pa.Array, pa.Array] | None",
         key: Any,
     ) -> "_Keyed":
-        """The groups' rows (of `kind`): carried where unchanged and written by the previous
-        version, else keyed (by the previous version's key for an unchanged name)."""
+        """The groups' rows (of `kind`): `carried` ones with the previous version's summaries,
+        the others keyed (by the previous version's key for an unchanged name)."""
         import numpy as np
         import pyarrow as pa
-        import pyarrow.compute as pc
 
-        table = groups.table
-        names = summary_names(table, kind)
-        stored_as = pc.binary_join_element_wise(
-            pa.scalar(settings, pa.large_string()), names, pa.scalar("\x00", pa.large_string())
-        )  # memo names
-        at = np.full(len(names), -1)
-        if previous is not None:
-            at = pc.fill_null(pc.index_in(names, value_set=previous[0]), -1).to_numpy()
-        unchanged = np.flatnonzero(_unchanged(table, kind, names, changed))
-        written = unchanged[at[unchanged] >= 0]
-        carried = np.zeros(len(names), dtype=bool)
-        carried[written[memo.keep_named(stored_as.take(pa.array(written, pa.int64())))]] = True
-        rest = unchanged[~carried[unchanged]]
+        table, stored_as, at = groups.table, named.stored_as, named.at
+        rest = named.unchanged[~carried[named.unchanged]]
         found = memo.previous_keys(_strings(stored_as, rest))
         prior = {row: key for row, key in zip(rest.tolist(), found, strict=True) if key is not None}
-        base = pa.nulls(len(names), pa.large_string())
+        base = pa.nulls(len(at), pa.large_string())
         if previous is not None:
             base = previous[1].take(pa.array(at, mask=~carried)).cast(pa.large_string())
         others = np.flatnonzero(~carried)

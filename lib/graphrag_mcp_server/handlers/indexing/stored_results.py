@@ -37,7 +37,6 @@ class StoredResults(Mapping[str, Any]):
         self._dropped = dropped
         self._rows: dict[str, int] | None = None
         self._keys_by_identity: dict[str, str] | None = None
-        self._names_backwards: pa.Array | None = None
         self._forms: pa.Array | None = None
         self._results: list[Any] | None = None
         self._taken: np.ndarray | None = None
@@ -67,17 +66,13 @@ class StoredResults(Mapping[str, Any]):
         return keys, _decoded(forms, decode)
 
     def kept_by_name(self, identities: "pa.Array") -> "np.ndarray":
-        """Store again, undecoded, the result each identity names (Memo.name) where one is stored;
-        whether each was. Matched by Arrow over the whole step at once: a key looked up and kept
-        at a time was 0.6 s of an update at 10,000 documents (214,000 summaries)."""
+        """Store again, undecoded, the result each identity names (Memo.name) where one is stored
+        (the last row of a name, as in keys_of); whether each was. The stored names and
+        `identities` are hashed together once (`_last_rows`): a step's every kind is looked up in
+        one call (kept_summaries.py), not a hash of the step's 214,000 names a kind."""
         import numpy as np
-        import pyarrow.compute as pc
 
-        if self._names_backwards is None:  # the last row of a name is found first, as in keys_of
-            self._names_backwards = self.table["identity"].combine_chunks()[::-1]
-        names = self._names_backwards
-        last = pc.fill_null(pc.index_in(identities, value_set=names), -1).to_numpy()
-        rows = np.where(last >= 0, len(names) - 1 - last, -1)
+        rows = _last_rows(self.table["identity"], identities)
         live = _live_keys(self.table, self.base_rows or 0, self._dropped).is_valid()
         found: np.ndarray = (rows >= 0) & live.to_numpy(zero_copy_only=False)[rows]
         if self._taken is None:
@@ -170,6 +165,25 @@ def _live_keys(table: "pa.Table", base_rows: int, dropped: "pa.Array | None") ->
         zero_copy_only=False
     )
     return pc.if_else(pa.array(gone), pa.scalar(None, keys.type), keys)
+
+
+def _last_rows(names: "pa.ChunkedArray", wanted: "pa.Array") -> "np.ndarray":
+    """The last row of `names` holding each of `wanted`, -1 where none does (a null matches
+    nothing). One dictionary encoding of both codes them alike, so the names are hashed once
+    and never reversed."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    both = pa.chunked_array([*names.chunks, wanted.cast(names.type)], names.type)
+    encoded = pc.dictionary_encode(both).chunks  # one dictionary: the codes of all alike
+    absent = len(encoded[-1].dictionary)  # a null's code
+    codes = np.concatenate([pc.fill_null(chunk.indices, absent).to_numpy() for chunk in encoded])
+    last = np.full(absent + 1, -1)
+    np.maximum.at(last, codes[: len(names)], np.arange(len(names)))
+    last[absent] = -1
+    rows: np.ndarray = last[codes[len(names) :]]
+    return rows
 
 
 def _converted(forms: "pa.ChunkedArray | pa.Array") -> list[Any]:
