@@ -2,11 +2,15 @@
 LanceDB store in the new one, and the delta between them."""
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from graphrag_mcp_server.handlers.indexing import vector_delta
+from graphrag_mcp_server.handlers.indexing import vector_delta, vector_rows
 from graphrag_mcp_server.handlers.indexing.memos import input_hash
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 TABLE = "entity_description"
 TEXTS = {"a": "alpha", "b": "beta", "c": "gamma"}
@@ -44,15 +48,26 @@ def held(db: Path) -> dict[str, list[float]]:
     return {row["id"]: list(row["vector"]) for row in rows}
 
 
+def rows_of(texts: dict[str, str]) -> "pa.Table":
+    """Rows (id -> text) as vector_rows.embedded_rows gives them."""
+    import pyarrow as pa
+
+    return pa.table(
+        {
+            "id": pa.array(list(texts), pa.large_string()),
+            "text": pa.array(list(texts.values()), pa.large_string()),
+        }
+    )
+
+
 def delta(previous: Path, recorded: dict[str, str], now: dict[str, str], target: Path) -> object:
     """_copy_of_previous for rows `now` (id -> text) against the previous rows `recorded` (id ->
     text)."""
     writes = vector_delta.VectorWrites(
-        previous, {TABLE: {i: input_hash(text) for i, text in recorded.items()}}
+        previous, {TABLE: vector_rows.digests(rows_of(recorded), None, None)}
     )
-    writes.now[TABLE] = {identity: input_hash(text) for identity, text in now.items()}
-    rows = [{"id": identity, "description": text} for identity, text in now.items()]
-    return vector_delta._copy_of_previous(writes, TABLE, rows, "id", store(target))
+    writes.now[TABLE] = vector_rows.digests(rows_of(now), None, None)
+    return vector_delta._copy_of_previous(writes, TABLE, rows_of(now), store(target))
 
 
 def test_delta_keeps_unchanged_rows_and_deletes_stale_ones(tmp_path: Path) -> None:
@@ -62,7 +77,7 @@ def test_delta_keeps_unchanged_rows_and_deletes_stale_ones(tmp_path: Path) -> No
     found = delta(previous, TEXTS, now, tmp_path / "v2" / "lancedb")
     assert found is not None
     changed, stale = found
-    assert [row["id"] for row in changed] == ["b", "d"]
+    assert changed["id"].to_pylist() == ["b", "d"]
     assert stale == ["b", "c"]
     assert held(tmp_path / "v2" / "lancedb") == {
         "a": before["a"]
@@ -88,10 +103,12 @@ def test_store_shared_by_the_versions_is_written_in_full(tmp_path: Path) -> None
 def test_recorded_rows_count_only_under_the_same_models(
     tmp_path: Path, models: str, rows: int
 ) -> None:
-    writes = vector_delta.VectorWrites(None, {})
-    writes.now[TABLE] = {identity: input_hash(text) for identity, text in TEXTS.items()}
-    vector_delta._write(writes, tmp_path / vector_delta.ROWS, "m1")
-    assert len(vector_delta._read(tmp_path, models).get(TABLE, {})) == rows
+    recorded = {TABLE: vector_rows.digests(rows_of(TEXTS), None, None)}
+    vector_rows.write(recorded, tmp_path / vector_rows.ROWS, "m1")
+    held = vector_rows.read(tmp_path, models)
+    assert (held[TABLE].to_pydict() if rows else held) == (
+        {"id": list(TEXTS), "text": [input_hash(text) for text in TEXTS.values()]} if rows else {}
+    )
 
 
 @pytest.mark.parametrize("name", ["text_unit_text", "entity_description", "community_full_content"])
@@ -105,28 +122,56 @@ def test_rows_are_read_by_column_as_graphrag_reads_them(tmp_path: Path, name: st
     from graphrag_storage.file_storage import FileStorage
     from graphrag_storage.tables.parquet_table_provider import ParquetTableProvider
 
+    from graphrag_mcp_server.handlers.indexing.record_tables import RecordParquetTableProvider
+
     field = EMBEDDING_FIELDS[name]
     frame = pd.DataFrame(
         {
-            "id": ["r1", "r2", "r3"],
-            "title": ["ALPHA", "BETA", None],
-            "description": ["first", None, "third"],
-            "text": ["one", "two", "three"],
-            "full_content": ["# A", "# B", None],
-            "text_unit_ids": [["u1"], ["u1", "u2"], []],
+            "id": ["r1", "r2", "r3", "r4"],
+            "title": ["ALPHA", "BETA", None, ""],
+            "description": ["first", None, "third", ""],
+            "text": ["one", "two", None, ""],
+            "full_content": ["# A", "# B", None, ""],
+            "text_unit_ids": [["u1"], ["u1", "u2"], [], []],
         }
     )
-    tables = ParquetTableProvider(storage=FileStorage(base_dir=str(tmp_path)))
+    storage = FileStorage(base_dir=str(tmp_path))
+    embed = field.embed_column
 
-    async def both() -> tuple[list[dict], list[dict]]:
-        await tables.write_dataframe(field.table_name, frame)
-        table = tables.open(field.table_name, truncate=False, transformer=field.row_transform)
+    async def whole_and_by_column() -> tuple[list[dict], list[list[dict]]]:
+        await ParquetTableProvider(storage=storage).write_dataframe(field.table_name, frame)
+        table = ParquetTableProvider(storage=storage).open(
+            field.table_name, truncate=False, transformer=field.row_transform
+        )
         async with table:
-            whole = [
-                {"id": row["id"], field.embed_column: row.get(field.embed_column)}
-                async for row in table
-            ]
-        return whole, await vector_delta.embedded_rows(tables, field)
+            whole = [{"id": row["id"], embed: row.get(embed) or ""} async for row in table]
+        by_column = [
+            await vector_rows.embedded_rows(provider(storage=storage), field)
+            for provider in (ParquetTableProvider, RecordParquetTableProvider)
+        ]
+        return whole, [*by_column, vector_rows.previous_rows(tmp_path, field)]
 
-    whole, by_column = asyncio.run(both())
-    assert by_column == whole and len(whole) == 3
+    whole, by_column = asyncio.run(whole_and_by_column())
+    assert len(whole) == 4
+    for rows in by_column:
+        assert vector_rows.as_dicts(rows, "id", embed) == whole
+
+
+def test_only_rows_whose_text_changed_are_hashed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row whose text equals the previous version's carries its recorded digest: of 1,000 rows,
+    one edited and one new, two are hashed, and every digest is the one hashing all would give."""
+    texts = {f"id{n}": f"text {n}" for n in range(1000)}
+    previous = rows_of(texts)
+    now = rows_of({**texts, "id7": "text 7, edited", "new": "a new text"})
+    everything = vector_rows.digests(now, None, None)
+    recorded = vector_rows.digests(previous, None, None)
+    hashed: list[object] = []
+
+    def counted(*parts: object) -> str:
+        hashed.append(parts)
+        return input_hash(*parts)
+
+    monkeypatch.setattr(vector_rows, "input_hash", counted)
+    found = vector_rows.digests(now, previous, recorded)
+    assert hashed == [("text 7, edited",), ("a new text",)]
+    assert found.equals(everything)

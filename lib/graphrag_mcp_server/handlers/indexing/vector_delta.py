@@ -22,30 +22,32 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing import versions
+from graphrag_mcp_server.handlers.indexing import vector_rows, versions
 from graphrag_mcp_server.handlers.indexing.memos import CARRIED, Memo, Step, input_hash, run_state
-from graphrag_mcp_server.handlers.indexing.parquet_pages import write_table
+from graphrag_mcp_server.handlers.indexing.vector_rows import ID, TEXT, Rows
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from graphrag.config.models.graph_rag_config import GraphRagConfig
     from graphrag.index.typing.context import PipelineRunContext
     from graphrag.index.typing.workflow import WorkflowFunctionOutput
 
     from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
 
-ROWS = "vector_rows.parquet"
 COMPACT_FRAGMENTS = 10
 logger = logging.getLogger(__name__)
 
 
 @dataclass
 class VectorWrites:
-    """A run's vector rows: what each table holds (id -> text digest) and how many rows it wrote or
-    deleted."""
+    """A run's vector rows: what each table holds (id, text digest: vector_rows.Rows) before and
+    now, and how many rows it wrote or deleted."""
 
     previous_db: Path | None
-    before: dict[str, dict[str, str]]
-    now: dict[str, dict[str, str]] = field(default_factory=dict)
+    before: Rows
+    previous: Path | None = None
+    """The previous version, whose tables' texts `before` holds the digests of."""
+    now: Rows = field(default_factory=dict)
     written: dict[str, int] = field(default_factory=dict)
 
 
@@ -88,7 +90,7 @@ async def run_workflow(
         store = create_vector_store(config.vector_store, config.vector_store.index_schema[name])
         store.connect()
         async with AsyncExitStack() as stack:
-            rows = await embedded_rows(tables, field)
+            rows = await vector_rows.embedded_rows(tables, field)
             snapshot = (
                 await stack.enter_async_context(tables.open(f"embeddings.{name}"))
                 if config.snapshots.embeddings
@@ -98,6 +100,7 @@ async def run_workflow(
                 writes,
                 memo,
                 rows,
+                vector_rows.previous_rows(writes.previous, field),
                 context.callbacks,
                 model,
                 model.tokenizer,
@@ -112,33 +115,11 @@ async def run_workflow(
     return WorkflowFunctionOutput(result=None)
 
 
-async def embedded_rows(tables: Any, field: Any) -> list[dict[str, Any]]:
-    """The id and embedded text of each row of `field`'s table, read by those columns (graphrag's
-    step reads every column of every row into a dict: about a second of an update at 3,000
-    documents). The text is the row transformer's for graphrag's entity transformer, which reads
-    `title` and `description`; any other transformer is handed whole rows."""
-    from graphrag.data_model.row_transformers import transform_entity_row_for_embedding
-
-    embed, transform = field.embed_column, field.row_transform
-    if transform is not None and transform is not transform_entity_row_for_embedding:
-        table = tables.open(field.table_name, truncate=False, transformer=transform)
-        async with table:
-            return [{"id": row["id"], embed: row.get(embed)} async for row in table]
-    frame = await tables.read_dataframe(field.table_name)
-    if transform is None:
-        texts = list(frame[embed])
-    else:
-        texts = [
-            transform({"title": title, "description": description})[embed]
-            for title, description in zip(frame["title"], frame["description"], strict=True)
-        ]
-    return [{"id": row_id, embed: text} for row_id, text in zip(frame["id"], texts, strict=True)]
-
-
 async def embed_by_delta(
     writes: VectorWrites,
     memo: Memo | None,
-    input_rows: list[dict[str, Any]],
+    rows: "pa.Table",
+    previous: "pa.Table | None",
     callbacks: Any,
     model: Any,
     tokenizer: Any,
@@ -150,11 +131,10 @@ async def embed_by_delta(
     id_column: str = "id",
     output_table: Any = None,
 ) -> int:
-    """graphrag's `embed_text` operation of a table into a vector store (`embedded`), writing only
-    the rows that changed, each unchanged text's vector taken from `memo`."""
-    rows = [
-        {id_column: row[id_column], embed_column: row.get(embed_column) or ""} for row in input_rows
-    ]
+    """graphrag's `embed_text` operation of a table's `rows` (vector_rows.embedded_rows) into a
+    vector store (`embedded`), writing only the rows that changed, each unchanged text's vector
+    taken from `memo`. `previous`: the previous version's rows, whose recorded digests the rows
+    of the same text carry."""
 
     async def write(some: list[dict[str, Any]], create: bool = True) -> None:
         await embedded(
@@ -173,27 +153,28 @@ async def embed_by_delta(
             create,
         )
 
+    count: int = rows.num_rows
     if output_table is not None or not hasattr(vector_store, "db_uri"):
-        await write(rows)
-        return len(rows)
-    rows = [{**row, id_column: str(row[id_column])} for row in rows]
+        await write(vector_rows.as_dicts(rows, id_column, embed_column))
+        return count
     name = vector_store.index_name
-    writes.now[name] = {row[id_column]: input_hash(row[embed_column]) for row in rows}
-    delta = _copy_of_previous(writes, name, rows, id_column, vector_store)
+    writes.now[name] = vector_rows.digests(rows, previous, writes.before.get(name))
+    delta = _copy_of_previous(writes, name, rows, vector_store)
     folder = Path(vector_store.db_uri) / f"{name}.lance"
     if delta is None:
-        await write(rows)
-        writes.written[name] = len(rows)
+        await write(vector_rows.as_dicts(rows, id_column, embed_column))
+        writes.written[name] = count
         # one data file from the start: else the first updates compact the fragments of graphrag's
         # batches, rewriting (and uploading) the whole table and its index
         _compact(vector_store.document_collection, folder, most=1)
-        return len(rows)
+        return count
     changed, stale = delta
-    if changed:
-        await write(changed, create=False)  # the copied table is the index
+    if changed.num_rows:
+        # the copied table is the index
+        await write(vector_rows.as_dicts(changed, id_column, embed_column), create=False)
     _compact(vector_store.document_collection, folder)
-    writes.written[name] = len(changed) + len(stale)
-    return len(rows)
+    writes.written[name] = changed.num_rows + len(stale)
+    return count
 
 
 async def embedded(
@@ -294,13 +275,15 @@ async def carried_embeddings(
 
 
 def _copy_of_previous(
-    writes: VectorWrites, name: str, rows: list[dict[str, Any]], id_column: str, vector_store: Any
-) -> tuple[list[dict[str, Any]], list[str]] | None:
+    writes: VectorWrites, name: str, rows: "pa.Table", vector_store: Any
+) -> tuple["pa.Table", list[str]] | None:
     """The previous version's table `name` copied into this version with its stale rows (gone, or
-    changed) deleted: the rows still to write and the ids deleted. None when this table must be
-    written in full (no record of the previous rows, no previous table, a store shared by the
-    versions, or a table that is damaged or holds other rows than recorded: an update heals it,
-    as when every update rewrote the tables)."""
+    changed) deleted: the `rows` still to write (digest not the recorded one) and the ids deleted.
+    None when this table must be written in full (no record of the previous rows, no previous
+    table, a store shared by the versions, or a table that is damaged or holds other rows than
+    recorded: an update heals it, as when every update rewrote the tables)."""
+    import pyarrow.compute as pc
+
     before, now = writes.before.get(name), writes.now[name]
     target = Path(vector_store.db_uri) / f"{name}.lance"
     source = writes.previous_db / f"{name}.lance" if writes.previous_db is not None else None
@@ -311,11 +294,10 @@ def _copy_of_previous(
         or source.resolve() == target.resolve()
     ):
         return None
-    changed = [row for row in rows if before.get(row[id_column]) != now[row[id_column]]]
-    stale = sorted(
-        (before.keys() - now.keys())
-        | {row[id_column] for row in changed if row[id_column] in before}
-    )
+    recorded = before[TEXT].take(pc.index_in(now[ID], before[ID]))
+    changed = pc.invert(pc.fill_null(pc.equal(now[TEXT], recorded), False))
+    unchanged = now.filter(pc.invert(changed))[ID]
+    stale = sorted(before.filter(pc.invert(pc.is_in(before[ID], unchanged)))[ID].to_pylist())
     try:
         versions.linked_copy(source, target)
         vector_store.connect()
@@ -323,10 +305,10 @@ def _copy_of_previous(
             vector_store.document_collection.search()
             .select([vector_store.id_field])
             .limit(None)
-            .to_arrow()
+            .to_arrow()[vector_store.id_field]
         )
         # reads every data file's ids (~30 ms)
-        if set(held[vector_store.id_field].to_pylist()) != before.keys():
+        if not _same_ids(held, before[ID]):
             msg = "its rows are not those recorded"
             raise ValueError(msg)
         if stale:
@@ -339,7 +321,19 @@ def _copy_of_previous(
         )
         shutil.rmtree(target, ignore_errors=True)
         return None
-    return changed, stale
+    return rows.filter(changed), stale
+
+
+def _same_ids(held: "pa.ChunkedArray", recorded: "pa.ChunkedArray") -> bool:
+    """Whether a table holds the ids recorded (as sets, compared by Arrow)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    held = held.cast(pa.large_string())
+    return all(
+        pc.all(pc.is_in(some, value_set=other.combine_chunks()), min_count=0).as_py()
+        for some, other in ((held, recorded), (recorded, held))
+    )
 
 
 def _quoted(ids: list[str]) -> str:
@@ -362,44 +356,12 @@ def vectors_by_delta(previous: "PreviousVersion | None", models: str) -> VectorW
     ends."""
     if previous is None:
         return VectorWrites(None, {})
-    return VectorWrites(previous.db, _read(previous.path, models))
+    return VectorWrites(previous.db, vector_rows.read(previous.path, models), previous.path)
 
 
 def record_rows(writes: VectorWrites, version: Path, models: str) -> None:
     """Record in `version` the vector rows its run wrote, for the next run to compare against."""
-    _write(writes, version / ROWS, models)
-
-
-def _write(writes: VectorWrites, table: Path, models: str) -> None:
-    """Store each table's rows (id, text digest) by columns: a Python tuple a row was a tenth of
-    a second of an update at 10,000 documents."""
-    import pyarrow as pa
-
-    columns: dict[str, list[str]] = {"table": [], "id": [], "text": []}
-    for name, held in writes.now.items():
-        columns["table"] += [name] * len(held)
-        columns["id"] += held.keys()
-        columns["text"] += held.values()
-    rows = pa.table({**columns, "models": [models] * len(columns["id"])})
-    write_table(rows, table)
-
-
-def _read(version: Path, models: str) -> dict[str, dict[str, str]]:
-    """A version's vector rows by table, when recorded under the same models; none otherwise."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    try:
-        rows = pq.read_table(version / ROWS, columns=["table", "id", "text", "models"])
-    except (OSError, ValueError, KeyError, pa.ArrowException):
-        return {}
-    same = rows.filter(pc.equal(rows["models"], models))
-    held: dict[str, dict[str, str]] = {}
-    for name in pc.unique(same["table"]).to_pylist():
-        table = same.filter(pc.equal(same["table"], name))
-        held[name] = dict(zip(table["id"].to_pylist(), table["text"].to_pylist(), strict=True))
-    return held
+    vector_rows.write(writes.now, version / vector_rows.ROWS, models)
 
 
 def _drop_superseded(folder: Path) -> None:
