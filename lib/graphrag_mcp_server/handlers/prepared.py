@@ -16,9 +16,16 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
+from graphrag_mcp_server.handlers.indexer_objects import (
+    indexer_entities,
+    indexer_text_units,
+    optional_int,
+    optional_list,
+)
 from graphrag_mcp_server.handlers.tables import IndexTables
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     from graphrag.data_model.community import Community
     from graphrag.data_model.community_report import CommunityReport
@@ -94,19 +101,15 @@ class Prepared:
 
     def text_units(self) -> list["TextUnit"]:
         """Every text unit (local search copies those it ranks; basic search only reads)."""
-        from graphrag.query.indexer_adapters import read_indexer_text_units
-
-        return self.once("text_units", lambda: read_indexer_text_units(self._tables.text_units))
+        return self.once("text_units", lambda: indexer_text_units(self._tables.text_units))
 
     def entities(self, level: int, entity_types: list[str] | None = None) -> list["Entity"]:
         """The entities with their communities up to `level`; only those of `entity_types` if given
         (any case)."""
-        from graphrag.query.indexer_adapters import read_indexer_entities
-
         tables = self._tables
         entities = self.once(
             ("entities", level),
-            lambda: read_indexer_entities(tables.entities, tables.communities, level),
+            lambda: indexer_entities(tables.entities, tables.communities, level),
         )
         if not entity_types:
             return entities
@@ -326,9 +329,15 @@ class RelationshipRows(Sequence["Relationship"]):
             made = self._made[position] = self._made_at(position)
         return made
 
-    def ranks(self) -> list[float]:
-        """Each relationship's rank as graphrag's local context sorts by it (`rank or 0.0`)."""
-        return [float(_rank(degree) or 0.0) for degree in self.degrees]
+    def ranks(self) -> "np.ndarray":
+        """Each relationship's rank as graphrag's local context sorts by it (`rank or 0.0`): at once
+        where every combined degree is an integer (graphrag's typed table), else value by value."""
+        import numpy as np
+
+        degrees = np.asarray(self.degrees)
+        if degrees.dtype.kind in "iu":
+            return degrees.astype(float)
+        return np.array([float(optional_int(degree) or 0.0) for degree in self.degrees])
 
     def _made_at(self, at: int) -> "Relationship":
         from graphrag.data_model.relationship import Relationship
@@ -342,35 +351,7 @@ class RelationshipRows(Sequence["Relationship"]):
             description=None if description is None else str(description),
             description_embedding=None,
             weight=None if weight is None else float(weight),
-            text_unit_ids=_text_unit_ids(self.units[at]),
-            rank=_rank(self.degrees[at]),
+            text_unit_ids=optional_list(self.units[at], str),
+            rank=optional_int(self.degrees[at]),
             attributes=None,
         )
-
-
-def _text_unit_ids(value: Any) -> list[str] | None:
-    """graphrag's `to_optional_list(..., item_type=str)` of one value."""
-    import numpy as np
-
-    if value is None:
-        return None
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        msg = f"value is not a list of str: {value} ({type(value)})"
-        raise TypeError(msg)
-    return value
-
-
-def _rank(value: Any) -> int | None:
-    """graphrag's `to_optional_int` of one value."""
-    if value is None:
-        return None
-    if isinstance(value, float):
-        value = int(value)
-    if not isinstance(value, int):
-        msg = f"value is not an int: {value} ({type(value)})"
-        raise TypeError(msg)
-    return int(value)

@@ -128,7 +128,7 @@ async def load_tables(config: "GraphRagConfig", root: Path) -> IndexTables:
             f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}; {rebuild_hint(root)}"
         )
         raise IndexDamagedError(msg)
-    reader = DataReader(provider)
+    reader = DataReader(_mapped(provider, config))
 
     async def read(name: str, method: Callable[[], Awaitable[Any]]) -> Any:
         try:
@@ -155,6 +155,37 @@ async def load_tables(config: "GraphRagConfig", root: Path) -> IndexTables:
         else None,
         vector_problems=vector_problems(config, root),
     )
+
+
+MAPPED_READ = {"use_threads": False, "memory_map": True}
+"""How a version's tables are read (as indexing/parquet_pages.py's READ_OPTIONS: sealed files of
+many small row groups, which one thread over the mapped file decodes with less work than
+graphrag's whole-file read decoded by pyarrow's threads)."""
+
+
+def _mapped(provider: "TableProvider", config: "GraphRagConfig") -> "TableProvider":
+    """`provider`, its tables read by MAPPED_READ where they are parquet files in a local folder:
+    the same DataFrames (pandas' own parquet reader either way). A subclass registered by an
+    indexing run (record_tables) reads the same files here: its tables held in memory live only
+    inside that run, which loads no tables through load_tables."""
+    from graphrag_storage.tables.parquet_table_provider import ParquetTableProvider
+
+    class MappedParquetTables(ParquetTableProvider):
+        """graphrag's provider over `folder`, each table read by MAPPED_READ."""
+
+        async def read_dataframe(self, table_name: str) -> "pd.DataFrame":
+            import pandas as pd
+
+            path = folder / f"{table_name}.parquet"
+            if not path.is_file():
+                msg = f"Could not find {path.name} in storage!"  # graphrag's words
+                raise ValueError(msg)
+            return pd.read_parquet(path, **MAPPED_READ)
+
+    if not isinstance(provider, ParquetTableProvider) or config.output_storage.type != "file":
+        return provider
+    folder = output_dir(config)
+    return MappedParquetTables(provider._storage)  # the same storage: only reads go another way
 
 
 STORAGE_LOGGER = "graphrag_storage.tables.parquet_table_provider"

@@ -412,10 +412,11 @@ class RelationshipIndex:
         at = np.concatenate([np.arange(len(relationships))] * 2)
         order = np.lexsort((at, ends))
         ends, at = ends[order], at[order]
-        starts = np.searchsorted(ends, np.arange(len(codes) + 1))
-        positions = {
-            title: np.unique(at[starts[code] : starts[code + 1]]) for title, code in codes.items()
-        }
+        distinct = np.ones(len(at), dtype=bool)  # a loop's two ends are one position
+        distinct[1:] = (ends[1:] != ends[:-1]) | (at[1:] != at[:-1])
+        ends, at = ends[distinct], at[distinct]
+        each = np.split(at, np.searchsorted(ends, np.arange(1, len(codes))))
+        positions = {title: each[code] for title, code in codes.items()}
         return cls(relationships, codes, sources, targets, ranks, positions)
 
     @classmethod
@@ -428,7 +429,7 @@ class RelationshipIndex:
         )
         codes = {str(title): code for code, title in enumerate(titles)}
         count = len(rows)
-        return cls._indexed(rows, codes, ends[:count], ends[count:], np.array(rows.ranks()))
+        return cls._indexed(rows, codes, ends[:count], ends[count:], rows.ranks())
 
     def no_links(self) -> "np.ndarray":
         """A search's links, none written yet."""
