@@ -65,13 +65,6 @@ def table_bytes(table: "pa.Table") -> bytes:
     return data
 
 
-def write_frame(
-    frame: "pd.DataFrame", where: "Path | pa.NativeFile", index: bool | None = None
-) -> None:
-    """Write `frame` to `where` (its index stored as pandas' `to_parquet(index=...)` does)."""
-    write_table(arrow_table(frame, index), where)
-
-
 def write_table(table: "pa.Table", where: "Path | pa.NativeFile") -> None:
     """Write `table` to `where` as parquet, cut as this module says."""
     import pyarrow.parquet as pq
