@@ -73,6 +73,14 @@ def test_a_name_finds_the_key_its_last_row_stores() -> None:
     assert results["k1"] == json.dumps({"summary": 1})
 
 
+def test_no_stored_names_or_none_wanted_keep_nothing() -> None:
+    empty = StoredResults(_stored([]), 0, None, None)  # another model's results: none of these
+    assert Memo(previous=empty).keep_named(pa.array(["n1"], pa.large_string())).tolist() == [False]
+    assert Memo(previous=empty).keep_named(pa.array([], pa.large_string())).tolist() == []
+    none_wanted = Memo(previous=_results()).keep_named(pa.array([], pa.large_string()))
+    assert none_wanted.tolist() == []
+
+
 def test_results_kept_by_name_are_their_names_last_live_rows_and_are_stored_again() -> None:
     results = _results()
     memo = Memo(previous=results, decode=json.loads)

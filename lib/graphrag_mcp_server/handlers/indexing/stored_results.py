@@ -74,7 +74,8 @@ class StoredResults(Mapping[str, Any]):
 
         rows = _last_rows(self.table["identity"], identities)
         live = _live_keys(self.table, self.base_rows or 0, self._dropped).is_valid()
-        found: np.ndarray = (rows >= 0) & live.to_numpy(zero_copy_only=False)[rows]
+        found: np.ndarray = rows >= 0
+        found[found] = live.to_numpy(zero_copy_only=False)[rows[found]]
         if self._taken is None:
             self._taken = np.zeros(self.table.num_rows, dtype=bool)
         self._taken[rows[found]] = True
@@ -175,6 +176,8 @@ def _last_rows(names: "pa.ChunkedArray", wanted: "pa.Array") -> "np.ndarray":
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if len(wanted) == 0 or len(names) == 0:  # Arrow drops empty chunks: nothing to code
+        return np.full(len(wanted), -1)
     both = pa.chunked_array([*names.chunks, wanted.cast(names.type)], names.type)
     encoded = pc.dictionary_encode(both).chunks  # one dictionary: the codes of all alike
     absent = len(encoded[-1].dictionary)  # a null's code
