@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing.parquet_pages import READ_OPTIONS
+from graphrag_mcp_server.handlers.tables import READ_OPTIONS
 
 if TYPE_CHECKING:
     import numpy as np

@@ -34,7 +34,7 @@ from graphrag_mcp_server.handlers.indexing.memos import (
     input_hash,
     text_digest,
 )
-from graphrag_mcp_server.handlers.indexing.parquet_pages import READ_OPTIONS
+from graphrag_mcp_server.handlers.tables import READ_OPTIONS
 
 if TYPE_CHECKING:
     import numpy as np

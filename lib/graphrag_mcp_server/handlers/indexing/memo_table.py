@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step
 from graphrag_mcp_server.handlers.indexing.parquet_pages import (
     PAGE_OPTIONS,
-    READ_OPTIONS,
     write_streamed,
 )
 from graphrag_mcp_server.handlers.indexing.stored_results import StoredResults
 from graphrag_mcp_server.handlers.indexing.versions import link_file
+from graphrag_mcp_server.handlers.tables import READ_OPTIONS
 
 if TYPE_CHECKING:
     import numpy as np

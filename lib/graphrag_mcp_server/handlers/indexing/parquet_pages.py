@@ -32,11 +32,6 @@ PAGE_OPTIONS: dict[str, Any] = {
 """pyarrow.parquet's writer options for every table this project writes (pages of 8-32 KiB
 before encoding: small enough that an edit changes a few percent of a table)."""
 
-READ_OPTIONS = {"use_threads": False, "memory_map": True}
-"""How a previous version's table of many small row groups is read: mapped (it is sealed, never
-written in place), by one thread (its small row groups cost more spread over threads): at 10,000
-documents the stored extraction rows read in 0.3 s of wall time against 0.6 s by pyarrow's
-defaults on a 2-core machine, the memo table in 0.3 s against 0.4-0.7 s."""
 GROUP_BYTES = 128 * 1024
 """A row group's expected size before encoding: a row ends its group with a chance of its size
 over this, decided by its key's hash."""

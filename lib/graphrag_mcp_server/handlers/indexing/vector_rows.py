@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import input_hash
-from graphrag_mcp_server.handlers.indexing.parquet_pages import READ_OPTIONS, write_table
+from graphrag_mcp_server.handlers.indexing.parquet_pages import write_table
+from graphrag_mcp_server.handlers.tables import READ_OPTIONS
 
 if TYPE_CHECKING:
     import pyarrow as pa
