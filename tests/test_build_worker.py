@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from conftest import CORPUS, cli_env
+from conftest import CORPUS, cli_env, run_cli
+from graphrag_mcp_server.handlers.indexing.worker import OFFLINE_WARM_UP
 
 WORKER = [sys.executable, "-m", "graphrag_mcp_server.handlers.indexing.worker"]
 KEY_OF_ARGUMENTS = """
@@ -74,6 +75,32 @@ def test_a_waiting_worker_without_a_job_ends_cleanly(tmp_path) -> None:
     assert json.loads(warming) == {"event": "step", "name": "importing graphrag"}
     assert json.loads(ready) == {"event": "ready"}
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow  # two worker processes importing graphrag: the full suite runs it
+def test_a_worker_started_ahead_loads_the_offline_models_word_lists(tmp_path) -> None:
+    """Given an index root whose models are the offline model, a worker started ahead loads that
+    model's word lists before it says `ready` (so the job's first extraction does not); given a
+    root without an index, it only imports."""
+    offline = tmp_path / "offline"
+    assert run_cli("init", "--provider", "offline", "--index-path", offline).code == 0
+    steps = {}
+    for root in (offline, tmp_path / "no-index"):
+        worker = subprocess.Popen(
+            [*WORKER, str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=cli_env(),
+        )
+        events = [json.loads(worker.stdout.readline())]
+        while events[-1]["event"] != "ready":
+            events.append(json.loads(worker.stdout.readline()))
+        worker.stdin.close()
+        assert worker.wait(timeout=60) == 0
+        steps[root.name] = [event.get("name") for event in events[:-1]]
+    assert steps["offline"] == ["importing graphrag", OFFLINE_WARM_UP]
+    assert steps["no-index"] == ["importing graphrag"]
 
 
 @pytest.mark.slow

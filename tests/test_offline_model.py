@@ -1690,3 +1690,25 @@ def test_a_place_columns_names_come_in_the_tables_order_in_every_process() -> No
     assert len(set(runs)) == 1, runs
     towns = ["Kilbeg", "Penmarric", "Ardnagh", "Tullyvin", "Drumfad", "Carrowmore"]
     assert runs[0].strip() == repr(towns)
+
+
+def test_warm_up_loads_the_word_lists_an_extraction_reads_first() -> None:
+    """The offline model's warm_up (run by a worker started ahead, worker.py) loads every list its
+    first extraction would otherwise load: the gazetteer, first names, legal forms, common words
+    and peoples' names."""
+    from graphrag_mcp_server.providers.offline import lexicon, no_kind
+    from graphrag_mcp_server.providers.offline.extraction import warm_up
+
+    loaded_once = [
+        lexicon.gazetteer,
+        lexicon.first_names,
+        lexicon.legal_forms,
+        lexicon.is_english_word,
+        no_kind.is_common_word,
+        no_kind._languages,
+        no_kind._adjectives,
+    ]
+    for loader in loaded_once:
+        loader.cache_clear()
+    warm_up()
+    assert [loader.__name__ for loader in loaded_once if not loader.cache_info().currsize] == []

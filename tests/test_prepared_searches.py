@@ -242,6 +242,24 @@ async def test_graphrag_objects_are_made_once_per_version(
     assert len(reads) == 2
 
 
+async def test_a_loaded_offline_index_has_its_embeddings_word_frequencies_loaded(
+    built_index: tuple[Path, dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server's load of an index on the offline embedding also loads the word frequencies that
+    embedding weighs words by, so that the first search does not (wordfreq: ~0.6 s)."""
+    from graphrag_mcp_server.providers.offline.word_frequency import zipf_frequency
+    from graphrag_mcp_server.server import state as state_module
+
+    root = tmp_path / "index"
+    shutil.copytree(built_index[0], root, symlinks=True)
+    monkeypatch.chdir(root)
+    zipf_frequency.cache_clear()
+    state = state_module.IndexState(root)
+    state.start_warm_up()
+    await state.snapshot()
+    assert zipf_frequency.cache_info().currsize == 1
+
+
 async def test_a_replaced_version_is_freed_and_its_memory_given_back(
     built_index: tuple[Path, dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

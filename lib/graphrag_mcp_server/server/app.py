@@ -206,7 +206,7 @@ def create_server(
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[ServerContext]:
         shared.state.start_warm_up()
         if writable:  # a written document's job starts with graphrag already imported
-            shared.jobs.keep_warm()
+            shared.jobs.keep_warm(shared.root)
         shared.state.start_polling(settings.index_poll_seconds)
         shared.start_watching()
         shared.start_following()

@@ -105,7 +105,7 @@ async def _watch(shared: ServerContext, folder: Path) -> None:
         )
         return job.state is JobState.SUCCEEDED
 
-    shared.jobs.keep_warm()
+    shared.jobs.keep_warm(shared.root)
     try:
         await watch_folder(
             folder,

@@ -24,6 +24,7 @@ from graphrag_mcp_server.handlers.indexing.blob.project_tables import blob_table
 from graphrag_mcp_server.handlers.indexing.versions import OUTPUT, current_version, hold_version
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.tables import REQUIRED_TABLES, IndexTables
+from graphrag_mcp_server.providers import OFFLINE_TYPE
 
 if TYPE_CHECKING:
     from graphrag.config.models.graph_rag_config import GraphRagConfig
@@ -66,7 +67,7 @@ def _load(root: Path) -> Snapshot:
         relationship_index(prepared(tables))  # the local and DRIFT contexts' index
     except Exception as error:  # noqa: BLE001 - statistics and resources still serve; the searches report it
         logger.warning("index version %s loaded but not prepared for searches: %s", version, error)
-    _import_search_path()
+    _import_search_path(config)
     return Snapshot(config, tables, version, datetime.now(UTC))
 
 
@@ -95,13 +96,19 @@ def _pinned_config(root: Path) -> tuple["GraphRagConfig", Path | None]:
     raise GraphRagMcpError(msg)
 
 
-def _import_search_path() -> None:
+def _import_search_path(config: "GraphRagConfig") -> None:
     """Import what the first search of a process needs beyond the tables: graphrag's engine factory
-    and the vector store (LanceDB alone is ~1.3 s), so that a server's first search after it starts,
-    or after an update it was watching for, answers as fast as the next."""
+    and the vector store (LanceDB alone is ~1.3 s), and with the offline embedding its word
+    frequencies, so that a server's first search after it starts, or after an update it was
+    watching for, answers as fast as the next."""
     import graphrag.query.factory
     import graphrag.utils.api  # noqa: F401
     import graphrag_vectors.lancedb  # noqa: F401
+
+    if any(model.type == OFFLINE_TYPE for model in config.embedding_models.values()):
+        from graphrag_mcp_server.providers.offline.embedding import warm_up
+
+        warm_up()
 
 
 def disk_version(

@@ -30,23 +30,23 @@ class IndexJobs:
         ] = {}  # strong references: asyncio keeps only weak ones
         self._changed: dict[str, asyncio.Event] = {}
         self._workers: dict[str, asyncio.subprocess.Process] = {}
-        self._keep_warm = False
+        self._warm_for: Path | None = None
         self._spare: asyncio.Task[asyncio.subprocess.Process] | None = None
 
-    def keep_warm(self) -> None:
+    def keep_warm(self, root: Path) -> None:
         """From now on keep a worker started ahead, waiting with graphrag imported (about 5 s saved
-        per job)."""
-        self._keep_warm = True
+        per job) and what `root`'s model reads first loaded (worker.py)."""
+        self._warm_for = root
         self._start_spare()
 
     def _start_spare(self) -> None:
-        if self._keep_warm and self._spare is None:
-            self._spare = asyncio.create_task(_spawn_worker())
+        if self._warm_for is not None and self._spare is None:
+            self._spare = asyncio.create_task(_spawn_worker(self._warm_for))
 
     async def stop_warm(self) -> None:
         """Stop keeping a worker ahead and end the waiting one (it also ends when this process
         goes)."""
-        self._keep_warm = False
+        self._warm_for = None
         if (worker := await self._take_spare()) is not None:
             worker.kill()
             await worker.wait()
@@ -205,12 +205,14 @@ class IndexJobs:
         return job
 
 
-async def _spawn_worker() -> asyncio.subprocess.Process:
-    """A build worker process, importing graphrag until it is handed a job on stdin."""
+async def _spawn_worker(warm_for: Path | None = None) -> asyncio.subprocess.Process:
+    """A build worker process, importing graphrag (and what `warm_for`'s model reads first) until
+    it is handed a job on stdin."""
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "graphrag_mcp_server.handlers.indexing.worker",
+        *([str(warm_for)] if warm_for is not None else []),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
     )

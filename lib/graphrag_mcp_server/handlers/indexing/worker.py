@@ -4,14 +4,16 @@ The server runs its index jobs here: LanceDB segfaults when one process writes a
 another thread of the same process reads one, and a separate process also keeps the build's CPU
 work off the server's interpreter.
 
-A worker started ahead first imports graphrag, LanceDB and the tokenizer (about 5 s), says `ready`,
-then reads its job from stdin; one started for a job already sent skips that (an unchanged folder
-then needs no graphrag pipeline at all: as fast as the CLI's). The job is one JSON line ({"root",
+A worker started ahead first imports graphrag, LanceDB and the tokenizer (about 5 s), and, for an
+index root given as its argument whose models are the offline model, that model's word lists
+(about 1 s of its first extraction); it then says `ready` and reads its job from stdin. One started
+for a job already sent skips that (an unchanged folder then needs no graphrag pipeline at all: as
+fast as the CLI's). The job is one JSON line ({"root",
 "data_path", "mode", "limits"}, or with "tune": the options of a prompt tuning, which writes the
 root's prompts); so a server can start one ahead and hand it the next job warm. End of input
 before a job ends it quietly.
 
-    python -m graphrag_mcp_server.handlers.indexing.worker
+    python -m graphrag_mcp_server.handlers.indexing.worker [INDEX_ROOT]
 """
 
 import asyncio
@@ -29,6 +31,8 @@ from graphrag_mcp_server.handlers.indexing.documents import Limits
 
 JOB_GRACE_SECONDS = 0.5
 """How long a starting worker waits for a job already sent before it warms up as a spare."""
+OFFLINE_WARM_UP = "loading the offline model's word lists"
+"""The step a worker started ahead for an offline index reports while it loads that model."""
 
 
 def _emit(event: str, **fields: Any) -> None:
@@ -101,8 +105,9 @@ async def _tune(root: Path, data_path: Path, options: dict[str, Any]) -> None:
     _emit("tuned", tuned=write_prompts(root, tuned, result).model_dump(mode="json"))
 
 
-def _warm_up() -> None:
-    """Import what every build needs, so a job handed to a waiting worker starts at once."""
+def _warm_up(root: Path | None) -> None:
+    """Import what every build needs, and load what `root`'s model reads first, so a job handed to
+    a waiting worker starts at once."""
     from graphrag_mcp_server.config.runtime import prepare_models
 
     prepare_models()
@@ -111,6 +116,23 @@ def _warm_up() -> None:
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
     get_tokenizer()  # loads and keeps graphrag's default tiktoken encoding
+    if root is not None and _uses_offline_model(root):
+        from graphrag_mcp_server.providers.offline.extraction import warm_up
+
+        _emit("step", name=OFFLINE_WARM_UP)
+        warm_up()
+
+
+def _uses_offline_model(root: Path) -> bool:
+    """Whether `root`'s settings.yaml selects the offline model for every model (False without
+    an index there or with a config the job will report)."""
+    from graphrag_mcp_server.config.index_root import is_offline, load_index_config
+
+    try:
+        config = load_index_config(root, without_credentials=True, with_models=False)
+    except GraphRagMcpError:
+        return False
+    return is_offline(config)
 
 
 def _job_waiting() -> bool:
@@ -128,10 +150,11 @@ def _stop(signum: int, frame: object) -> None:
 def main() -> int:
     """Warm up, take one job from stdin, build; exit 0 on success (or no job) and 1 on failure."""
     signal.signal(signal.SIGTERM, _stop)
+    root = Path(sys.argv[1]) if len(sys.argv) > 1 else None
     try:
         if not _job_waiting():  # a worker started ahead: imports now, the job starts at once
             _emit("step", name="importing graphrag")
-            _warm_up()
+            _warm_up(root)
         _emit("ready")
         line = sys.stdin.readline()
         if not line:

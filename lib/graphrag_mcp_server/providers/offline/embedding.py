@@ -43,6 +43,12 @@ def _char_ngrams(word: str) -> Iterator[str]:
             yield padded[start : start + size]
 
 
+def warm_up() -> None:
+    """Load the word frequencies the embedding weighs words by (wordfreq: about 0.6 s of the
+    first embedding of a process, a server's first search included)."""
+    zipf_frequency()
+
+
 @lru_cache(maxsize=1 << 17)
 def rarity(word: str) -> float:
     """How rare `word` is in general English, 0.01-1: the square of its distance below the
