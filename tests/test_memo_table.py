@@ -3,6 +3,7 @@ found and converted together, and only they are; memo keys are the sha256 of can
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -24,6 +25,7 @@ def _stored(rows: list[tuple[str, Any, str | None]]) -> pa.Table:
             "vector": [None] * len(rows),
             "models": ["m"] * len(rows),
             "identity": [name for _, _, name in rows],
+            "size": [None] * len(rows),
         },
         schema=_schema(),
     )
@@ -112,6 +114,62 @@ def test_only_the_rows_of_keys_this_run_named_are_compared_to_their_stored_names
     same = memo_table._same_names(table, np.arange(len(BASE)), memo)
     assert np.flatnonzero(~same).tolist() == [5]  # k5 is named anew; k3 keeps its name
     assert compared == [2]  # k3's and k5's rows, not the step's 100
+
+
+def test_a_base_with_sizes_reads_its_results_only_by_the_row_groups_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A base table stored with each row's size is read as keys, names and sizes; a result is
+    read with its row group when taken, and a row stored again keeps its result and size."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from graphrag_mcp_server.handlers.indexing import memo_table
+    from graphrag_mcp_server.handlers.indexing.memos import Step
+
+    base = memo_table._sized(_stored(BASE))
+    with pq.ParquetWriter(tmp_path / memo_table.TABLE, base.schema) as writer:
+        for start in range(0, len(BASE), 10):  # ten row groups of ten rows
+            writer.write_table(base.slice(start, 10), row_group_size=10)
+    groups: list[list[int]] = []
+    read = pq.ParquetFile.read_row_groups
+    monkeypatch.setattr(
+        pq.ParquetFile,
+        "read_row_groups",
+        lambda file, wanted, **kwargs: groups.append(list(wanted)) or read(file, wanted, **kwargs),
+    )
+    stored = memo_table.read(tmp_path, {Step.SUMMARY: "m"})
+    assert stored is not None and groups == []  # keys and names read, no result
+    assert stored.base_sizes.tolist() == base["size"].to_pylist()
+    results = stored.results[Step.SUMMARY]
+    assert set(results.table.column_names) == set(memo_table.KEY_COLUMNS)
+    memo = Memo(previous=results, decode=json.loads)
+    assert memo.take_many(["k35", "missing", "k3"]) == [{"summary": 35}, None, {"summary": 3}]
+    assert groups == [[0, 3]]  # the groups of k3 and k35 only
+    assert memo.peek_many(["k55", "k3"]) == [{"summary": 55}, {"summary": 3}]
+    assert groups[1:] == [[5]]  # k55's group (k3 was taken already)
+    assert list(results.carried_rows([])) == [3, 35]  # a result peeked at is not stored again
+    again = results.rows_stored(np.array([35, 3, 99]))
+    expected = base.take([35, 3, 99])
+    for name in ("key", "result", "size", "identity"):
+        assert again[name].to_pylist() == expected[name].to_pylist()
+
+
+def test_a_base_stored_before_sizes_is_read_whole(tmp_path: Path) -> None:
+    """A base table without sizes (stored before they were) is read with its results, its sizes
+    computed from them."""
+    import pyarrow.parquet as pq
+
+    from graphrag_mcp_server.handlers.indexing import memo_table
+    from graphrag_mcp_server.handlers.indexing.memos import Step
+
+    pq.write_table(_stored(BASE).drop_columns(["size"]), tmp_path / memo_table.TABLE)
+    stored = memo_table.read(tmp_path, {Step.SUMMARY: "m"})
+    assert stored is not None
+    assert stored.base_sizes.tolist() == memo_table._sized(_stored(BASE))["size"].to_pylist()
+    results = stored.results[Step.SUMMARY]
+    assert "result" in results.table.column_names
+    assert Memo(previous=results, decode=json.loads).take_many(["k7"]) == [{"summary": 7}]
 
 
 @pytest.mark.parametrize(

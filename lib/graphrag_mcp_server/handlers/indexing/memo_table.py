@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.handlers.indexing.memo_forms import BaseForms, forms_in_order
 from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step
 from graphrag_mcp_server.handlers.indexing.parquet_pages import (
     PAGE_OPTIONS,
@@ -56,16 +57,24 @@ SCHEMA_FIELDS = (
     ("vector", "list<float>"),
     ("models", "large_string"),
     ("identity", "large_string"),
+    ("size", "int64"),
 )
 """The stored table's columns: a vector result in `vector`, any other as JSON in `result`; what a
-result is of in `identity` where its step names it (Memo.name; absent from tables stored before
-it was added, read as nulls)."""
+result is of in `identity` where its step names it (Memo.name); the row's bytes (`_sizes`) in
+`size`, so that an update reads a base's results only where it takes them (memo_forms.py).
+`identity` and `size` are absent from tables stored before they were added: read as nulls."""
+KEY_COLUMNS = ["step", "key", "models", "identity", "size"]
+"""The columns read from a base table at once; its results (memo_forms.FORM_COLUMNS) on demand."""
 
 
 def _schema() -> "pa.Schema":
     import pyarrow as pa
 
-    types = {"large_string": pa.large_string(), "list<float>": pa.list_(pa.float32())}
+    types = {
+        "large_string": pa.large_string(),
+        "list<float>": pa.list_(pa.float32()),
+        "int64": pa.int64(),
+    }
     return pa.schema([(name, types[kind]) for name, kind in SCHEMA_FIELDS])
 
 
@@ -128,7 +137,7 @@ def _changes(carried: CarriedOver, models: dict[Step, str], stored: Stored) -> C
             assert previous.base_positions is not None
             kept[previous.base_positions[rows[in_base]]] = True
             again[step] = rows[~in_base]
-            size += int(_sizes(previous.table)[again[step]].sum())
+            size += int(_sizes(previous.rows_stored(again[step])).sum())
         computed[step] = [(key, _stored_form(step, result)) for key, result in _computed(memo)]
         size += sum(KEY_BYTES + _form_size(form) for _, form in computed[step])
     size += int(stored.base_sizes[~kept].sum())
@@ -204,7 +213,7 @@ def _write_changes(
             if len(changes.again[step]):
                 previous = memo.previous
                 assert isinstance(previous, StoredResults)
-                again = previous.table.take(pa.array(changes.again[step])).cast(schema)
+                again = _sized(_readable(previous.rows_stored(changes.again[step])))
                 parts.append(_named(again, memo.identities))
             computed = changes.computed[step]
             for span in _spans([_size(form) for _, form in computed]):
@@ -219,6 +228,7 @@ def _write_changes(
             "vector": pa.nulls(len(changes.dropped), pa.list_(pa.float32())),
             "models": nulls,
             "identity": nulls,
+            "size": pa.nulls(len(changes.dropped), pa.int64()),
             DROPPED: pa.repeat(True, len(changes.dropped)),
         }
         writer.write_table(pa.table(dropped).cast(with_dropped))
@@ -232,16 +242,14 @@ PART_ROWS, PART_BYTES = 2048, 4 * 2**20
 def _parts(step: Step, memo: Memo, made_with: str, schema: "pa.Schema") -> Iterator["pa.Table"]:
     """A step's rows to store, a part at a time (`_spans`): those carried over, then those
     computed."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     stored_again: list[tuple[str, Any]] = []
     if isinstance(memo.previous, StoredResults):
-        stored = memo.previous.table
-        rows = memo.previous.carried_rows(memo.kept)
-        sizes = pc.fill_null(pc.binary_length(stored["result"]), 0).to_numpy()[rows]
+        stored = _sized(_readable(memo.previous.rows_stored(memo.previous.carried_rows(memo.kept))))
+        sizes = pc.fill_null(pc.binary_length(stored["result"]), 0).to_numpy()
         for span in _spans(sizes.tolist()):
-            again = stored.take(pa.array(rows[span])).cast(schema)
+            again = stored.slice(span.start, span.stop - span.start)
             yield _named(again, memo.identities) if memo.identities else again
     else:
         stored_again = [(key, memo.previous[key]) for key in memo.taken | memo.kept]
@@ -307,17 +315,24 @@ def _rows(
     vectors = step is Step.EMBEDDING
     results = [value for _, value in stored] + [_stored_form(step, value) for _, value in computed]
     empty = [None] * len(keys)
-    return pa.table(
-        {
-            "step": [step.value] * len(keys),
-            "key": keys,
-            "result": empty if vectors else results,
-            "vector": results if vectors else empty,
-            "models": [made_with] * len(keys),
-            "identity": [identities.get(key) for key in keys],
-        },
-        schema=schema,
-    )
+    rows = {
+        "step": [step.value] * len(keys),
+        "key": keys,
+        "result": empty if vectors else results,
+        "vector": results if vectors else empty,
+        "models": [made_with] * len(keys),
+        "identity": [identities.get(key) for key in keys],
+        "size": empty,
+    }
+    return _sized(pa.table(rows, schema=schema))
+
+
+def _sized(table: "pa.Table") -> "pa.Table":
+    """Stored rows with each one's bytes (`_sizes`) in `size`."""
+    import pyarrow as pa
+
+    column = table.schema.get_field_index("size")
+    return table.set_column(column, "size", pa.array(_sizes(table), pa.int64()))
 
 
 def read(version: Path | None, models: dict[Step, str]) -> Stored | None:
@@ -325,22 +340,41 @@ def read(version: Path | None, models: dict[Step, str]) -> Stored | None:
     readable table. Each step's rows are a slice of the base and one of the changes (the dropped
     base rows left in place), so nothing is copied."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     if version is None:
         return None
     try:
-        base = _readable(pq.read_table(version / TABLE, **READ_OPTIONS))
+        base, forms = _base(version / TABLE)
         added, dropped = _changes_of(version)
     except (OSError, ValueError, KeyError, pa.ArrowException):
         return None
     results = {}
     for step, made_with in models.items():
         rows, positions = _rows_where(base, step.value, made_with)
-        table = pa.concat_tables([rows, _rows_where(added, step.value, made_with)[0]])
+        changed = _rows_where(added, step.value, made_with)[0]
         gone = _dropped_keys(dropped, step.value)
-        results[step] = StoredResults(table, len(rows), gone, positions)
-    return Stored(results, version / TABLE, base.select(["step", "key"]), _sizes(base))
+        if forms is None:
+            table = pa.concat_tables([rows, changed])
+            results[step] = StoredResults(table, len(rows), gone, positions)
+            continue
+        table = pa.concat_tables([rows.select(KEY_COLUMNS), changed.select(KEY_COLUMNS)])
+        taken = forms_in_order(forms, positions, changed)
+        results[step] = StoredResults(table, len(rows), gone, positions, taken)
+    sizes = _sizes(base) if forms is None else base["size"].to_numpy()
+    return Stored(results, version / TABLE, base.select(["step", "key"]), sizes)
+
+
+def _base(path: Path) -> "tuple[pa.Table, BaseForms | None]":
+    """A base table's keys, names and sizes (KEY_COLUMNS), and its results to read by row group;
+    a table stored before sizes were read whole (its results in it, no BaseForms)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if "size" not in pq.read_schema(path).names:
+        return _readable(pq.read_table(path, **READ_OPTIONS)), None
+    keys = pq.read_table(path, columns=KEY_COLUMNS, **READ_OPTIONS)
+    schema = _schema()
+    return keys.cast(pa.schema([schema.field(name) for name in KEY_COLUMNS])), BaseForms.of(path)
 
 
 def stored_rows(version: Path) -> "pa.Table":
@@ -388,6 +422,8 @@ def _readable(table: "pa.Table") -> "pa.Table":
 
     if "identity" not in table.column_names:
         table = table.append_column("identity", pa.nulls(len(table), pa.large_string()))
+    if "size" not in table.column_names:
+        table = table.append_column("size", pa.nulls(len(table), pa.int64()))
     return table.select([name for name, _ in SCHEMA_FIELDS]).cast(_schema())
 
 

@@ -60,12 +60,13 @@ class Memo:
         self.reused += len(found)
         return list(map(used.get, keys))
 
-    def _stored(self, keys: list[str]) -> tuple[list[str], list[Any]]:
+    def _stored(self, keys: list[str], taking: bool = True) -> tuple[list[str], list[Any]]:
         """The keys of `keys` the previous version stored a result for, and those results decoded
-        (a stored table looks them up and decodes them at once: stored_results.StoredResults)."""
+        (a stored table looks them up and decodes them at once, and reads only theirs:
+        stored_results.StoredResults); `taking`: the table stores them again."""
         taken = getattr(self.previous, "taken", None)
         if taken is not None:
-            decoded: tuple[list[str], list[Any]] = taken(keys, self.decode)
+            decoded: tuple[list[str], list[Any]] = taken(keys, self.decode, taking)
             return decoded
         forms = {key: form for key in keys if (form := self.previous.get(key)) is not None}
         return list(forms), decode_all(self.decode, list(forms.values()))
@@ -73,19 +74,16 @@ class Memo:
     def peek(self, key: str) -> Any:
         """The result for `key` (this run's, else the previous version's), or None, without
         taking it."""
-        found = self.used.get(key)
-        if found is None and (stored := self.previous.get(key)) is not None:
-            found = self.decode(stored)
-        return found
+        return self.peek_many([key])[0]
 
     def peek_many(self, keys: list[str]) -> list[Any]:
-        """`peek` of each key, the previous version's results decoded at once (`decode_all`)."""
+        """`peek` of each key, the previous version's results found and decoded at once
+        (`_stored`)."""
         found = list(map(self.used.get, keys))
         missing = [position for position, result in enumerate(found) if result is None]
-        forms = [(at, form) for at in missing if (form := self.previous.get(keys[at])) is not None]
-        decoded = decode_all(self.decode, [form for _, form in forms])
-        for (position, _), result in zip(forms, decoded, strict=True):
-            found[position] = result
+        stored = dict(zip(*self._stored([keys[at] for at in missing], taking=False), strict=True))
+        for position in missing:
+            found[position] = stored.get(keys[position])
         return found
 
     def keep(self, key: str) -> bool:

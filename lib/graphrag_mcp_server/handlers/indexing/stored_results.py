@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.handlers.indexing.memo_forms import FORM_COLUMNS
 from graphrag_mcp_server.handlers.indexing.memos import decode_all
 
 if TYPE_CHECKING:
@@ -29,11 +30,15 @@ class StoredResults(Mapping[str, Any]):
         base_rows: int | None = None,
         dropped: "pa.Array | None" = None,
         base_positions: "np.ndarray | None" = None,
+        forms: "Callable[[np.ndarray], pa.Table] | None" = None,
     ) -> None:
         """`table`: the step's rows, the base table's first (`base_rows` of them, at
         `base_positions` of the base; None: no base, as in tests), those of the changes after;
-        `dropped`: keys of base rows the changes drop (left in the table, not results)."""
+        `dropped`: keys of base rows the changes drop (left in the table, not results); `forms`:
+        the results (`result`, `vector`) of rows of `table`, where `table` holds only their keys
+        and names (memo_forms.py; None: `table` holds them)."""
         self.table, self.base_rows, self.base_positions = table, base_rows, base_positions
+        self._forms_of = forms or (lambda rows: _taken_rows(table.select(FORM_COLUMNS), rows))
         self._dropped = dropped
         self._rows: dict[str, int] | None = None
         self._keys_by_identity: dict[str, str] | None = None
@@ -48,19 +53,24 @@ class StoredResults(Mapping[str, Any]):
         found = map(self._key_rows().get, keys, repeat(-1))
         return np.fromiter(found, dtype=np.int64, count=len(keys))
 
-    def taken(self, keys: list[str], decode: Callable[[Any], Any]) -> tuple[list[str], list[Any]]:
-        """The keys of `keys` stored here, and their results decoded by `decode`, found and
-        converted at once (JSON texts decoded as one array)."""
+    def taken(
+        self, keys: list[str], decode: Callable[[Any], Any], taking: bool = True
+    ) -> tuple[list[str], list[Any]]:
+        """The keys of `keys` stored here, and their results decoded by `decode`, found, read and
+        converted at once (JSON texts decoded as one array); `taking`: stored again."""
         import numpy as np
         import pyarrow as pa
 
         rows = self.rows_of(keys)
-        forms = self._stored_forms().take(pa.array(rows, mask=rows < 0))
+        stored = rows >= 0
+        fetched = _one_form(self._forms_of(rows[stored]))
+        at = np.cumsum(stored) - 1  # each stored row's place among those fetched
+        forms = fetched.take(pa.array(np.maximum(at, 0), mask=~stored))
         found = forms.is_valid()
         hits = found.to_numpy(zero_copy_only=False)
         if self._taken is None:
             self._taken = np.zeros(self.table.num_rows, dtype=bool)
-        self._taken[rows[hits]] = True
+        self._taken[rows[hits]] |= taking
         if forms.null_count:
             keys, forms = list(compress(keys, hits)), forms.filter(found)
         return keys, _decoded(forms, decode)
@@ -108,6 +118,15 @@ class StoredResults(Mapping[str, Any]):
         carried[self.rows_of(list(kept))] = True
         return np.flatnonzero(carried)
 
+    def rows_stored(self, rows: "np.ndarray") -> "pa.Table":
+        """The stored rows at `rows` of the table, each with its result (FORM_COLUMNS)."""
+        held = [name for name in FORM_COLUMNS if name in self.table.column_names]
+        light = _taken_rows(self.table.drop_columns(held), rows)
+        forms = self._forms_of(rows)
+        return light.append_column("result", forms["result"]).append_column(
+            "vector", forms["vector"]
+        )
+
     def keys_of(self, identities: list[str]) -> list[str | None]:
         """The key of the stored result named by each identity (Memo.name), or None."""
         if self._keys_by_identity is None and identities:
@@ -137,9 +156,9 @@ class StoredResults(Mapping[str, Any]):
         """The stored forms, as one array: the JSON texts, or the vectors of a step that stores
         vectors."""
         if self._forms is None:
-            results = self.table["result"]
-            stored = results if results.null_count < len(results) else self.table["vector"]
-            self._forms = stored.combine_chunks()
+            import numpy as np
+
+            self._forms = _one_form(self._forms_of(np.arange(self.table.num_rows)))
         return self._forms
 
     def __contains__(self, key: object) -> bool:
@@ -150,6 +169,21 @@ class StoredResults(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self._key_rows())
+
+
+def _one_form(forms: "pa.Table") -> "pa.Array":
+    """The results of `forms` as one array: their JSON texts, or their vectors where the rows are
+    a step's that stores vectors."""
+    results = forms["result"]
+    stored = results if results.null_count < len(results) else forms["vector"]
+    return stored.combine_chunks()
+
+
+def _taken_rows(table: "pa.Table", rows: "np.ndarray") -> "pa.Table":
+    """`table`'s rows at `rows`, in their order."""
+    import pyarrow as pa
+
+    return table.take(pa.array(rows, pa.int64()))
 
 
 def _live_keys(table: "pa.Table", base_rows: int, dropped: "pa.Array | None") -> "pa.Array":
