@@ -485,7 +485,7 @@ def _extractions_in_the_memo(output: Path) -> int:
             for kind in (ENTITY, RELATIONSHIP)
         ]
         extractions.append((key, json.dumps(split)))
-    memo = pq.read_table(output / "carried_over.parquet")
+    memo = pq.read_table(output / "carried_over.parquet").drop_columns(["size"])  # none then
     added = pa.table(
         {
             "step": ["extraction"] * len(extractions),

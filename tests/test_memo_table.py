@@ -157,7 +157,7 @@ def test_a_base_with_sizes_reads_its_results_only_by_the_row_groups_taken(
 
 def test_a_base_stored_before_sizes_is_read_whole(tmp_path: Path) -> None:
     """A base table without sizes (stored before they were) is read with its results, its sizes
-    computed from them."""
+    computed from them; so is one with a row of no size."""
     import pyarrow.parquet as pq
 
     from graphrag_mcp_server.handlers.indexing import memo_table
@@ -170,6 +170,9 @@ def test_a_base_stored_before_sizes_is_read_whole(tmp_path: Path) -> None:
     results = stored.results[Step.SUMMARY]
     assert "result" in results.table.column_names
     assert Memo(previous=results, decode=json.loads).take_many(["k7"]) == [{"summary": 7}]
+    pq.write_table(_stored(BASE), tmp_path / memo_table.TABLE)  # a size column of nulls
+    stored = memo_table.read(tmp_path, {Step.SUMMARY: "m"})
+    assert stored is not None and "result" in stored.results[Step.SUMMARY].table.column_names
 
 
 @pytest.mark.parametrize(

@@ -366,13 +366,16 @@ def read(version: Path | None, models: dict[Step, str]) -> Stored | None:
 
 def _base(path: Path) -> "tuple[pa.Table, BaseForms | None]":
     """A base table's keys, names and sizes (KEY_COLUMNS), and its results to read by row group;
-    a table stored before sizes were read whole (its results in it, no BaseForms)."""
+    a table stored before sizes were (or with a row of no size) read whole, its results in it and
+    no BaseForms."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     if "size" not in pq.read_schema(path).names:
         return _readable(pq.read_table(path, **READ_OPTIONS)), None
     keys = pq.read_table(path, columns=KEY_COLUMNS, **READ_OPTIONS)
+    if keys["size"].null_count:
+        return _readable(pq.read_table(path, **READ_OPTIONS)), None
     schema = _schema()
     return keys.cast(pa.schema([schema.field(name) for name in KEY_COLUMNS])), BaseForms.of(path)
 
