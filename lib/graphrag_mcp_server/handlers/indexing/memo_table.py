@@ -213,7 +213,7 @@ def _write_changes(
             if len(changes.again[step]):
                 previous = memo.previous
                 assert isinstance(previous, StoredResults)
-                again = _sized(_readable(previous.rows_stored(changes.again[step])))
+                again = _stored_again(previous, changes.again[step])
                 parts.append(_named(again, memo.identities))
             computed = changes.computed[step]
             for span in _spans([_size(form) for _, form in computed]):
@@ -246,7 +246,7 @@ def _parts(step: Step, memo: Memo, made_with: str, schema: "pa.Schema") -> Itera
 
     stored_again: list[tuple[str, Any]] = []
     if isinstance(memo.previous, StoredResults):
-        stored = _sized(_readable(memo.previous.rows_stored(memo.previous.carried_rows(memo.kept))))
+        stored = _stored_again(memo.previous, memo.previous.carried_rows(memo.kept))
         sizes = pc.fill_null(pc.binary_length(stored["result"]), 0).to_numpy()
         for span in _spans(sizes.tolist()):
             again = stored.slice(span.start, span.stop - span.start)
@@ -325,6 +325,12 @@ def _rows(
         "size": empty,
     }
     return _sized(pa.table(rows, schema=schema))
+
+
+def _stored_again(previous: StoredResults, rows: "np.ndarray") -> "pa.Table":
+    """The rows at `rows` of a step's stored results, with their results, as this module stores
+    them (its schema, each row's size)."""
+    return _sized(_readable(previous.rows_stored(rows)))
 
 
 def _sized(table: "pa.Table") -> "pa.Table":
