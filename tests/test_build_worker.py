@@ -1,13 +1,20 @@
 """The index worker process and the LLM cache keys that make an update's unchanged content free."""
 
+import asyncio
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from conftest import CORPUS, cli_env, run_cli
+from graphrag_mcp_server.errors import GraphRagMcpError
+from graphrag_mcp_server.handlers.indexing.jobs import IndexJobs
+from graphrag_mcp_server.handlers.indexing.versions import MANIFEST, PAUSE_AT, current_version
 from graphrag_mcp_server.handlers.indexing.worker import OFFLINE_WARM_UP
+from graphrag_mcp_server.handlers.results import JobState
 
 WORKER = [sys.executable, "-m", "graphrag_mcp_server.handlers.indexing.worker"]
 KEY_OF_ARGUMENTS = """
@@ -126,3 +133,28 @@ def test_a_worker_handed_a_job_builds_and_reports(tmp_path) -> None:
     summary = events[-1]["summary"]
     assert events[-1]["event"] == "summary"
     assert summary["documents"] == 2 and summary["documents_added"] == 2 and summary["entities"] > 0
+
+
+@pytest.mark.slow  # a worker process builds an index: the full suite runs it
+async def test_a_cancel_after_the_switch_is_too_late_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cancel that reaches the worker once its version is served does not undo it, nor call the
+    job cancelled: the job succeeds with its summary, and the cancel is an error that says so.
+    The build pauses just after its switch (PAUSE_AT), which is when the cancel is sent."""
+    root, data = tmp_path / "index", tmp_path / "data"
+    data.mkdir()
+    shutil.copy(sorted(CORPUS.iterdir())[0], data)
+    for name, value in {**cli_env(), PAUSE_AT: "switch:switched"}.items():
+        monkeypatch.setenv(name, value)
+    jobs = IndexJobs()
+    job = jobs.start(root, data, "incremental", on_end=lambda job: None)
+    while current_version(root) is None and job.state is JobState.RUNNING:
+        await asyncio.sleep(0.05)
+    served = current_version(root)
+    assert served is not None, job.error
+    with pytest.raises(GraphRagMcpError, match=f"index job {job.job_id} ended before the cancel"):
+        await jobs.cancel(job.job_id)
+    assert job.state is JobState.SUCCEEDED and job.error is None
+    assert job.summary is not None and job.summary.documents == 1
+    assert current_version(root) == served and (served / MANIFEST).is_file()

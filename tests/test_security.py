@@ -26,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from conftest import CORPUS, index_digest, run_cli
+from graphrag_mcp_server.handlers.indexing.versions import PAUSE_AT
 from mcp_client import INITIALIZE, RunningServer, running_server
 from oauth_issuer import Issuer
 
@@ -70,6 +71,7 @@ SERVER_ENV = {
     "GRAPHRAG_MCP_MAX_JOB_DOCUMENTS": "5",
     "GRAPHRAG_MCP_BUILD_WAIT_SECONDS": "0.5",
     "GRAPHRAG_MCP_LOG_LEVEL": "DEBUG",
+    PAUSE_AT: "version-made",  # a build waits there, so a cancel finds it running
 }
 
 
@@ -256,7 +258,8 @@ async def test_malformed_data_paths_are_invalid_params(
 async def test_a_running_job_can_be_cancelled(server: RunningServer, site: dict[str, Path]) -> None:
     """The cancelled build never becomes the served version (a worker killed after its grace period
     may leave its partial folder in versions/, which the next run removes: the served version and
-    its files are what stay)."""
+    its files are what stay). The build pauses once its version folder is made (PAUSE_AT), so
+    the cancel reaches it mid-build however fast the machine."""
     served = (site["root"] / "output").resolve()
     served_digest = index_digest(served)
     async with session(server.url) as client:

@@ -2,6 +2,8 @@
 and a failure injected at every step of a switch (each crash_point boundary, and the file
 operations between them)."""
 
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -155,6 +157,32 @@ def test_failure_at_any_step_leaves_a_whole_version_served(
     assert served(tmp_path) == "next"
     assert not list(tmp_path.glob(".output.*"))
     assert versions.graphrag_output(tmp_path) is None
+
+
+@pytest.mark.parametrize("boundary", [b for b in BOUNDARIES if b != "switch:legacy-moved"])
+def test_a_sigterm_during_a_switch_lands_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, boundary: str
+) -> None:
+    """A cancel (SIGTERM) sent at any step of a switch is held until the switch ends: the new
+    version is served whole, and the signal's handler runs once switch_to is done."""
+
+    def cancelled(signum: int, frame: object) -> None:
+        raise Injected(boundary)
+
+    def sigterm_at(name: str) -> None:
+        if name == boundary:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    versions.switch_to(tmp_path, made_version(tmp_path, "before"), {"a.txt": "1"})
+    new = made_version(tmp_path, "new")
+    monkeypatch.setattr(versions, "crash_point", sigterm_at)
+    previous = signal.signal(signal.SIGTERM, cancelled)
+    try:
+        with pytest.raises(Injected):
+            versions.switch_to(tmp_path, new, {"a.txt": "2"})
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert served(tmp_path) == "new" and versions.current_version(tmp_path) == new.resolve()
 
 
 def test_index_lock_refuses_at_once_while_another_process_holds_it(tmp_path: Path) -> None:

@@ -300,8 +300,8 @@ async def build(
             if width_changed is not None and notice is not None:
                 notice(width_changed)
             version = versions.new_version(root)
-            versions.crash_point("version-made")
             try:
+                versions.crash_point("version-made")
                 target = with_every_entity_clustered(
                     pin_output(sized_vectors(config, dimensions), version), method.value
                 )

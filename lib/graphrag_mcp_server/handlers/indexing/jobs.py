@@ -125,7 +125,9 @@ class IndexJobs:
 
     async def cancel(self, job_id: str | None) -> IndexJob:
         """Stop a running job (the running one when no id is given): its worker is killed, and the
-        half-written version is never switched to (the next run removes it)."""
+        half-written version is never switched to (the next run removes it). A job that had
+        switched to its version when the cancel reached it ends as it would have; an error says
+        so."""
         job = self.get(job_id) if job_id is not None else self.running
         if job is None:
             raise GraphRagMcpError("no index job is running")
@@ -135,6 +137,12 @@ class IndexJobs:
         if (worker := self._workers.get(job.job_id)) is not None:
             await _stop(worker)
         await asyncio.shield(self._tasks[job.job_id])
+        if job.state is not JobState.CANCELLED:
+            msg = (
+                f"index job {job.job_id} ended before the cancel reached it: it {job.state.value} "
+                "(see index_status)"
+            )
+            raise GraphRagMcpError(msg)
         return job
 
     async def _run(
@@ -165,6 +173,8 @@ class IndexJobs:
                 _apply(job, line)
                 changed.set()
             await worker.wait()
+            if job.state is JobState.CANCELLED and job.summary is not None:
+                job.state = JobState.RUNNING  # published before the cancel reached the worker
             if job.state is JobState.CANCELLED:
                 job.error = "cancelled with cancel_index_job; the index is unchanged"
             elif job.summary is None and job.tuned is None and job.error is None:

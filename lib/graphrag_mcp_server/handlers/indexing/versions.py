@@ -22,6 +22,7 @@ import os
 import shutil
 import signal
 import stat
+import threading
 import time
 import uuid
 import weakref
@@ -132,19 +133,54 @@ CRASH_AT = "GRAPHRAG_MCP_TEST_CRASH_AT"
 """Test hook: a run whose environment names one of its step boundaries here is killed there
 (SIGKILL), as a power cut would kill it (tests/test_crash_safety.py); unset, `crash_point` costs one
 dictionary lookup."""
+PAUSE_AT = "GRAPHRAG_MCP_TEST_PAUSE_AT"
+"""Test hook: a run pauses PAUSE_SECONDS at the step boundary named here, so that a test can
+cancel it there (tests/test_security.py, tests/test_build_worker.py)."""
+PAUSE_SECONDS = 5.0
 
 
 def crash_point(boundary: str) -> None:
-    """A named step boundary of an index run, where the CRASH_AT test hook kills the process."""
+    """A named step boundary of an index run, where the CRASH_AT test hook kills the process and
+    the PAUSE_AT one pauses it."""
     if os.environ.get(CRASH_AT) == boundary:
         os.kill(os.getpid(), signal.SIGKILL)
+    if os.environ.get(PAUSE_AT) == boundary:
+        time.sleep(PAUSE_SECONDS)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGTERM and SIGINT wait until the block ends: a cancel lands before a switch or after it,
+    never inside it (where it would leave a version written whole but never served). Python runs
+    signal handlers on the main thread only, so elsewhere the block runs as it is; a signal mask
+    would not do, as another thread (LanceDB's, graphrag's) would take the signal."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: set[int] = set()
+    previous = {
+        number: signal.signal(number, lambda signum, frame: held.add(signum))
+        for number in (signal.SIGTERM, signal.SIGINT)
+    }
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
+        for signum in sorted(held):
+            signal.raise_signal(signum)
 
 
 def switch_to(root: Path, version: Path, manifest: dict[str, str]) -> None:
     """Make `version` current in one atomic step, then keep only it and the one before. Killed at
     any point, the root still serves a whole version: the previous one until the link is replaced,
     this one after (a graphrag output folder moved aside is read where it lies until `output` links
-    a version)."""
+    a version). A SIGTERM or SIGINT is held until the switch ends."""
+    with signals_held():
+        _switch(root, version, manifest)
+
+
+def _switch(root: Path, version: Path, manifest: dict[str, str]) -> None:
     (version / MANIFEST).write_text(
         json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8"
     )

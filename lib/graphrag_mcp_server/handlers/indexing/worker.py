@@ -147,6 +147,21 @@ def _stop(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _stop_unless_published(root: Path) -> None:
+    """From now on SIGTERM stops the job only until it switches `root` to a new version: a cancel
+    that comes later is too late, and the job ends and reports as if none had come (the switch
+    itself holds the signal: versions.signals_held)."""
+    from graphrag_mcp_server.handlers.indexing.versions import current_version
+
+    served = current_version(root)
+
+    def stop(signum: int, frame: object) -> None:
+        if current_version(root) == served:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def main() -> int:
     """Warm up, take one job from stdin, build; exit 0 on success (or no job) and 1 on failure."""
     signal.signal(signal.SIGTERM, _stop)
@@ -160,6 +175,7 @@ def main() -> int:
         if not line:
             return 0
         job = json.loads(line)
+        _stop_unless_published(Path(job["root"]))
         limits = Limits(**job["limits"]) if job.get("limits") else None
         if job.get("tune") is not None:
             asyncio.run(_tune(Path(job["root"]), Path(job["data_path"]), job["tune"]))
