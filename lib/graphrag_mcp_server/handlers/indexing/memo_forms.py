@@ -9,7 +9,6 @@ row group.
 """
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.handlers.tables import READ_OPTIONS
@@ -34,11 +33,10 @@ class BaseForms:
     """The first row of each row group, and the table's row count after the last."""
 
     @classmethod
-    def of(cls, path: Path) -> "BaseForms":
+    def of(cls, file: "pq.ParquetFile") -> "BaseForms":
+        """The results of the base table open in `file`."""
         import numpy as np
-        import pyarrow.parquet as pq
 
-        file = pq.ParquetFile(path, memory_map=READ_OPTIONS["memory_map"])
         counts = [file.metadata.row_group(group).num_rows for group in range(file.num_row_groups)]
         return cls(file, np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]))
 

@@ -377,13 +377,14 @@ def _base(path: Path) -> "tuple[pa.Table, BaseForms | None]":
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if "size" not in pq.read_schema(path).names:
-        return _readable(pq.read_table(path, **READ_OPTIONS)), None
-    keys = pq.read_table(path, columns=KEY_COLUMNS, **READ_OPTIONS)
-    if keys["size"].null_count:
-        return _readable(pq.read_table(path, **READ_OPTIONS)), None
-    schema = _schema()
-    return keys.cast(pa.schema([schema.field(name) for name in KEY_COLUMNS])), BaseForms.of(path)
+    file = pq.ParquetFile(path, memory_map=READ_OPTIONS["memory_map"])  # its footer read once
+    threads = READ_OPTIONS["use_threads"]
+    if "size" in file.schema_arrow.names:
+        keys = file.read(columns=KEY_COLUMNS, use_threads=threads)
+        if not keys["size"].null_count:
+            fields = [_schema().field(name) for name in KEY_COLUMNS]
+            return keys.cast(pa.schema(fields)), BaseForms.of(file)
+    return _readable(file.read(use_threads=threads)), None
 
 
 def stored_rows(version: Path) -> "pa.Table":

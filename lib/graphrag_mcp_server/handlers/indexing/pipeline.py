@@ -105,9 +105,9 @@ def _telling(
 def _with_crash_points(
     callbacks: "list[WorkflowCallbacks] | None",
 ) -> "list[WorkflowCallbacks] | None":
-    """The callbacks, plus one that makes each workflow's end a crash point while the test hook is
-    set."""
-    if not os.environ.get(versions.CRASH_AT):
+    """The callbacks, plus one that makes each workflow's end a crash point while a test hook
+    (CRASH_AT, PAUSE_AT) is set."""
+    if not (os.environ.get(versions.CRASH_AT) or os.environ.get(versions.PAUSE_AT)):
         return callbacks
     from graphrag.callbacks.noop_workflow_callbacks import NoopWorkflowCallbacks
 
