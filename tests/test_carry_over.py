@@ -410,8 +410,9 @@ def test_an_update_stores_its_changes_beside_the_base_it_links(tmp_path: Path) -
     file) and stores only the rows it adds, those it carries from the changes before, a row whose
     name changed, and the base rows it drops; every version reads back as exactly the results it
     used. Changes past COMPACT_SHARE of the base's bytes (many rows dropped, or one large row
-    added) write a whole new base."""
+    added) write a whole new base. The base's keys file is written and linked with it."""
     from graphrag_mcp_server.handlers.indexing.carry_over import work_carried_over
+    from graphrag_mcp_server.handlers.indexing.memo_keys import KEYS
     from graphrag_mcp_server.handlers.indexing.memo_table import CHANGES, TABLE
     from graphrag_mcp_server.handlers.indexing.memos import Step
     from graphrag_mcp_server.handlers.indexing.previous import PreviousVersion
@@ -457,6 +458,8 @@ def test_an_update_stores_its_changes_beside_the_base_it_links(tmp_path: Path) -
     assert linked == rebased and changes == {False: ["k200"]}
     heavy, changes = run("v6", "v5", [*range(60), 200], [1000], {0: "renamed"})
     assert heavy != rebased and changes is None  # one row of 6 KB against 60 of ~100 bytes
+    keys = {version: (tmp_path / version / KEYS).stat().st_ino for version in ("v1", "v3", "v4")}
+    assert keys["v1"] == keys["v3"] != keys["v4"] == (tmp_path / "v5" / KEYS).stat().st_ino
 
 
 def _extractions_in_the_memo(output: Path) -> int:

@@ -155,6 +155,44 @@ def test_a_base_with_sizes_reads_its_results_only_by_the_row_groups_taken(
         assert again[name].to_pylist() == expected[name].to_pylist()
 
 
+def test_a_base_reads_its_keys_from_the_file_beside_it_when_that_file_is_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The keys file written beside a base (memo_keys.py) is read instead of the base's own key
+    columns, with the same keys; one left from another base (another size) is not."""
+    import pyarrow.parquet as pq
+
+    from graphrag_mcp_server.handlers.indexing import memo_keys, memo_table
+    from graphrag_mcp_server.handlers.indexing.memos import Step
+
+    base = memo_table._sized(_stored(BASE))
+    path = tmp_path / memo_table.TABLE
+    with pq.ParquetWriter(path, base.schema) as writer:
+        for start in range(0, len(BASE), 10):
+            writer.write_table(base.slice(start, 10), row_group_size=10)
+    expected = memo_table.read(tmp_path, {Step.SUMMARY: "m"})
+    memo_keys.write(path, memo_table.KEY_COLUMNS)
+    assert pq.ParquetFile(tmp_path / memo_keys.KEYS).num_row_groups == 1
+    columns_read: list[list[str] | None] = []
+    read = pq.ParquetFile.read
+    monkeypatch.setattr(
+        pq.ParquetFile,
+        "read",
+        lambda file, columns=None, **kwargs: (
+            columns_read.append(columns) or read(file, columns, **kwargs)
+        ),
+    )
+    stored = memo_table.read(tmp_path, {Step.SUMMARY: "m"})
+    assert stored is not None and expected is not None and columns_read == []
+    assert stored.results[Step.SUMMARY].table.equals(expected.results[Step.SUMMARY].table)
+    assert stored.base_sizes.tolist() == expected.base_sizes.tolist()
+    path.unlink()  # another base in its place: the keys file beside it is not this base's
+    pq.write_table(memo_table._sized(_stored(BASE[:50] * 2)), path)
+    stored = memo_table.read(tmp_path, {Step.SUMMARY: "m"})
+    assert columns_read == [memo_table.KEY_COLUMNS] and stored is not None
+    assert stored.results[Step.SUMMARY].table["key"].to_pylist()[50:52] == ["k0", "k1"]
+
+
 def test_a_base_stored_before_sizes_is_read_whole(tmp_path: Path) -> None:
     """A base table without sizes (stored before they were) is read with its results, its sizes
     computed from them; so is one with a row of no size."""

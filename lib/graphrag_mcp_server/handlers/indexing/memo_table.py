@@ -2,10 +2,10 @@
 step, the hash of its input, the result as JSON or a float32 vector, the models' fingerprint, what
 it is of), and `carried_over_changes.parquet` beside it.
 
-A cold build writes the whole table. An update links the base table of the version before (a hard
-link: no byte written, no piece uploaded to blob storage) and writes only its changes: the rows it
-adds and the base rows it drops. Once the changes pass COMPACT_SHARE of the base, the whole table is
-written again as the new base.
+A cold build writes the whole table, and its keys beside it (memo_keys.py). An update links the
+base table of the version before and its keys (hard links: no byte written, no piece uploaded to
+blob storage) and writes only its changes: the rows it adds and the base rows it drops. Once the
+changes pass COMPACT_SHARE of the base, the whole table is written again as the new base.
 """
 
 import json
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.handlers.indexing import memo_keys
 from graphrag_mcp_server.handlers.indexing.memo_forms import BaseForms, forms_in_order
 from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Memo, Step
 from graphrag_mcp_server.handlers.indexing.parquet_pages import (
@@ -86,8 +87,10 @@ def write(
     changes = _changes(carried, models, stored) if stored is not None else None
     if stored is None or changes is None:
         _write_whole(carried, version / TABLE, models)
+        memo_keys.write(version / TABLE, KEY_COLUMNS)
     else:
         link_file(stored.base, version / TABLE)
+        memo_keys.link(stored.base, version / TABLE)
         _write_changes(carried, changes, version / CHANGES, models)
 
 
@@ -380,7 +383,9 @@ def _base(path: Path) -> "tuple[pa.Table, BaseForms | None]":
     file = pq.ParquetFile(path, memory_map=READ_OPTIONS["memory_map"])  # its footer read once
     threads = READ_OPTIONS["use_threads"]
     if "size" in file.schema_arrow.names:
-        keys = file.read(columns=KEY_COLUMNS, use_threads=threads)
+        keys = memo_keys.read(path, file.metadata.num_rows)
+        if keys is None:
+            keys = file.read(columns=KEY_COLUMNS, use_threads=threads)
         if not keys["size"].null_count:
             fields = [_schema().field(name) for name in KEY_COLUMNS]
             return keys.cast(pa.schema(fields)), BaseForms.of(file)
