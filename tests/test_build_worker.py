@@ -158,3 +158,33 @@ async def test_a_cancel_after_the_switch_is_too_late_and_says_so(
     assert job.state is JobState.SUCCEEDED and job.error is None
     assert job.summary is not None and job.summary.documents == 1
     assert current_version(root) == served and (served / MANIFEST).is_file()
+
+
+@pytest.mark.slow  # a worker process tunes prompts: the full suite runs it
+async def test_a_cancel_after_the_prompts_are_written_is_too_late_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tune job that has written its prompts when the cancel reaches it is not called cancelled:
+    it succeeds with what it wrote, and the cancel is an error that says so. The job pauses just
+    after writing (PAUSE_AT), which is when the cancel is sent."""
+    from graphrag_mcp_server.handlers.indexing.tuning import TuneOptions
+
+    root, data = tmp_path / "index", tmp_path / "data"
+    data.mkdir()
+    for document in sorted(CORPUS.iterdir())[:2]:
+        shutil.copy(document, data)
+    assert run_cli("init", "--provider", "offline", "--index-path", root).code == 0
+    for name, value in {**cli_env(), PAUSE_AT: "prompts-written"}.items():
+        monkeypatch.setenv(name, value)
+    prompt = root / "prompts" / "extract_graph.txt"
+    jobs = IndexJobs()
+    options = TuneOptions(domain="Tidal energy", limit=2, discover_entity_types=False)
+    job = jobs.start(root, data, "tune", on_end=lambda job: None, tune=options)
+    while not any(root.glob("prompts.bak-*")) and job.state is JobState.RUNNING:
+        await asyncio.sleep(0.05)  # the backup is made first: the writing has begun
+    assert any(root.glob("prompts.bak-*")), job.error
+    with pytest.raises(GraphRagMcpError, match=f"index job {job.job_id} ended before the cancel"):
+        await jobs.cancel(job.job_id)
+    assert job.state is JobState.SUCCEEDED and job.error is None
+    assert job.tuned is not None and job.tuned.written
+    assert "Tidal energy" in prompt.read_text(encoding="utf-8")

@@ -126,8 +126,8 @@ class IndexJobs:
     async def cancel(self, job_id: str | None) -> IndexJob:
         """Stop a running job (the running one when no id is given): its worker is killed, and the
         half-written version is never switched to (the next run removes it). A job that had
-        switched to its version when the cancel reached it ends as it would have; an error says
-        so."""
+        switched to its version, or written its tuned prompts, when the cancel reached it ends as
+        it would have; an error says so."""
         job = self.get(job_id) if job_id is not None else self.running
         if job is None:
             raise GraphRagMcpError("no index job is running")
@@ -173,7 +173,8 @@ class IndexJobs:
                 _apply(job, line)
                 changed.set()
             await worker.wait()
-            if job.state is JobState.CANCELLED and job.summary is not None:
+            published = job.summary is not None or job.tuned is not None
+            if job.state is JobState.CANCELLED and published:
                 job.state = JobState.RUNNING  # published before the cancel reached the worker
             if job.state is JobState.CANCELLED:
                 job.error = "cancelled with cancel_index_job; the index is unchanged"

@@ -23,6 +23,7 @@ import os
 import select
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -30,6 +31,8 @@ from graphrag_mcp_server.errors import GraphRagMcpError
 from graphrag_mcp_server.handlers.indexing.documents import Limits
 
 JOB_GRACE_SECONDS = 0.5
+PROMPTS_WRITTEN = threading.Event()
+"""Set once a tune job has written its prompts: a cancel from then on is too late."""
 """How long a starting worker waits for a job already sent before it warms up as a spare."""
 OFFLINE_WARM_UP = "loading the offline model's word lists"
 """The step a worker started ahead for an offline index reports while it loads that model."""
@@ -97,12 +100,17 @@ async def _tune(root: Path, data_path: Path, options: dict[str, Any]) -> None:
         tuning_config,
         write_prompts,
     )
+    from graphrag_mcp_server.handlers.indexing.versions import crash_point, signals_held
 
     config = tuning_config(root, data_path)
     result, tuned = await tune_prompts(
         config, root, TuneOptions(**options), on_stage=lambda stage: _emit("stage", name=stage)
     )
-    _emit("tuned", tuned=write_prompts(root, tuned, result).model_dump(mode="json"))
+    with signals_held():  # a cancel lands before the prompts are written or after: never inside
+        written = write_prompts(root, tuned, result)
+        PROMPTS_WRITTEN.set()
+    crash_point("prompts-written")
+    _emit("tuned", tuned=written.model_dump(mode="json"))
 
 
 def _warm_up(root: Path | None) -> None:
@@ -148,15 +156,15 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def _stop_unless_published(root: Path) -> None:
-    """From now on SIGTERM stops the job only until it switches `root` to a new version: a cancel
-    that comes later is too late, and the job ends and reports as if none had come (the switch
-    itself holds the signal: versions.signals_held)."""
+    """From now on SIGTERM stops the job only until it switches `root` to a new version, or writes
+    its tuned prompts: a cancel that comes later is too late, and the job ends and reports as if
+    none had come (the switch and the writing hold the signal: versions.signals_held)."""
     from graphrag_mcp_server.handlers.indexing.versions import current_version
 
     served = current_version(root)
 
     def stop(signum: int, frame: object) -> None:
-        if current_version(root) == served:
+        if current_version(root) == served and not PROMPTS_WRITTEN.is_set():
             raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
