@@ -554,6 +554,14 @@ QUALITY_CORPORA = [
         "(its figures, and counts of where its unlinked ends stand, were read between rounds; "
         "not its documents or lists)",
     ),
+    (
+        "held out 19",
+        graph_quality.HELD_OUT_19,
+        "no: written on 2026-11-30 by a helper that had read neither the rules nor the code; its "
+        "brief asked for styles and topics the project has not used and for links stated across "
+        "sentences as much as within one (each relation says which); measured as it came (the "
+        "code of 0be3012)",
+    ),
 ]
 
 

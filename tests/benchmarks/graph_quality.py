@@ -81,6 +81,9 @@ HELD_OUT_18 = Path(__file__).resolve().parent / "corpora" / "held_out_18"
 transcripts, liner notes, visitors' books...) and for links stated across sentences as much as
 within one (pronouns, role nouns, a document's structure); each relation says which
 (`across_sentences`; see its ABOUT.md)."""
+HELD_OUT_19 = Path(__file__).resolve().parent / "corpora" / "held_out_19"
+"""A nineteenth, written on 2026-11-30 to the brief of the eighteenth (styles and topics the
+project has not used; links across sentences marked `across_sentences`; see its ABOUT.md)."""
 TOP = 3
 
 
