@@ -560,7 +560,7 @@ QUALITY_CORPORA = [
         "no: written on 2026-11-30 by a helper that had read neither the rules nor the code; its "
         "brief asked for styles and topics the project has not used and for links stated across "
         "sentences as much as within one (each relation says which); measured as it came (the "
-        "code of 6b5b97f); its mistyped list was read by mistake after that",
+        "code of 6b5b97f); its mistyped and junk lists were read by mistake after that",
     ),
 ]
 
