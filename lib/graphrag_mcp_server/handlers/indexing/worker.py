@@ -31,11 +31,11 @@ from graphrag_mcp_server.errors import GraphRagMcpError
 from graphrag_mcp_server.handlers.indexing.documents import Limits
 
 JOB_GRACE_SECONDS = 0.5
-PROMPTS_WRITTEN = threading.Event()
-"""Set once a tune job has written its prompts: a cancel from then on is too late."""
 """How long a starting worker waits for a job already sent before it warms up as a spare."""
 OFFLINE_WARM_UP = "loading the offline model's word lists"
 """The step a worker started ahead for an offline index reports while it loads that model."""
+PROMPTS_WRITTEN = threading.Event()
+"""Set once a tune job has written its prompts: a cancel from then on is too late."""
 
 
 def _emit(event: str, **fields: Any) -> None:
