@@ -186,6 +186,7 @@ def test_a_base_reads_its_keys_from_the_file_beside_it_when_that_file_is_its_own
     assert stored is not None and expected is not None and columns_read == []
     assert stored.results[Step.SUMMARY].table.equals(expected.results[Step.SUMMARY].table)
     assert stored.base_sizes.tolist() == expected.base_sizes.tolist()
+    assert memo_keys.read(path, len(BASE), ["step", "key"]) is None  # other columns: not taken
     path.unlink()  # another base in its place: the keys file beside it is not this base's
     pq.write_table(memo_table._sized(_stored(BASE[:50] * 2)), path)
     stored = memo_table.read(tmp_path, {Step.SUMMARY: "m"})

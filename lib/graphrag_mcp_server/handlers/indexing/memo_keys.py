@@ -33,7 +33,7 @@ def write(base: Path, columns: list[str]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    file = pq.ParquetFile(base, memory_map=True)
+    file = pq.ParquetFile(base, memory_map=READ_OPTIONS["memory_map"])
     fields = [file.schema_arrow.field(name) for name in columns]
     metadata = {BASE_BYTES: str(base.stat().st_size).encode()}
     with pq.ParquetWriter(
@@ -55,9 +55,10 @@ def link(base: Path, target: Path) -> None:
         link_file(keys, target.with_name(KEYS))
 
 
-def read(base: Path, rows: int) -> "pa.Table | None":
-    """The key columns of the base at `base` of `rows` rows, from the file beside it; None where
-    there is none, or one that is not that base's (another size or row count) or unreadable."""
+def read(base: Path, rows: int, columns: list[str]) -> "pa.Table | None":
+    """The key `columns` of the base at `base` of `rows` rows, from the file beside it; None where
+    there is none, or one that is not that base's (another size or row count), holds other
+    columns (written before they changed) or is unreadable."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -68,6 +69,8 @@ def read(base: Path, rows: int) -> "pa.Table | None":
         keys = pq.read_table(path, **READ_OPTIONS)
         written_from = (keys.schema.metadata or {}).get(BASE_BYTES)
         if keys.num_rows != rows or written_from != str(base.stat().st_size).encode():
+            return None
+        if keys.column_names != columns:
             return None
     except (OSError, pa.ArrowException):
         return None

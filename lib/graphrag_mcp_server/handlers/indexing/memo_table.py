@@ -383,7 +383,7 @@ def _base(path: Path) -> "tuple[pa.Table, BaseForms | None]":
     file = pq.ParquetFile(path, memory_map=READ_OPTIONS["memory_map"])  # its footer read once
     threads = READ_OPTIONS["use_threads"]
     if "size" in file.schema_arrow.names:
-        keys = memo_keys.read(path, file.metadata.num_rows)
+        keys = memo_keys.read(path, file.metadata.num_rows, KEY_COLUMNS)
         if keys is None:
             keys = file.read(columns=KEY_COLUMNS, use_threads=threads)
         if not keys["size"].null_count:
