@@ -108,6 +108,37 @@ def test_community_context_is_graphrags(
         assert cut > 0, "a small budget cuts some community's context"
 
 
+def test_a_table_is_written_as_pandas_writes_it() -> None:
+    """csv_text writes rows as `pd.DataFrame(rows).to_csv(index=False)` does: its own writer for
+    strings and ints (quotes, commas, line breaks, an empty field alone), pandas' for the rest."""
+    import random
+
+    from graphrag_mcp_server.handlers.indexing.context_rows import csv_text
+
+    pieces = ["a", "Zoë", ",", '"', "\n", "\r", " ", "", "1.0", "nan", "None", 'é,"x"', "\t"]
+    draw = random.Random(7)
+
+    def value() -> Any:
+        if draw.random() < 0.3:
+            return draw.choice([0, -3, 7, 2**70, 12345])
+        return "".join(draw.choices(pieces, k=draw.randint(0, 4)))
+
+    tables = [
+        [{"id": value(), "title": value(), "degree": value()} for _ in range(draw.randint(1, 5))]
+        for _ in range(300)
+    ]
+    tables += [
+        [{"description": ""}],
+        [{"id": 1, "degree": 2}, {"id": 3, "degree": None}],  # pandas: a float column
+        [{"id": 1, "weight": 0.5}, {"id": 2, "weight": 2.0}],
+        [{"id": 1, "flag": True}],
+        [{"id": 1, "title": "a"}, {"title": "b", "id": 2}],  # another key order
+        [{"id": 1}, {"id": 2, "title": "b"}],
+    ]
+    for rows in tables:
+        assert csv_text(rows) == pd.DataFrame(rows).to_csv(index=False, sep=","), rows
+
+
 @pytest.mark.parametrize("budget", [1, 30, 60, 100, 150, 250, 400, 700, 1200, 2000, 5000])
 def test_the_bisected_cut_is_graphrags(community_records: list[list[dict]], budget: int) -> None:
     """cut_context finds the prefix graphrag's edge-by-edge loop stops at, for every community of

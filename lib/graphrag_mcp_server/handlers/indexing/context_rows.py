@@ -85,13 +85,34 @@ def whole_order(records: list[Row]) -> dict[str, list[Row]]:
 
 def render_tables(tables: dict[str, list[Row]]) -> str:
     """Each non-empty table as graphrag's `sort_context` writes it: a title, then CSV."""
-    import pandas as pd
-
     return "\n\n".join(
-        f"-----{label}-----\n{pd.DataFrame(rows).to_csv(index=False, sep=',')}"
-        for label, rows in tables.items()
-        if rows
+        f"-----{label}-----\n{csv_text(rows)}" for label, rows in tables.items() if rows
     )
+
+
+def csv_text(rows: list[Row]) -> str:
+    """`pd.DataFrame(rows).to_csv(index=False, sep=",")`, as graphrag writes a context's table.
+    Rows of the same keys holding only strings and ints are written by the csv module as pandas
+    writes them (its writer, its options): a frame a table cost ~2 ms, and a run writes one for
+    every context it carries or cuts. Other rows (a missing key, None, a float) go to pandas,
+    whose dtypes change how they are written."""
+    import csv
+    import io
+
+    columns = tuple(rows[0]) if rows else ()
+    if not columns or any(
+        tuple(row) != columns or not all(type(value) in (str, int) for value in row.values())
+        for row in rows
+    ):
+        import pandas as pd
+
+        written: str = pd.DataFrame(rows).to_csv(index=False, sep=",")
+        return written
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    writer.writerow(columns)
+    writer.writerows(row.values() for row in rows)
+    return text.getvalue()
 
 
 def degrees_by_rank(records: list[Row], ids: dict[str, list[int]]) -> dict[str, list[Any]]:

@@ -7,7 +7,7 @@ archive (a community of 2,000 edges wrote and tokenised 2,000 growing contexts).
 adds rows, so a context's tokens grow with the number of edges it holds; the last prefix within the
 budget is then found by galloping and bisection, writing and tokenising about 2 log2(n) contexts of
 at most twice the answer's length (n: the edges the answer holds). The text is
-graphrag's: the same rows in the same order, written by the same `to_csv`
+graphrag's: the same rows in the same order, written as its `to_csv` writes them
 (tests/test_report_context.py compares the two at several budgets).
 
 Before that search, the cut is guessed from each row's tokens (the tokenizer splits a context at
@@ -30,6 +30,7 @@ from graphrag_mcp_server.handlers.indexing.context_rows import (
     Numbered,
     Tables,
     csv_rows,
+    csv_text,
     render_tables,
     rewritten_rows,
     sorted_details,
@@ -138,9 +139,7 @@ def _guessed_cut(
     counted = _ROW_TOKENS.setdefault(tokenizer, {})
 
     def counts(rows: list[Row]) -> list[int] | None:
-        import pandas as pd
-
-        texts = csv_rows(pd.DataFrame(rows).to_csv(index=False, sep=","))
+        texts = csv_rows(csv_text(rows))
         if texts is None or len(texts) != len(rows) + 1:  # the header, then a text per row
             return None
         found = []
