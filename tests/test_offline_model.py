@@ -1696,13 +1696,13 @@ def test_warm_up_loads_the_word_lists_an_extraction_reads_first() -> None:
     """The offline model's warm_up (run by a worker started ahead, worker.py) loads every list its
     first extraction would otherwise load: the gazetteer, first names, legal forms, common words
     and peoples' names."""
-    from graphrag_mcp_server.providers.offline import lexicon, no_kind
+    from graphrag_mcp_server.providers.offline import legal_forms, lexicon, no_kind
     from graphrag_mcp_server.providers.offline.extraction import warm_up
 
     loaded_once = [
         lexicon.gazetteer,
         lexicon.first_names,
-        lexicon.legal_forms,
+        legal_forms.legal_forms,
         lexicon.is_english_word,
         no_kind.is_common_word,
         no_kind._languages,

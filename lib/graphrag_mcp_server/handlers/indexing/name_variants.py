@@ -24,10 +24,12 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.handlers.indexing.extracted_rows import ENTITY, keyed_rows
-from graphrag_mcp_server.providers.offline.lexicon import (
-    is_first_name,
+from graphrag_mcp_server.providers.offline.legal_forms import (
     legal_forms,
     without_legal_form,
+)
+from graphrag_mcp_server.providers.offline.lexicon import (
+    is_first_name,
 )
 
 if TYPE_CHECKING:

@@ -24,6 +24,9 @@ from graphrag_mcp_server.providers.offline.labels import (
     parties_in_capitals,
     speakers,
 )
+from graphrag_mcp_server.providers.offline.legal_forms import (
+    ends_in_legal_form,
+)
 from graphrag_mcp_server.providers.offline.lexicon import (
     HONORIFICS,
     ORGANISATION_HEADS,
@@ -31,7 +34,6 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     PLACE_HEADS,
     TITLE_ABBREVIATIONS,
     TITLES,
-    ends_in_legal_form,
     is_known_place,
     is_lower_case_body_noun,
 )

@@ -15,6 +15,10 @@ from __future__ import annotations
 import re
 
 from graphrag_mcp_server.providers.offline.labels import score_side
+from graphrag_mcp_server.providers.offline.legal_forms import (
+    ends_in_legal_form,
+    written_as_legal_form,
+)
 from graphrag_mcp_server.providers.offline.lexicon import (
     HONORIFICS,
     ORGANISATION_HEADS,
@@ -25,12 +29,10 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     SPEECH_VERBS,
     TITLE_ABBREVIATIONS,
     TITLES,
-    ends_in_legal_form,
     is_english_word,
     is_first_name,
     is_known_place,
     is_lower_case_body_noun,
-    written_as_legal_form,
 )
 from graphrag_mcp_server.providers.offline.no_kind import (
     DOCUMENT_HEADS,
@@ -39,7 +41,12 @@ from graphrag_mcp_server.providers.offline.no_kind import (
     peoples_word,
 )
 from graphrag_mcp_server.providers.offline.patterns import compiled, mention_of
-from graphrag_mcp_server.providers.offline.structure_words import COMPASS, KIN, ROLE_WORDS
+from graphrag_mcp_server.providers.offline.structure_words import (
+    BODY_NOUNS,
+    COMPASS,
+    KIN,
+    ROLE_WORDS,
+)
 from graphrag_mcp_server.providers.offline.text import JOINERS, STOPWORDS
 
 # fmt: off
@@ -94,21 +101,11 @@ def _works_compound(word: str, heads: frozenset[str]) -> bool:
     )
 
 
-BODY_NOUNS = frozenset(
-    [
-        "subsidiary", "supplier", "contractor", "subcontractor", "operator", "insurer", "lender",
-        "publisher", "distributor", "manufacturer", "retailer", "wholesaler", "carrier",
-        "developer", "charity", "employer",
-    ]
-)  # fmt: skip
-"""Nouns that speak of a body by what it does for another ('its supplier', 'the operator')."""
-
-
 def _names_a_body(last: list[str]) -> bool:
     """The words before an appositive (nearest first) end in a body's noun after an article or a
-    possessive ('the operator, X', 'its parent company, X'), or after 'joined a ...' ('joined a
-    competitor, X')."""
-    articles = ("a", "an", "the", "its", "their")
+    possessive ('the operator, X', 'its parent company, X', 'his company, X'), or after 'joined a
+    ...' ('joined a competitor, X')."""
+    articles = ("a", "an", "the", "its", "their", "his", "her", "our", "my", "your")
     if not last:
         return False
     if last[1:3] and last[1] in articles and last[2:3] == ["joined"]:
@@ -141,9 +138,11 @@ def single_name_cue(rest: str) -> bool:
 
 
 _APPOSITIVE = re.compile(
-    r"^,\s+(?:the|a|an)\s+(?:[\w'’-]+\s+){0,3}?([\w-]+)\s*(?:[,.;:)]|$|that\b|which\b|based\b)"
+    r"^,\s+(?:the|a|an)\s+(?:[\w'’-]+\s+){0,3}?([\w-]+)\s*"
+    r"(?:[,.;:)]|$|that\b|which\b|based\b|(?:in|at|near|from|with|founded|owned|run)\s)"
 )
-"""', the Swansea accountancy firm.' after a mention: the appositive's last word its noun."""
+"""', the Swansea accountancy firm.', ', a consultancy in Trondheim' after a mention: the
+appositive's noun, its last word or the word before a place, an owner or a founder."""
 
 
 def _body_appositive(rest: str) -> bool:

