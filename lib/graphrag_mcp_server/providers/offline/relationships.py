@@ -23,8 +23,6 @@ from graphrag_mcp_server.providers.offline.blocks import (
     role_lines,
 )
 from graphrag_mcp_server.providers.offline.entities import Mentions, typed
-from graphrag_mcp_server.providers.offline.entity_types import head
-from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS
 from graphrag_mcp_server.providers.offline.name_forms import without_nicknames, written_whole
 from graphrag_mcp_server.providers.offline.patterns import speaker_label
 from graphrag_mcp_server.providers.offline.record_links import (
@@ -38,7 +36,9 @@ from graphrag_mcp_server.providers.offline.record_links import (
     subject_links,
 )
 from graphrag_mcp_server.providers.offline.role_links import (
+    OWNED,
     named_by_noun,
+    owner,
     role_after_name,
     role_holder,
     role_opening,
@@ -88,10 +88,6 @@ _GENDERED = {
 """The personal pronouns of each gender."""
 _KIN = re.compile(rf"\b(?:{'|'.join(sorted(KIN | {'parents', 'family'}))})\b", re.IGNORECASE)
 """Words of kin: a sentence with one says how people of one family name are related."""
-_OWNED = re.compile(r"(?:^[\"“(]*|(?:,[\"”]|[\"”],)\s+)(?:[Ii]ts|[Tt]he\s+([a-z]+)(?:'s|’s))\s")
-"""'Its chief executive, ...', "The company's owner, ...", '"...," its manager, ... said' at the
-start of a sentence: someone of a body or a place the sentence before named ('its' further on
-can mean a thing of this sentence: 'the frame had shifted on its mounting')."""
 
 
 @dataclass
@@ -154,9 +150,10 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             ):  # 'Danescombe considers ...'
                 for other in before:
                     link(name, other, NEARBY, f"{sentences[position - 1]} {sentence}")
-            if owner := _owner(found, before, sentence):
+            if owned := owner(found, present[max(0, position - LOOK_BACK) : position], sentence):
+                body, back = owned
                 for name in names:  # 'Hallstrom Lines A/S ... Its chief executive, Mette ...'
-                    link(owner, name, NEARBY, f"{sentences[position - 1]} {sentence}")
+                    link(body, name, NEARBY, f"{sentences[position - back]} {sentence}")
             elif held := role_holder(found, recent, sentence, names) or role_after_name(
                 found, recent, sentence, names
             ):
@@ -164,9 +161,9 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             else:  # 'CEO Ingrid Haugen said ...' after a sentence naming her company
                 for body, holder in role_opening(found, recent, sentence, names):
                     link(body, holder, NEARBY, f"{sentences[position - 1]} {sentence}")
-            if not (referred or _PERSONAL.search(left)) and follows_on(
+            if not (referred or _PERSONAL.search(left) or OWNED.search(sentence)) and follows_on(
                 sentences[position - 1] if position else "", sentence, names, before
-            ):  # a pronoun's sentence is linked by what it refers to
+            ):  # a pronoun's sentence is linked by what it refers to ('Its ...': a body's)
                 for name in names:
                     for other in before:
                         link(name, other, NEARBY, f"{sentences[position - 1]} {sentence}")
@@ -326,21 +323,6 @@ def _gender_detector() -> Any:
     import gender_guesser.detector
 
     return gender_guesser.detector.Detector()
-
-
-def _owner(found: Mentions, before: list[str], sentence: str) -> str | None:
-    """Whose something a sentence speaks of by 'its' or "the company's" (an organisation's or a
-    place's noun): the first body or place the sentence before names, when this one names none
-    before the 'its' (a body named after it is another: 'Its managing director, Somchai
-    Wongsakul, told Krungthep Business Daily ...'); else None."""
-    match = _OWNED.search(sentence)
-    if not match or (match[1] and head(match[1]) not in ORGANISATION_HEADS | PLACE_HEADS):
-        return None
-    kinds = ("organization",) if match[1] else ("organization", "geo")
-    named_before = sentence[: match.start()]
-    if any(typed(name, found)[0] in kinds for name in found.names if name in named_before):
-        return None  # '"...," its manager said': 'its' of the body the quote names
-    return next((name for name in before if typed(name, found)[0] in kinds), None)
 
 
 def _subject(found: Mentions, text: str) -> str | None:

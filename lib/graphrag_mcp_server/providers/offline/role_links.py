@@ -2,7 +2,8 @@
 owner, X' further on in a sentence, "the council's project manager, Ing. X", 'The chair, X'
 opening one, 'X, the firm's founder', a role opening one before the name ('CEO Ingrid Haugen
 said', 'Trustees include Owen Price and Lena Marsh'). The body is the one name of the text
-ending in the noun ('the council'), else the nearest body named in the last three sentences."""
+ending in the noun ('the council'), else the nearest body named in the last three sentences.
+Also whose something a sentence opening with 'Its' speaks of (`owner`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,34 @@ import re
 
 from graphrag_mcp_server.providers.offline.entities import ROLE_HEADS, Mentions, typed
 from graphrag_mcp_server.providers.offline.entity_types import head
-from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS
+from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS
 from graphrag_mcp_server.providers.offline.structure_words import BODY_NOUNS
+
+OWNED = re.compile(r"(?:^[\"“(]*|(?:,[\"”]|[\"”],)\s+)(?:[Ii]ts|[Tt]he\s+([a-z]+)(?:'s|’s))\s")
+"""'Its chief executive, ...', "The company's owner, ...", '"...," its manager, ... said' at the
+start of a sentence: something of a body or a place named in the sentences before (`owner`;
+'its' further on can mean a thing of this sentence: 'the frame had shifted on its mounting')."""
+
+
+def owner(found: Mentions, earlier: list[list[str]], sentence: str) -> tuple[str, int] | None:
+    """Whose something a sentence speaks of by 'its' or "the company's" (an organisation's or a
+    place's noun), and how many sentences back it is named: the first body or place of the nearest
+    of the `earlier` sentences (a paragraph's last three) that names one ('Founded by Mark
+    Hollins, Hollins Engineering builds bridges. He ran it for years. Its largest contract ...'),
+    when this one names none before the 'its' (a body named after it is another: 'Its managing
+    director, Somchai Wongsakul, told Krungthep Business Daily ...'); else None."""
+    match = OWNED.search(sentence)
+    if not match or (match[1] and head(match[1]) not in ORGANISATION_HEADS | PLACE_HEADS):
+        return None
+    kinds = ("organization",) if match[1] else ("organization", "geo")
+    named_before = sentence[: match.start()]
+    if any(typed(name, found)[0] in kinds for name in found.names if name in named_before):
+        return None  # '"...," its manager said': 'its' of the body the quote names
+    for back, names in enumerate(earlier[::-1], start=1):
+        if body := next((name for name in names if typed(name, found)[0] in kinds), None):
+            return body, back
+    return None
+
 
 _ITS_ROLE = re.compile(
     r"(?:\b[Ii]ts|\b[Tt]he\s+([a-z]+)(?:'s|’s)|^[\"“]?The)\s+(?:[a-z]+\s+)?([a-z]+),\s+"
