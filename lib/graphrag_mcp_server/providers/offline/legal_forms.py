@@ -80,12 +80,12 @@ def written_as_legal_form(word: str) -> bool:
 def _read_as_name_word(word: str) -> bool:
     """A legal form written as a word and not as the form: an English short word
     (`_read_as_english`), or a form that cleanco spells only as a dotted abbreviation ('v.o.s.',
-    's.r.o.') written without its dots and not in capitals ('Vos', 'Ong', 'Sha': surnames; 'VOS',
-    'v.o.s.' are the form)."""
+    's.p.a.') written without its dots as a word is, in lower case or with a capital first only
+    ('Vos', 'Ong', 'Sha': surnames; 'VOS', 'SpA' and 'v.o.s.' are the form)."""
     if _read_as_english(word):
         return True
-    undotted = "." not in word.rstrip(".")
-    return undotted and not word.isupper() and word.lower().rstrip(".") in _dotted_forms()
+    as_word = "." not in word.rstrip(".") and (word.istitle() or word.islower())
+    return as_word and word.lower().rstrip(".") in _dotted_forms()
 
 
 @functools.cache

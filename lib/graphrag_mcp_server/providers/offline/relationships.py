@@ -36,7 +36,6 @@ from graphrag_mcp_server.providers.offline.record_links import (
     subject_links,
 )
 from graphrag_mcp_server.providers.offline.role_links import (
-    OWNED,
     named_by_noun,
     owner,
     role_after_name,
@@ -161,9 +160,9 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             else:  # 'CEO Ingrid Haugen said ...' after a sentence naming her company
                 for body, holder in role_opening(found, recent, sentence, names):
                     link(body, holder, NEARBY, f"{sentences[position - 1]} {sentence}")
-            if not (referred or _PERSONAL.search(left) or OWNED.search(sentence)) and follows_on(
+            if not (referred or _PERSONAL.search(left)) and follows_on(
                 sentences[position - 1] if position else "", sentence, names, before
-            ):  # a pronoun's sentence is linked by what it refers to ('Its ...': a body's)
+            ):  # a pronoun's sentence is linked by what it refers to
                 for name in names:
                     for other in before:
                         link(name, other, NEARBY, f"{sentences[position - 1]} {sentence}")

@@ -14,7 +14,7 @@ from graphrag_mcp_server.providers.offline.entity_types import head
 from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS
 from graphrag_mcp_server.providers.offline.structure_words import BODY_NOUNS
 
-OWNED = re.compile(r"(?:^[\"“(]*|(?:,[\"”]|[\"”],)\s+)(?:[Ii]ts|[Tt]he\s+([a-z]+)(?:'s|’s))\s")
+_OWNED = re.compile(r"(?:^[\"“(]*|(?:,[\"”]|[\"”],)\s+)(?:[Ii]ts|[Tt]he\s+([a-z]+)(?:'s|’s))\s")
 """'Its chief executive, ...', "The company's owner, ...", '"...," its manager, ... said' at the
 start of a sentence: something of a body or a place named in the sentences before (`owner`;
 'its' further on can mean a thing of this sentence: 'the frame had shifted on its mounting')."""
@@ -27,7 +27,7 @@ def owner(found: Mentions, earlier: list[list[str]], sentence: str) -> tuple[str
     Hollins, Hollins Engineering builds bridges. He ran it for years. Its largest contract ...'),
     when this one names none before the 'its' (a body named after it is another: 'Its managing
     director, Somchai Wongsakul, told Krungthep Business Daily ...'); else None."""
-    match = OWNED.search(sentence)
+    match = _OWNED.search(sentence)
     if not match or (match[1] and head(match[1]) not in ORGANISATION_HEADS | PLACE_HEADS):
         return None
     kinds = ("organization",) if match[1] else ("organization", "geo")
