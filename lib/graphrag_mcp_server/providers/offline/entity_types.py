@@ -141,8 +141,8 @@ _APPOSITIVE = re.compile(
     r"^,\s+(?:the|a|an)\s+(?:[\w'’-]+\s+){0,3}?([\w-]+)\s*"
     r"(?:[,.;:)]|$|that\b|which\b|based\b|(?:in|at|near|from|with|founded|owned|run)\s)"
 )
-"""', the Swansea accountancy firm.', ', a consultancy in Trondheim' after a mention: the
-appositive's noun, its last word or the word before a place, an owner or a founder."""
+"""', the Swansea accountancy firm.', ', a design firm in Graz' after a mention: the appositive's
+noun, its last word or the word before a place, an owner or a founder."""
 
 
 def _body_appositive(rest: str) -> bool:
