@@ -117,3 +117,29 @@ def test_an_update_reports_the_files_it_read(tmp_path: Path) -> None:
     assert (summary["documents_read"], summary["documents_updated"]) == (1, 1)
     documents = pd.read_parquet(root / "output" / "documents.parquet").set_index("title")
     assert documents.loc[DOCUMENT, "text"] == (data / DOCUMENT).read_text(encoding="utf-8")
+
+
+def test_files_whose_status_changed_but_not_their_text_are_read_once(tmp_path: Path) -> None:
+    """A `chmod` moves every file's status-change time: the next update reads them all, finds
+    nothing changed and publishes nothing, but records their stamps; later updates read none of
+    them again, the one that publishes a version included."""
+    root, data = tmp_path / "root", tmp_path / "data"
+    shutil.copytree(CORPUS, data)
+    files = len(list(data.iterdir()))
+
+    def read() -> int:
+        printed = run_cli("index", data, "--index-path", root, "--offline", "--format", "json")
+        assert printed.code == 0, printed.stderr
+        documents_read: int = json.loads(printed.stdout)["documents_read"]
+        return documents_read
+
+    assert read() == files
+    served = versions.current_version(root)
+    for path in data.iterdir():
+        path.chmod(0o600)
+    assert read() == files
+    assert read() == 0
+    assert versions.current_version(root) == served
+    with (data / DOCUMENT).open("a", encoding="utf-8") as file:
+        file.write("Old Bessie was repainted in 1931.\n")
+    assert read() == 1

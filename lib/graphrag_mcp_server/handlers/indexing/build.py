@@ -161,7 +161,7 @@ async def read_documents(
     reader = CorpusReader(
         config, LocalFileStorage(base_dir=str(data_path), encoding=config.input.encoding)
     )
-    known = document_stamps.unchanged(current, config, selection.stamps)
+    known = document_stamps.unchanged(current, config, selection.stamps, root)
     taken = set() if known is None else set(known["title"].to_pylist())
     others = [path for path in selection.files if path not in taken]
     read = dict(zip(others, await reader.read_each(others), strict=True))
@@ -269,6 +269,8 @@ async def build(
         )
         stale = _stale(config, current) if incremental and current is not None else []
         if incremental and not changes.any and not prompts_changed and not stale:
+            if selection.read and current is not None:  # moved, not changed: read them once
+                document_stamps.refresh(root, current, config, selection.stamps)
             return _summary(
                 await count_rows(config), changes, selection, Usage(), started, incremental
             )

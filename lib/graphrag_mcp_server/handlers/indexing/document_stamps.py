@@ -7,6 +7,8 @@ version recorded: the test make and rsync use, made stricter by the status-chang
 write, rename or change of permissions moves (even one that sets the modification time back). Only
 files graphrag's text reader reads are taken: one document each, titled by its path. The record
 also names the data folder and the input settings; a change to either reads every file again.
+Files whose stamps moved but not their text (an update that then changes nothing) are recorded in
+the index root for the version they match (`refresh`), as that version is sealed.
 """
 
 import json
@@ -23,6 +25,11 @@ if TYPE_CHECKING:
 
 STAMPS = "document_stamps.jsonl"
 """A version's record: a first line naming how files were read, then one line per file."""
+REFRESHED = ".document_stamps.jsonl"
+"""In the index root: the stamps of the files an update found moved but not changed (a `chmod`, a
+restore, a hard link: their text is the version's), for the version it served. An update that
+changes nothing publishes no version, and a published version is sealed; without this record
+every later update read those files again (1 s at 10,000 documents)."""
 
 Stamp = tuple[int, int, int, int]
 """A file's size, modification and status-change times (ns) and inode."""
@@ -39,10 +46,24 @@ def stamp(status: os.stat_result) -> Stamp:
 def record(version: Path, config: "GraphRagConfig", stamps: dict[str, Stamp]) -> None:
     """Write `version`'s record of the text files it read as `config` reads them (a line each: a
     changed file changes one; each line as `json.dumps` writes the path and its stamp)."""
+    text = _record_text({"reading": _reading(config)}, stamps)
+    (version / STAMPS).write_text(text, encoding="utf-8")
+
+
+def refresh(root: Path, version: Path, config: "GraphRagConfig", stamps: dict[str, Stamp]) -> None:
+    """Record in `root` the stamps of files whose text is that of `version` (an update that found
+    no change), which later updates take over the version's own (`unchanged`)."""
+    header = {"reading": _reading(config), "version": version.name}
+    written = root / f"{REFRESHED}.tmp"
+    written.write_text(_record_text(header, stamps), encoding="utf-8")
+    written.replace(root / REFRESHED)
+
+
+def _record_text(header: dict[str, str], stamps: dict[str, Stamp]) -> str:
+    """A record: its header line, then a line for each text file's stamp, by path."""
     files = _text_files(stamps)
-    lines = [json.dumps({"reading": _reading(config)})]
-    lines += [_line(path, files[path]) for path in sorted(files)]
-    (version / STAMPS).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    lines = [json.dumps(header), *(_line(path, files[path]) for path in sorted(files))]
+    return "\n".join(lines) + "\n"
 
 
 def _line(path: str, each: Stamp) -> str:
@@ -51,12 +72,17 @@ def _line(path: str, each: Stamp) -> str:
 
 
 def unchanged(
-    version: Path | None, config: "GraphRagConfig", stamps: dict[str, Stamp]
+    version: Path | None, config: "GraphRagConfig", stamps: dict[str, Stamp], root: Path
 ) -> "pa.Table | None":
     """The rows (DOCUMENT_COLUMNS), from `version`'s documents table, of each text file whose stamp
-    is the one `version` recorded when it read files as `config` reads them, in that table's
-    order. None without a record or with a different reading; a malformed record is no record."""
-    recorded = _recorded(version, _reading(config))
+    is the one `version` recorded when it read files as `config` reads them, or the one `root`
+    recorded since for that version (`refresh`), in that table's order. None without a record or
+    with a different reading; a malformed record is no record."""
+    how = _reading(config)
+    recorded = _recorded(None if version is None else version / STAMPS, {"reading": how})
+    if version is not None:
+        header = {"reading": how, "version": version.name}
+        recorded |= _recorded(root / REFRESHED, header)
     same = [path for path, each in _text_files(stamps).items() if recorded.get(path) == each]
     if version is None or not same:
         return None
@@ -81,15 +107,14 @@ def _reading(config: "GraphRagConfig") -> str:
     )
 
 
-def _recorded(version: Path | None, how: str) -> dict[str, Stamp]:
-    """The stamps `version` recorded, when it read files as `how` says (its lines decoded as one
-    JSON array)."""
-    path = None if version is None else version / STAMPS
+def _recorded(path: Path | None, header: dict[str, str]) -> dict[str, Stamp]:
+    """The stamps of the record at `path`, when its header is `header` (how files were read, and
+    for a refreshed record the version): its lines decoded as one JSON array."""
     if path is None or not path.is_file():
         return {}
     try:
         first, *files = path.read_text(encoding="utf-8").splitlines()
-        if json.loads(first) != {"reading": how}:
+        if json.loads(first) != header:
             return {}
         return {line[0]: tuple(line[1:]) for line in json.loads(f"[{','.join(files)}]")}
     except (ValueError, TypeError, IndexError, OSError):
