@@ -27,14 +27,16 @@ def test_narrowed_builds_equal_graphrags(
     """For every question, at four budgets, with a conversation and with graphrag's candidate
     records: the narrowed builder's context text and records (relationship `links` and
     `in_context` marks included) equal those of graphrag's own builder, made
-    of the same state, over every relationship; it hands graphrag fewer relationships than the
-    index holds. Passages are offered to graphrag one more at a time (FIRST_PASSAGES 1, each
-    retry four times more), so that a table is made from a prefix often."""
+    of the same state, over every relationship, given the entities the question names
+    (`include_entity_names`, entity_names.naming_first); it hands graphrag fewer relationships
+    than the index holds. Passages are offered to graphrag one more at a time (FIRST_PASSAGES 1,
+    each retry four times more), so that a table is made from a prefix often."""
     from graphrag.query.context_builder.conversation_history import ConversationHistory
     from graphrag.query.structured_search.local_search.mixed_context import (
         LocalSearchMixedContext,
     )
 
+    from graphrag_mcp_server.handlers.entity_names import naming_first
     from graphrag_mcp_server.handlers.search import incident
     from graphrag_mcp_server.handlers.search.engines import local_engine
     from graphrag_mcp_server.handlers.search.incident import IncidentRelationshipsContext
@@ -70,7 +72,8 @@ def test_narrowed_builds_equal_graphrags(
                     "return_candidate_context": candidates,
                 }
                 narrowed = builder.build_context(query=question, **params)
-                plain = graphrags.build_context(query=question, **params)
+                named = naming_first(builder.names, question, params)
+                plain = graphrags.build_context(query=question, **named)
                 for rel in builder.index.relationships:  # graphrag's marks, left by its builder
                     rel.attributes = None
                 assert narrowed.context_chunks == plain.context_chunks, (question, budget)

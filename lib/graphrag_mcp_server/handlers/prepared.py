@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from graphrag.data_model.text_unit import TextUnit
     from graphrag_vectors import VectorStore
 
+    from graphrag_mcp_server.handlers.entity_names import EntityNames
+
 T = TypeVar("T")
 
 
@@ -150,12 +152,19 @@ class Prepared:
         """What a local context at `level` looks its entities and passages up in (`entity_types`:
         only those entities), made once per version (graphrag's builder makes these dicts on every
         search)."""
+        from graphrag_mcp_server.handlers.entity_names import EntityNames
+
         entities = self.entities(level, entity_types)
         return LocalLookups(
             entities=(
                 {entity.id: entity for entity in entities}
                 if entity_types
                 else self.once(("entities_by_id", level), lambda: {e.id: e for e in entities})
+            ),
+            names=(
+                EntityNames.of(entities)
+                if entity_types
+                else self.once(("entity_names", level), lambda: EntityNames.of(entities))
             ),
             text_units=self.once(
                 "text_units_by_id", lambda: {unit.id: unit for unit in self.text_units()}
@@ -204,11 +213,12 @@ class Prepared:
 
 @dataclass(frozen=True)
 class LocalLookups:
-    """One version's entities and text units by id for a local context; `rankings`, each entity
-    id -> its passages ranked for a context, is filled as searches first ask for them
-    (search/incident.py)."""
+    """One version's entities and text units by id for a local context, and its entities' titles
+    to find in a question (entity_names.py); `rankings`, each entity id -> its passages
+    ranked for a context, is filled as searches first ask for them (search/incident.py)."""
 
     entities: dict[str, "Entity"]
+    names: "EntityNames"
     text_units: dict[str, "TextUnit"]
     rankings: dict[str, list[str]]
 

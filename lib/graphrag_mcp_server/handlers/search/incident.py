@@ -33,6 +33,7 @@ from graphrag.query.context_builder.source_context import build_text_unit_contex
 from graphrag.query.input.retrieval.text_units import get_candidate_text_units
 from graphrag.query.structured_search.local_search.mixed_context import LocalSearchMixedContext
 
+from graphrag_mcp_server.handlers.entity_names import naming_first
 from graphrag_mcp_server.handlers.search.embedder import RememberedEmbedder, RememberedSearches
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
     ) -> None:
         vars(self).update(vars(builder))
         self.entities, self.text_units = lookups.entities, lookups.text_units
+        self.names = lookups.names
         self.rankings, self.index = lookups.rankings, index
         self.links = index.no_links()
         remembered: Any = RememberedEmbedder(builder.text_embedder)  # graphrag calls .embedding
@@ -76,13 +78,14 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
 
     def build_context(self, query: str, *args: Any, **kwargs: Any) -> "ContextBuilderResult":
         """graphrag's build_context, with no links written yet (as graphrag reads relationships
-        anew for each search)."""
+        anew for each search), the entities the query names first (handlers/entity_names.py)."""
         self.links = self.index.no_links()
-        return super().build_context(query, *args, **kwargs)
+        return super().build_context(query, *args, **naming_first(self.names, query, kwargs))
 
     def selected_entities(self, query: str, **kwargs: Any) -> list["Entity"]:
         """The entities graphrag's build_context maps `query` to, given the same keyword
         arguments (the conversation's user turns appended to the query, as graphrag does)."""
+        kwargs = naming_first(self.names, query, kwargs)
         if history := kwargs.get("conversation_history"):
             turns = history.get_user_turns(kwargs.get("conversation_history_max_turns", 5))
             query = f"{query}\n" + "\n".join(turns)
@@ -92,8 +95,8 @@ class IncidentRelationshipsContext(LocalSearchMixedContext):
             text_embedder=self.text_embedder,
             all_entities_dict=self.entities,
             embedding_vectorstore_key=self.embedding_vectorstore_key,
-            include_entity_names=kwargs.get("include_entity_names") or [],
-            exclude_entity_names=kwargs.get("exclude_entity_names") or [],
+            include_entity_names=kwargs["include_entity_names"],
+            exclude_entity_names=kwargs["exclude_entity_names"],
             k=kwargs.get("top_k_mapped_entities", 10),
             oversample_scaler=2,
         )
