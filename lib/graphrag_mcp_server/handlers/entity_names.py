@@ -22,14 +22,14 @@ _EDGES = "\"'“”‘’()[]{}.,;:!?"
 """Marks a word of a question or a title is compared without, at either end."""
 
 
-def _key(words: Iterable[str]) -> str:
-    """Words compared as one name: each without its edge marks, in one case."""
-    return " ".join(word.strip(_EDGES) for word in words).casefold()
+def _plain(word: str) -> str:
+    """A word as names are compared: without its edge marks, in one case."""
+    return word.strip(_EDGES).casefold()
 
 
 @dataclass(frozen=True)
 class EntityNames:
-    """A version's entity titles by their compared form (`_key`)."""
+    """A version's entity titles by their words as compared (`_plain`), joined by spaces."""
 
     titles: dict[str, str]
 
@@ -38,18 +38,21 @@ class EntityNames:
         """The titles of `entities`."""
         titles: dict[str, str] = {}
         for entity in entities:
-            if (key := _key(entity.title.split())) and len(key.split()) <= MAX_WORDS:
+            words = entity.title.split()
+            key = " ".join(map(_plain, words))
+            if key.strip() and len(words) <= MAX_WORDS:  # a longer title fits no word window
                 titles.setdefault(key, entity.title)
         return cls(titles)
 
     def in_text(self, text: str) -> list[str]:
         """The titles `text` writes, in its order, each once; at each word the longest."""
         words = text.split()
+        plain = [_plain(word) for word in words]
         found: dict[str, None] = {}
         at = 0
         while at < len(words):
             for size in range(min(MAX_WORDS, len(words) - at), 0, -1):
-                title = self.titles.get(_key(words[at : at + size]))
+                title = self.titles.get(" ".join(plain[at : at + size]))
                 if title is not None and (size > 1 or words[at].strip(_EDGES)[:1].isupper()):
                     found[title] = None
                     at += size

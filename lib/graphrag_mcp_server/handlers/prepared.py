@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
+from graphrag_mcp_server.handlers.entity_names import EntityNames
 from graphrag_mcp_server.handlers.indexer_objects import (
     indexer_entities,
     indexer_text_units,
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
     from graphrag.data_model.relationship import Relationship
     from graphrag.data_model.text_unit import TextUnit
     from graphrag_vectors import VectorStore
-
-    from graphrag_mcp_server.handlers.entity_names import EntityNames
 
 T = TypeVar("T")
 
@@ -152,8 +151,6 @@ class Prepared:
         """What a local context at `level` looks its entities and passages up in (`entity_types`:
         only those entities), made once per version (graphrag's builder makes these dicts on every
         search)."""
-        from graphrag_mcp_server.handlers.entity_names import EntityNames
-
         entities = self.entities(level, entity_types)
         return LocalLookups(
             entities=(
@@ -218,7 +215,7 @@ class LocalLookups:
     ranked for a context, is filled as searches first ask for them (search/incident.py)."""
 
     entities: dict[str, "Entity"]
-    names: "EntityNames"
+    names: EntityNames
     text_units: dict[str, "TextUnit"]
     rankings: dict[str, list[str]]
 

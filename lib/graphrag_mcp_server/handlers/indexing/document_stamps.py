@@ -78,13 +78,14 @@ def unchanged(
     is the one `version` recorded when it read files as `config` reads them, or the one `root`
     recorded since for that version (`refresh`), in that table's order. None without a record or
     with a different reading; a malformed record is no record."""
+    if version is None:
+        return None
     how = _reading(config)
-    recorded = _recorded(None if version is None else version / STAMPS, {"reading": how})
-    if version is not None:
-        header = {"reading": how, "version": version.name}
-        recorded |= _recorded(root / REFRESHED, header)
+    recorded = _recorded(version / STAMPS, {"reading": how}) | _recorded(
+        root / REFRESHED, {"reading": how, "version": version.name}
+    )
     same = [path for path, each in _text_files(stamps).items() if recorded.get(path) == each]
-    if version is None or not same:
+    if not same:
         return None
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -107,10 +108,10 @@ def _reading(config: "GraphRagConfig") -> str:
     )
 
 
-def _recorded(path: Path | None, header: dict[str, str]) -> dict[str, Stamp]:
+def _recorded(path: Path, header: dict[str, str]) -> dict[str, Stamp]:
     """The stamps of the record at `path`, when its header is `header` (how files were read, and
     for a refreshed record the version): its lines decoded as one JSON array."""
-    if path is None or not path.is_file():
+    if not path.is_file():
         return {}
     try:
         first, *files = path.read_text(encoding="utf-8").splitlines()

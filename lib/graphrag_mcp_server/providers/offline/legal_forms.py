@@ -46,8 +46,8 @@ Russia's 'JSC' and 'PJSC', Bulgaria's 'EOOD', Germany's 'UG', Spain's 'SLU', 'Li
 def ends_in_legal_form(words: list[str]) -> bool:
     """Whether the words of a name of 2+ words end in a company legal form (one that is also an
     English word of two letters or fewer only in capitals: 'Nordhavn Rederi AS', not 'Known As';
-    one that cleanco spells only with dots, with them or in capitals: 'Tatra SRO', not 'Nadia
-    Vos'; 'Saaristo Sähkö Oy')."""
+    one that cleanco spells only with dots, with them, in capitals or in mixed case: 'Tatra SRO',
+    'Velaris SpA', not 'Nadia Vos'; 'Saaristo Sähkö Oy')."""
     plain = [word.strip("().,").replace(".", "") for word in words]  # 'S.p.A.': 'SpA'
     plain = [word for word in plain if word]
     forms = legal_forms()
