@@ -44,6 +44,11 @@ async def test_context_only_returns_ranked_records_with_documents_and_no_complet
         drift = await _tool(session, "drift_search", question)
         global_ = await _tool(session, "global_search", {**question, "community_level": 1})
         statistics = await _tool(session, "get_statistics", {})
+        board = {"query": "What does the Port Evander Harbour Board do?", "context_only": True}
+        named = [await _tool(session, tool, board) for tool in ("local_search", "drift_search")]
+
+    for result in named:  # the entity the question names first (entity_names), not PORT EVANDER
+        assert result["context"]["entities"][0]["name"] == "PORT EVANDER HARBOUR BOARD"
 
     for result in (local, basic, drift, global_):
         assert result["answer"] is None and result["context"] is not None
