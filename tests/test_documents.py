@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -123,7 +124,8 @@ def test_add_search_update_delete(copied_index: Path, corpus: Path, transport: s
             assert added["action"] == "added" and added["path"].startswith("foundry-decision-")
             stored = (notes / added["path"]).read_bytes().decode()
             assert stored.startswith("---\n") and stored.endswith(TEXT)
-            assert f"id: {added['document_id']}" in stored and "by: t" in stored
+            header = yaml.safe_load(stored.split("---\n")[1])
+            assert header["id"] == added["document_id"] and header["metadata"] == {"by": "t"}
             await finished(session, added["job_id"])
             names, documents = await context_names(session, f"Who is {UNIQUE}?")
             assert UNIQUE.lower() in names and f"notes/{added['path']}" in documents
