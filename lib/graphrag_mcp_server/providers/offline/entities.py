@@ -11,7 +11,6 @@ from graphrag_mcp_server.providers.offline.entity_types import (
     COMPETITOR,
     EVENT_HEADS,
     TITLED,
-    canonical_type,
     context_cue,
     head,
     premises,
@@ -47,6 +46,7 @@ from graphrag_mcp_server.providers.offline.name_forms import (
     surface_forms,
     tail_names,
     title_before_surname,
+    words_of_longer_names,
 )
 from graphrag_mcp_server.providers.offline.name_runs import (
     core_count,
@@ -372,12 +372,7 @@ def find_entities(text: str) -> Mentions:
         places.discard(found.pop(key))
     prose = _ADDRESSES.sub(" ", text)  # 'press@norvik.se' writes no word of the text in lower case
     lowercase = {word for word in WORD.findall(prose) if word.islower()}
-    name_words = {
-        word.upper()
-        for name in found.values()
-        if " " in name and canonical_type(name, quoted=False, place=False) == "person"
-        for word in name.split()
-    }
+    name_words = words_of_longer_names(text, list(found.values()), lowercase, places)
     for key, name in list(found.items()):
         if " " not in name and (
             key in name_words

@@ -106,11 +106,12 @@ def speakers(found: dict[str, str], text: str, by_first_name: Callable[[str], bo
 
 _SIDE = r"[A-Z][\w'’.&-]*(?: [A-Z&][\w'’.&-]*){0,3}"
 _SCORE_LINE = re.compile(
-    rf"\W*(?:(?P<home>{_SIDE}) \d{{1,3}},? (?P<away>{_SIDE}) \d{{1,3}}"
+    rf"\W*(?:[A-Z][\w ]{{0,30}}:\s*)?(?:(?P<home>{_SIDE}) \d{{1,3}},? (?P<away>{_SIDE}) \d{{1,3}}"
     rf"|(?P<first>{_SIDE}) \d{{1,3}} ?[-–] ?\d{{1,3}} (?P<second>{_SIDE}))\W*"
 )
 """A results line: two sides and their scores ('Harrogate Town 2 Morecambe 1', 'Leeds 24-18
-Wigan'), as match reports and results tables head a game."""
+Wigan'), as match reports and results tables head a game, after a label or not ('Match report:
+...')."""
 
 
 def score_side(line: str, name: str) -> bool:

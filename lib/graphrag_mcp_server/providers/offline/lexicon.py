@@ -232,7 +232,11 @@ PLACE_HEADS = frozenset(
         "close", "drive", "way", "place", "gardens", "mews", "quay", "wharf", "pier", "dock",
         "parade", "grove", "rise", "yard", "arcade",
         "docks", "bridge", "port", "airport", "station", "stadium", "arena", "ground", "park",
+        "viaduct", "aqueduct", "tunnel", "causeway",
         "castle", "abbey", "cathedral", "palace", "tower", "fort", "room", "rooms", "hall",
+        # places of worship besides 'church', which names a body as often
+        "chapel", "priory", "convent", "monastery", "friary", "nunnery", "mosque", "synagogue",
+        "basilica",
     ]
 )
 """Last words that make a name a place's ('Kell Estuary', 'Albion Street')."""

@@ -10,6 +10,7 @@ from collections import Counter
 
 from graphrag_mcp_server.providers.offline.entity_types import (
     canonical_type,
+    context_cue,
     head,
     type_and_reason,
 )
@@ -94,6 +95,32 @@ def surface_forms(
             ]
         forms[name] = [name, *tails[name], *short, *_by_its_noun(name, kind, word_counts)]
     return forms
+
+
+def words_of_longer_names(
+    text: str, names: list[str], lowercase: set[str], places: set[str]
+) -> set[str]:
+    """The words (in capitals) by which a one-word name written alone stands for a longer name:
+    any word of a person's name ('Ms Qureshi' of Amina Qureshi), and a word of a company's name
+    that no other name holds where the words around it call it a body and none calls it a place
+    (`places`): 'Corvane' of Corvane Biotech, in "Corvane's head of research" and 'Corvane
+    employs'; not 'Kestlewick' of Kestlewick Residents Trust, the village. Such a word is that
+    name, not a second entity."""
+    kinds = {name: canonical_type(name, quoted=False, place=False) for name in names if " " in name}
+    people = {
+        word.upper() for name, kind in kinds.items() if kind == "person" for word in name.split()
+    }
+    held = Counter(
+        word for name, kind in kinds.items() if kind == "organization" for word in set(name.split())
+    )
+    return people | {
+        word.upper()
+        for word, count in held.items()
+        if count == 1
+        and word not in places
+        and _stands_for_its_company(word, lowercase)
+        and context_cue(text, word) == "organization"
+    }
 
 
 def _by_its_noun(name: str, kind: str, word_counts: Counter[str]) -> list[str]:

@@ -385,11 +385,13 @@ _CIVIC = frozenset(["mayor", "residents", "population", "inhabitants", "outskirt
 def in_place(tokens: list[str], start: int, length: int) -> bool:
     """The run of `length` tokens at `start` stands where a place does: after 'north of' (or
     another point of the compass), or written with 's before what a place has ("Carrowmore's
-    harbour", "Kilbeg's residents")."""
+    harbour", "Kilbeg's residents"; not "Corvane's head of research": a role)."""
     end = start + length
-    after = tokens[end].lower() if end < len(tokens) else ""
+    after, then = (tokens[at].lower() if at < len(tokens) else "" for at in (end, end + 1))
     return (start > 1 and tokens[start - 1] == "of" and tokens[start - 2].lower() in COMPASS) or (
-        tokens[end - 1].endswith(("'s", "’s")) and (head(after) in PLACE_HEADS or after in _CIVIC)
+        tokens[end - 1].endswith(("'s", "’s"))
+        and (head(after) in PLACE_HEADS or after in _CIVIC)
+        and (after, then) != ("head", "of")
     )
 
 

@@ -4,7 +4,8 @@ Mae', 'the lifeboat RNLB Grace Darling'), a work written after a word for one ('
 Shadow'), a control of a program's screen written after a verb
 of using one or before a word for one ('click New Shipment', 'the Sync Status badge'), and a
 method or a concept of science named by its last word or written before a word for one
-('Bayesian Hierarchical Model', 'Monte Carlo simulation', 'Nile Red staining'). The words are
+('Bayesian Hierarchical Model', 'Monte Carlo simulation', 'Nile Red staining'), and a device by
+its last word ('Aurora Router'). The words are
 English vocabulary, not any corpus's; no_kind.py drops a ship written with its prefix ('MV
 Northern Star')."""
 
@@ -52,6 +53,15 @@ WORK_NOUNS = frozenset(
 )
 """Words for a work or a named thing that are written before its name ('the novel Long Shadow',
 'the racehorse Red Rum', 'named the route Salt Line'): a title, no person, body or place."""
+DEVICE_NOUNS = frozenset(
+    [
+        "router", "modem", "laptop", "smartphone", "phone", "tablet", "printer", "camera",
+        "thermostat", "headset", "headphones", "earbuds", "smartwatch", "charger", "console",
+        "dashcam", "doorbell",
+    ]
+)
+"""Words for a device that end a product's name ('Aurora Router', 'Kestrel Smartwatch'): a thing,
+no person, body or place."""
 INSTRUMENT_NOUNS = frozenset(
     [
         "test", "tests", "microscope", "spectrometer", "sequencer", "centrifuge", "scanner",
@@ -72,12 +82,12 @@ _AFTER = re.compile(r"^\s+([\w-]+)")
 
 
 def names_a_thing(text: str, name: str) -> bool:
-    """`name` ends in a word for a method, or every mention of it in `text` is a ship's (after a
-    vessel word or prefix), a work's (after a word for one), a screen control's (after a verb of
-    using one, or before a word for one) or a method's or an instrument's (before a word for
-    one)."""
+    """`name` ends in a word for a method or a device, or every mention of it in `text` is a ship's
+    (after a vessel word or prefix), a work's (after a word for one), a screen control's (after a
+    verb of using one, or before a word for one) or a method's or an instrument's (before a word
+    for one)."""
     words = name.split()
-    if len(words) > 1 and words[-1].lower() in METHOD_NOUNS:
+    if len(words) > 1 and words[-1].lower() in METHOD_NOUNS | DEVICE_NOUNS:
         return True
     mentions = list(compiled(rf"(?<![\w-]){re.escape(name)}(?![\w-])").finditer(text))
     return bool(mentions) and all(_a_things_mention(text, mention) for mention in mentions)

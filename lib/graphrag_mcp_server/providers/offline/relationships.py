@@ -23,10 +23,10 @@ from graphrag_mcp_server.providers.offline.blocks import (
     role_lines,
 )
 from graphrag_mcp_server.providers.offline.entities import Mentions, typed
+from graphrag_mcp_server.providers.offline.letters import letter_links
 from graphrag_mcp_server.providers.offline.name_forms import without_nicknames, written_whole
 from graphrag_mcp_server.providers.offline.patterns import speaker_label
 from graphrag_mcp_server.providers.offline.record_links import (
-    FIRST_PERSON,
     affiliation_links,
     body_voice_links,
     follows_on,
@@ -36,17 +36,18 @@ from graphrag_mcp_server.providers.offline.record_links import (
     subject_links,
 )
 from graphrag_mcp_server.providers.offline.role_links import (
+    lead_body,
     named_by_noun,
     owner,
     role_after_name,
     role_holder,
+    role_in_short,
     role_opening,
 )
 from graphrag_mcp_server.providers.offline.structure_words import KIN
 from graphrag_mcp_server.providers.offline.text import (
     ENTITY_DESCRIPTION_WORDS,
     PARAGRAPH_BREAK,
-    SHORT_LINE_WORDS,
     clean_field,
     join_sentences,
     split_sentences,
@@ -58,21 +59,6 @@ before; a letter's writer and addressee."""
 _REFERS_BACK = re.compile(r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Hh]is|[Hh]er|[Tt]heir|[Hh]im|[Tt]hem)\b")
 """A third-person pronoun: the sentence speaks of someone the sentence before named (its first name,
 as "Priya Nair chairs the committee. Last spring she hired Otto Brandt." reads)."""
-_SIGN_OFF = re.compile(
-    r"^(?:yours\s+(?:sincerely|faithfully|truly)|(?:with\s+)?(?:kind|best|warm|warmest|all\s+good)"
-    r"\s+(?:regards|wishes)|regards|many thanks|with thanks|thanks|best|all the best)"
-    r"(?:[,.!]|\s*$|\s+(?=(?-i:[A-Z])))",
-    re.IGNORECASE,
-)
-"""A sign-off line ('Kind regards,', 'Thanks, Tom'): the words alone or before a name, not a
-sentence that opens with them ('Thanks to Ashby Building Society for ...', 'Best known for')."""
-_WRITER_HEADERS = (
-    "from:", "author:", "by:", "by ", "prepared by", "written by", "signed:", "signed by",
-    "signature:", "compiled by", "submitted by", "reported by", "recorded by",
-)  # fmt: skip
-_DECLARANT = re.compile(r"\W*I,\s+(?:the\s+undersigned,?\s+)?[A-Z]")
-"""'I, Marcus Okonjo, of ...': an affidavit's, a declaration's or a will's maker, who writes it."""
-_ADDRESSEE_HEADERS = ("to:", "dear ")
 _GENERIC_BODY = re.compile(
     r"\b[Tt]he\s+(?:[A-Z][\w’']*-(?:based|listed|owned|registered)\s+)?([a-z]+)\b(?!\s+[A-Z])"
 )
@@ -116,6 +102,7 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
         link(first, second, NEARBY, sentence)
 
     subject = _subject(found, text)
+    lead = lead_body(found, split_sentences(text))
     all_sentences: list[str] = []
     all_present: list[list[str]] = []
     # split_sentences(text) is these paragraphs' sentences in turn
@@ -126,6 +113,7 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             [name for name in names if not speaker_label(name, sentence)]
             for sentence, names in zip(sentences, present, strict=True)
         ]
+        chain: str | None = None  # whom the sentence before meant by a pronoun leading it
         for position, (sentence, names) in enumerate(zip(sentences, present, strict=True)):
             for first, name in enumerate(names):
                 for other in names[first + 1 :]:
@@ -134,46 +122,63 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             recent = [
                 name for names in present[max(0, position - 3) : position][::-1] for name in names
             ]
+            bodies_near = recent  # 'the firm' of a paragraph that names no body: the lead
+            if lead and not any(typed(name, found)[0] == "organization" for name in recent):
+                bodies_near = [*recent, lead]
+            previous = f"{sentences[position - 1]} " if position else ""
             left = _pronouns_left(found, sentence, names)
             referred, back = _referred(found, referable[:position], left)
+            if chain and referred and back == 1 and _may_be(chain, left):
+                referred = chain  # '... he was apprenticed to George Stannard. Then he moved'
             if subject and referred and _known_as(subject, left) > _known_as(referred, left):
                 referred = None  # 'she' of a biography's known woman, not of a name not known
+            meant = referred
             if referred:
                 for name in names:
                     link(referred, name, NEARBY, f"{sentences[position - back]} {sentence}")
             elif subject and _PERSONAL.search(left) and _may_be(subject, left):
+                meant = subject
                 for name in names:  # a biography's later sentences: 'In 1934 he led ...'
                     link(subject, name, NEARBY, f"{subject}: {sentence}")
+            chain = meant if meant and _pronoun_leads(found, sentence, names) else None
             for name in (
-                short for short in names if not written_whole(short, sentence)
-            ):  # 'Danescombe considers ...'
+                short
+                for short in names
+                if not written_whole(short, sentence) and not role_in_short(short, sentence)
+            ):  # 'Danescombe considers ...'; not "Wanderers' coach X said", another's role
                 for other in before:
                     link(name, other, NEARBY, f"{sentences[position - 1]} {sentence}")
-            if owned := owner(found, present[max(0, position - LOOK_BACK) : position], sentence):
+            earlier = present[max(0, position - LOOK_BACK) : position]
+            if owned := owner(found, earlier, sentence, lead):
                 body, back = owned
+                said = f"{sentences[position - back]} {sentence}" if back else sentence
                 for name in names:  # 'Hallstrom Lines A/S ... Its chief executive, Mette ...'
-                    link(body, name, NEARBY, f"{sentences[position - back]} {sentence}")
-            elif held := role_holder(found, recent, sentence, names) or role_after_name(
-                found, recent, sentence, names
+                    link(body, name, NEARBY, said)
+            elif held := role_holder(found, recent, sentence, names, lead) or role_after_name(
+                found, recent, sentence, names, lead
             ):
-                link(*held, NEARBY, f"{sentences[position - 1]} {sentence}")
+                link(*held, NEARBY, f"{previous}{sentence}")
             else:  # 'CEO Ingrid Haugen said ...' after a sentence naming her company
-                for body, holder in role_opening(found, recent, sentence, names):
-                    link(body, holder, NEARBY, f"{sentences[position - 1]} {sentence}")
+                for body, holder in role_opening(found, bodies_near, sentence, names):
+                    link(body, holder, NEARBY, f"{previous}{sentence}")
             if not (referred or _PERSONAL.search(left)) and follows_on(
                 sentences[position - 1] if position else "", sentence, names, before
             ):  # a pronoun's sentence is linked by what it refers to
                 for name in names:
                     for other in before:
                         link(name, other, NEARBY, f"{sentences[position - 1]} {sentence}")
-            for body in _bodies_meant(found, sentence, recent):
+            for body in _bodies_meant(found, sentence, bodies_near):
                 for name in names:
                     link(body, name, NEARBY, sentence)
         _block_links(found, paragraph, sentences, present, link)
         record_links(sentences, present, near)
         all_sentences += sentences
         all_present += present
-    if not _letter_links(all_sentences, all_present, order, link):
+
+    def letter(first: str, second: str, sentence: str) -> None:
+        link(first, second, LETTER, sentence)
+
+    if not letter_links(all_sentences, all_present, order, letter, near):
         body_voice_links(found, all_sentences, all_present, near)
     speaker_links(found, all_sentences, all_present, near)
     affiliation_links(text, found.names, near)
@@ -286,6 +291,17 @@ def _referred(found: Mentions, earlier: list[list[str]], pronouns: str) -> tuple
 
 LOOK_BACK = 3
 """Sentences a personal pronoun looks back for its person (past sentences that name none)."""
+
+
+def _pronoun_leads(found: Mentions, sentence: str, names: list[str]) -> bool:
+    """A personal pronoun comes before every person the sentence names: the sentence is about whom
+    it means, and the next sentence's 'he' or 'she' means the same person."""
+    pronoun = _PERSONAL.search(sentence)
+    return pronoun is not None and all(
+        _first_at(name, sentence) > pronoun.start()
+        for name in names
+        if typed(name, found)[0] == "person"
+    )
 
 
 def _known_as(person: str, sentence: str) -> bool:
@@ -412,70 +428,3 @@ companies, charities and institutions, not of one text; nouns that also name a t
 archive', 'the construction') are left out."""
 _TRADE_ENDINGS = ("maker", "builder", "producer", "manufacturer", "supplier", "operator")
 """Ends of the nouns a business is named by for its trade: 'the carmaker', 'the shipbuilder'."""
-
-
-def _letter_links(
-    sentences: list[str],
-    present: list[list[str]],
-    order: dict[str, int],
-    link: Callable[[str, str, float, str], None],
-) -> bool:
-    """A letter's or e-mail's writer (the name on or after its sign-off line, its From:/Author:
-    line, or a closing signature) linked to its addressee (its To: line or salutation), to the
-    names of its first-person sentences (`present`: each sentence's names in the order it names
-    them; `order`: the extraction's order of names) and to those of the short lines signed under
-    the sign-off (its role's body: 'Director of Research' / 'Fernhill Agricultural Trust').
-    Whether the text has a writer."""
-    writers, addressees, signature = [], [], []
-    extracted = [sorted(names, key=order.__getitem__) for names in present]
-    for position, (sentence, names) in enumerate(zip(sentences, extracted, strict=True)):
-        if sentence.lower().startswith(_WRITER_HEADERS):
-            writers += names
-        elif sentence.lower().startswith(_ADDRESSEE_HEADERS):
-            addressees += names
-        elif _DECLARANT.match(sentence):  # 'I, Marcus Okonjo, of Tema, make oath ...'
-            writers += names[:1]
-        elif _SIGN_OFF.match(sentence):
-            signed = names + [
-                name for following in extracted[position + 1 : position + 2] for name in following
-            ]
-            writers += [name for name in signed if name not in writers][:1]
-            signature = _signature(sentences[position + 1 :], extracted[position + 1 :])
-    if (
-        not writers and sentences and _signature_line(sentences[-1])
-    ):  # a signature, no sign-off: not 'Enquiries to the grants officer, Priya Raman.'
-        writers = [name for names in present[-2:] for name in names][:1]
-    for writer in dict.fromkeys(writers):
-        for addressee in dict.fromkeys(addressees):
-            link(writer, addressee, LETTER, f"{writer} wrote to {addressee}.")
-        for name in dict.fromkeys(signature):
-            if name != writer:
-                link(writer, name, LETTER, f"{writer} signed for {name}.")
-        for sentence, names in zip(sentences, extracted, strict=True):
-            if FIRST_PERSON.search(sentence) and not sentence.lower().startswith(
-                _WRITER_HEADERS + _ADDRESSEE_HEADERS
-            ):
-                for name in names:
-                    link(writer, name, NEARBY, f"{writer} wrote: {sentence}")
-    return bool(writers)
-
-
-SIGNATURE_LINES = 4
-"""Lines under a sign-off that may hold its signature: the writer's name, role, body, place."""
-
-
-def _signature(sentences: list[str], present: list[list[str]]) -> list[str]:
-    """The names of the short lines (no stop at the end) that follow a sign-off, up to
-    SIGNATURE_LINES of them: a signature block."""
-    names: list[str] = []
-    for sentence, named in list(zip(sentences, present, strict=True))[:SIGNATURE_LINES]:
-        if not _signature_line(sentence):
-            break
-        names += named
-    return names
-
-
-def _signature_line(sentence: str) -> bool:
-    """A short line without a stop at its end: a signature's name, role, body or place."""
-    line = sentence.strip()
-    return len(line.split()) <= SHORT_LINE_WORDS and not line.endswith((".", "!", "?"))

@@ -3,15 +3,17 @@ owner, X' further on in a sentence, "the council's project manager, Ing. X", 'Th
 opening one, 'X, the firm's founder', a role opening one before the name ('CEO Ingrid Haugen
 said', 'Trustees include Owen Price and Lena Marsh'). The body is the one name of the text
 ending in the noun ('the council'), else the nearest body named in the last three sentences.
-Also whose something a sentence opening with 'Its' speaks of (`owner`)."""
+Also whose something a sentence opening with 'Its' speaks of (`owner`), and the body a text is
+about (`lead_body`), whom such words mean in a paragraph that names no body."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from graphrag_mcp_server.providers.offline.entities import ROLE_HEADS, Mentions, typed
 from graphrag_mcp_server.providers.offline.entity_types import head
-from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS
+from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS, TITLES
 from graphrag_mcp_server.providers.offline.structure_words import BODY_NOUNS
 
 _OWNED = re.compile(r"(?:^[\"“(]*|(?:,[\"”]|[\"”],)\s+)(?:[Ii]ts|[Tt]he\s+([a-z]+)(?:'s|’s))\s")
@@ -20,13 +22,37 @@ start of a sentence: something of a body or a place named in the sentences befor
 'its' further on can mean a thing of this sentence: 'the frame had shifted on its mounting')."""
 
 
-def owner(found: Mentions, earlier: list[list[str]], sentence: str) -> tuple[str, int] | None:
+def lead_body(found: Mentions, sentences: list[str]) -> str | None:
+    """The body a text is about: the organisation named in more of its sentences than any other,
+    when its opening (the first two sentences that name anything: a heading and a lead) names it;
+    else None. A later paragraph's 'the company's chairman, X' or 'the firm' means it when that
+    paragraph names no body ('Lindqvist Ferries names a chief executive ... She joins from Baltic
+    Rail. [paragraph] The company's chairman, Henrik Aalto, said ...')."""
+    named = {
+        name: len(set(found.sentences[name]))
+        for name in found.names
+        if typed(name, found)[0] == "organization"
+    }
+    ranked = sorted(named, key=named.__getitem__, reverse=True)
+    if not ranked or (len(ranked) > 1 and named[ranked[1]] == named[ranked[0]]):
+        return None
+    naming = (s for s in sentences if any(s in found.sentences[name] for name in found.names))
+    opening = list(itertools.islice(naming, 2))
+    return ranked[0] if any(s in found.sentences[ranked[0]] for s in opening) else None
+
+
+def owner(
+    found: Mentions, earlier: list[list[str]], sentence: str, lead: str | None = None
+) -> tuple[str, int] | None:
     """Whose something a sentence speaks of by 'its' or "the company's" (an organisation's or a
-    place's noun), and how many sentences back it is named: the first body or place of the nearest
+    place's noun), and how many sentences back it is named (0: not counted): the one name of the
+    text ending in the noun ("the hospital's" of Akademiska Hospital), else the first body or
+    place of the nearest
     of the `earlier` sentences (a paragraph's last three) that names one ('Founded by Mark
     Hollins, Hollins Engineering builds bridges. He ran it for years. Its largest contract ...'),
     when this one names none before the 'its' (a body named after it is another: 'Its managing
-    director, Somchai Wongsakul, told Krungthep Business Daily ...'); else None."""
+    director, Somchai Wongsakul, told Krungthep Business Daily ...'); else, for "the company's",
+    the text's `lead` body (`lead_body`), 0 sentences back ('its' may be a thing's); else None."""
     match = _OWNED.search(sentence)
     if not match or (match[1] and head(match[1]) not in ORGANISATION_HEADS | PLACE_HEADS):
         return None
@@ -34,10 +60,12 @@ def owner(found: Mentions, earlier: list[list[str]], sentence: str) -> tuple[str
     named_before = sentence[: match.start()]
     if any(typed(name, found)[0] in kinds for name in found.names if name in named_before):
         return None  # '"...," its manager said': 'its' of the body the quote names
+    if match[1] and len(ending := named_by_noun(found, match[1])) == 1:
+        return ending[0], 0  # "The hospital's ..." of the one name ending in 'Hospital'
     for back, names in enumerate(earlier[::-1], start=1):
         if body := next((name for name in names if typed(name, found)[0] in kinds), None):
             return body, back
-    return None
+    return (lead, 0) if lead and match[1] else None
 
 
 _ITS_ROLE = re.compile(
@@ -45,18 +73,23 @@ _ITS_ROLE = re.compile(
 )
 """'its owner, ', "the operator's managing director, " before a name, further on in a
 sentence; 'The chair, ' opening one."""
+_NAMED_ROLE = re.compile(r"[\"“]?([A-Z][a-z]+)(?:'s|’s)\s+(?:[a-z]+\s+)?([a-z]+),\s+")
+""""Town's manager, " opening a sentence: a role in the one body whose name ends in that word
+('Harrowgate Town'), as sports reports name a club once they have named it in full."""
 
 
 def role_holder(
-    found: Mentions, before: list[str], sentence: str, names: list[str]
+    found: Mentions, before: list[str], sentence: str, names: list[str], lead: str | None = None
 ) -> tuple[str, str] | None:
     """The body named before (`before`: the last three sentences' names, nearest first) and the
     person named as its role holder further on in this sentence ('... thanked its owner, Samuel
-    Greaves, for ...'), when this sentence names no body before the 'its'; else None."""
-    match = _ITS_ROLE.search(sentence)
+    Greaves, for ...'), when this sentence names no body before the 'its'; else None. `lead`: the
+    text's lead body, meant by "the company's" when `before` names no body."""
+    match = _ITS_ROLE.search(sentence) or _NAMED_ROLE.match(sentence)
     if not match or match[2] not in ROLE_HEADS:
         return None
-    if not _a_body(match[1]):
+    noun = match[1].lower() if match[1] else None
+    if not (_a_body(noun) if noun == match[1] else len(named_by_noun(found, noun or "")) == 1):
         return None
     holder = next(
         (name for name in names if _TITLES.fullmatch(_between(sentence, match, name))), None
@@ -68,7 +101,7 @@ def role_holder(
         or any(typed(name, found)[0] == "organization" for name in names if name in named_before)
     ):
         return None
-    body = _body_meant(found, before, match[1])
+    body = _body_meant(found, before, noun, lead)
     return (body, holder) if body else None
 
 
@@ -77,12 +110,12 @@ _ROLE_AFTER = re.compile(r",\s+(?:the\s+([a-z]+)(?:'s|’s)|its|their)\s+(?:[a-z
 
 
 def role_after_name(
-    found: Mentions, before: list[str], sentence: str, names: list[str]
+    found: Mentions, before: list[str], sentence: str, names: list[str], lead: str | None = None
 ) -> tuple[str, str] | None:
     """A person named with a role in a body after their name ('Kovalenko, the firm's founder,
     stepped down') and that body: the one the noun names, else the nearest one named before
-    (`before`: the last three sentences' names, nearest first); None when this sentence names a
-    body itself."""
+    (`before`: the last three sentences' names, nearest first), else for "the firm's" the text's
+    `lead` body; None when this sentence names a body itself."""
     if any(typed(name, found)[0] == "organization" for name in names):
         return None
     for name in names:
@@ -94,7 +127,7 @@ def role_after_name(
             and typed(name, found)[0] == "person"
             and _a_body(match[1])
         ):
-            body = _body_meant(found, before, match[1])
+            body = _body_meant(found, before, match[1], lead)
             return (body, name) if body else None
     return None
 
@@ -144,13 +177,25 @@ def _a_body(noun: str | None) -> bool:
     return noun is None or head(noun) in ORGANISATION_HEADS or noun in BODY_NOUNS
 
 
-def _body_meant(found: Mentions, before: list[str], noun: str | None) -> str | None:
+def _body_meant(
+    found: Mentions, before: list[str], noun: str | None, lead: str | None = None
+) -> str | None:
     """The body a role belongs to: the one body of the text whose name ends in `noun` ('the
     council' -> '... City Council'), else the first of `before` (the names of the last three
-    sentences, the nearest sentence's first)."""
+    sentences, the nearest sentence's first), else for a noun ("the company's") the `lead` body
+    ('its' may be a thing's)."""
     if noun and len(ending := named_by_noun(found, noun)) == 1:
         return ending[0]
-    return next((name for name in before if typed(name, found)[0] == "organization"), None)
+    body = next((name for name in before if typed(name, found)[0] == "organization"), None)
+    return body or (lead if noun else None)
+
+
+def role_in_short(name: str, sentence: str) -> bool:
+    """The sentence writes `name` short (its last word) with a role in it: "Wanderers' coach Ian
+    Tully said ..." names someone else of that body, not the subject of the sentence before."""
+    short = re.escape(name.split()[-1])
+    roles = re.finditer(rf"\b{short}(?:'s|’s|'|’)\s+(?:[a-z]+\s+)?([a-z]+)\b", sentence)
+    return any(role[1] in ROLE_HEADS | TITLES for role in roles)  # 'coach', 'captain'
 
 
 def named_by_noun(found: Mentions, noun: str) -> list[str]:
