@@ -113,10 +113,12 @@ def words_of_longer_names(
     held = Counter(
         word for name, kind in kinds.items() if kind == "organization" for word in set(name.split())
     )
+    alone = {name for name in names if " " not in name}  # context_cue reads the whole text
     return people | {
         word.upper()
         for word, count in held.items()
         if count == 1
+        and word in alone
         and word not in places
         and _stands_for_its_company(word, lowercase)
         and context_cue(text, word) == "organization"
