@@ -47,12 +47,12 @@ def owner(
     """Whose something a sentence speaks of by 'its' or "the company's" (an organisation's or a
     place's noun), and how many sentences back it is named (0: not counted): the one name of the
     text ending in the noun ("the hospital's" of Akademiska Hospital), else the first body or
-    place of the nearest
-    of the `earlier` sentences (a paragraph's last three) that names one ('Founded by Mark
-    Hollins, Hollins Engineering builds bridges. He ran it for years. Its largest contract ...'),
-    when this one names none before the 'its' (a body named after it is another: 'Its managing
-    director, Somchai Wongsakul, told Krungthep Business Daily ...'); else, for "the company's",
-    the text's `lead` body (`lead_body`), 0 sentences back ('its' may be a thing's); else None."""
+    place of the nearest of the `earlier` sentences (a paragraph's last three) that names one
+    ('Founded by Mark Hollins, Hollins Engineering builds bridges. He ran it for years. Its
+    largest contract ...'), when this one names none before the 'its' (a body named after it is
+    another: 'Its managing director, Somchai Wongsakul, told Krungthep Business Daily ...');
+    else, for "the company's", the text's `lead` body (`lead_body`), 0 sentences back ('its' may
+    be a thing's); else None."""
     match = _OWNED.search(sentence)
     if not match or (match[1] and head(match[1]) not in ORGANISATION_HEADS | PLACE_HEADS):
         return None
@@ -89,7 +89,10 @@ def role_holder(
     if not match or match[2] not in ROLE_HEADS:
         return None
     noun = match[1].lower() if match[1] else None
-    if not (_a_body(noun) if noun == match[1] else len(named_by_noun(found, noun or "")) == 1):
+    if match.re is _NAMED_ROLE:  # "Town's manager, X": the noun is the last word of one name
+        if len(named_by_noun(found, noun or "")) != 1:
+            return None
+    elif not _a_body(noun):
         return None
     holder = next(
         (name for name in names if _TITLES.fullmatch(_between(sentence, match, name))), None
