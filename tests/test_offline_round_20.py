@@ -62,7 +62,8 @@ async def test_a_company_written_by_one_word_of_its_name_is_that_company(
 ) -> None:
     """'Corvane' alone, in "Corvane's head of research" and 'Corvane employs', is Corvane Biotech,
     not a second entity (nor a place: 'head of' is a role, not a headland); "the hospital's lead
-    investigator" is of the one name ending in 'Hospital', not of the body named before."""
+    investigator" is linked to the one name ending in 'Hospital' (he is also linked to the company
+    of the sentence before, which follows on: a gap this test does not cover)."""
     types, relationships = await _extracted(
         model,
         "Corvane Biotech partners with Uppsala hospital\n\n"
