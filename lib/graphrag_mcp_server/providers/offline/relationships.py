@@ -101,8 +101,9 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
     def near(first: str, second: str, sentence: str) -> None:
         link(first, second, NEARBY, sentence)
 
-    subject = _subject(found, text)
-    lead = lead_body(found, split_sentences(text))
+    text_sentences = split_sentences(text)
+    subject = _subject(found, text_sentences)
+    lead = lead_body(found, text_sentences)
     all_sentences: list[str] = []
     all_present: list[list[str]] = []
     # split_sentences(text) is these paragraphs' sentences in turn
@@ -147,7 +148,7 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
                 if not written_whole(short, sentence) and not role_in_short(short, sentence)
             ):  # 'Danescombe considers ...'; not "Wanderers' coach X said", another's role
                 for other in before:
-                    link(name, other, NEARBY, f"{sentences[position - 1]} {sentence}")
+                    link(name, other, NEARBY, f"{previous}{sentence}")
             earlier = present[max(0, position - LOOK_BACK) : position]
             if owned := owner(found, earlier, sentence, lead):
                 body, back = owned
@@ -166,7 +167,7 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
             ):  # a pronoun's sentence is linked by what it refers to
                 for name in names:
                     for other in before:
-                        link(name, other, NEARBY, f"{sentences[position - 1]} {sentence}")
+                        link(name, other, NEARBY, f"{previous}{sentence}")
             for body in _bodies_meant(found, sentence, bodies_near):
                 for name in names:
                     link(body, name, NEARBY, sentence)
@@ -340,12 +341,13 @@ def _gender_detector() -> Any:
     return gender_guesser.detector.Detector()
 
 
-def _subject(found: Mentions, text: str) -> str | None:
+def _subject(found: Mentions, sentences: list[str]) -> str | None:
     """The person a text is about: the one its first sentence that names anything starts with (a
     biography's title or opening, after a heading such as 'OBITUARY'), or the only person that
     sentence names, right before 'was', 'is' or a bracket ('Born in Cobh in 1941, Siobhán Ní
-    Bhriain was ...', 'Dr Amaka Okonkwo (born 1962) is ...'); else None."""
-    first = next((sentence for sentence in split_sentences(text) if _in_order(found, sentence)), "")
+    Bhriain was ...', 'Dr Amaka Okonkwo (born 1962) is ...'); else None. `sentences`: the
+    text's."""
+    first = next((sentence for sentence in sentences if _in_order(found, sentence)), "")
     people = [name for name in _in_order(found, first) if typed(name, found)[0] == "person"]
     opening = without_nicknames(first)  # 'Margaret "Peggy" Doyle, who ...'
     for name in people:

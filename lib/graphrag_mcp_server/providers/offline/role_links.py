@@ -60,8 +60,8 @@ def owner(
     named_before = sentence[: match.start()]
     if any(typed(name, found)[0] in kinds for name in found.names if name in named_before):
         return None  # '"...," its manager said': 'its' of the body the quote names
-    if match[1] and len(ending := named_by_noun(found, match[1])) == 1:
-        return ending[0], 0  # "The hospital's ..." of the one name ending in 'Hospital'
+    if match[1] and (body := one_named_by_noun(found, match[1])):
+        return body, 0  # "The hospital's ..." of the one name ending in 'Hospital'
     for back, names in enumerate(earlier[::-1], start=1):
         if body := next((name for name in names if typed(name, found)[0] in kinds), None):
             return body, back
@@ -90,7 +90,7 @@ def role_holder(
         return None
     noun = match[1].lower() if match[1] else None
     if match.re is _NAMED_ROLE:  # "Town's manager, X": the noun is the last word of one name
-        if len(named_by_noun(found, noun or "")) != 1:
+        if one_named_by_noun(found, noun or "") is None:
             return None
     elif not _a_body(noun):
         return None
@@ -187,8 +187,8 @@ def _body_meant(
     council' -> '... City Council'), else the first of `before` (the names of the last three
     sentences, the nearest sentence's first), else for a noun ("the company's") the `lead` body
     ('its' may be a thing's)."""
-    if noun and len(ending := named_by_noun(found, noun)) == 1:
-        return ending[0]
+    if noun and (body := one_named_by_noun(found, noun)):
+        return body
     body = next((name for name in before if typed(name, found)[0] == "organization"), None)
     return body or (lead if noun else None)
 
@@ -199,6 +199,13 @@ def role_in_short(name: str, sentence: str) -> bool:
     short = re.escape(name.split()[-1])
     roles = re.finditer(rf"\b{short}(?:'s|’s|'|’)\s+(?:[a-z]+\s+)?([a-z]+)\b", sentence)
     return any(role[1] in ROLE_HEADS | TITLES for role in roles)  # 'coach', 'captain'
+
+
+def one_named_by_noun(found: Mentions, noun: str) -> str | None:
+    """The one name of the text ending in `noun` ('the council' -> '... City Council'), else
+    None (none, or two)."""
+    ending = named_by_noun(found, noun)
+    return ending[0] if len(ending) == 1 else None
 
 
 def named_by_noun(found: Mentions, noun: str) -> list[str]:
