@@ -108,6 +108,28 @@ async def test_context_only_returns_ranked_records_with_documents_and_no_complet
     }
 
 
+async def test_a_records_documents_are_listed_up_to_a_bound_and_counted(
+    built_index: tuple[Path, dict], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A context record lists at most CONTEXT_DOCUMENTS document titles, the first of its full
+    list, and counts them all (`document_count`): a hub of a large corpus is in thousands."""
+    from graphrag_mcp_server.handlers.search import entries
+
+    root, _ = built_index
+    question = {"query": "Who is Leonard Quist?", "context_only": True, "community_level": 0}
+    async with mcp_session(root, IN_PROCESS) as session:
+        whole = await _tool(session, "global_search", question)
+        monkeypatch.setattr(entries, "CONTEXT_DOCUMENTS", 1)
+        bounded = await _tool(session, "global_search", question)
+    full, cut = whole["context"]["reports"], bounded["context"]["reports"]
+    assert [report["community"] for report in cut] == [report["community"] for report in full]
+    assert max(report["document_count"] for report in full) > 1
+    for report, listed in zip(full, cut, strict=True):
+        assert report["document_count"] == len(report["documents"]) >= 1
+        assert listed["documents"] == report["documents"][:1]
+        assert listed["document_count"] == report["document_count"]
+
+
 async def test_context_budget_is_kept_and_what_is_left_out_is_counted(
     built_index: tuple[Path, dict],
 ) -> None:
@@ -377,7 +399,12 @@ def test_global_context_ranks_reports_by_the_questions_words_and_embedding() -> 
     """A word rare among the reports ("hospital") outweighs one they all share ("volunteers"), and
     the rank by words, counting twice, outweighs an embedding rank that puts another report
     first."""
-    from graphrag_mcp_server.handlers.search.report_index import WORDS_WEIGHT, ReportIndex, fused
+    from graphrag_mcp_server.handlers.search.report_index import (
+        WORDS_WEIGHT,
+        ReportIndex,
+        Scored,
+        fused,
+    )
 
     reports = {
         "library": "Friends of the library: volunteers, volunteers and more volunteers run the "
@@ -385,18 +412,20 @@ def test_global_context_ranks_reports_by_the_questions_words_and_embedding() -> 
         "hospital": "The hospital volunteer programme recruits volunteers for the wards.",
         "ferry": "The ferry timetable changes in winter.",
     }
-    words = ReportIndex.of(reports, len).word_scores(
+    scored = ReportIndex.of(reports, len).word_scores(
         "How is the hospital volunteer programme developing?"
     )
+    words = scored.as_dict()
     assert (
         words["hospital"] > words["library"] > words.get("ferry", 0.0)
     )  # the ferry shares only "the"
-    similarity = {"library": 0.4, "hospital": 0.1, "ferry": 0.3}
-    both = fused((words, WORDS_WEIGHT), (similarity, 1.0))
+    similarity = Scored.of({"library": 0.4, "hospital": 0.1, "ferry": 0.3})
+    ids = list(reports)
+    both = dict(zip(ids, fused(ids, (scored, WORDS_WEIGHT), (similarity, 1.0)), strict=True))
     assert sorted(both, key=both.__getitem__, reverse=True) == ["hospital", "library", "ferry"]
-    assert (
-        sorted(fused((similarity, 1.0)), key=similarity.__getitem__, reverse=True)[0] == "library"
-    )
+    alone = dict(zip(ids, fused(ids, (similarity, 1.0)), strict=True))
+    assert max(alone, key=alone.__getitem__) == "library"
+    assert fused(["unknown"], (scored, WORDS_WEIGHT)).tolist() == [0.0]  # nothing scores it
 
 
 async def test_passages_mentioning_the_closest_entities_come_first(

@@ -118,10 +118,8 @@ def test_chosen_relationships_are_graphrags(seed: int) -> None:
     from graphrag.data_model.entity import Entity
     from graphrag.query.context_builder.local_context import _filter_relationships
 
-    from graphrag_mcp_server.handlers.search.incident import (
-        RelationshipIndex,
-        chosen_relationships,
-    )
+    from graphrag_mcp_server.handlers.search.incident import chosen_relationships
+    from graphrag_mcp_server.handlers.search.relationship_index import RelationshipIndex
 
     relationships = _relationships(seed)
     index = RelationshipIndex.of(relationships)
@@ -142,7 +140,7 @@ def test_chosen_relationships_are_graphrags(seed: int) -> None:
 def test_incident_positions_are_in_the_index_order() -> None:
     """incident() of unknown titles is empty; of a title, the positions of exactly the
     relationships it is an end of, ascending; a self-loop once."""
-    from graphrag_mcp_server.handlers.search.incident import RelationshipIndex
+    from graphrag_mcp_server.handlers.search.relationship_index import RelationshipIndex
 
     relationships = _relationships(0)
     index = RelationshipIndex.of(relationships)

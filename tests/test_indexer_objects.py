@@ -90,7 +90,10 @@ def test_warming_a_version_makes_no_object_through_graphrags_readers(
     import graphrag.query.indexer_adapters as adapters
 
     from graphrag_mcp_server.handlers.prepared import Prepared
-    from graphrag_mcp_server.handlers.search.incident import RelationshipIndex, relationship_index
+    from graphrag_mcp_server.handlers.search.relationship_index import (
+        RelationshipIndex,
+        relationship_index,
+    )
 
     def refused(*_: Any) -> None:
         raise AssertionError("read by graphrag's per-row reader")

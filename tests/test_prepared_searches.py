@@ -382,10 +382,10 @@ async def test_indexed_reports_score_and_cost_as_counted_on_each_query(
             key: tokenizer.num_tokens(text) for key, text in texts.items()
         }
         for question in questions:
-            scores = index.word_scores(question)
+            scores = index.word_scores(question).as_dict()
             assert scores == _counted_bm25(question, texts), (level, question)
             assert list(scores) == [key for key in texts if key in scores]
-        assert index.word_scores(QUESTIONS[0])  # the fixtures' reports name Quist
+        assert index.word_scores(QUESTIONS[0]).ids  # the fixtures' reports name Quist
 
 
 async def test_reports_are_indexed_once_per_version_and_level_whatever_the_threads(
@@ -448,7 +448,7 @@ async def test_report_similarity_is_the_stores_without_searching_it(
             include_vectors=False,
         )
         searched = {str(result.document.id): float(result.score) for result in found}
-        held = context._report_similarity(config, tables, question, embedder)
+        held = context._report_similarity(config, tables, question, embedder).as_dict()
         assert set(held) == set(searched) and len(held) > 3
         assert max(abs(held[key] - searched[key]) for key in held) < 1e-5
         assert sorted(held, key=held.__getitem__, reverse=True) == list(searched)
@@ -516,7 +516,7 @@ def test_relationships_are_graphrags_objects(built_index: tuple[Path, dict]) -> 
     from graphrag.query.indexer_adapters import read_indexer_relationships
 
     from graphrag_mcp_server.handlers.prepared import indexer_relationships
-    from graphrag_mcp_server.handlers.search.incident import RelationshipIndex
+    from graphrag_mcp_server.handlers.search.relationship_index import RelationshipIndex
 
     frame = pd.read_parquet(built_index[0] / "output" / "relationships.parquet")
     assert len(frame) > 100

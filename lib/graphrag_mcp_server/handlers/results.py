@@ -21,6 +21,15 @@ class Source(BaseModel):
     text_unit_id: str = Field(description="Id of the text unit (chunk) in the index")
 
 
+CONTEXT_DOCUMENTS = 20
+"""Most document titles a context record lists: an entity named across a large corpus is in
+thousands of documents (1,600 for a hub of a 10,000-document archive)."""
+DOCUMENTS_LISTED = (
+    f"Titles of the first {CONTEXT_DOCUMENTS} documents behind it, in the order of its text units"
+)
+DOCUMENT_COUNT = "How many documents are behind it in all"
+
+
 class ContextEntity(BaseModel):
     """An entity in a search's context."""
 
@@ -28,7 +37,8 @@ class ContextEntity(BaseModel):
     name: str
     type: str
     description: str
-    documents: list[str] = Field(description="Titles of the documents that mention it")
+    documents: list[str] = Field(description=DOCUMENTS_LISTED)
+    document_count: int = Field(description=DOCUMENT_COUNT)
 
 
 class ContextRelationship(BaseModel):
@@ -39,7 +49,8 @@ class ContextRelationship(BaseModel):
     target: str
     description: str
     weight: float
-    documents: list[str]
+    documents: list[str] = Field(description=DOCUMENTS_LISTED)
+    document_count: int = Field(description=DOCUMENT_COUNT)
 
 
 class ContextReport(BaseModel):
@@ -54,7 +65,8 @@ class ContextReport(BaseModel):
         default=None, description="Similarity of the report to the query (-1 to 1)"
     )
     content: str
-    documents: list[str]
+    documents: list[str] = Field(description=DOCUMENTS_LISTED)
+    document_count: int = Field(description=DOCUMENT_COUNT)
 
 
 class ContextTextUnit(BaseModel):

@@ -62,7 +62,7 @@ def _load(root: Path) -> Snapshot:
         tables.derived["version_hold"] = hold  # lives as long as the tables: searches hold them
     try:
         prepared(tables).warm()
-        from graphrag_mcp_server.handlers.search.incident import relationship_index
+        from graphrag_mcp_server.handlers.search.relationship_index import relationship_index
 
         relationship_index(prepared(tables))  # the local and DRIFT contexts' index
     except Exception as error:  # noqa: BLE001 - statistics and resources still serve; the searches report it

@@ -23,6 +23,7 @@ from graphrag_mcp_server.handlers.search.held_vectors import held_vectors
 from graphrag_mcp_server.handlers.search.report_index import (
     WORDS_WEIGHT,
     ReportIndex,
+    Scored,
     fused,
     report_text,
 )
@@ -350,9 +351,14 @@ def _reports(
     """The level's community reports (`index` holds their words and tokens), most similar to the
     query first (then highest rated), within the budget; without `embedder` by the question's words
     only (the reports' vector table is damaged)."""
+    import numpy as np
     import pandas as pd
 
-    similarity = {} if embedder is None else _report_similarity(config, tables, query, embedder)
+    similarity = (
+        Scored([], np.zeros(0))
+        if embedder is None
+        else _report_similarity(config, tables, query, embedder)
+    )
     words = index.word_scores(query)
     candidates, kept, tokens = _ranked(reports, index, words, similarity, max_tokens, limit)
     frame = pd.DataFrame(
@@ -376,20 +382,20 @@ def _reports(
 def _ranked(
     reports: list["CommunityReport"],
     index: ReportIndex,
-    words: dict[str, float],
-    similarity: dict[str, float],
+    words: Scored,
+    similarity: Scored,
     max_tokens: int,
     limit: int | None,
 ) -> tuple[list["CommunityReport"], list["CommunityReport"], int]:
-    """The first `limit` reports by relevance, then rating (all without a limit); those of these
-    that fit `max_tokens`, in order until one does not; and the tokens they take."""
-    relevance = fused((words, WORDS_WEIGHT), (similarity, 1.0))
-    ranked = sorted(
-        reports,
-        key=lambda report: (relevance.get(report.id, 0.0), report.rank or 0.0),
-        reverse=True,
-    )
-    candidates = ranked[:limit] if limit is not None else ranked
+    """The first `limit` reports by relevance, then rating (all without a limit), ties in the
+    reports' order; those of these that fit `max_tokens`, in order until one does not; and the
+    tokens they take."""
+    import numpy as np
+
+    relevance = fused([report.id for report in reports], (words, WORDS_WEIGHT), (similarity, 1.0))
+    rating = np.fromiter((report.rank or 0.0 for report in reports), float, count=len(reports))
+    order = np.lexsort((-rating, -relevance))[:limit]  # stable: ties keep the reports' order
+    candidates = [reports[at] for at in order.tolist()]
     kept: list[CommunityReport] = []
     tokens = 0
     for report in candidates:
@@ -403,16 +409,17 @@ def _ranked(
 
 def _report_similarity(
     config: "GraphRagConfig", tables: IndexTables, query: str, embedder: Any
-) -> dict[str, float]:
-    """Report id -> similarity of its full content's embedding to the query, for every report (of
-    every level, as the vector table holds them): from the vectors held in memory under LanceDB
+) -> Scored:
+    """The similarity of each report's full content's embedding to the query, for every report
+    (of every level, as the vector table holds them): from the vectors held in memory under LanceDB
     (read once per version), else by asking the store for all of them; empty without report
     embeddings."""
+    import numpy as np
     from graphrag.config.embeddings import community_full_content_embedding
     from graphrag.utils.api import get_embedding_store
 
     if community_full_content_embedding not in (config.embed_text.names or []):
-        return {}
+        return Scored([], np.zeros(0))
     store = get_embedding_store(
         config=config.vector_store, embedding_name=community_full_content_embedding
     )
@@ -426,4 +433,4 @@ def _report_similarity(
     found = store.similarity_search_by_text(
         query, embedded, k=max(store.count(), 1), include_vectors=False
     )
-    return {str(result.document.id): float(result.score) for result in found}
+    return Scored.of({str(result.document.id): float(result.score) for result in found})

@@ -40,10 +40,8 @@ def local_engine(
     from graphrag.utils.api import get_embedding_store, load_search_prompt
 
     from graphrag_mcp_server.handlers.search.held_vectors import held_vectors
-    from graphrag_mcp_server.handlers.search.incident import (
-        IncidentRelationshipsContext,
-        relationship_index,
-    )
+    from graphrag_mcp_server.handlers.search.incident import IncidentRelationshipsContext
+    from graphrag_mcp_server.handlers.search.relationship_index import relationship_index
 
     objects = prepared(tables)
     lookups = objects.local_lookups(level, entity_types)
@@ -144,10 +142,8 @@ def drift_engine(
     from graphrag.utils.api import get_embedding_store, load_search_prompt
 
     from graphrag_mcp_server.handlers.search.held_vectors import held_vectors
-    from graphrag_mcp_server.handlers.search.incident import (
-        IncidentRelationshipsContext,
-        relationship_index,
-    )
+    from graphrag_mcp_server.handlers.search.incident import IncidentRelationshipsContext
+    from graphrag_mcp_server.handlers.search.relationship_index import relationship_index
 
     objects, stores = prepared(tables), config.vector_store
     report_embeddings = get_embedding_store(

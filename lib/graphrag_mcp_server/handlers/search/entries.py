@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.prepared import prepared
 from graphrag_mcp_server.handlers.results import (
+    CONTEXT_DOCUMENTS,
     ContextEntity,
     ContextRelationship,
     ContextReport,
@@ -57,7 +58,7 @@ def _entity(row: dict[str, Any], lookup: "Lookup") -> ContextEntity:
         name=str(row.get("entity", title)),
         type=str(kind or ""),
         description=str(row.get("description") or ""),
-        documents=lookup.documents(lookup.text_units_of["entities"].get(short_id)),
+        **_documents(lookup, lookup.text_units_of["entities"].get(short_id)),
     )
 
 
@@ -70,7 +71,7 @@ def _relationship(row: dict[str, Any], lookup: "Lookup") -> ContextRelationship:
         target=str(row["target"]),
         description=str(row.get("description") or ""),
         weight=float(row.get("weight") or 0),
-        documents=lookup.documents(lookup.text_units_of["relationships"].get(short_id)),
+        **_documents(lookup, lookup.text_units_of["relationships"].get(short_id)),
     )
 
 
@@ -84,8 +85,14 @@ def _report(row: dict[str, Any], lookup: "Lookup") -> ContextReport:
         content=str(row.get("content") or ""),
         rating=None if rating is None else float(rating),
         similarity=row.get("similarity"),
-        documents=lookup.documents(lookup.text_units_of["reports"].get(community)),
+        **_documents(lookup, lookup.text_units_of["reports"].get(community)),
     )
+
+
+def _documents(lookup: "Lookup", unit_ids: Any) -> dict[str, Any]:
+    """A record's first CONTEXT_DOCUMENTS document titles and its count of documents."""
+    titles = lookup.documents(unit_ids)
+    return {"documents": titles[:CONTEXT_DOCUMENTS], "document_count": len(titles)}
 
 
 def _text_unit(row: dict[str, Any], lookup: "Lookup") -> ContextTextUnit | None:

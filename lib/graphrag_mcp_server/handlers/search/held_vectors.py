@@ -4,9 +4,11 @@ archive: 12,025 entity vectors and 2,777 report vectors of 256 numbers, 15 MB), 
 search costs a round trip through its background loop and builds a result row by row."""
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.errors import EmbeddingMismatchError
+from graphrag_mcp_server.handlers.search.report_index import Scored
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,10 +32,11 @@ def held_vectors(objects: "Prepared", store: "VectorStore") -> "HeldVectors | No
 
 @dataclass(frozen=True)
 class HeldVectors:
-    """Every row's id and vector of one LanceDB table."""
+    """Every row's id and vector of one LanceDB table, and each vector's squared length."""
 
     ids: list[str]
     matrix: "np.ndarray"
+    squared: "np.ndarray"
 
     @classmethod
     def read(cls, store: Any) -> "HeldVectors":
@@ -45,7 +48,8 @@ class HeldVectors:
         vectors = table.column(store.vector_field)
         width = getattr(vectors.type, "list_size", 0)  # graphrag's: a fixed-size list
         flat = np.asarray(vectors.combine_chunks().flatten(), dtype=np.float32)
-        return cls(ids, flat.reshape(len(ids), width if not ids else -1))
+        matrix = flat.reshape(len(ids), width if not ids else -1)
+        return cls(ids, matrix, np.einsum("ij,ij->i", matrix, matrix))
 
     def scores(self, query: list[float]) -> "np.ndarray":
         """Each row's score for `query` as graphrag's LanceDB store gives it: 1 - the squared L2
@@ -56,13 +60,21 @@ class HeldVectors:
         if len(query) != self.matrix.shape[1]:
             raise EmbeddingMismatchError.of_widths(len(query), self.matrix.shape[1])
 
-        distances = np.square(self.matrix - np.asarray(query, dtype=np.float32)).sum(axis=1)
+        vector = np.asarray(query, dtype=np.float32)
+        # |row - query|^2 as |row|^2 - 2 row.query + |query|^2: one product of the matrix by the
+        # query, where the difference's square made and summed a matrix-sized array each query
+        distances = self.squared - 2 * (self.matrix @ vector) + vector @ vector
         scores: np.ndarray = 1.0 - np.abs(distances)
         return scores
 
-    def similarity(self, query: list[float]) -> dict[str, float]:
-        """Row id -> its score for `query`, for every row."""
-        return dict(zip(self.ids, self.scores(query).tolist(), strict=True))
+    @cached_property
+    def places(self) -> dict[str, int]:
+        """Each row's place by its id."""
+        return {key: place for place, key in enumerate(self.ids)}
+
+    def similarity(self, query: list[float]) -> Scored:
+        """Every row's score for `query`."""
+        return Scored(self.ids, self.scores(query), self.places)
 
     def nearest(self, query: list[float], k: int) -> list["VectorStoreSearchResult"]:
         """The `k` rows nearest `query`, nearest first, as the store's search returns them (id,
@@ -71,7 +83,10 @@ class HeldVectors:
         from graphrag_vectors import VectorStoreDocument, VectorStoreSearchResult
 
         scores = self.scores(query)
-        first = np.argsort(-scores, kind="stable")[:k]
+        near = np.arange(len(scores))
+        if 0 < k < len(scores):  # those scoring at least the k-th best: a full sort of a few
+            near = np.flatnonzero(scores >= np.partition(scores, len(scores) - k)[len(scores) - k])
+        first = near[np.argsort(-scores[near], kind="stable")[:k]]
         return [
             VectorStoreSearchResult(
                 document=VectorStoreDocument(id=self.ids[row], vector=self.matrix[row].tolist()),

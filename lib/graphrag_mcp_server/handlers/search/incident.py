@@ -8,18 +8,17 @@ counted by a walk over all of them per outside entity (quadratic in a hub's part
 passages by the entity's relationships in each, gathering the entity's relationship ids again for
 every passage. On an archive of 3,000 documents that is nearly all of a local or DRIFT context's
 time: seconds for a question about a hub. This builder finds the incident relationships by the
-version's RelationshipIndex (each entity's relationship positions, every relationship's ends and
-rank as arrays, made once), chooses graphrag's relationships over those arrays, ranks each entity's
-passages once per version and offers graphrag only the first ranked passages; everything else is
-graphrag's own code, so the context is graphrag's: the same records in the same order
-(tests/test_incident_context.py compares them with graphrag's builder over every relationship).
+version's RelationshipIndex (relationship_index.py: each entity's relationship positions, every
+relationship's ends and rank as arrays, made once), chooses graphrag's relationships over those
+arrays, ranks each entity's passages once per version and offers graphrag only the first ranked
+passages; everything else is graphrag's own code, so the context is graphrag's: the same records
+in the same order (tests/test_incident_context.py compares them with graphrag's builder over every
+relationship).
 graphrag writes each ranked relationship's links into its attributes; here they are kept per
 search (`links`), so the version's relationships are shared by every search, never written into.
 """
 
 import logging
-from copy import copy
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -37,8 +36,6 @@ from graphrag_mcp_server.handlers.entity_names import naming_first
 from graphrag_mcp_server.handlers.search.embedder import RememberedEmbedder, RememberedSearches
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     import numpy as np
     from graphrag.data_model.entity import Entity
     from graphrag.data_model.relationship import Relationship
@@ -46,8 +43,9 @@ if TYPE_CHECKING:
     from graphrag.query.context_builder.builders import ContextBuilderResult
     from graphrag_llm.tokenizer import Tokenizer
 
-    from graphrag_mcp_server.handlers.prepared import LocalLookups, Prepared, RelationshipRows
+    from graphrag_mcp_server.handlers.prepared import LocalLookups
     from graphrag_mcp_server.handlers.search.held_vectors import HeldVectors
+    from graphrag_mcp_server.handlers.search.relationship_index import RelationshipIndex
 
 logger = logging.getLogger(LocalSearchMixedContext.__module__)
 """graphrag's own logger for its builder's records, so they go where graphrag's go (logs/)."""
@@ -317,8 +315,8 @@ def relationship_context(
         if include_relationship_weight:
             record.append(str(rel.weight or ""))
         marks = index.attributes(position, links)
-        for field in attributes:
-            value = marks.get(field)
+        for name in attributes:
+            value = marks.get(name)
             record.append(str(value) if value else "")
         line = column_delimiter.join(record) + "\n"
         line_tokens = tokenizer.num_tokens(line)
@@ -343,132 +341,29 @@ def chosen_relationships(
     out-network relationships' links written into `links`. graphrag walks every relationship three
     times and counts each outside entity's links by a walk over every out-network relationship
     (quadratic in a hub's partners); here the same choice is made over the index's arrays, each
-    sort stable as graphrag's."""
+    sort stable as graphrag's, and the links counted from each selected entity's partners (found
+    once per version: a question about a hub asks it of every prefix of its selection)."""
     import numpy as np
 
-    selected = np.array(
-        [index.codes[e.title] for e in selected_entities if e.title in index.codes], dtype=np.int64
-    )
+    selected = np.unique(
+        [index.codes[e.title] for e in selected_entities if e.title in index.codes]
+    ).astype(np.int64)
+    among = np.zeros(len(index.codes), dtype=bool)  # whether each entity code is selected
+    among[selected] = True
     incident = index.incident(entity.title for entity in selected_entities)
-    source_in = np.isin(index.sources[incident], selected)
-    target_in = np.isin(index.targets[incident], selected)
+    source_in, target_in = among[index.sources[incident]], among[index.targets[incident]]
     inside = index.by_rank(incident[source_in & target_in])
     outside = index.by_rank(
         np.concatenate([incident[source_in & ~target_in], incident[~source_in & target_in]])
     )
     if len(outside) <= 1:
         return np.concatenate([inside, outside])
-    from_selected = np.isin(index.sources[outside], selected)
+    from_selected = among[index.sources[outside]]
     partner = np.where(from_selected, index.targets[outside], index.sources[outside])
-    end = np.where(from_selected, index.sources[outside], index.targets[outside])
-    pairs = np.unique(partner * len(index.codes) + end)
-    counted = np.bincount(pairs // len(index.codes), minlength=len(index.codes))[partner]
+    counted = np.bincount(  # an outside entity's links: the selected entities it is linked to
+        np.concatenate([index.partners(code) for code in selected.tolist()]),
+        minlength=len(index.codes),
+    )[partner]
     links[outside] = counted
     order = np.lexsort((np.arange(len(outside)), -index.ranks[outside], -counted))
     return np.concatenate([inside, outside[order[: top_k_relationships * len(selected_entities)]]])
-
-
-def relationship_index(objects: "Prepared") -> "RelationshipIndex":
-    """The version's relationship index, made on its first local or DRIFT search and kept."""
-    index: RelationshipIndex = objects.once(
-        "relationship_index", lambda: RelationshipIndex.of_rows(objects.relationships())
-    )
-    return index
-
-
-@dataclass(frozen=True)
-class RelationshipIndex:
-    """A version's relationships (graphrag's objects, in the table's order) as arrays: each end's
-    entity code and each rank (graphrag's `rank or 0.0`), and each entity title's relationship
-    positions; made once per version (search/engines.py)."""
-
-    relationships: "Sequence[Relationship]"
-    codes: dict[str, int]
-    sources: "np.ndarray"
-    targets: "np.ndarray"
-    ranks: "np.ndarray"
-    positions: dict[str, "np.ndarray"]
-
-    @classmethod
-    def of(cls, relationships: list["Relationship"]) -> "RelationshipIndex":
-        """The index of `relationships`."""
-        import numpy as np
-
-        codes: dict[str, int] = {}
-        sources = np.array([codes.setdefault(rel.source, len(codes)) for rel in relationships])
-        targets = np.array([codes.setdefault(rel.target, len(codes)) for rel in relationships])
-        ranks = np.array([float(rel.rank or 0.0) for rel in relationships])
-        return cls._indexed(relationships, codes, sources, targets, ranks)
-
-    @classmethod
-    def _indexed(
-        cls,
-        relationships: "Sequence[Relationship]",
-        codes: dict[str, int],
-        sources: "np.ndarray",
-        targets: "np.ndarray",
-        ranks: "np.ndarray",
-    ) -> "RelationshipIndex":
-        import numpy as np
-
-        ends = np.concatenate([sources, targets])
-        at = np.concatenate([np.arange(len(relationships))] * 2)
-        order = np.lexsort((at, ends))
-        ends, at = ends[order], at[order]
-        distinct = np.ones(len(at), dtype=bool)  # a loop's two ends are one position
-        distinct[1:] = (ends[1:] != ends[:-1]) | (at[1:] != at[:-1])
-        ends, at = ends[distinct], at[distinct]
-        each = np.split(at, np.searchsorted(ends, np.arange(1, len(codes))))
-        positions = {title: each[code] for title, code in codes.items()}
-        return cls(relationships, codes, sources, targets, ranks, positions)
-
-    @classmethod
-    def of_rows(cls, rows: "RelationshipRows") -> "RelationshipIndex":
-        """The index of a version's relationships, from their columns (no object made)."""
-        import numpy as np
-
-        ends, titles = pd.factorize(  # codes in order of first appearance, as `of` gives them
-            np.array([str(title) for title in [*rows.sources, *rows.targets]], dtype=object)
-        )
-        codes = {str(title): code for code, title in enumerate(titles)}
-        count = len(rows)
-        return cls._indexed(rows, codes, ends[:count], ends[count:], rows.ranks())
-
-    def no_links(self) -> "np.ndarray":
-        """A search's links, none written yet."""
-        import numpy as np
-
-        return np.full(len(self.relationships), -1, dtype=np.int64)
-
-    def incident(self, titles: Any) -> "np.ndarray":
-        """The positions of the relationships with an end among `titles`, in the index's order."""
-        import numpy as np
-
-        found = [self.positions[title] for title in titles if title in self.positions]
-        return np.unique(np.concatenate(found)) if found else np.array([], dtype=np.int64)
-
-    def by_rank(self, positions: "np.ndarray") -> "np.ndarray":
-        """`positions` by rank, highest first, ties in their order (graphrag's
-        sort_relationships_by_rank: no relationship carries a `rank` attribute)."""
-        import numpy as np
-
-        return positions[np.argsort(-self.ranks[positions], kind="stable")]
-
-    def attributes(self, position: int, links: "np.ndarray") -> dict[str, Any]:
-        """The attributes of the relationship at `position` as graphrag's builder leaves them in
-        this search: with its links if it ranked it."""
-        attributes = self.relationships[position].attributes or {}
-        found = int(links[position])
-        return {**attributes, "links": found} if found >= 0 else attributes
-
-    def marked(self, positions: "np.ndarray", links: "np.ndarray") -> list["Relationship"]:
-        """The relationships at `positions` as graphrag's builder leaves them in this search: a
-        copy carrying its links for each it ranked, the shared object for the others."""
-        marked = []
-        for position in positions.tolist():
-            rel = self.relationships[position]
-            if links[position] >= 0:
-                rel = copy(rel)
-                rel.attributes = self.attributes(position, links)
-            marked.append(rel)
-        return marked

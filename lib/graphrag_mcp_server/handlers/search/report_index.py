@@ -9,8 +9,13 @@ import math
 import re
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FUSION_RANK_OFFSET = 5
 """Reciprocal rank fusion's k: a report's relevance is 1/(k + its rank by embedding) + 1/(k + its
@@ -38,19 +43,61 @@ def report_text(title: str, content: str) -> str:
     return f"{title}\n{content}"
 
 
-def fused(*weighted: tuple[dict[str, float], float]) -> dict[str, float]:
-    """Weighted reciprocal rank fusion of scores by id (higher is better in each, ties in the
-    scores' order); an id missing from one scoring adds nothing from it."""
+@dataclass(frozen=True)
+class Scored:
+    """Scores by id, higher better: `scores[i]` is `ids[i]`'s, ids in the scoring's order."""
+
+    ids: Sequence[str]
+    scores: "np.ndarray"
+    known_places: Mapping[str, int] | None = None
+    """Each id's place in `ids`, when the scorer holds it (made on first use otherwise)."""
+
+    @classmethod
+    def of(cls, scores: dict[str, float]) -> "Scored":
+        """The scoring of a dict of scores by id."""
+        import numpy as np
+
+        return cls(list(scores), np.fromiter(scores.values(), dtype=float, count=len(scores)))
+
+    @cached_property
+    def places(self) -> Mapping[str, int]:
+        """Each id's place in `ids`."""
+        if self.known_places is not None:
+            return self.known_places
+        return {key: place for place, key in enumerate(self.ids)}
+
+    def get(self, key: str) -> float | None:
+        """The score of `key`; None when it is not scored."""
+        place = self.places.get(key)
+        return None if place is None else float(self.scores[place])
+
+    def as_dict(self) -> dict[str, float]:
+        """Id -> score, in the scoring's order."""
+        return dict(zip(self.ids, self.scores.tolist(), strict=True))
+
+    def shares(self, ids: Sequence[str], weight: float) -> "np.ndarray":
+        """Each of `ids`' share of reciprocal rank fusion: weight / (k + its rank here), rank 1
+        the highest score, ties in the scoring's order; 0 for an id not scored."""
+        import numpy as np
+
+        order = np.argsort(-self.scores, kind="stable")
+        by_place = np.zeros(len(order) + 1)  # the last: an id not scored
+        by_place[order] = weight / (FUSION_RANK_OFFSET + np.arange(1, len(order) + 1))
+        places = self.places
+        at = np.fromiter((places.get(key, -1) for key in ids), dtype=np.int64, count=len(ids))
+        shares: np.ndarray = by_place[at]
+        return shares
+
+
+def fused(ids: Sequence[str], *weighted: tuple[Scored, float]) -> "np.ndarray":
+    """Weighted reciprocal rank fusion of the scorings, for each of `ids` (a scoring that lacks an
+    id adds nothing for it); by whole arrays, as a query ranks thousands of reports."""
     import numpy as np
 
-    fused: dict[str, float] = {}
+    relevance = np.zeros(len(ids))
     for scored, weight in weighted:
-        keys = list(scored)
-        values = np.fromiter(scored.values(), dtype=float, count=len(keys))
-        for rank, index in enumerate(np.argsort(-values, kind="stable").tolist(), 1):
-            key = keys[index]
-            fused[key] = fused.get(key, 0.0) + weight / (FUSION_RANK_OFFSET + rank)
-    return fused
+        relevance += scored.shares(ids, weight)
+    return relevance
 
 
 @dataclass(frozen=True)
@@ -91,9 +138,9 @@ class ReportIndex:
         """Whether these are the indexed reports, in the same order."""
         return list(report_ids) == self.ids
 
-    def word_scores(self, query: str, k1: float = BM25_K1, b: float = BM25_B) -> dict[str, float]:
-        """BM25 of the query's words in each report (id -> score, in the reports' order; reports
-        sharing none of its words left out): words rare among the reports weigh most, as an
+    def word_scores(self, query: str, k1: float = BM25_K1, b: float = BM25_B) -> Scored:
+        """BM25 of the query's words in each report (in the reports' order; reports sharing none
+        of its words left out): words rare among the reports weigh most, as an
         embedding of a whole report does not weigh them. Adds up only the postings of the query's
         words, each word's at once (a hub's name and the common words are in most reports)."""
         import numpy as np
@@ -116,5 +163,5 @@ class ReportIndex:
                 / (counts + k1 * (1 - b + b * lengths[positions] / average))
             )
             shared[positions] = True
-        hits = np.flatnonzero(shared).tolist()
-        return dict(zip([self.ids[hit] for hit in hits], scores[hits].tolist(), strict=True))
+        hits = np.flatnonzero(shared)
+        return Scored([self.ids[hit] for hit in hits.tolist()], scores[hits])
