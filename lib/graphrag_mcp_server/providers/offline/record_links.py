@@ -141,6 +141,33 @@ _NAME_LABEL = re.compile(r"\bname\b", re.IGNORECASE)
 _LABEL = re.compile(r"^\W*([^:\n]{2,40}?)\W*:\s")
 """A line's label: 'Morwenna Pascoe: ...', 'Q: ...', 'Interviewer: ...'."""
 _YOU = re.compile(r"\b(?:you|your)\b", re.IGNORECASE)
+_BRACKETED = re.compile(r"\(([^()]+)\)?\s*$")
+"""A name in brackets closing a label: 'HOST (Imogen Reyes)'."""
+
+
+def _people(found: Mentions) -> dict[str, str]:
+    """The persons found, by their lower-case names."""
+    return {name.lower(): name for name in found.names if typed(name, found)[0] == "person"}
+
+
+def _speaker(label: str, people: dict[str, str]) -> str | None:
+    """The person a line's label names: 'Kofi Asante', or one in brackets after a role ('HOST
+    (Imogen Reyes)'); None for another label ('Interviewer', 'Q')."""
+    named = people.get(label.strip().lower())
+    if named is None and (inner := _BRACKETED.search(label)):
+        named = people.get(inner[1].strip().lower())
+    return named
+
+
+def _turns(found: Mentions, sentences: list[str]) -> list[str | None]:
+    """Each sentence's speaker: the person named by the last line label before it or on its
+    line; None outside a person's turn."""
+    people, speaker, turns = _people(found), None, []
+    for sentence in sentences:
+        if label := _LABEL.match(sentence):
+            speaker = _speaker(label[1], people)
+        turns.append(speaker)
+    return turns
 
 
 def speaker_links(
@@ -152,12 +179,10 @@ def speaker_links(
     """A transcript's speaker (a person whose name labels a line) linked to the names of the
     first-person sentences of their turn, and to the names of a question put to them ('How did
     you come to buy Lower Treve Mill?') in the turn before, labelled otherwise ('Interviewer:')."""
-    people = {name.lower(): name for name in found.names if typed(name, found)[0] == "person"}
-    speaker: str | None = None
     asked: list[str] = []
-    for sentence, names in zip(sentences, present, strict=True):
-        if label := _LABEL.match(sentence):
-            speaker = people.get(label[1].strip().lower())
+    turns = _turns(found, sentences)
+    for sentence, names, speaker in zip(sentences, present, turns, strict=True):
+        if _LABEL.match(sentence):
             if speaker is None:
                 asked = names if _YOU.search(sentence) else []
                 continue
@@ -183,13 +208,17 @@ def body_voice_links(
     press release, an annual review, a job advert: 'Annual Review 2025: Riverside Food Bank')
     speaks as that body in the first person, so the body is linked to the names of its
     first-person sentences ('Our volunteers, led by Bethany Osei, ...'); a quotation speaks for
-    its speaker, not the body. A heading under an unnamed first line is a form's, not a voice
-    (measured: taking it too moved six topics' global ranking)."""
+    its speaker, not the body, and so does a transcript's speaker's turn ('KOFI ASANTE: My
+    colleague ...'). A heading under an unnamed first line is a form's, not a voice (measured:
+    taking it too moved six topics' global ranking)."""
     if (heading := _heading_body(found, sentences, present)) is None or heading[0] != 0:
         return
     first, body = heading
-    for sentence, names in zip(sentences[first + 1 :], present[first + 1 :], strict=True):
-        if FIRST_PERSON.search(sentence) and not _QUOTED.search(sentence):
+    turns = _turns(found, sentences)
+    for sentence, names, speaker in zip(
+        sentences[first + 1 :], present[first + 1 :], turns[first + 1 :], strict=True
+    ):
+        if FIRST_PERSON.search(sentence) and not _QUOTED.search(sentence) and speaker is None:
             for name in names:
                 link(body, name, f"{body}: {sentence}")
 

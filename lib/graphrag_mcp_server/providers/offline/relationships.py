@@ -23,6 +23,7 @@ from graphrag_mcp_server.providers.offline.blocks import (
     role_lines,
 )
 from graphrag_mcp_server.providers.offline.entities import Mentions, typed
+from graphrag_mcp_server.providers.offline.labels import FIELD_LABEL
 from graphrag_mcp_server.providers.offline.letters import letter_links
 from graphrag_mcp_server.providers.offline.name_forms import without_nicknames, written_whole
 from graphrag_mcp_server.providers.offline.patterns import speaker_label
@@ -350,9 +351,11 @@ def _subject(found: Mentions, sentences: list[str]) -> str | None:
     first = next((sentence for sentence in sentences if _in_order(found, sentence)), "")
     people = [name for name in _in_order(found, first) if typed(name, found)[0] == "person"]
     opening = without_nicknames(first)  # 'Margaret "Peggy" Doyle, who ...'
-    for name in people:
-        if opening.startswith(name):
-            return name
+    label = FIELD_LABEL.match(opening)  # 'Obituary: Margaret Ellison, 1938-2026'
+    for start in (opening, opening[label.end() :].lstrip() if label else ""):
+        for name in people:
+            if start.startswith(name):
+                return name
     if len(people) == 1 and re.search(rf"{re.escape(people[0])}\s*(?:\(|was\b|is\b)", first):
         return people[0]
     return None
