@@ -4,7 +4,8 @@ podcast transcript): a biography's subject is found after a label opening its fi
 transcript's speaker may be named in brackets after a role ('HOST (Imogen Reyes):'), and a
 speaker's first person is the speaker's, not the body of the heading's. Tried and dropped: a
 speaker's labelled line as no form field (held_out_6's global topic report first 8 -> 7 of 8).
-Each test fails on the code of 7260de9."""
+From a planning notice: the name after a street's name and a comma is an address's town. Each
+test fails on the code of 7260de9."""
 
 import pytest
 from graphrag_llm.completion import LLMCompletion
@@ -55,3 +56,21 @@ async def test_a_transcripts_speakers_speak_for_themselves_not_the_heading(
     assert frozenset({"IMOGEN REYES", "KOFI ASANTE"}) in pairs
     for name in ("PRIYA NATARAJAN", "CALSHOT", "LYMINGTON FISHERMEN'S ASSOCIATION"):
         assert frozenset({"TIDEWATER PODCAST", name}) not in pairs
+
+
+NOTICE = (
+    "Planning notice\n\n"
+    "Application 24/0815/FUL: Erection of an extension at 12 Orchard Close, Kirkby Lonsdale.\n"
+    "Case officer: Siân Roberts\n\n"
+    "Beside 4 Mill Lane, Wilhelmina Dunstable keeps bees.\n"
+)
+
+
+async def test_the_name_after_a_streets_name_and_a_comma_is_a_town(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """An address's town, which no gazetteer holds, is a place; a person written after a street
+    and a comma (her first name known) stays a person."""
+    types, _ = await _extracted(model, NOTICE)
+    assert types["KIRKBY LONSDALE"] == "GEO" and types["ORCHARD CLOSE"] == "GEO"
+    assert types["WILHELMINA DUNSTABLE"] == "PERSON"

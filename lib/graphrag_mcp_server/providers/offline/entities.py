@@ -56,6 +56,7 @@ from graphrag_mcp_server.providers.offline.name_runs import (
     without_post_nominals,
 )
 from graphrag_mcp_server.providers.offline.name_words import (
+    address_towns,
     and_in_a_body,
     and_in_a_law,
     before_a_form,
@@ -389,6 +390,7 @@ def find_entities(text: str) -> Mentions:
     places |= {
         name for name, words in before.items() if words & _PLACE_PREPOSITIONS - {"to", "from"}
     }  # 'in Nether Ashcombe'
+    places |= address_towns(text, list(found.values()), list(before))
     institutions = {name for name, words in before.items() if "the" in words}
     quoted_works = quoted_terms.work_titles(text)
     quoted = {

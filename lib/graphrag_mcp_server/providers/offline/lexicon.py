@@ -212,6 +212,14 @@ LOCATIVE_PARTICLES = frozenset(["w", "we", "v", "ve", "u", "i"])
 """'In' of Polish, Czech, Slovak, Croatian, Serbian and the Scandinavian languages, written inside
 a body's name after its noun ('Uniwersytet Morski w Gdyni', 'Univerzita Karlova v Praze',
 'Universitetet i Bergen'); none is an English word in lower case."""
+STREET_WORDS = frozenset(
+    [
+        # the street types of UK postal addresses
+        "street", "road", "lane", "avenue", "boulevard", "square", "row", "crescent", "terrace",
+        "close", "drive", "way", "place", "gardens", "mews", "parade", "grove", "rise",
+    ]
+)
+"""Last words of a street's name ('Orchard Close'): what an address's town follows."""
 PLACE_HEADS = frozenset(
     [
         # water (WordNet noun.object / noun.location)
@@ -227,18 +235,16 @@ PLACE_HEADS = frozenset(
         # settlements and divisions
         "city", "town", "village", "hamlet", "county", "shire", "province", "region", "district",
         "state", "territory", "parish", "borough", "canton", "prefecture", "oblast",
-        # ways (with the street types of UK postal addresses) and built places
-        "street", "road", "lane", "avenue", "boulevard", "square", "row", "crescent", "terrace",
-        "close", "drive", "way", "place", "gardens", "mews", "quay", "wharf", "pier", "dock",
-        "parade", "grove", "rise", "yard", "arcade",
-        "docks", "bridge", "port", "airport", "station", "stadium", "arena", "ground", "park",
+        # built places (and STREET_WORDS, above)
+        "quay", "wharf", "pier", "dock", "yard", "arcade", "docks", "bridge", "port", "airport",
+        "station", "stadium", "arena", "ground", "park",
         "viaduct", "aqueduct", "tunnel", "causeway",
         "castle", "abbey", "cathedral", "palace", "tower", "fort", "room", "rooms", "hall",
         # places of worship besides 'church', which names a body as often
         "chapel", "priory", "convent", "monastery", "friary", "nunnery", "mosque", "synagogue",
         "basilica",
     ]
-)
+) | STREET_WORDS
 """Last words that make a name a place's ('Kell Estuary', 'Albion Street')."""
 PLACE_FIRST_WORDS = frozenset(["port", "point", "mount", "lake", "cape", "fort", "isle", "loch"])
 HONORIFICS = frozenset(

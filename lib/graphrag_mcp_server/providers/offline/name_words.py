@@ -18,6 +18,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     LOCATIVE_PARTICLES,
     ORGANISATION_HEADS,
     PLACE_HEADS,
+    STREET_WORDS,
     TITLE_ABBREVIATIONS,
     TITLES,
     is_english_word,
@@ -393,6 +394,19 @@ def in_place(tokens: list[str], start: int, length: int) -> bool:
         and (head(after) in PLACE_HEADS or after in _CIVIC)
         and (after, then) != ("head", "of")
     )
+
+
+def address_towns(text: str, names: list[str], candidates: list[str]) -> set[str]:
+    """The `candidates` written after a street's name (one of `names` ending in a street's word)
+    and a comma: an address's town ('12 Orchard Close, Kirkby Lonsdale'); not one opening with a
+    first name ('In Downing Street, Keir Starmer said')."""
+    streets = [name for name in names if name.split()[-1].lower() in STREET_WORDS]
+    return {
+        name
+        for name in candidates
+        if not is_first_name(name.split()[0].lower())
+        and any(f"{street}, {name}" in text for street in streets)
+    }
 
 
 def words_before(text: str, name: str) -> set[str]:
