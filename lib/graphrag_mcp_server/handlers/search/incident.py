@@ -345,9 +345,8 @@ def chosen_relationships(
     once per version: a question about a hub asks it of every prefix of its selection)."""
     import numpy as np
 
-    selected = np.unique(
-        [index.codes[e.title] for e in selected_entities if e.title in index.codes]
-    ).astype(np.int64)
+    titles = list(dict.fromkeys(e.title for e in selected_entities if e.title in index.codes))
+    selected = np.array([index.codes[title] for title in titles], dtype=np.int64)
     among = np.zeros(len(index.codes), dtype=bool)  # whether each entity code is selected
     among[selected] = True
     incident = index.incident(entity.title for entity in selected_entities)
@@ -361,7 +360,7 @@ def chosen_relationships(
     from_selected = among[index.sources[outside]]
     partner = np.where(from_selected, index.targets[outside], index.sources[outside])
     counted = np.bincount(  # an outside entity's links: the selected entities it is linked to
-        np.concatenate([index.partners(code) for code in selected.tolist()]),
+        np.concatenate([index.partners(title) for title in titles]),
         minlength=len(index.codes),
     )[partner]
     links[outside] = counted

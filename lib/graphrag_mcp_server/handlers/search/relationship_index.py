@@ -37,10 +37,8 @@ class RelationshipIndex:
     targets: "np.ndarray"
     ranks: "np.ndarray"
     positions: dict[str, "np.ndarray"]
-    by_code: list["np.ndarray"]
-    """Each entity code's relationship positions (those of `positions`, by code)."""
-    partnered: dict[int, "np.ndarray"] = field(default_factory=dict)
-    """Each entity code's partners (`partners`), as found so far."""
+    partnered: dict[str, "np.ndarray"] = field(default_factory=dict)
+    """Each entity title's partners (`partners`), as found so far."""
 
     @classmethod
     def of(cls, relationships: list["Relationship"]) -> "RelationshipIndex":
@@ -73,7 +71,7 @@ class RelationshipIndex:
         ends, at = ends[distinct], at[distinct]
         each = np.split(at, np.searchsorted(ends, np.arange(1, len(codes))))
         positions = {title: each[code] for title, code in codes.items()}
-        return cls(relationships, codes, sources, targets, ranks, positions, each)
+        return cls(relationships, codes, sources, targets, ranks, positions)
 
     @classmethod
     def of_rows(cls, rows: "RelationshipRows") -> "RelationshipIndex":
@@ -107,16 +105,16 @@ class RelationshipIndex:
         marked[joined] = True
         return np.flatnonzero(marked)
 
-    def partners(self, code: int) -> "np.ndarray":
-        """The codes of the entities that the entity `code` has a relationship with (itself
-        too, for a self-loop), each once; found on first use and kept."""
+    def partners(self, title: str) -> "np.ndarray":
+        """The codes of the entities that the entity `title` (one of `codes`) has a relationship
+        with (itself too, for a self-loop), each once; found on first use and kept."""
         import numpy as np
 
-        if code not in self.partnered:
-            at = self.by_code[code]
+        if title not in self.partnered:
+            at, code = self.positions[title], self.codes[title]
             sources, targets = self.sources[at], self.targets[at]
-            self.partnered[code] = np.unique(np.where(sources == code, targets, sources))
-        return self.partnered[code]
+            self.partnered[title] = np.unique(np.where(sources == code, targets, sources))
+        return self.partnered[title]
 
     def by_rank(self, positions: "np.ndarray") -> "np.ndarray":
         """`positions` by rank, highest first, ties in their order (graphrag's
