@@ -159,7 +159,7 @@ def _speaker(label: str, people: dict[str, str]) -> str | None:
     return named
 
 
-def _turns(found: Mentions, sentences: list[str]) -> list[str | None]:
+def speaker_turns(found: Mentions, sentences: list[str]) -> list[str | None]:
     """Each sentence's speaker: the person named by the last line label before it or on its
     line; None outside a person's turn."""
     people, speaker, turns = _people(found), None, []
@@ -171,16 +171,16 @@ def _turns(found: Mentions, sentences: list[str]) -> list[str | None]:
 
 
 def speaker_links(
-    found: Mentions,
     sentences: list[str],
     present: list[list[str]],
+    turns: list[str | None],
     link: Callable[[str, str, str], None],
 ) -> None:
-    """A transcript's speaker (a person whose name labels a line) linked to the names of the
-    first-person sentences of their turn, and to the names of a question put to them ('How did
-    you come to buy Lower Treve Mill?') in the turn before, labelled otherwise ('Interviewer:')."""
+    """A transcript's speaker (a person whose name labels a line; `turns`, speaker_turns) linked
+    to the names of the first-person sentences of their turn, and to the names of a question put
+    to them ('How did you come to buy Lower Treve Mill?') in the turn before, labelled otherwise
+    ('Interviewer:')."""
     asked: list[str] = []
-    turns = _turns(found, sentences)
     for sentence, names, speaker in zip(sentences, present, turns, strict=True):
         if _LABEL.match(sentence):
             if speaker is None:
@@ -202,19 +202,19 @@ def body_voice_links(
     found: Mentions,
     sentences: list[str],
     present: list[list[str]],
+    turns: list[str | None],
     link: Callable[[str, str, str], None],
 ) -> None:
     """A text without a writer whose first line is a heading naming one body (`_heading_body`: a
     press release, an annual review, a job advert: 'Annual Review 2025: Riverside Food Bank')
     speaks as that body in the first person, so the body is linked to the names of its
     first-person sentences ('Our volunteers, led by Bethany Osei, ...'); a quotation speaks for
-    its speaker, not the body, and so does a transcript's speaker's turn ('KOFI ASANTE: My
-    colleague ...'). A heading under an unnamed first line is a form's, not a voice (measured:
+    its speaker, not the body, and so does a transcript's speaker's turn (`turns`: 'KOFI ASANTE:
+    My colleague ...'). A heading under an unnamed first line is a form's, not a voice (measured:
     taking it too moved six topics' global ranking)."""
     if (heading := _heading_body(found, sentences, present)) is None or heading[0] != 0:
         return
     first, body = heading
-    turns = _turns(found, sentences)
     for sentence, names, speaker in zip(
         sentences[first + 1 :], present[first + 1 :], turns[first + 1 :], strict=True
     ):

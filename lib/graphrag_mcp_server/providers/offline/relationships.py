@@ -34,6 +34,7 @@ from graphrag_mcp_server.providers.offline.record_links import (
     form_links,
     record_links,
     speaker_links,
+    speaker_turns,
     subject_links,
 )
 from graphrag_mcp_server.providers.offline.role_links import (
@@ -180,9 +181,10 @@ def relationship_records(found: Mentions, text: str) -> list[str]:
     def letter(first: str, second: str, sentence: str) -> None:
         link(first, second, LETTER, sentence)
 
+    turns = speaker_turns(found, all_sentences)
     if not letter_links(all_sentences, all_present, order, letter, near):
-        body_voice_links(found, all_sentences, all_present, near)
-    speaker_links(found, all_sentences, all_present, near)
+        body_voice_links(found, all_sentences, all_present, turns, near)
+    speaker_links(all_sentences, all_present, turns, near)
     affiliation_links(text, found.names, near)
     form_links(found, all_sentences, all_present, near)
     subject_links(found, all_sentences, all_present, near)
