@@ -11,15 +11,18 @@ graphrag's (groups in order of first appearance, descriptions and units in the u
 weights summed by pandas). A unit's rows are found by
 its extraction's memo key (its stripped text and the extraction settings), and used only while
 the extraction model is the one they were made with.
+
+An update stores its rows as changes to the base table of the version before (row_changes.py).
 """
 
 import json
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.handlers.indexing.row_changes import CHANGES, DROPPED, BaseRows
 from graphrag_mcp_server.handlers.tables import READ_OPTIONS
 
 if TYPE_CHECKING:
@@ -59,28 +62,56 @@ class ExtractedRows:
     previous: Path | None
     version: Path
     models: str
+    _base: BaseRows | None = field(default=None, init=False, repr=False)
 
     def stored(self) -> "pa.Table | None":
-        """The previous version's rows, when it stored them with this run's extraction model."""
+        """The previous version's rows (its base's held rows, then those its changes add), when
+        it stored them with this run's extraction model."""
+        import numpy as np
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         path = self.previous / FILE if self.previous is not None else None
         if path is None or not path.is_file():
             return None
-        table = pq.read_table(path, **READ_OPTIONS)
-        metadata = table.schema.metadata or {}
-        if metadata.get(MODELS) != self.models.encode() or table.column_names != list(STORED):
+        base = pq.read_table(path, **READ_OPTIONS)
+        changes = None
+        if (path.parent / CHANGES).is_file():
+            changes = pq.read_table(path.parent / CHANGES, **READ_OPTIONS)
+        metadata = (changes if changes is not None else base).schema.metadata or {}
+        tables = [table for table in (base, changes) if table is not None]
+        if metadata.get(MODELS) != self.models.encode() or any(
+            table.column_names != list(STORED) for table in tables
+        ):
             return None
-        return table
+        held = np.ones(base.num_rows, dtype=bool)
+        for start, stop in json.loads(metadata.get(DROPPED, b"[]")):
+            held[start:stop] = False
+        self._base = BaseRows(path, base["key"], held)
+        parts = [
+            self._base.rows(base),
+            *([changes] if changes is not None and changes.num_rows else []),
+        ]
+        return pa.concat_tables(parts).replace_schema_metadata(metadata)
 
     def write(self, rows: "pa.Table", renames: bytes) -> None:
         """Store this run's rows (`in_order`) in the version, with the titles it renamed
-        (name_variants.recorded)."""
+        (name_variants.recorded): as changes to the base it read while they are few, else
+        whole."""
         from graphrag_mcp_server.handlers.indexing.record_tables import write_table_file
+        from graphrag_mcp_server.handlers.indexing.versions import link_file
 
         metadata = {MODELS: self.models.encode(), RENAMES: renames}
-        table = rows.select(list(STORED)).replace_schema_metadata(metadata)
-        write_table_file(self.version / FILE, table)
+        table = rows.select(list(STORED))
+        base, self._base = self._base, None  # its key column let go: the run's state outlives it
+        changes = base.changes(table) if base is not None else None
+        if base is None or changes is None:
+            write_table_file(self.version / FILE, table.replace_schema_metadata(metadata))
+            return
+        added, dropped = changes
+        link_file(base.path, self.version / FILE)
+        metadata[DROPPED] = json.dumps(dropped).encode()
+        write_table_file(self.version / CHANGES, added.replace_schema_metadata(metadata))
 
 
 def _schema(positioned: bool) -> "pa.Schema":
