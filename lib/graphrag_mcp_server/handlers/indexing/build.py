@@ -190,9 +190,11 @@ def _in_order(
 ) -> "pd.DataFrame":
     """The documents of `files`, in their order: the rows of `known` (titled by their file, taken
     from the version before, as Arrow columns: no Python object a row) and the rows `read` gives
-    each other file."""
+    each other file (slices of the known rows where they keep their order: no text copied)."""
     import numpy as np
     import pandas as pd
+
+    from graphrag_mcp_server.handlers.indexing.slices import frame_taken
 
     place = {path: position for position, path in enumerate(files)}
     rows = [row for path in files for row in read.get(path, [])]
@@ -204,7 +206,7 @@ def _in_order(
         frames.append(pd.DataFrame(rows))
         places += [place[path] for path in files for _ in read.get(path, [])]
     order = np.argsort(places, kind="stable")
-    return pd.concat(frames, ignore_index=True).take(order).reset_index(drop=True)
+    return frame_taken(pd.concat(frames, ignore_index=True), order)
 
 
 def _listed(unreadable: dict[str, str]) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.row_changes import CHANGES, DROPPED, BaseRows
+from graphrag_mcp_server.handlers.indexing.slices import taken
 from graphrag_mcp_server.handlers.tables import READ_OPTIONS
 
 if TYPE_CHECKING:
@@ -217,21 +218,7 @@ def in_order(parts: list["pa.Table"]) -> "pa.Table":
     placed = np.flatnonzero(position >= 0)
     kind = rows["kind"].to_numpy(zero_copy_only=False)[placed]
     row = rows["row"].to_numpy(zero_copy_only=False)[placed]
-    order = placed[np.lexsort((row, position[placed], kind))]
-    starts = np.flatnonzero(np.diff(order) != 1) + 1
-    if len(starts) > MAX_RUNS:
-        return rows.take(pa.array(order))
-    bounds = [0, *starts.tolist(), len(order)]
-    slices = [
-        rows.slice(int(order[start]), end - start)
-        for start, end in zip(bounds[:-1], bounds[1:], strict=True)
-        if end > start
-    ]
-    return pa.concat_tables(slices) if slices else rows.slice(0, 0)
-
-
-MAX_RUNS = 4096
-"""Runs of consecutive rows past which `in_order` copies the rows in order instead of slicing."""
+    return taken(rows, placed[np.lexsort((row, position[placed], kind))])
 
 
 def unit_rows(extractions: list[tuple[int, str, str]]) -> "pa.Table":

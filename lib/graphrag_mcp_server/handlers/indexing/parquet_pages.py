@@ -37,6 +37,9 @@ GROUP_BYTES = 128 * 1024
 over this, decided by its key's hash."""
 MIN_GROUP_BYTES, MAX_GROUP_BYTES = 32 * 1024, 1024 * 1024
 """No row group ends before MIN_GROUP_BYTES; one ends at MAX_GROUP_BYTES whatever its rows."""
+HASHED_AT_ONCE = 32 * 1024
+"""Keys turned into Python strings and hashed together: a whole column of them (the memo's 260,000
+keys at 10,000 documents) was 70-90 MB held for one hash call."""
 KEY_COLUMNS = ("id", "key")
 """The column whose value names a row (graphrag's tables' `id`, carried_over's `key`); a table
 with neither is grouped by its first column."""
@@ -47,7 +50,32 @@ def arrow_table(frame: "pd.DataFrame", index: bool | None = None) -> "pa.Table":
     `to_parquet(index=...)` does)."""
     import pyarrow as pa
 
-    return pa.Table.from_pandas(frame, preserve_index=index)
+    table = pa.Table.from_pandas(frame, preserve_index=index)
+    return _lists_as_objects(table) if table.schema.metadata else table
+
+
+def _lists_as_objects(table: "pa.Table") -> "pa.Table":
+    """`table` with pandas' metadata naming each list column as a column of Python lists (numpy
+    type `object`), as a frame of lists stores it: a column of Arrow lists (pd.ArrowDtype, kept so
+    that a workflow turns no list into Python objects) is otherwise named by its Arrow type, which
+    pandas' read_parquet cannot read back."""
+    import json
+
+    metadata = json.loads(table.schema.metadata[b"pandas"])
+    columns = metadata.get("columns", [])
+    arrow_lists = [
+        column
+        for column in columns
+        if str(column.get("pandas_type", "")).startswith("list[")
+        and str(column.get("numpy_type", "")).endswith("[pyarrow]")
+    ]
+    if not arrow_lists:
+        return table
+    for column in arrow_lists:
+        column["numpy_type"] = "object"
+    return table.replace_schema_metadata(
+        {**table.schema.metadata, b"pandas": json.dumps(metadata).encode()}
+    )
 
 
 def table_bytes(table: "pa.Table") -> bytes:
@@ -148,13 +176,12 @@ def _key_hashes(table: "pa.Table") -> "np.ndarray":
 
     name = next((name for name in KEY_COLUMNS if name in table.column_names), table.column_names[0])
     column = table.column(name)
-    keys = np.asarray(
-        column.to_pylist()
-        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
-        else [str(value) for value in column.to_pylist()],
-        dtype=object,
-    )
-    hashes: np.ndarray = pd.util.hash_array(keys)
+    text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+    hashes: np.ndarray = np.empty(len(column), dtype=np.uint64)
+    for start in range(0, len(column), HASHED_AT_ONCE):  # keys as Python strings a piece at a time
+        values = column.slice(start, HASHED_AT_ONCE).to_pylist()
+        keys = np.asarray(values if text else [str(value) for value in values], dtype=object)
+        hashes[start : start + len(keys)] = pd.util.hash_array(keys)
     codes, distinct = pd.factorize(hashes)
     if len(distinct) < len(hashes):  # a key on several rows: each row's place among them too
         place = pd.Series(codes).groupby(codes, sort=False).cumcount().to_numpy()

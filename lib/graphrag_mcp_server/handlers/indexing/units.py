@@ -152,14 +152,16 @@ class Unchanged:
 
     def joined(self, others: "pd.DataFrame", counts: list[int]) -> "pd.DataFrame":
         """The carried units and `others` (the units of the other documents, in order, `counts`
-        of each), in the documents' order."""
+        of each), in the documents' order: slices of the carried rows (slices.py)."""
         import numpy as np
         import pyarrow as pa
 
+        from graphrag_mcp_server.handlers.indexing.slices import taken
+
         fresh = pa.Table.from_pandas(others, preserve_index=False).cast(self.rows.schema)
         places = np.concatenate([self.places, np.repeat(self.others, counts)])
-        order = pa.array(np.argsort(places, kind="stable"))
-        joined: pd.DataFrame = pa.concat_tables([self.rows, fresh]).take(order).to_pandas()
+        order = np.argsort(places, kind="stable")
+        joined: pd.DataFrame = taken(pa.concat_tables([self.rows, fresh]), order).to_pandas()
         return joined
 
 

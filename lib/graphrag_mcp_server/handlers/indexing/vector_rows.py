@@ -75,13 +75,20 @@ def digests(
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from graphrag_mcp_server.handlers.indexing.slices import taken
+
     ids = rows[ID].combine_chunks()
     carried = pa.nulls(rows.num_rows, pa.large_string())
     if previous is not None and recorded is not None:
-        was = previous[TEXT].combine_chunks().take(pc.index_in(ids, previous[ID]))
-        same = pc.equal(rows[TEXT].combine_chunks(), was)
+        at = pc.index_in(ids, previous[ID])
+        found = at.is_valid()
+        # the previous texts as slices where in the same order: no copy of every text
+        was = taken(previous[TEXT], pc.fill_null(at, 0).to_numpy())
+        same = pc.and_(found, pc.fill_null(pc.equal(rows[TEXT], was), False))
         digest = recorded[TEXT].combine_chunks().take(pc.index_in(ids, recorded[ID]))
-        carried = pc.if_else(pc.fill_null(same, False), digest, carried)
+        if isinstance(same, pa.ChunkedArray):  # a mask of one piece: its booleans are few bytes
+            same = same.combine_chunks()
+        carried = pc.if_else(same, digest, carried)
     fresh = pc.is_null(carried)
     if pc.any(fresh).as_py():
         hashed = [input_hash(text) for text in texts(rows.filter(fresh))]
