@@ -87,12 +87,17 @@ def unchanged(
     same = [path for path, each in _text_files(stamps).items() if recorded.get(path) == each]
     if not same:
         return None
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
+    from graphrag_mcp_server.handlers.indexing.slices import taken
+
     table = pq.read_table(version / "documents.parquet", columns=list(DOCUMENT_COLUMNS))
-    return table.filter(pc.is_in(table["title"], value_set=pa.array(same, table["title"].type)))
+    kept = pc.is_in(table["title"], value_set=pa.array(same, table["title"].type))
+    # slices of the rows kept: a filter copied every text (31 MB at 10,000 documents)
+    return taken(table, np.flatnonzero(kept.to_numpy(zero_copy_only=False)))
 
 
 def _text_files(stamps: dict[str, Stamp]) -> dict[str, Stamp]:
