@@ -143,3 +143,53 @@ def test_a_hub_is_summarised_again_only_when_its_top_descriptions_change(
     run(changed, ["Works with A, the founder.", "Works with B.", "Met N at the pier."])
     assert (changed.computed, len(asked)) == (1, 3)
     assert asked[-1] == ["Works with A, the founder.", "Works with B."]
+
+
+def test_summaries_asked_in_parts_are_graphrags_in_one_call(
+    model: LLMCompletion, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """graphrag's summarize_descriptions asked a few rows at a time (kept_summaries
+    SUMMARIZED_AT_ONCE: it makes a task for every row it is handed) gives the summaries one call
+    over all rows gives, in order, with its progress told as one count over all of them."""
+    from graphrag.callbacks.noop_workflow_callbacks import NoopWorkflowCallbacks
+    from graphrag.index.operations.summarize_descriptions.summarize_descriptions import (
+        summarize_descriptions,
+    )
+
+    from graphrag_mcp_server.handlers.indexing import kept_summaries
+
+    rng = random.Random(7)
+    nodes = pd.DataFrame(
+        {
+            "title": [f"ENTITY {n}" for n in range(5)],
+            "description": [_sentences(rng.randint(1, 4), rng) for _ in range(5)],
+        }
+    )
+    edges = pd.DataFrame(
+        {
+            "source": [f"ENTITY {n}" for n in range(4)],
+            "target": [f"ENTITY {n + 1}" for n in range(4)],
+            "description": [_sentences(rng.randint(1, 3), rng) for _ in range(4)],
+        }
+    )
+
+    def summarize(asked_nodes: pd.DataFrame, asked_edges: pd.DataFrame, told: object) -> object:
+        return summarize_descriptions(
+            asked_nodes, asked_edges, told, model, 80, 4000, SUMMARIZE_PROMPT, 2
+        )
+
+    class Progress(NoopWorkflowCallbacks):
+        def __init__(self) -> None:
+            self.seen: list[tuple[int | None, int | None]] = []
+
+        def progress(self, progress: object) -> None:
+            self.seen.append((progress.total_items, progress.completed_items))  # type: ignore[attr-defined]
+
+    whole = asyncio.run(summarize(nodes, edges, NoopWorkflowCallbacks()))
+    monkeypatch.setattr(kept_summaries, "SUMMARIZED_AT_ONCE", 2)
+    told = Progress()
+    parts = asyncio.run(kept_summaries._summarized_by_parts([nodes, edges], summarize, told))
+    assert parts == [list(whole[0]["description"]), list(whole[1]["description"])]
+    assert {total for total, _ in told.seen} == {9}
+    done = [completed for _, completed in told.seen]
+    assert done == sorted(done) and done[-1] == 9

@@ -136,25 +136,67 @@ async def summarized(
         for row in rows:
             absent[row] = False
     if any(map(any, missing)):  # graphrag answers row by row, in order
-        nodes, edges = (part.frame(absent) for part, absent in zip(parts, missing, strict=True))
-        new = await summarize_descriptions(
-            nodes,
-            edges,
+        frames = [part.frame(absent) for part, absent in zip(parts, missing, strict=True)]
+        new = await _summarized_by_parts(
+            frames,
+            lambda nodes, edges, told: summarize_descriptions(
+                nodes,
+                edges,
+                told,
+                model,
+                max_summary_length,
+                max_input_tokens,
+                prompt,
+                num_threads,
+            ),
             callbacks,
-            model,
-            max_summary_length,
-            max_input_tokens,
-            prompt,
-            num_threads,
         )
-        for part, absent, frame in zip(parts, missing, new, strict=True):
+        for part, absent, summaries in zip(parts, missing, new, strict=True):
             picked = [found for found, chosen in zip(part.keys, absent, strict=True) if chosen]
-            for found, summary in zip(picked, _column(frame), strict=True):
+            for found, summary in zip(picked, summaries, strict=True):
                 memo.put(found, summary)
     entity_summaries, relationship_summaries = (
         part.summaries(memo.take_many(part.keys)) for part in parts
     )
     return entity_summaries, relationship_summaries
+
+
+SUMMARIZED_AT_ONCE = 16384
+"""Rows handed to graphrag's summarize_descriptions in one call. It makes a task for every row it
+is handed before the first runs: the 206,000 relationships of a 10,000-document cold build at
+once were hundreds of MB of tasks and sorted description lists, alive together."""
+
+
+async def _summarized_by_parts(
+    frames: "list[pd.DataFrame]", summarize: Any, callbacks: Any
+) -> list[list[Any]]:
+    """The summaries graphrag gives the rows of `frames` (entities, relationships), in order,
+    asked SUMMARIZED_AT_ONCE rows at a time (`summarize(nodes, edges, callbacks)`), its progress
+    told as one count over all of them."""
+    from graphrag.callbacks.noop_workflow_callbacks import NoopWorkflowCallbacks
+    from graphrag.logger.progress import Progress
+
+    total, done = sum(len(frame) for frame in frames), 0
+
+    class Told(NoopWorkflowCallbacks):
+        def progress(self, progress: Progress) -> None:
+            callbacks.progress(
+                Progress(
+                    description=progress.description,
+                    total_items=total,
+                    completed_items=done + (progress.completed_items or 0),
+                )
+            )
+
+    found: list[list[Any]] = [[] for _ in frames]
+    for kind, frame in enumerate(frames):
+        for start in range(0, len(frame), SUMMARIZED_AT_ONCE):
+            part = frame.iloc[start : start + SUMMARIZED_AT_ONCE]
+            asked = [part if at == kind else other.iloc[0:0] for at, other in enumerate(frames)]
+            answered = await summarize(*asked, Told())
+            found[kind] += _column(answered[kind])
+            done += len(part)
+    return found
 
 
 @dataclass
