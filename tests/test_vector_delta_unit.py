@@ -175,3 +175,11 @@ def test_only_rows_whose_text_changed_are_hashed(monkeypatch: pytest.MonkeyPatch
     found = vector_rows.digests(now, previous, recorded)
     assert hashed == [("text 7, edited",), ("a new text",)]
     assert found.equals(everything)
+
+
+def test_a_previous_table_without_rows_carries_no_digest() -> None:
+    """Rows compared with a previous version whose table has no rows are all hashed (the previous
+    texts are taken as slices: none to slice)."""
+    empty = rows_of({})
+    now = rows_of({"a": "alpha", "b": "beta"})
+    assert vector_rows.digests(now, empty, empty).equals(vector_rows.digests(now, None, None))

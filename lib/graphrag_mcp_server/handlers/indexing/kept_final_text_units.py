@@ -8,7 +8,7 @@ the same rows, order, numbers and lists (tests/test_kept_final_text_units.py che
 graphrag's). Without the run's memos it is graphrag's own workflow.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from graphrag_mcp_server.handlers.indexing.memos import sample
 
@@ -56,7 +56,7 @@ async def final_text_units(tables: "RecordParquetTableProvider", claims: bool) -
     listed = ["id", "text_unit_ids"]
     entities = _ids_by_unit(await tables.read_columns("entities", listed), ids)
     relationships = _ids_by_unit(await tables.read_columns("relationships", listed), ids)
-    covariates: Any = [[] for _ in range(len(ids))]
+    covariates: list[list[str]] | pd.arrays.ArrowExtensionArray = [[] for _ in range(len(ids))]
     if claims:
         found = await tables.read_columns("covariates", ["id", "text_unit_id"])
         covariates = _ids_by_unit(found, ids, "text_unit_id")

@@ -50,8 +50,7 @@ def arrow_table(frame: "pd.DataFrame", index: bool | None = None) -> "pa.Table":
     `to_parquet(index=...)` does)."""
     import pyarrow as pa
 
-    table = pa.Table.from_pandas(frame, preserve_index=index)
-    return _lists_as_objects(table) if table.schema.metadata else table
+    return _lists_as_objects(pa.Table.from_pandas(frame, preserve_index=index))
 
 
 def _lists_as_objects(table: "pa.Table") -> "pa.Table":
@@ -61,6 +60,8 @@ def _lists_as_objects(table: "pa.Table") -> "pa.Table":
     pandas' read_parquet cannot read back."""
     import json
 
+    if b"pandas" not in (table.schema.metadata or {}):
+        return table
     metadata = json.loads(table.schema.metadata[b"pandas"])
     columns = metadata.get("columns", [])
     arrow_lists = [

@@ -21,8 +21,8 @@ COMPACT_SHARE = 0.25
 """Changes (rows added and base rows left out) past this share of the base's rows are written as
 a whole new base, so that an update does not read many rows it leaves out."""
 MAX_SLICES = 256
-"""Runs of held base rows past which the base is filtered (one copy) instead of sliced: a table of
-thousands of chunks slows every later step over its columns."""
+"""Runs of held base rows past which the base is copied (slices.taken) instead of sliced: a table
+of thousands of chunks slows every later step over its columns."""
 
 
 @dataclass
@@ -56,16 +56,13 @@ class BaseRows:
 
     def rows(self, table: "pa.Table") -> "pa.Table":
         """The rows of the base `table` this version holds: slices while they are few runs."""
-        import pyarrow as pa
+        import numpy as np
+
+        from graphrag_mcp_server.handlers.indexing.slices import taken
 
         if self.held.all():
             return table
-        held = runs(self.held)
-        if not held:
-            return table.slice(0, 0)
-        if len(held) > MAX_SLICES:
-            return table.filter(pa.array(self.held))
-        return pa.concat_tables([table.slice(start, stop - start) for start, stop in held])
+        return taken(table, np.flatnonzero(self.held), MAX_SLICES)
 
 
 def runs(mask: "np.ndarray") -> list[list[int]]:

@@ -35,13 +35,13 @@ def runs(order: "np.ndarray") -> "np.ndarray":
     return np.stack([bounds[:-1], bounds[1:]], axis=1)
 
 
-def taken(values: Sliced, order: "np.ndarray") -> Sliced:
+def taken(values: Sliced, order: "np.ndarray", max_runs: int = MAX_RUNS) -> Sliced:
     """The rows of `values` (a table or a chunked array) at `order`: slices of it while they run
-    in few runs (no value copied), else Arrow's take."""
+    in at most `max_runs` runs (no value copied), else Arrow's take."""
     import pyarrow as pa
 
     found = runs(order)
-    if len(found) > MAX_RUNS:
+    if len(found) > max_runs:
         return values.take(pa.array(order, pa.int64()))
     pieces = [values.slice(int(order[start]), int(stop - start)) for start, stop in found]
     if isinstance(values, pa.Table):

@@ -79,7 +79,7 @@ def digests(
 
     ids = rows[ID].combine_chunks()
     carried = pa.nulls(rows.num_rows, pa.large_string())
-    if previous is not None and recorded is not None:
+    if previous is not None and recorded is not None and previous.num_rows:
         at = pc.index_in(ids, previous[ID])
         found = at.is_valid()
         # the previous texts as slices where in the same order: no copy of every text
