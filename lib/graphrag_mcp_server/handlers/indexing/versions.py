@@ -134,9 +134,13 @@ CRASH_AT = "GRAPHRAG_MCP_TEST_CRASH_AT"
 (SIGKILL), as a power cut would kill it (tests/test_crash_safety.py); unset, `crash_point` costs one
 dictionary lookup."""
 PAUSE_AT = "GRAPHRAG_MCP_TEST_PAUSE_AT"
-"""Test hook: a run pauses PAUSE_SECONDS at the step boundary named here, so that a test can
-cancel it there (tests/test_security.py, tests/test_build_worker.py)."""
-PAUSE_SECONDS = 5.0
+"""Test hook: a run pauses at the step boundary named here until a SIGTERM or SIGINT reaches it
+(at most PAUSE_SECONDS), so that a test's cancel finds it there however slow the machine
+(tests/test_security.py, tests/test_build_worker.py)."""
+PAUSE_SECONDS = 120.0
+SIGNALLED = threading.Event()
+"""Set when a SIGTERM or SIGINT reaches an index run (the worker's handlers, signals_held): it ends
+a PAUSE_AT pause even where the signal does not stop the run (held, or come too late)."""
 
 
 def crash_point(boundary: str) -> None:
@@ -145,7 +149,9 @@ def crash_point(boundary: str) -> None:
     if os.environ.get(CRASH_AT) == boundary:
         os.kill(os.getpid(), signal.SIGKILL)
     if os.environ.get(PAUSE_AT) == boundary:
-        time.sleep(PAUSE_SECONDS)
+        deadline = time.monotonic() + PAUSE_SECONDS
+        while not SIGNALLED.is_set() and time.monotonic() < deadline:
+            time.sleep(0.05)  # a signal handler that raises interrupts the sleep
 
 
 @contextmanager
@@ -159,7 +165,7 @@ def signals_held() -> Iterator[None]:
         return
     held: set[int] = set()
     previous = {
-        number: signal.signal(number, lambda signum, frame: held.add(signum))
+        number: signal.signal(number, lambda signum, frame: (held.add(signum), SIGNALLED.set()))
         for number in (signal.SIGTERM, signal.SIGINT)
     }
     try:

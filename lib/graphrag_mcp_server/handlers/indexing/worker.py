@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 
 from graphrag_mcp_server.errors import GraphRagMcpError
 from graphrag_mcp_server.handlers.indexing.documents import Limits
+from graphrag_mcp_server.handlers.indexing.versions import SIGNALLED
 
 JOB_GRACE_SECONDS = 0.5
 """How long a starting worker waits for a job already sent before it warms up as a spare."""
@@ -152,6 +153,7 @@ def _job_waiting() -> bool:
 
 def _stop(signum: int, frame: object) -> None:
     """SIGTERM (cancel_index_job) unwinds the build, so the half-written version is removed."""
+    SIGNALLED.set()
     raise KeyboardInterrupt
 
 
@@ -164,6 +166,7 @@ def _stop_unless_published(root: Path) -> None:
     served = current_version(root)
 
     def stop(signum: int, frame: object) -> None:
+        SIGNALLED.set()
         if current_version(root) == served and not PROMPTS_WRITTEN.is_set():
             raise KeyboardInterrupt
 
