@@ -164,10 +164,12 @@ def signals_held() -> Iterator[None]:
         yield
         return
     held: set[int] = set()
-    previous = {
-        number: signal.signal(number, lambda signum, frame: (held.add(signum), SIGNALLED.set()))
-        for number in (signal.SIGTERM, signal.SIGINT)
-    }
+
+    def hold(signum: int, frame: object) -> None:
+        held.add(signum)
+        SIGNALLED.set()
+
+    previous = {number: signal.signal(number, hold) for number in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
