@@ -149,6 +149,7 @@ def crash_point(boundary: str) -> None:
     if os.environ.get(CRASH_AT) == boundary:
         os.kill(os.getpid(), signal.SIGKILL)
     if os.environ.get(PAUSE_AT) == boundary:
+        # polled, not SIGNALLED.wait(): a handler's set() would deadlock on the lock wait() holds
         deadline = time.monotonic() + PAUSE_SECONDS
         while not SIGNALLED.is_set() and time.monotonic() < deadline:
             time.sleep(0.05)  # a signal handler that raises interrupts the sleep
