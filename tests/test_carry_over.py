@@ -376,8 +376,8 @@ def test_an_unchanged_row_takes_its_summary_from_the_previous_tables_undecoded(
 ) -> None:
     """An unchanged row whose summary the previous version's tables hold takes it from there: its
     description list is not made and its stored result is kept for the next version without
-    being decoded; the summaries and stored keys are those of a run that takes every row's from
-    the memo."""
+    being decoded or its name looked up; the summaries and stored keys are those of a run that
+    takes every row's from the memo."""
     runs = _Summaries(tmp_path, monkeypatch)
     runs.run("v1", None, runs.PEOPLE, None)
     listed: list[int] = []
@@ -396,13 +396,33 @@ def test_an_unchanged_row_takes_its_summary_from_the_previous_tables_undecoded(
     found, keys = runs.run("v2", "v1", runs.EDITED, {"entity\x00BEN"})
     assert runs.decoded == 0 and runs.hashed[-1:] == ["BEN"]
     assert listed == [1, 0]  # BEN's list only
-    assert looked_up == [3]  # ADA, CORA and the relationship: both kinds' names in one lookup
+    assert looked_up == []  # ADA, CORA and the relationship kept at once: no name looked up
     (tmp_path / "v1" / "relationships.parquet").unlink()
     every, every_keys = runs.run("v3", "v1", runs.EDITED, {"entity\x00BEN"})
     assert runs.decoded == 3  # ADA, CORA and the relationship taken from the memo
     assert keys == every_keys
     for ours, theirs in zip(found, every, strict=True):
         assert ours.equals(theirs)
+
+
+def test_a_stored_summary_no_row_names_is_dropped_once_past_the_slack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stored summary whose name no row uses any more and that the extraction did not name as
+    changed (CORA's here; a relationship whose entity went, in an index) is kept with the others
+    while they are within the slack (STALE_SHARE, STALE_ROWS); past it, the entries are kept by
+    name, and the version stores only the summaries its rows use, as a run keying every row."""
+    from graphrag_mcp_server.handlers.indexing import kept_summaries
+
+    runs = _Summaries(tmp_path, monkeypatch)
+    runs.run("v1", None, runs.PEOPLE, None)
+    without_cora = {name: texts for name, texts in runs.PEOPLE.items() if name != "CORA"}
+    _, at_once = runs.run("v2", "v1", without_cora, set())
+    _, every = runs.run("v3", "v1", without_cora, None)
+    assert len(at_once) == len(every) + 1 and set(every) < set(at_once)
+    monkeypatch.setattr(kept_summaries, "STALE_ROWS", 0)
+    _, swept = runs.run("v4", "v1", without_cora, set())
+    assert swept == every
 
 
 def test_an_update_stores_its_changes_beside_the_base_it_links(tmp_path: Path) -> None:

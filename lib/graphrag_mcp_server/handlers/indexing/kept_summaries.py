@@ -113,7 +113,9 @@ async def summarized(
     ]
     parts = [
         _Keyed.of(groups, kind, memo, rows, carried, (previous or {}).get(kind), key)
-        for (kind, groups), rows, carried in zip(kinds, named, _kept(memo, named), strict=True)
+        for (kind, groups), rows, carried in zip(
+            kinds, named, _kept(memo, named, settings, changed), strict=True
+        )
     ]
     missing = [[found is None for found in memo.take_many(part.keys)] for part in parts]
     usable = usable_tokens(model, prompt, max_input_tokens)
@@ -239,21 +241,43 @@ class _Named:
         return cls(stored_as, at, unchanged)
 
 
-def _kept(memo: Memo, kinds: "list[_Named]") -> "list[np.ndarray]":
-    """Whether each row of each kind is carried: written by the previous version and its memo
-    entry kept by name, every kind's at once (one lookup of the step's stored names)."""
+STALE_SHARE, STALE_ROWS = 0.01, 16
+"""How far the stored names kept at once (`_kept`) may outnumber the rows that name them before
+they are looked up one by one, which leaves out the names no row uses."""
+
+
+def _kept(
+    memo: Memo, kinds: "list[_Named]", settings: str, changed: set[str] | None
+) -> "list[np.ndarray]":
+    """Whether each row of each kind is carried: written by the previous version, its memo entry
+    kept. Every stored summary named under these settings but a changed name is kept at once
+    (Memo.keep_named_except: no name looked up) while they are about as many as the rows written
+    (STALE_SHARE, STALE_ROWS: a name no row uses any more, such as a relationship whose entity is
+    gone, stays stored until they are not); else each written row's entry is looked up by name,
+    every kind's at once (one lookup of the step's stored names)."""
     import numpy as np
     import pyarrow as pa
 
     written = [named.written for named in kinds]
+    expected = sum(len(rows) for rows in written)
+    if changed is not None and expected:
+        prefix = f"{settings}\x00"
+        names = pa.array([prefix + name for name in changed], pa.large_string())
+        most = int(expected * (1 + STALE_SHARE)) + STALE_ROWS
+        kept = memo.keep_named_except(prefix, names, most)
+        if kept is not None and kept >= expected * (1 - STALE_SHARE) - STALE_ROWS:
+            carried = [np.zeros(len(named.at), dtype=bool) for named in kinds]
+            for flags, rows in zip(carried, written, strict=True):
+                flags[rows] = True
+            return carried
     wanted = [
         named.stored_as.take(pa.array(rows, pa.int64()))
         for named, rows in zip(kinds, written, strict=True)
     ]
-    kept = memo.keep_named(pa.concat_arrays(wanted))
+    kept_rows = memo.keep_named(pa.concat_arrays(wanted))
     ends = np.cumsum([len(rows) for rows in written])[:-1]
     carried = []
-    for named, rows, found in zip(kinds, written, np.split(kept, ends), strict=True):
+    for named, rows, found in zip(kinds, written, np.split(kept_rows, ends), strict=True):
         carried.append(np.zeros(len(named.at), dtype=bool))
         carried[-1][rows[found]] = True
     return carried

@@ -112,6 +112,19 @@ class Memo:
         self.reused += int(kept.sum())
         return kept
 
+    def keep_named_except(self, prefix: str, names: "pa.Array", most: int) -> int | None:
+        """`keep` of every previous result named (`name`) with `prefix` but those of `names`, at
+        once, where the previous results are a stored table and they are at most `most`; how many
+        were kept (None: none kept, the caller keeps them otherwise)."""
+        kept_named_except = getattr(self.previous, "kept_named_except", None)
+        if kept_named_except is None:
+            return None
+        kept: int | None = kept_named_except(prefix, names, most)
+        if kept is not None:
+            self.kept_named += kept
+            self.reused += kept
+        return kept
+
     def keep_all_but(self, keys: list[str]) -> None:
         """`keep` of every previous result but those of `keys`, at once where the previous results
         are a stored table (stored_results.StoredResults.kept_except: no key computed)."""

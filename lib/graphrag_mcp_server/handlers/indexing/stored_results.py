@@ -107,6 +107,26 @@ class StoredResults(Mapping[str, Any]):
         self._taken |= kept
         return added
 
+    def kept_named_except(self, prefix: str, names: "pa.Array", most: int) -> int | None:
+        """Store again, undecoded, every result whose name (Memo.name) starts with `prefix` and is
+        none of `names`; how many that is. None, with nothing stored, when they are more than
+        `most`: matched by Arrow, no name looked up one by one."""
+        import numpy as np
+        import pyarrow.compute as pc
+
+        identity = self.table["identity"].combine_chunks()
+        live = _live_keys(self.table, self.base_rows or 0, self._dropped).is_valid()
+        named = pc.fill_null(pc.starts_with(identity, prefix), False)
+        others = pc.invert(pc.is_in(identity, value_set=names.cast(identity.type)))
+        kept = pc.and_(pc.and_(live, named), others).to_numpy(zero_copy_only=False)
+        count = int(kept.sum())
+        if count > most:
+            return None
+        if self._taken is None:
+            self._taken = np.zeros(self.table.num_rows, dtype=bool)
+        self._taken |= kept
+        return count
+
     def carried_rows(self, kept: "Iterable[str]") -> "np.ndarray":
         """The rows of the results taken (`taken`) or kept by name or row (`kept_by_name`,
         `kept_except`) and of the keys `kept`, in order."""
