@@ -260,24 +260,24 @@ def _kept(
 
     written = [named.written for named in kinds]
     expected = sum(len(rows) for rows in written)
+    at_once = False
     if changed is not None and expected:
         prefix = f"{settings}\x00"
         names = pa.array([prefix + name for name in changed], pa.large_string())
         most = int(expected * (1 + STALE_SHARE)) + STALE_ROWS
         kept = memo.keep_named_except(prefix, names, most)
-        if kept is not None and kept >= expected * (1 - STALE_SHARE) - STALE_ROWS:
-            carried = [np.zeros(len(named.at), dtype=bool) for named in kinds]
-            for flags, rows in zip(carried, written, strict=True):
-                flags[rows] = True
-            return carried
-    wanted = [
-        named.stored_as.take(pa.array(rows, pa.int64()))
-        for named, rows in zip(kinds, written, strict=True)
-    ]
-    kept_rows = memo.keep_named(pa.concat_arrays(wanted))
+        at_once = kept is not None and kept >= expected * (1 - STALE_SHARE) - STALE_ROWS
+    if at_once:
+        found_rows = np.ones(expected, dtype=bool)
+    else:
+        wanted = [
+            named.stored_as.take(pa.array(rows, pa.int64()))
+            for named, rows in zip(kinds, written, strict=True)
+        ]
+        found_rows = memo.keep_named(pa.concat_arrays(wanted))
     ends = np.cumsum([len(rows) for rows in written])[:-1]
     carried = []
-    for named, rows, found in zip(kinds, written, np.split(kept_rows, ends), strict=True):
+    for named, rows, found in zip(kinds, written, np.split(found_rows, ends), strict=True):
         carried.append(np.zeros(len(named.at), dtype=bool))
         carried[-1][rows[found]] = True
     return carried

@@ -175,7 +175,7 @@ def _key_hashes(table: "pa.Table") -> "np.ndarray":
     name = next((name for name in KEY_COLUMNS if name in table.column_names), table.column_names[0])
     column = table.column(name)
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-        column = pa.chunked_array([pa.array(map(str, column.to_pylist()), pa.large_string())])
+        column = pa.array(map(str, column.to_pylist()), pa.large_string())
     hashes = text_hashes(column)
     codes, distinct = pd.factorize(hashes)
     if len(distinct) < len(hashes):  # a key on several rows: each row's place among them too

@@ -68,9 +68,7 @@ class StoredResults(Mapping[str, Any]):
         forms = fetched.take(pa.array(np.maximum(at, 0), mask=~stored))
         found = forms.is_valid()
         hits = found.to_numpy(zero_copy_only=False)
-        if self._taken is None:
-            self._taken = np.zeros(self.table.num_rows, dtype=bool)
-        self._taken[rows[hits]] |= taking
+        self._taken_mask()[rows[hits]] |= taking
         if forms.null_count:
             keys, forms = list(compress(keys, hits)), forms.filter(found)
         return keys, _decoded(forms, decode)
@@ -86,32 +84,27 @@ class StoredResults(Mapping[str, Any]):
         live = _live_keys(self.table, self.base_rows or 0, self._dropped).is_valid()
         found: np.ndarray = rows >= 0
         found[found] = live.to_numpy(zero_copy_only=False)[rows[found]]
-        if self._taken is None:
-            self._taken = np.zeros(self.table.num_rows, dtype=bool)
-        self._taken[rows[found]] = True
+        self._taken_mask()[rows[found]] = True
         return found
 
     def kept_except(self, keys: list[str]) -> int:
         """Store again, undecoded, every result but those of `keys`; how many were not taken or
         kept already. Matched by Arrow: the keys of the kept results are never computed."""
-        import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
 
         live = _live_keys(self.table, self.base_rows or 0, self._dropped)
         others = pc.invert(pc.is_in(live, value_set=pa.array(keys, live.type)))
         kept = pc.and_(live.is_valid(), others).to_numpy(zero_copy_only=False)
-        if self._taken is None:
-            self._taken = np.zeros(self.table.num_rows, dtype=bool)
-        added = int((kept & ~self._taken).sum())
-        self._taken |= kept
+        taken = self._taken_mask()
+        added = int((kept & ~taken).sum())
+        taken |= kept
         return added
 
     def kept_named_except(self, prefix: str, names: "pa.Array", most: int) -> int | None:
         """Store again, undecoded, every result whose name (Memo.name) starts with `prefix` and is
         none of `names`; how many that is. None, with nothing stored, when they are more than
         `most`: matched by Arrow, no name looked up one by one."""
-        import numpy as np
         import pyarrow.compute as pc
 
         identity = self.table["identity"].combine_chunks()
@@ -122,10 +115,16 @@ class StoredResults(Mapping[str, Any]):
         count = int(kept.sum())
         if count > most:
             return None
+        self._taken_mask()[kept] = True
+        return count
+
+    def _taken_mask(self) -> "np.ndarray":
+        """Whether each row is stored again (taken or kept), made when first marked."""
+        import numpy as np
+
         if self._taken is None:
             self._taken = np.zeros(self.table.num_rows, dtype=bool)
-        self._taken |= kept
-        return count
+        return self._taken
 
     def carried_rows(self, kept: "Iterable[str]") -> "np.ndarray":
         """The rows of the results taken (`taken`) or kept by name or row (`kept_by_name`,
