@@ -743,3 +743,95 @@ def test_finalized_reports_are_graphrags() -> None:
     )
     expected = finalize_community_reports(reports.copy(), communities)
     pd.testing.assert_frame_equal(finalized_reports(reports.copy(), communities), expected)
+
+
+def _promoted_edge(records: list[dict], context: str) -> list[dict]:
+    """`records` with the first edge that `context` (a cut) does not hold raised above every other
+    edge: only its combined degree changes, as a neighbour's new relationship changes it."""
+    import graphrag.data_model.schemas as schemas
+
+    held = _edge_pairs(context)
+    top = 1 + max(edge[schemas.EDGE_DEGREE] for r in records for edge in r[schemas.EDGE_DETAILS])
+    left_out = next(
+        (edge[schemas.EDGE_SOURCE], edge[schemas.EDGE_TARGET])
+        for record in records
+        for edge in record[schemas.EDGE_DETAILS]
+        if (edge[schemas.EDGE_SOURCE], edge[schemas.EDGE_TARGET]) not in held
+    )
+
+    def edge(details: dict) -> dict:
+        pair = (details[schemas.EDGE_SOURCE], details[schemas.EDGE_TARGET])
+        return {**details, schemas.EDGE_DEGREE: top} if pair == left_out else details
+
+    return [
+        {**record, schemas.EDGE_DETAILS: [edge(e) for e in record[schemas.EDGE_DETAILS]]}
+        for record in records
+    ]
+
+
+async def test_a_report_is_kept_while_its_cut_moves_by_few_rows(
+    community_records: list[list[dict]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A community whose records changed only in degrees keeps its report when its cut context
+    gained a few rows (a hub's new relationship reorders the edges beside it, issue 40): the
+    report is renumbered to the new context and stored with its drift; a report citing a row that
+    left, a drift past REPORT_DRIFT of the rows, or no previous context write it anew."""
+    from graphrag.index.operations.summarize_communities import summarize_communities
+    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+    from graphrag_mcp_server.handlers.indexing import carried_reports
+    from graphrag_mcp_server.handlers.indexing.memos import Memo, Step, input_hash, text_digest
+
+    written: list[str] = []
+
+    async def extractor(community: Any, context: str, level: int, *_: Any) -> dict:
+        written.append(context)
+        return {"community": community, "level": level, "title": "fresh", "summary": "new"}
+
+    monkeypatch.setattr(summarize_communities, "run_extractor", extractor)
+    tokenizer = get_tokenizer()
+    records = max(community_records, key=len)
+    budget = carried_reports.community_context(records, tokenizer, None)[1] * 9 // 10
+    before = carried_reports.community_context(records, tokenizer, budget)[0]
+    after = carried_reports.community_context(_promoted_edge(records, before), tokenizer, budget)
+    (tables, cited), (tables_after, current) = map(carried_reports.report_rows, (before, after[0]))
+    rows_now = _digests(current)
+    gained = len(rows_now - _digests(cited))
+    limit = int(carried_reports.REPORT_DRIFT * len(rows_now))
+    assert 0 < gained <= limit, (gained, len(rows_now))
+    staying = next(number for number, row in cited["Entities"].items() if row in rows_now)
+    leaving = next(n for n, row in cited["Relationships"].items() if row not in rows_now)
+    now = next(n for n, row in current["Entities"].items() if row == cited["Entities"][staying])
+
+    async def report_of(report: dict, drift: int, previous: str | None) -> tuple[Any, Memo]:
+        memo = Memo()
+        entry = {"report": report, "rows": cited, "drift": drift}
+        memo.put(input_hash(tables, text_digest("prompt"), 500), entry, counted=False)
+        found = await carried_reports.report_of(
+            7, after[0], 1, None, "prompt", 500, {Step.REPORT: memo}, previous=previous
+        )
+        return found, memo
+
+    kept = {"title": "Harbour", "summary": f"[Data: Entities ({staying})]"}
+    found, memo = await report_of(kept, 0, before)
+    renumbered = {"title": "Harbour", "summary": f"[Data: Entities ({now})]"}
+    assert found == {"community": 7, "level": 1, **renumbered} and not written
+    assert (memo.computed, memo.reused) == (0, 1)
+    key_after = input_hash(tables_after, text_digest("prompt"), 500)
+    assert memo.used[key_after] == {"report": renumbered, "rows": current, "drift": gained}
+    assert (await report_of(kept, limit - gained, before))[0]["title"] == "Harbour"
+
+    citing_a_row_gone = {"title": "Harbour", "summary": f"[Data: Relationships ({leaving})]"}
+    for report, drift, previous in (
+        (citing_a_row_gone, 0, before),
+        (kept, limit - gained + 1, before),
+        (kept, 0, None),
+    ):
+        written.clear()
+        found, memo = await report_of(report, drift, previous)
+        assert found["title"] == "fresh" and written == [after[0]] and memo.computed == 1
+
+
+def _digests(rows: dict[str, dict[str, str]]) -> set[str]:
+    """Every row digest of a context's `report_rows`."""
+    return {digest for numbered in rows.values() for digest in numbered.values()}

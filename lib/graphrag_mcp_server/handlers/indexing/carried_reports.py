@@ -8,6 +8,12 @@ and degrees (context_rows.py). A stored report is matched by what it is written 
 rows without record numbers and without the degrees (ranking signals that change whenever a
 neighbour gains a relationship: a hub growing must not rewrite every report beside it); its
 `[Data: ...]` citations follow each cited row to its number in the new context.
+
+A community whose records changed only in numbers and degrees can still have its cut context move:
+a hub's new relationship raises the degree of its edges in the contexts beside it, and an edge at
+the budget's end gives way to another of the same community. Its report is kept (`_drifted`) while
+the rows its context gained since the report was written stay within REPORT_DRIFT of the context's
+rows and the report cites no row that left; past that share it is written anew.
 """
 
 import csv
@@ -43,7 +49,7 @@ def sort_context_batch(
     included), taking unchanged contexts from the previous version (`carried`)."""
     import graphrag.data_model.schemas as schemas
 
-    found, keys = [], []
+    found, keys, previous = [], [], []
     for records in community_df[schemas.ALL_CONTEXT]:
         if carried is None:
             found.append(community_context(records, tokenizer, max_context_tokens))
@@ -62,8 +68,10 @@ def sort_context_batch(
             carried[memos.Step.REPORT_CONTEXT].put(key, [*context, *numbered])
         found.append(context)
         keys.append(key)
+        previous.append(stored[0] if stored is not None and len(stored) == 4 else None)
     if carried is not None:
         community_df[CONTEXT_KEY] = keys
+        community_df[PREVIOUS_CONTEXT] = previous
     community_df[schemas.CONTEXT_STRING] = [text for text, _ in found]
     community_df[schemas.CONTEXT_SIZE] = [size for _, size in found]
     community_df[schemas.CONTEXT_EXCEED_FLAG] = (
@@ -197,6 +205,15 @@ def _without_degrees(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
 CONTEXT_KEY = "context_key"
 """The column of a context's memo key (sort_context_batch), when the run carries work over."""
 
+PREVIOUS_CONTEXT = "previous_context"
+"""The column of the context the previous version stored for the same records (their numbers and
+degrees aside; None: none stored), when the run carries work over: its report may be kept
+(`_drifted`)."""
+REPORT_DRIFT = 0.1
+"""The share of a report's context rows that may have come into the context since the report was
+written (added over the updates that kept it) for the report to be kept, when its community's
+records changed only in numbers and degrees."""
+
 CONTEXT_FORM = "members-without-edges/degrees-apart"
 """Part of a stored context's key: contexts stored before members without an edge were written, or
 before degrees were kept apart from the key, are not reused."""
@@ -240,12 +257,14 @@ async def report_of(
     max_report_length: int,
     carried: memos.CarriedOver | None,
     signature: tuple[str | None, str | None] = (None, None),
+    previous: str | None = None,
 ) -> Any:
     """graphrag's report of one community (`run_extractor`), taking the previous version's report
     written from the same rows (`report_rows`), its citations moved to those rows' numbers in this
     context; a lone entity's report is written from its row (`lone_entities.lone_entity_report`).
     With its records' `signature` key and its context's key, the report is remembered for the
-    next version (unchanged_communities.py)."""
+    next version (unchanged_communities.py). With the `previous` context of the same records, the
+    report written from it is kept while the rows moved since stay few (`_drifted`)."""
     from graphrag.index.operations.summarize_communities.summarize_communities import (
         run_extractor,
     )
@@ -258,13 +277,20 @@ async def report_of(
     if carried is None:
         return await run_extractor(community, context, level, model, prompt, max_report_length)
     tables, rows = report_rows(context)
-    key = memos.input_hash(tables, memos.text_digest(prompt), max_report_length)
-    stored = carried[memos.Step.REPORT].take(key)
+    prompt_key = memos.text_digest(prompt)
+    key = memos.input_hash(tables, prompt_key, max_report_length)
+    memo = carried[memos.Step.REPORT]
+    stored = memo.take(key)
     report = (
         None
         if stored is None or "rows" not in stored
         else renumbered(stored["report"], stored["rows"], rows)
     )
+    if report is None and previous is not None:
+        stored = _drifted(memo, previous, rows, (prompt_key, max_report_length))
+        if stored is not None:
+            report = stored["report"]
+            memo.put(key, stored, counted=False)
     if report is None:
         fresh = await run_extractor(community, context, level, model, prompt, max_report_length)
         if fresh is None:
@@ -280,6 +306,37 @@ async def report_of(
             carried, signature_key, context_key, key, None if as_stored else report
         )
     return {"community": community, "level": level, **report}
+
+
+def _drifted(
+    memo: memos.Memo,
+    previous: str,
+    rows: dict[str, dict[str, str]],
+    settings: tuple[str, int],
+) -> dict[str, Any] | None:
+    """The report written from the `previous` context (`settings`: the prompt's digest and the
+    report's length) as a memo entry for the context of `rows`, its citations renumbered and the
+    rows gained since it was written added to its `drift`; None when there is no such report,
+    when it cites a row that left or when the drift passes REPORT_DRIFT of the rows."""
+    was_tables, _ = report_rows(previous)
+    was_key = memos.input_hash(was_tables, *settings)
+    was = memo.peek(was_key)
+    if was is None or "rows" not in was:
+        return None
+    now = _row_digests(rows)
+    drift = int(was.get("drift", 0)) + len(now - _row_digests(was["rows"]))
+    if drift > REPORT_DRIFT * len(now):
+        return None
+    report = renumbered(was["report"], was["rows"], rows)
+    if report is None:
+        return None
+    memo.reused += 1  # carried over, stored under the new context's key
+    return {"report": report, "rows": rows, "drift": drift}
+
+
+def _row_digests(rows: dict[str, dict[str, str]]) -> set[str]:
+    """The digests of a context's rows (`report_rows`), every table's together."""
+    return {digest for numbered in rows.values() for digest in numbered.values()}
 
 
 _TABLE_TITLE = re.compile(r"^-----(\w+)-----\n", re.MULTILINE)

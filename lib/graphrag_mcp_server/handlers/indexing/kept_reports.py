@@ -310,6 +310,11 @@ def member_records(
     return merged.groupby(schemas.COMMUNITY_ID).agg({schemas.ALL_CONTEXT: list}).reset_index()
 
 
+def _text(value: Any) -> str | None:
+    """A context column's text; None for a missing one (pandas' concat makes it NaN)."""
+    return value if isinstance(value, str) else None
+
+
 def level_records(
     nodes: "pd.DataFrame", edges: "pd.DataFrame", claims: "pd.DataFrame | None", level: int
 ) -> "pd.DataFrame":
@@ -386,6 +391,7 @@ async def community_reports(
                 settings.max_length,
                 run.carried,
                 (row.get(SIGNATURE), row.get(carried_reports.CONTEXT_KEY)),
+                _text(row.get(carried_reports.PREVIOUS_CONTEXT)),
             )
             tick()
             return found
