@@ -84,6 +84,9 @@ within one (pronouns, role nouns, a document's structure); each relation says wh
 HELD_OUT_19 = Path(__file__).resolve().parent / "corpora" / "held_out_19"
 """A nineteenth, written on 2026-11-30 to the brief of the eighteenth (styles and topics the
 project has not used; links across sentences marked `across_sentences`; see its ABOUT.md)."""
+HELD_OUT_20 = Path(__file__).resolve().parent / "corpora" / "held_out_20"
+"""A twentieth, written on 2026-12-02 to the brief of the nineteenth (styles and topics the
+project has not used; links across sentences marked `across_sentences`; see its ABOUT.md)."""
 TOP = 3
 
 
