@@ -238,6 +238,7 @@ async def build(
     """
     from graphrag_mcp_server.config.runtime import (
         fewer_garbage_collections,
+        imports_frozen,
         log_no_item_progress,
         time_workflows_without_tracemalloc,
     )
@@ -282,8 +283,9 @@ async def build(
         if (before := built_with.recorded(current)) is not None:
             caches_follow_models(config, root, before, built_with.built_with(config))
         importing = time.perf_counter()
-        use_models(config)
-        import graphrag.api  # noqa: F401 - its import is not the run's time
+        with imports_frozen():
+            use_models(config)
+            import graphrag.api  # noqa: F401 - its import is not the run's time
 
         # `seconds` is the run's, as when these were imported first
         started += time.perf_counter() - importing
