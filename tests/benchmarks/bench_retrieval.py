@@ -568,6 +568,12 @@ QUALITY_CORPORA = [
         "no: written on 2026-12-02 by a helper that had read neither the rules nor the code, to "
         "the brief of held out 19; measured as it came (the code of 09fe412)",
     ),
+    (
+        "held out 21",
+        graph_quality.HELD_OUT_21,
+        "no: written on 2026-12-03 by a helper that had read neither the rules nor the code, to "
+        "the brief of held out 20, while that day's rules were written without reading it",
+    ),
 ]
 
 

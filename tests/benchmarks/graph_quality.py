@@ -87,6 +87,9 @@ project has not used; links across sentences marked `across_sentences`; see its 
 HELD_OUT_20 = Path(__file__).resolve().parent / "corpora" / "held_out_20"
 """A twentieth, written on 2026-12-02 to the brief of the nineteenth (styles and topics the
 project has not used; links across sentences marked `across_sentences`; see its ABOUT.md)."""
+HELD_OUT_21 = Path(__file__).resolve().parent / "corpora" / "held_out_21"
+"""A twenty-first, written on 2026-12-03 to the brief of the twentieth, while the rules of that
+day's round were written without it (see its ABOUT.md)."""
 TOP = 3
 
 
