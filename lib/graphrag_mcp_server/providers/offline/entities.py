@@ -61,11 +61,14 @@ from graphrag_mcp_server.providers.offline.name_words import (
     and_in_a_law,
     before_a_form,
     closes_a_listed_body,
+    comma_before_a_form,
     continues_body,
     continues_name,
     cued_single_name,
+    elided_name_word,
     in_place,
     is_form_word,
+    is_name_word,
     is_single_name,
     listed_in_a_body,
     opens_sentence,
@@ -97,8 +100,8 @@ from graphrag_mcp_server.providers.offline.run_shapes import (
     qualifies_title,
     role_as_surname,
 )
+from graphrag_mcp_server.providers.offline.street_names import lower_case_type
 from graphrag_mcp_server.providers.offline.structure_words import (
-    CALENDAR,
     COMPASS,
     DEGREES,
     ROLE_WORDS,
@@ -131,16 +134,6 @@ _WEAK = frozenset(
 """Reasons that type a name by words that a work's title also has ("A Winter Crossing")."""
 _ADDRESSES = re.compile(r"\S+@\S+|https?://\S+|www\.\S+")
 _YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
-
-
-def _is_name_word(word: str) -> bool:
-    """A capitalised word without digits that can be part of a name ('I'm' cannot, nor 'R25')."""
-    return (
-        word[:1].isupper()
-        and word.lower() not in CALENDAR
-        and word.split("'")[0].split("’")[0] != "I"
-        and not any(character.isdigit() for character in word)
-    )
 
 
 def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[str, bool, bool]]:
@@ -276,25 +269,33 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
     for index, token in enumerate(tokens):
         following = tokens[index + 1] if index + 1 < len(tokens) else ""
         if run and (
-            continues_name(run[-1], token, following) or listed_in_a_body(run, tokens[index:])
+            continues_name(run[-1], token, following)
+            or listed_in_a_body(run, tokens[index:])
+            or comma_before_a_form(tokens[index : index + 3])
         ):
             run[-1] += token  # "Weavers'", "St.", 'Department for Culture, Media and Sport'
             continue
         word, possessive = strip_possessive(token)
         if possessive and possessive_in_name(run, token, tokens[index + 1 : index + 4]):
             word, possessive = token, False  # "St Oswald's Church", "King's Lynn"
-        joins = bool(run) and (
-            word.lower() in JOINERS
-            or (_YEAR.match(word) is not None and run[-1].lower() in JOINERS)
-            or continues_body(run, word, following, _is_name_word(following))
-            or is_form_word(word)
-            or before_a_form(tokens[index : index + 4])
-            or and_in_a_body(run, tokens[index : index + 3])
-            or and_in_a_law(tokens[index : index + 4])
-            or closes_a_listed_body(run, tokens[index : index + 2])
-            or is_known_place(" ".join([run[-1], *tokens[index : index + 2]]))  # 'X upon Tyne'
+        joins = (
+            bool(run)
+            and (
+                word.lower() in JOINERS
+                or (_YEAR.match(word) is not None and run[-1].lower() in JOINERS)
+                or continues_body(run, word, following, is_name_word(following))
+                or is_form_word(word)
+                or (len(word) > 2 and word[0] + word[-1] == "()")  # '(Mauritius)' before 'Ltd'
+                or elided_name_word(word)  # "de l'Île Maurice"
+                or lower_case_type(word)  # 'Kossuth utca'
+                or before_a_form(tokens[index : index + 4])
+                or and_in_a_body(run, tokens[index : index + 3])
+                or and_in_a_law(tokens[index : index + 4])
+                or closes_a_listed_body(run, tokens[index : index + 2])
+                or is_known_place(" ".join([run[-1], *tokens[index : index + 2]]))  # 'X upon Tyne'
+            )
         )
-        if _is_name_word(word) or joins:
+        if is_name_word(word) or joins:
             if not run:
                 start = index
             run.append(word)

@@ -41,6 +41,7 @@ from graphrag_mcp_server.providers.offline.no_kind import (
     peoples_word,
 )
 from graphrag_mcp_server.providers.offline.patterns import compiled, mention_of
+from graphrag_mcp_server.providers.offline.street_names import street_name
 from graphrag_mcp_server.providers.offline.structure_words import (
     BODY_NOUNS,
     COMPASS,
@@ -340,8 +341,8 @@ def type_and_reason(
         return "organization", "head noun before a place"  # 'Trinity College Dublin'
     if len(words) > 2 and words[1] == "of" and _is_head(words[0], ORGANISATION_HEADS):
         return "organization", "head noun first"  # 'Friends of Shibden Hall', 'Museum of the Gorge'
-    if _is_head(words[-1], PLACE_HEADS) or words[0] in PLACE_FIRST_WORDS:
-        return "geo", "head noun"
+    if _is_head(words[-1], PLACE_HEADS) or words[0] in PLACE_FIRST_WORDS or street_name(name):
+        return "geo", "head noun"  # also 'Rua das Flores', 'Andrássy út', 'Mainzer Landstraße'
     if cue == TITLED:
         return "person", "title"
     if len(words) == 3 and words[0] in _PEERAGES and words[1] == "of":

@@ -11,10 +11,18 @@ titles), not from any text the benchmarks use. Each resource loads once, on firs
 from __future__ import annotations
 
 import functools
+import json
 import re
 import unicodedata
+from pathlib import Path
 
 from graphrag_mcp_server.providers.offline.word_frequency import zipf_frequency
+
+LIBPOSTAL: dict[str, list[str]] = json.loads(
+    Path(__file__).with_name("libpostal_words.json").read_text(encoding="utf-8")
+)
+"""libpostal's personal titles and street types of many languages (openvenues/libpostal, MIT
+licence), sorted by how a name uses them (scripts/libpostal_words.py)."""
 
 # fmt: off
 # Word lists packed several to a line (the formatter would put one word on each line).
@@ -301,16 +309,19 @@ TITLES = HONORIFICS | frozenset(
         "bwana", "ato", "weyzero", "woizero",  # Swahili, Amharic
         "encik", "puan", "tuan", "datuk", "dato", "khun",  # Malay, Thai
     ]
-)
+) | frozenset(LIBPOSTAL["titles"])  # 'doutora', 'inżynier', 'Dra', 'Bürgermeister'
 """Titles and roles written before a name ('Referee Gareth Pryce', 'Local MP ...'): stripped, so
 one person is one entity; those that are also names (Dean, Major) only before two more words."""
+WEAK_TITLES = frozenset(LIBPOSTAL["titles_before_a_first_name"])
+"""libpostal's titles that are also common English words or first names ('Me' of a French
+lawyer, 'Padre', 'Sri'): a title only before a first name and one more word ('Me Anne Roux')."""
 TITLE_ABBREVIATIONS = frozenset(
     [
         "dr", "mr", "mrs", "ms", "mx", "prof", "capt", "sgt", "lt", "col", "gen", "rev", "revd",
         "cllr", "hon", "dña", "sra", "srta", "sig", "sigra", "dott", "avv", "mme", "mlle", "hr",
         "fr", "mevr", "dhr", "mw", "drs", "smt", "ing", "mgr", "mag", "bc", "judr", "mudr", "phdr",
     ]
-)
+) | frozenset(title for title in LIBPOSTAL["titles"] if len(title) <= 4)  # 'Dra.', 'Cnel.'
 """Titles written abbreviated with a stop ('Sra. Ortega', 'Mme. Dubois', Central Europe's 'Ing.'
 and 'Mgr.'): the stop ends no sentence."""
 SPEECH_VERBS = frozenset(

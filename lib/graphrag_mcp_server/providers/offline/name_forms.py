@@ -24,10 +24,11 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     is_first_name,
     is_known_place,
 )
-from graphrag_mcp_server.providers.offline.no_kind import is_common_word
+from graphrag_mcp_server.providers.offline.no_kind import COMMON_ZIPF, is_common_word
 from graphrag_mcp_server.providers.offline.patterns import compiled, mention_of
 from graphrag_mcp_server.providers.offline.structure_words import CALENDAR
 from graphrag_mcp_server.providers.offline.text import FAMILY_NAME_FIRST
+from graphrag_mcp_server.providers.offline.word_frequency import zipf_frequency
 
 
 def headings_in_capitals(found: dict[str, str], names: set[str], text: str) -> set[str]:
@@ -35,8 +36,10 @@ def headings_in_capitals(found: dict[str, str], names: set[str], text: str) -> s
     a heading's, unless it names a place, a company by its legal form (a letterhead's 'LANKA
     LEGAL PARTNERS' is the name the running text writes), a person by a first name and rarer
     words as the text's whole first line (a CV's 'PRIYA NAIR'; not 'GRACE PERIOD'), or is one
-    of `names` (parties, speakers of a transcript)."""
+    of `names` (parties, speakers of a transcript); a body's name by its noun as one of the text's
+    first LETTERHEAD_LINES lines is its letterhead ('HALVERSON WOOL COOPERATIVE')."""
     first_line = text.strip().split("\n", 1)[0].strip()
+    letterhead = " ".join(text.strip().split("\n")[:LETTERHEAD_LINES])
     return {
         key
         for key, name in found.items()
@@ -45,9 +48,30 @@ def headings_in_capitals(found: dict[str, str], names: set[str], text: str) -> s
         and canonical_type(name, quoted=False, place=False) != "geo"
         and not ends_in_legal_form(name.split())
         and not (name == first_line and _person_in_capitals(name))
+        and not (name in letterhead and _body_in_capitals(name))
         and name not in names
         and key not in names
     }
+
+
+LETTERHEAD_LINES = 2
+"""Lines at a text's start that may hold its issuer's name in capitals (a ministry under its
+country's)."""
+
+
+def _body_in_capitals(name: str) -> bool:
+    """`name` is a body's by its noun ('... COOPERATIVE', 'MINISTRY OF ...') and holds a word no
+    common English, or starts with the noun and 'of': not a heading's 'GENERAL ASSEMBLY'."""
+    kind, reason = type_and_reason(name, quoted=False, place=False)
+    words = name.split()
+    return (
+        kind == "organization"
+        and reason.startswith("head noun")
+        and (
+            not all(zipf_frequency()(word.lower(), "en") >= COMMON_ZIPF for word in words)
+            or (reason == "head noun first" and words[1:2] == ["OF"])
+        )
+    )
 
 
 def _person_in_capitals(name: str) -> bool:

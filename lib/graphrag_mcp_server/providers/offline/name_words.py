@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 
 from graphrag_mcp_server.providers.offline.entity_types import head, single_name_cue
 from graphrag_mcp_server.providers.offline.legal_forms import (
@@ -54,32 +55,77 @@ def tokens_of(sentence: str) -> list[str]:
     for token in _TOKEN_OR_DOTTED.findall(sentence):
         if _SPACED_FORMS.fullmatch(token):
             tokens.append(" ".join(token.split()))
-        elif _DOTTED.fullmatch(token) and not (
-            tokens and tokens[-1][:1].isalpha() and is_legal_form(token)
-        ):
+        elif _DOTTED.fullmatch(token) and not (_after_a_word(tokens) and is_legal_form(token)):
             tokens.extend(_TOKEN.findall(token))
         elif tokens[-1:] == ["/"] and _slashed_form(tokens, token):
             tokens[-2:] = [f"{tokens[-2]}/{token}"]
         else:
             tokens.append(token)
-    return _joined_forms(tokens)
+    return _bracketed_before_a_form(_joined_forms(tokens))
+
+
+def _after_a_word(tokens: list[str]) -> bool:
+    """`tokens` end in a word, or in a capitalised word and a comma ('Atlântida Resorts, S.A.')."""
+    return bool(tokens) and (
+        tokens[-1][:1].isalpha()
+        or (tokens[-1] == "," and tokens[-2:-1][:1] != [] and tokens[-2][:1].isupper())
+    )
+
+
+def _bracketed_before_a_form(tokens: list[str]) -> list[str]:
+    """`tokens` with up to three capitalised words in brackets between a capitalised word and a
+    legal form made one token ('AquaPure Systems (Mauritius) Ltd', 'Acme (UK) Limited')."""
+    return _merged_after_a_name(tokens, _bracket_end, lambda part: f"({' '.join(part[1:-1])})")
+
+
+def _bracket_end(tokens: list[str], at: int) -> int | None:
+    """Where the brackets opening at `at` end (after their closing one), when 1-3 capitalised
+    words stand inside them and a legal form follows them; None otherwise."""
+    if tokens[at] != "(":
+        return None
+    for close in range(at + 2, min(at + 5, len(tokens))):
+        if tokens[close] == ")":
+            inside = tokens[at + 1 : close]
+            after = tokens[close + 1 : close + 2]
+            named = all(word[:1].isupper() and word.isalpha() for word in inside)
+            return close + 1 if named and after and is_form_word(after[0]) else None
+    return None
+
+
+_ELIDED = re.compile(r"(?:[dl]|dell|dall|all|nell|sull)['’][^\W\d_]", re.IGNORECASE)
+
+
+def elided_name_word(word: str) -> bool:
+    """A French or Italian article or preposition elided before a capitalised word inside a name
+    ("de l'Île Maurice", "Côte d'Ivoire", "Accademia dell'Arte")."""
+    return _ELIDED.match(word) is not None and word.split("'")[-1].split("’")[-1][:1].isupper()
 
 
 def _joined_forms(tokens: list[str]) -> list[str]:
     """`tokens` with a legal form written in several words with stops and commas after a
     capitalised word made one token ('Co., Ltd.', 'Pte. Ltd.', 'S.A. de C.V.'): the words make one
     form of cleanco's list, or each is a form and only stops and commas stand between them."""
-    joined: list[str] = []
+    return _merged_after_a_name(tokens, _form_end, _written)
+
+
+def _merged_after_a_name(
+    tokens: list[str],
+    end_of: Callable[[list[str], int], int | None],
+    written: Callable[[list[str]], str],
+) -> list[str]:
+    """`tokens` with each stretch after a capitalised token that `end_of` ends (exclusive; None
+    where none starts) made one token, as `written` writes it."""
+    merged: list[str] = []
     at = 0
     while at < len(tokens):
-        end = _form_end(tokens, at) if joined and joined[-1][:1].isupper() else None
+        end = end_of(tokens, at) if merged and merged[-1][:1].isupper() else None
         if end is None:
-            joined.append(tokens[at])
+            merged.append(tokens[at])
             at += 1
             continue
-        joined.append(_written(tokens[at:end]))
+        merged.append(written(tokens[at:end]))
         at = end
-    return joined
+    return merged
 
 
 def _form_end(tokens: list[str], start: int) -> int | None:
@@ -153,12 +199,37 @@ def possessive_in_name(run: list[str], token: str, following: list[str]) -> bool
 
 def continues_name(last: str, token: str, following: str) -> bool:
     """`token` belongs to the name being read: the apostrophe of a plural possessive before the
-    name's head noun ("Weavers' Association") or the stop of an abbreviated Saint, Mount or Fort
-    ('St. Oswald'), or of a middle initial ('John F. Halloran')."""
+    name's head noun ("Weavers' Association"), the stop of an abbreviated Saint, Mount or Fort
+    ('St. Oswald') or of a middle initial ('John F. Halloran')."""
     if token in ("'", "’"):
         return last.endswith("s") and heads_a_name(following)
     abbreviated = last.lower() in _NAME_ABBREVIATIONS or (len(last) == 1 and last.isupper())
     return token == "." and abbreviated and following[:1].isupper()
+
+
+def is_name_word(word: str) -> bool:
+    """A capitalised word without digits that can be part of a name ('I'm' cannot, nor 'R25')."""
+    return (
+        word[:1].isupper()
+        and word.lower() not in CALENDAR
+        and word.split("'")[0].split("’")[0] != "I"
+        and not any(character.isdigit() for character in word)
+    )
+
+
+def comma_before_a_form(tokens: list[str]) -> bool:
+    """`tokens` are a comma and a legal form that ends the name ('Atlântida Resorts, S.A., the
+    holder', 'Nordwind Logistics, Inc.'); not a country's code or a place after a town ('Durban,
+    SA', 'Espargos, Sal'), nor a role's first word ('Rupert Kline, Company Secretary')."""
+    if tokens[:1] != [","] or len(tokens) < 2 or not is_form_word(form := tokens[1]):
+        return False
+    after = tokens[2] if len(tokens) > 2 else ""
+    return not (
+        (len(form) == 2 and form.isupper())
+        or is_known_place(form)
+        or is_first_name(form)
+        or (after[:1].isupper() and after.isalpha())
+    )
 
 
 def listed_in_a_body(run: list[str], tokens: list[str]) -> bool:

@@ -74,6 +74,12 @@ OFFICES = frozenset(
         "minister", "secretary", "president", "chancellor", "ambassador", "commissioner",
         "governor", "mayor", "consul", "envoy", "spokesman", "spokeswoman", "spokesperson",
         "director", "chairman", "chairwoman", "treasurer", "officer", "engineer", "manager",
+        # public, legal and working roles (general English nouns of a post)
+        "inspector", "judge", "magistrate", "registrar", "clerk", "superintendent", "supervisor",
+        "coordinator", "administrator", "auditor", "surveyor", "warden", "steward", "constable",
+        "sergeant", "coroner", "bailiff", "attorney", "solicitor", "counsel", "adviser", "advisor",
+        "assistant", "nurse", "teacher", "lecturer", "librarian", "accountant", "technician",
+        "controller", "planner", "analyst", "consultant", "invigilator", "examiner", "verifier",
     ]
 )  # fmt: skip
 """The last words of an office's title written as a phrase ('Foreign Minister', 'Chief Financial

@@ -15,6 +15,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_ROLES,
     PLACE_HEADS,
     TITLES,
+    WEAK_TITLES,
     is_first_name,
     is_known_place,
 )
@@ -37,6 +38,8 @@ def is_name_start(words: list[str]) -> bool:
     lower = words[0].lower()
     if lower in HONORIFICS or lower in ROLE_WORDS or lower in NOT_NAMES or lower in DEGREES:
         return False
+    if lower in WEAK_TITLES and core_count(words[1:]) >= 2 and is_first_name(words[1]):
+        return False  # 'Me Anne Roux', 'Padre Luis Ortega'
     return lower not in TITLES or (core_count(words[1:]) < 2 and is_first_name(lower))
 
 
@@ -128,10 +131,11 @@ def person_after_title(words: list[str]) -> list[str]:
     a body's or place's name by its own words ('Royal Albert Hall', 'Mount Saint Helens'), and a
     family name written before given names only ('Nguyễn Thị Thu Hà'; a word no list holds before
     a first name and a surname is a title: 'Politiførstebetjent Rune Eidsvåg')."""
-    if len(words) < 3 or type_and_reason(" ".join(words), quoted=False, place=False)[1] in (
-        _FORM_REASONS
-    ):
+    reason = type_and_reason(" ".join(words), quoted=False, place=False)[1] if words else ""
+    if len(words) < 3 or reason in _FORM_REASONS:
         return words
+    if reason == "head noun first" and words[1].lower() in JOINERS:
+        return words  # 'COOPERATIVA DOS SALINEIROS DE ...': not 'DE ...', as 'De' is a first name
     if family_name_first(words) and all(is_first_name(word) for word in words[1:]):
         return words  # 'Nguyễn Thị Thu Hà': a family name, then given names only
     for start in range(1, len(words) - 1):

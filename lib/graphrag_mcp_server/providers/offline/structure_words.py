@@ -84,6 +84,8 @@ SENTENCE_ADVERBS = frozenset(
         "later", "earlier", "afterwards", "afterward", "thereafter", "instead", "overall",
         "again", "elsewhere", "nevertheless", "nonetheless", "moreover", "furthermore", "hence",
         "therefore", "meanwhile", "still", "then", "now", "soon", "today", "yesterday",
+        # conjunctions that open a clause of a contract or a recital ('Whereas X Ltd ...')
+        "whereas", "whilst", "unless", "hereby", "whereby", "notwithstanding", "otherwise",
     ]
 )
 """Adverbs that start a sentence before a name without being part of it ('Later Penedela
