@@ -1776,3 +1776,23 @@ def test_street_types_and_titles_leave_names_of_people_and_bodies_alone() -> Non
     assert type_and_reason("Ulica Długa", quoted=False, place=False)[0] == "geo"
     assert is_name_start(["Inga", "Marie", "Berg"]) and not is_name_start(["Me", "Anne", "Roux"])
     assert is_name_start(["Me", "Roux"])  # too few words after it for a title
+
+
+def test_a_region_after_a_town_in_an_address_is_no_legal_form() -> None:
+    """A legal form after a comma ends a company's name ('Atlântida Resorts, S.A.'), also in an
+    appositive ('the business, Quinta da Serra Alva, Lda.'), but a region's abbreviation that
+    cleanco also lists ('N.L.': an Australian no-liability company) after an address's town is
+    none: after a street and a number, after a known place, before a country."""
+    from graphrag_mcp_server.providers.offline.entities import find_entities
+
+    assert find_entities("Calle Zaragoza 100, Tres Cruces, N.L.\n").names == [
+        "Calle Zaragoza",
+        "Tres Cruces",
+    ]
+    assert find_entities("Monterrey, N.L., Mexico\n").names == ["Monterrey", "Mexico"]
+    assert find_entities("The sale includes the business, Quinta Velha, Lda., as it is.").names == [
+        "Quinta Velha, Lda"
+    ]
+    assert find_entities("Whereas Orvane Cargo, S.A., the carrier, agreed.").names == [
+        "Orvane Cargo, S.A."
+    ]

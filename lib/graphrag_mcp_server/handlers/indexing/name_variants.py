@@ -170,16 +170,13 @@ def _entity_rows(rows: "pa.Table", kind: int) -> Counter[tuple[str, str]]:
 @lru_cache(maxsize=1 << 16)
 def _plain(title: str) -> str:
     """`title` without the legal forms that end it ('BURULLUS GINNING COMPANY S.A.E.' ->
-    'BURULLUS GINNING'), a comma before them or a country in brackets; itself when it ends in
-    none."""
+    'BURULLUS GINNING'; 'ACME (UK) LTD' -> 'ACME'); itself when it ends in none."""
     words = title.split()
     if len(words) < 2 or words[-1].strip("().,").replace(".", "").lower() not in _last_words():
         return title
     while len(plain := without_legal_form(words)) < len(words):
         words = plain
-    while len(words) > 1 and words[-1][0] + words[-1][-1] == "()":
-        words = words[:-1]  # 'ACME (UK) LTD' -> 'ACME'
-    return " ".join(words).rstrip(",")  # 'ATLÂNTIDA RESORTS, S.A.' -> 'ATLÂNTIDA RESORTS'
+    return " ".join(words)
 
 
 @cache

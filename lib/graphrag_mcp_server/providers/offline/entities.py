@@ -48,6 +48,7 @@ from graphrag_mcp_server.providers.offline.name_forms import (
     title_before_surname,
     words_of_longer_names,
 )
+from graphrag_mcp_server.providers.offline.name_marks import comma_before_a_form, elided_name_word
 from graphrag_mcp_server.providers.offline.name_runs import (
     core_count,
     only_letters,
@@ -61,11 +62,9 @@ from graphrag_mcp_server.providers.offline.name_words import (
     and_in_a_law,
     before_a_form,
     closes_a_listed_body,
-    comma_before_a_form,
     continues_body,
     continues_name,
     cued_single_name,
-    elided_name_word,
     in_place,
     is_form_word,
     is_name_word,
@@ -271,7 +270,7 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
         if run and (
             continues_name(run[-1], token, following)
             or listed_in_a_body(run, tokens[index:])
-            or comma_before_a_form(tokens[index : index + 3])
+            or comma_before_a_form(run, tokens[:start][-2:], tokens[index : index + 5])
         ):
             run[-1] += token  # "Weavers'", "St.", 'Department for Culture, Media and Sport'
             continue

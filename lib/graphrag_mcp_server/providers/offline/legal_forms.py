@@ -61,14 +61,22 @@ def ends_in_legal_form(words: list[str]) -> bool:
 
 def without_legal_form(words: list[str]) -> list[str]:
     """The words of a company's name before its legal form ('Fjordlaks Havbruk AS' -> 'Fjordlaks
-    Havbruk'); all of them where it ends in none."""
+    Havbruk', `_before_the_form`); all of them where it ends in none."""
     plain = [word.strip("().,").replace(".", "").lower() for word in words]
     for start in range(max(1, len(words) - 4), len(words)):
         if tuple(plain[start:]) in legal_forms() and not (
             start == len(words) - 1 and _read_as_name_word(words[-1].strip("().,"))
         ):
-            return words[:start]
+            return _before_the_form(words[:start])
     return words
+
+
+def _before_the_form(words: list[str]) -> list[str]:
+    """The words of a name before its legal form, less a comma or a country in brackets between
+    ('Acme, Inc.' and 'Acme (UK) Ltd' -> 'Acme')."""
+    while len(words) > 1 and words[-1][0] + words[-1][-1] == "()":
+        words = words[:-1]
+    return [*words[:-1], words[-1].rstrip(",")]
 
 
 def written_as_legal_form(word: str) -> bool:

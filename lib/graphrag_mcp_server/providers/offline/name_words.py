@@ -92,15 +92,6 @@ def _bracket_end(tokens: list[str], at: int) -> int | None:
     return None
 
 
-_ELIDED = re.compile(r"(?:[dl]|dell|dall|all|nell|sull)['’][^\W\d_]", re.IGNORECASE)
-
-
-def elided_name_word(word: str) -> bool:
-    """A French or Italian article or preposition elided before a capitalised word inside a name
-    ("de l'Île Maurice", "Côte d'Ivoire", "Accademia dell'Arte")."""
-    return _ELIDED.match(word) is not None and word.split("'")[-1].split("’")[-1][:1].isupper()
-
-
 def _joined_forms(tokens: list[str]) -> list[str]:
     """`tokens` with a legal form written in several words with stops and commas after a
     capitalised word made one token ('Co., Ltd.', 'Pte. Ltd.', 'S.A. de C.V.'): the words make one
@@ -214,21 +205,6 @@ def is_name_word(word: str) -> bool:
         and word.lower() not in CALENDAR
         and word.split("'")[0].split("’")[0] != "I"
         and not any(character.isdigit() for character in word)
-    )
-
-
-def comma_before_a_form(tokens: list[str]) -> bool:
-    """`tokens` are a comma and a legal form that ends the name ('Atlântida Resorts, S.A., the
-    holder', 'Nordwind Logistics, Inc.'); not a country's code or a place after a town ('Durban,
-    SA', 'Espargos, Sal'), nor a role's first word ('Rupert Kline, Company Secretary')."""
-    if tokens[:1] != [","] or len(tokens) < 2 or not is_form_word(form := tokens[1]):
-        return False
-    after = tokens[2] if len(tokens) > 2 else ""
-    return not (
-        (len(form) == 2 and form.isupper())
-        or is_known_place(form)
-        or is_first_name(form)
-        or (after[:1].isupper() and after.isalpha())
     )
 
 

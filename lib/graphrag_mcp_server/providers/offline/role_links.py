@@ -13,6 +13,7 @@ import re
 
 from graphrag_mcp_server.providers.offline.entities import ROLE_HEADS, Mentions, typed
 from graphrag_mcp_server.providers.offline.entity_types import head
+from graphrag_mcp_server.providers.offline.legal_forms import without_legal_form
 from graphrag_mcp_server.providers.offline.lexicon import ORGANISATION_HEADS, PLACE_HEADS, TITLES
 from graphrag_mcp_server.providers.offline.structure_words import BODY_NOUNS
 
@@ -23,22 +24,28 @@ start of a sentence: something of a body or a place named in the sentences befor
 
 
 def lead_body(found: Mentions, sentences: list[str]) -> str | None:
-    """The body a text is about: the organisation named in more of its sentences than any other,
-    when its opening (the first two sentences that name anything: a heading and a lead) names it;
-    else None. A later paragraph's 'the company's chairman, X' or 'the firm' means it when that
-    paragraph names no body ('Lindqvist Ferries names a chief executive ... She joins from Baltic
-    Rail. [paragraph] The company's chairman, Henrik Aalto, said ...')."""
+    """The body a text is about: the organisation named in more of its sentences than any other
+    (its name with a legal form and without it counted as one: 'Quinta da Serra Alva' and
+    'Quinta da Serra Alva, Lda.'), when its opening (the first two sentences that name anything: a
+    heading and a lead) names it, by the name the opening writes; else None. A later paragraph's
+    'the company's chairman, X' or 'the firm' means it when that paragraph names no body
+    ('Lindqvist Ferries names a chief executive ... She joins from Baltic Rail. [paragraph] The
+    company's chairman, Henrik Aalto, said ...')."""
+    bodies: dict[str, list[str]] = {}
+    for name in found.names:
+        if typed(name, found)[0] == "organization":
+            bodies.setdefault(" ".join(without_legal_form(name.split())), []).append(name)
     named = {
-        name: len(set(found.sentences[name]))
-        for name in found.names
-        if typed(name, found)[0] == "organization"
+        plain: len({s for name in names for s in found.sentences[name]})
+        for plain, names in bodies.items()
     }
     ranked = sorted(named, key=named.__getitem__, reverse=True)
     if not ranked or (len(ranked) > 1 and named[ranked[1]] == named[ranked[0]]):
         return None
     naming = (s for s in sentences if any(s in found.sentences[name] for name in found.names))
     opening = list(itertools.islice(naming, 2))
-    return ranked[0] if any(s in found.sentences[ranked[0]] for s in opening) else None
+    written = (name for name in bodies[ranked[0]] if set(opening) & set(found.sentences[name]))
+    return next(written, None)
 
 
 def owner(
