@@ -1796,3 +1796,20 @@ def test_a_region_after_a_town_in_an_address_is_no_legal_form() -> None:
     assert find_entities("Whereas Orvane Cargo, S.A., the carrier, agreed.").names == [
         "Orvane Cargo, S.A."
     ]
+
+
+def test_a_body_with_and_without_its_legal_form_is_one_lead() -> None:
+    """The body a text is about (role_links.lead_body) counts its name with and without a legal
+    form as one ('Fennick Dairy' of the heading and 'Fennick Dairy, Lda.' of the close), so
+    another body named once does not tie with it; the lead is the name the opening writes."""
+    from graphrag_mcp_server.providers.offline.entities import find_entities
+    from graphrag_mcp_server.providers.offline.role_links import lead_body
+    from graphrag_mcp_server.providers.offline.text import split_sentences
+
+    text = (
+        "# Fennick Dairy for sale\n\nThe agent is Marlow Estates. The sale includes the "
+        "business, Fennick Dairy, Lda., as a going concern.\n"
+    )
+    found = find_entities(text)
+    assert "Fennick Dairy, Lda" in found.names
+    assert lead_body(found, split_sentences(text)) == "Fennick Dairy"
