@@ -20,7 +20,7 @@ from graphrag_mcp_server.providers.offline.legal_forms import legal_forms
 from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_HEADS,
     PLACE_HEADS,
-    TITLES,
+    WRITTEN_TITLES,
     is_first_name,
 )
 from graphrag_mcp_server.providers.offline.text import JOINERS
@@ -38,7 +38,8 @@ TYPE_LAST += ["nb", "nl", "sv", "tr"]
 """Languages whose street names end with their type ('Andrássy út', 'Bağdat Caddesi')."""
 COMPOUNDING = ["af", "da", "de", "et", "fi", "gsw", "is", "lb", "nb", "nl", "sv"]
 """Languages that write the type joined to the name ('Bahnhofstraße', 'Kerkstraat')."""
-SAINTS = {"saint", "sankt", "san", "santa", "santo", "são", "sint", "szent", "święty", "naomh"}
+SAINTS = {"saint", "sankt", "sankta", "san", "sant", "santa", "santo", "são", "sint", "szent"}
+SAINTS |= {"sainte", "święty", "naomh"}
 SAINTS |= {"heilige", "heiliger", "heiliges", "sveti", "sveta", "svetog", "svatý", "svata", "sväty"}
 SAINTS |= {"svätá", "saints", "santi", "agios", "agiou", "agias", "agion", "muqeddes", "sviatoj"}
 """'Saint' in the titles' languages: a title line holding one of these is left out whole, since
@@ -70,6 +71,14 @@ def words_of(text: str, left_out: set[str]) -> set[str]:
 def english(word: str) -> float:
     """wordfreq's zipf frequency of `word` in English."""
     return zipf_frequency()(word, "en")
+
+
+def common_abroad(word: str) -> bool:
+    """A common word of a major European language ('alte', 'chez', 'jefe'): zipf >= 4 there."""
+    return any(zipf_frequency()(word, language) >= 4.0 for language in _LANGUAGES)
+
+
+_LANGUAGES = ("de", "fr", "es", "it", "pt", "nl", "pl")
 
 
 def plain(word: str) -> bool:
@@ -109,15 +118,17 @@ def main(git_dir: str, rev: str = "HEAD") -> None:
     names_of_bodies = JOINERS | ORGANISATION_HEADS | PLACE_HEADS | first | last
     titles = {
         w
-        for w in titles - TITLES - names_of_bodies
+        for w in titles - WRITTEN_TITLES - names_of_bodies  # not TITLES: it holds this file's
         if len(w) >= 2 and (w,) not in legal_forms()  # 'lda': a title and a legal form
     }
     words = {
         "source": f"openvenues/libpostal {git('rev-parse', rev).strip()} resources/dictionaries"
         " (MIT licence), sorted by scripts/libpostal_words.py",
-        "titles": sorted(w for w in titles if plain(w)),
+        "titles": sorted(w for w in titles if plain(w) and not common_abroad(w)),
         "titles_before_a_first_name": sorted(
-            w for w in titles if not plain(w) and (not is_first_name(w) or english(w) >= 5.0)
+            w
+            for w in titles
+            if (not plain(w) or common_abroad(w)) and (not is_first_name(w) or english(w) >= 5.0)
         ),  # not 'Inga', 'Irma' of 'Inga Marie Berg'; 'Me' of 'Me Anne Roux' (zipf 6.5)
         "street_types_first": sorted(w for w in first if plain(w)),
         "street_types_first_before_a_joiner": sorted(

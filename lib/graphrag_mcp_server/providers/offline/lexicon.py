@@ -268,7 +268,7 @@ HONORIFICS = frozenset(
 )
 """Titles that only ever stand before a name (one word after one is a person: 'Pope Francis',
 'Captain Sinclair')."""
-TITLES = HONORIFICS | frozenset(
+WRITTEN_TITLES = HONORIFICS | frozenset(
     [
         # academic
         "dean", "provost", "chancellor", "lecturer", "fellow", "emeritus", "headmaster", "rector",
@@ -309,7 +309,9 @@ TITLES = HONORIFICS | frozenset(
         "bwana", "ato", "weyzero", "woizero",  # Swahili, Amharic
         "encik", "puan", "tuan", "datuk", "dato", "khun",  # Malay, Thai
     ]
-) | frozenset(LIBPOSTAL["titles"])  # 'doutora', 'inżynier', 'Dra', 'Bürgermeister'
+)
+"""The titles written here, which scripts/libpostal_words.py leaves out of libpostal's."""
+TITLES = WRITTEN_TITLES | frozenset(LIBPOSTAL["titles"])  # 'doutora', 'inżynier', 'Bürgermeister'
 """Titles and roles written before a name ('Referee Gareth Pryce', 'Local MP ...'): stripped, so
 one person is one entity; those that are also names (Dean, Major) only before two more words."""
 WEAK_TITLES = frozenset(LIBPOSTAL["titles_before_a_first_name"])
