@@ -81,6 +81,16 @@ def common_abroad(word: str) -> bool:
 _LANGUAGES = ("de", "fr", "es", "it", "pt", "nl", "pl")
 
 
+def ambiguous(title: str) -> bool:
+    """A title that is more often something else: common English or a common word of a major
+    European language, a first name, or an abbreviation of four letters or fewer, which is often a
+    place's or a body's name too ('Vigo', 'Enga')."""
+    return not plain(title) or common_abroad(title) or len(title) <= ABBREVIATION_LETTERS
+
+
+ABBREVIATION_LETTERS = 4
+
+
 def plain(word: str) -> bool:
     """Not common English, not a first name, not a joiner or a head noun: a word no name
     mistakes."""
@@ -124,11 +134,9 @@ def main(git_dir: str, rev: str = "HEAD") -> None:
     words = {
         "source": f"openvenues/libpostal {git('rev-parse', rev).strip()} resources/dictionaries"
         " (MIT licence), sorted by scripts/libpostal_words.py",
-        "titles": sorted(w for w in titles if plain(w) and not common_abroad(w)),
+        "titles": sorted(w for w in titles if not ambiguous(w)),
         "titles_before_a_first_name": sorted(
-            w
-            for w in titles
-            if (not plain(w) or common_abroad(w)) and (not is_first_name(w) or english(w) >= 5.0)
+            w for w in titles if ambiguous(w) and (not is_first_name(w) or english(w) >= 5.0)
         ),  # not 'Inga', 'Irma' of 'Inga Marie Berg'; 'Me' of 'Me Anne Roux' (zipf 6.5)
         "street_types_first": sorted(w for w in first if plain(w)),
         "street_types_first_before_a_joiner": sorted(

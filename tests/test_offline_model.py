@@ -1762,8 +1762,9 @@ async def test_general_resources_name_and_type_what_no_english_list_holds(
 def test_street_types_and_titles_leave_names_of_people_and_bodies_alone() -> None:
     """A street type that is also a surname or a surname's end types no person as a place ('Jan
     Kamp', 'Ruben Vlaskamp') unless written in lower case ('Alberta iela'); a type that is common
-    English only before a Romance joiner ('Plaza de Armas', not 'Most of ...'); and a title that
-    is a first name is no title ('Inga Marie Berg')."""
+    English only before a Romance joiner ('Plaza de Armas', not 'Most of ...'); libpostal's titles
+    are titles ('Doutora'), one that is a first name is none ('Inga Marie Berg'), and one that is
+    a common word of another language only before a first name and a surname ('Alte')."""
     from graphrag_mcp_server.providers.offline.entity_types import type_and_reason
     from graphrag_mcp_server.providers.offline.run_shapes import is_name_start
     from graphrag_mcp_server.providers.offline.street_names import street_name
@@ -1776,6 +1777,8 @@ def test_street_types_and_titles_leave_names_of_people_and_bodies_alone() -> Non
     assert type_and_reason("Ulica Długa", quoted=False, place=False)[0] == "geo"
     assert is_name_start(["Inga", "Marie", "Berg"]) and not is_name_start(["Me", "Anne", "Roux"])
     assert is_name_start(["Me", "Roux"])  # too few words after it for a title
+    assert not is_name_start(["Doutora", "Calado"])  # libpostal's Portuguese doctor
+    assert is_name_start(["Alte", "Nationalgalerie"])  # German 'old': a title only before names
 
 
 def test_a_region_after_a_town_in_an_address_is_no_legal_form() -> None:

@@ -323,7 +323,7 @@ TITLE_ABBREVIATIONS = frozenset(
         "cllr", "hon", "dña", "sra", "srta", "sig", "sigra", "dott", "avv", "mme", "mlle", "hr",
         "fr", "mevr", "dhr", "mw", "drs", "smt", "ing", "mgr", "mag", "bc", "judr", "mudr", "phdr",
     ]
-) | frozenset(title for title in LIBPOSTAL["titles"] if len(title) <= 4)  # 'Dra.', 'Cnel.'
+)
 """Titles written abbreviated with a stop ('Sra. Ortega', 'Mme. Dubois', Central Europe's 'Ing.'
 and 'Mgr.'): the stop ends no sentence."""
 SPEECH_VERBS = frozenset(
