@@ -3,8 +3,10 @@
 libpostal (openvenues/libpostal, MIT licence) keeps, per language, the words of addresses and
 names: street types ('rua', 'straße', 'utca') and personal titles ('maître', 'doutora'). The
 offline model types and cleans names with them (issue 42: general resources, not a corpus's
-words). This script sorts them by how a name uses them and leaves out those that would mistake
-a person's or a body's name; run it again on a new libpostal to refresh the file:
+words): a title only before a first name and one more word, as many are also names of places,
+bodies or people ('Vigo', 'Enga', 'Shree ... School', 'Putri'). This script sorts the words by
+how a name uses them and leaves out those that would mistake a name; run it again on a new
+libpostal to refresh the file:
 `python scripts/libpostal_words.py PATH_TO_LIBPOSTAL_GIT_DIR [REV]`.
 """
 
@@ -20,7 +22,7 @@ from graphrag_mcp_server.providers.offline.legal_forms import legal_forms
 from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_HEADS,
     PLACE_HEADS,
-    WRITTEN_TITLES,
+    TITLES,
     is_first_name,
 )
 from graphrag_mcp_server.providers.offline.text import JOINERS
@@ -73,24 +75,6 @@ def english(word: str) -> float:
     return zipf_frequency()(word, "en")
 
 
-def common_abroad(word: str) -> bool:
-    """A common word of a major European language ('alte', 'chez', 'jefe'): zipf >= 4 there."""
-    return any(zipf_frequency()(word, language) >= 4.0 for language in _LANGUAGES)
-
-
-_LANGUAGES = ("de", "fr", "es", "it", "pt", "nl", "pl")
-
-
-def ambiguous(title: str) -> bool:
-    """A title that is more often something else: common English or a common word of a major
-    European language, a first name, or an abbreviation of four letters or fewer, which is often a
-    place's or a body's name too ('Vigo', 'Enga')."""
-    return not plain(title) or common_abroad(title) or len(title) <= ABBREVIATION_LETTERS
-
-
-ABBREVIATION_LETTERS = 4
-
-
 def plain(word: str) -> bool:
     """Not common English, not a first name, not a joiner or a head noun: a word no name
     mistakes."""
@@ -128,16 +112,14 @@ def main(git_dir: str, rev: str = "HEAD") -> None:
     names_of_bodies = JOINERS | ORGANISATION_HEADS | PLACE_HEADS | first | last
     titles = {
         w
-        for w in titles - WRITTEN_TITLES - names_of_bodies  # not TITLES: it holds this file's
+        for w in titles - TITLES - names_of_bodies
         if len(w) >= 2 and (w,) not in legal_forms()  # 'lda': a title and a legal form
     }
     words = {
         "source": f"openvenues/libpostal {git('rev-parse', rev).strip()} resources/dictionaries"
         " (MIT licence), sorted by scripts/libpostal_words.py",
-        "titles": sorted(w for w in titles if not ambiguous(w)),
-        "titles_before_a_first_name": sorted(
-            w for w in titles if ambiguous(w) and (not is_first_name(w) or english(w) >= 5.0)
-        ),  # not 'Inga', 'Irma' of 'Inga Marie Berg'; 'Me' of 'Me Anne Roux' (zipf 6.5)
+        "titles": sorted(w for w in titles if not is_first_name(w) or english(w) >= 5.0),
+        # not 'Inga', 'Irma' of 'Inga Marie Berg'; 'Me' of 'Me Anne Roux' (zipf 6.5)
         "street_types_first": sorted(w for w in first if plain(w)),
         "street_types_first_before_a_joiner": sorted(
             w for w in first if not plain(w) and not is_first_name(w) and w not in JOINERS

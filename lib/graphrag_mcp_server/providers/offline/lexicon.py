@@ -268,7 +268,7 @@ HONORIFICS = frozenset(
 )
 """Titles that only ever stand before a name (one word after one is a person: 'Pope Francis',
 'Captain Sinclair')."""
-WRITTEN_TITLES = HONORIFICS | frozenset(
+TITLES = HONORIFICS | frozenset(
     [
         # academic
         "dean", "provost", "chancellor", "lecturer", "fellow", "emeritus", "headmaster", "rector",
@@ -310,13 +310,12 @@ WRITTEN_TITLES = HONORIFICS | frozenset(
         "encik", "puan", "tuan", "datuk", "dato", "khun",  # Malay, Thai
     ]
 )
-"""The titles written here, which scripts/libpostal_words.py leaves out of libpostal's."""
-TITLES = WRITTEN_TITLES | frozenset(LIBPOSTAL["titles"])  # 'doutora', 'inżynier', 'Bürgermeister'
 """Titles and roles written before a name ('Referee Gareth Pryce', 'Local MP ...'): stripped, so
 one person is one entity; those that are also names (Dean, Major) only before two more words."""
-WEAK_TITLES = frozenset(LIBPOSTAL["titles_before_a_first_name"])
-"""libpostal's titles that are also common English words or first names ('Me' of a French
-lawyer, 'Padre', 'Sri'): a title only before a first name and one more word ('Me Anne Roux')."""
+LIBPOSTAL_TITLES = frozenset(LIBPOSTAL["titles"])
+"""libpostal's titles of some forty languages ('Doutora', 'Me' of a French lawyer, 'Kpt.'): a
+title only before a first name and one more word ('Me Anne Roux'), as many are also names of
+places, bodies or people ('Vigo', 'Shree ... School', 'Putri Maharani')."""
 TITLE_ABBREVIATIONS = frozenset(
     [
         "dr", "mr", "mrs", "ms", "mx", "prof", "capt", "sgt", "lt", "col", "gen", "rev", "revd",

@@ -11,11 +11,11 @@ from graphrag_mcp_server.providers.offline.entity_types import (
 )
 from graphrag_mcp_server.providers.offline.lexicon import (
     HONORIFICS,
+    LIBPOSTAL_TITLES,
     ORGANISATION_HEADS,
     ORGANISATION_ROLES,
     PLACE_HEADS,
     TITLES,
-    WEAK_TITLES,
     is_first_name,
     is_known_place,
 )
@@ -38,7 +38,7 @@ def is_name_start(words: list[str]) -> bool:
     lower = words[0].lower()
     if lower in HONORIFICS or lower in ROLE_WORDS or lower in NOT_NAMES or lower in DEGREES:
         return False
-    if lower in WEAK_TITLES and core_count(words[1:]) >= 2 and is_first_name(words[1]):
+    if lower in LIBPOSTAL_TITLES and core_count(words[1:]) >= 2 and is_first_name(words[1]):
         return False  # 'Me Anne Roux', 'Padre Luis Ortega'
     return lower not in TITLES or (core_count(words[1:]) < 2 and is_first_name(lower))
 
