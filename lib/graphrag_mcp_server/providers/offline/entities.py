@@ -24,6 +24,7 @@ from graphrag_mcp_server.providers.offline.labels import (
     speakers,
 )
 from graphrag_mcp_server.providers.offline.legal_forms import (
+    bracketed,
     ends_in_legal_form,
 )
 from graphrag_mcp_server.providers.offline.lexicon import (
@@ -284,7 +285,7 @@ def _sentence_names(sentence: str) -> list[tuple[str, bool, bool]]:
                 or (_YEAR.match(word) is not None and run[-1].lower() in JOINERS)
                 or continues_body(run, word, following, is_name_word(following))
                 or is_form_word(word)
-                or (len(word) > 2 and word[0] + word[-1] == "()")  # '(Mauritius)' before 'Ltd'
+                or bracketed(word)  # '(Mauritius)' before 'Ltd'
                 or elided_name_word(word)  # "de l'Île Maurice"
                 or lower_case_type(word)  # 'Kossuth utca'
                 or before_a_form(tokens[index : index + 4])

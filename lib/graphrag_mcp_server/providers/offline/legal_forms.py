@@ -71,10 +71,15 @@ def without_legal_form(words: list[str]) -> list[str]:
     return words
 
 
+def bracketed(word: str) -> bool:
+    """`word` is a token of words in brackets ('(Mauritius)', name_words.tokens_of)."""
+    return len(word) > 2 and word[0] + word[-1] == "()"
+
+
 def _before_the_form(words: list[str]) -> list[str]:
     """The words of a name before its legal form, less a comma or a country in brackets between
     ('Acme, Inc.' and 'Acme (UK) Ltd' -> 'Acme')."""
-    while len(words) > 1 and words[-1][0] + words[-1][-1] == "()":
+    while len(words) > 1 and bracketed(words[-1]):
         words = words[:-1]
     return [*words[:-1], words[-1].rstrip(",")]
 

@@ -15,10 +15,11 @@ import json
 import re
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 from graphrag_mcp_server.providers.offline.word_frequency import zipf_frequency
 
-LIBPOSTAL: dict[str, list[str]] = json.loads(
+LIBPOSTAL: dict[str, Any] = json.loads(
     Path(__file__).with_name("libpostal_words.json").read_text(encoding="utf-8")
 )
 """libpostal's personal titles and street types of many languages (openvenues/libpostal, MIT

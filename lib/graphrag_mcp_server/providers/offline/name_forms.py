@@ -38,8 +38,8 @@ def headings_in_capitals(found: dict[str, str], names: set[str], text: str) -> s
     words as the text's whole first line (a CV's 'PRIYA NAIR'; not 'GRACE PERIOD'), or is one
     of `names` (parties, speakers of a transcript); a body's name by its noun as one of the text's
     first LETTERHEAD_LINES lines is its letterhead ('HALVERSON WOOL COOPERATIVE')."""
-    first_line = text.strip().split("\n", 1)[0].strip()
-    letterhead = " ".join(text.strip().split("\n")[:LETTERHEAD_LINES])
+    opening = text.strip().split("\n", LETTERHEAD_LINES)[:LETTERHEAD_LINES]
+    first_line, letterhead = opening[0].strip(), " ".join(opening)
     return {
         key
         for key, name in found.items()

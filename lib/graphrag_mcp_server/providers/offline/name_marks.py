@@ -49,7 +49,6 @@ def _in_an_address(run: list[str], before: list[str], tokens: list[str]) -> bool
         is_known_place(" ".join(run))
         or part.isupper()
         or part.isdigit()
-        or before[-1:] != []
-        and before[-1] in _PLACE_ARTICLES
+        or (bool(before) and before[-1] in _PLACE_ARTICLES)
         or (tokens[2:3] == [","] and is_known_place(" ".join(tokens[3:4])))
     )

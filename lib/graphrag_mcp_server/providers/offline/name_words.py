@@ -68,7 +68,7 @@ def _after_a_word(tokens: list[str]) -> bool:
     """`tokens` end in a word, or in a capitalised word and a comma ('Atlântida Resorts, S.A.')."""
     return bool(tokens) and (
         tokens[-1][:1].isalpha()
-        or (tokens[-1] == "," and tokens[-2:-1][:1] != [] and tokens[-2][:1].isupper())
+        or (tokens[-1] == "," and len(tokens) > 1 and tokens[-2][:1].isupper())
     )
 
 

@@ -131,8 +131,10 @@ def person_after_title(words: list[str]) -> list[str]:
     a body's or place's name by its own words ('Royal Albert Hall', 'Mount Saint Helens'), and a
     family name written before given names only ('Nguyễn Thị Thu Hà'; a word no list holds before
     a first name and a surname is a title: 'Politiførstebetjent Rune Eidsvåg')."""
-    reason = type_and_reason(" ".join(words), quoted=False, place=False)[1] if words else ""
-    if len(words) < 3 or reason in _FORM_REASONS:
+    if len(words) < 3:
+        return words
+    reason = type_and_reason(" ".join(words), quoted=False, place=False)[1]
+    if reason in _FORM_REASONS:
         return words
     if reason == "head noun first" and words[1].lower() in JOINERS:
         return words  # 'COOPERATIVA DOS SALINEIROS DE ...': not 'DE ...', as 'De' is a first name

@@ -5,9 +5,12 @@ common English or a first name (scripts/libpostal_words.py leaves those out)."""
 
 from __future__ import annotations
 
-from graphrag_mcp_server.providers.offline.lexicon import LIBPOSTAL, is_first_name
+from graphrag_mcp_server.providers.offline.lexicon import (
+    LIBPOSTAL,
+    is_english_word,
+    is_first_name,
+)
 from graphrag_mcp_server.providers.offline.text import NAME_PARTICLES
-from graphrag_mcp_server.providers.offline.word_frequency import zipf_frequency
 
 TYPES_FIRST = frozenset(LIBPOSTAL["street_types_first"])
 """Types that start a street's name in the Romance, Slavic, Celtic and Malay languages."""
@@ -51,7 +54,8 @@ def lower_case_type(word: str) -> bool:
 def _joined(word: str) -> bool:
     """A word that ends in a joined type, is no first name and is not English ('Landstraße')."""
     return (
-        any(word.endswith(kind) and len(word) >= len(kind) + JOINED_REST for kind in TYPES_JOINED)
+        word.endswith(TYPES_JOINED)  # one C call before the lengths: most words end in none
+        and any(len(word) - len(t) >= JOINED_REST for t in TYPES_JOINED if word.endswith(t))
         and not is_first_name(word)
-        and zipf_frequency()(word, "en") < 2.0
+        and not is_english_word(word)
     )
