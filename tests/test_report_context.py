@@ -674,7 +674,7 @@ def test_a_community_entry_holds_its_report_once() -> None:
         for step, memo in now.items()
     }
     later = {step: Memo(previous=stored[step], decode=json.loads) for step in Step}
-    found = unchanged_communities.unchanged_reports(later, ["same", "moved", "unknown"])
+    found = unchanged_communities.unchanged_reports(later, ["same", "moved", "unknown"], {})
     assert found == {"same": report, "moved": renumbered}
     assert later[Step.REPORT].kept == {"r"} and later[Step.REPORT_CONTEXT].kept == {"c"}
 
@@ -707,7 +707,9 @@ def test_unchanged_communities_decode_their_entries_at_once(
 
     monkeypatch.setattr(json, "loads", counted)
     later = {step: Memo(previous=stored[step], decode=json.loads) for step in Step}
-    found = unchanged_communities.unchanged_reports(later, [f"s{number}" for number in range(50)])
+    found = unchanged_communities.unchanged_reports(
+        later, [f"s{number}" for number in range(50)], {}
+    )
     assert found == {f"s{number}": {"title": f"T{number}"} for number in range(50)}
     assert len(decoded) == 2
     assert len(later[Step.COMMUNITY].kept) == len(later[Step.REPORT].kept) == 50

@@ -17,6 +17,7 @@ from graphrag_mcp_server.handlers.indexing import (
     kept_reports,
     kept_text_reports,
     kept_text_units,
+    report_rows,
     stable_communities,
     stable_ids,
     vector_delta,
@@ -73,9 +74,9 @@ def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) ->
     workflows named by `with_kept_workflows`) and given `Kept.workflow_state` takes from the
     version in `previous` the results whose input is unchanged (carry_over.py), its communities
     (stable_communities.py), the ids of its entities and relationships (stable_ids.py) and of its
-    text units (kept_text_units.py), its extraction rows (extracted_rows.py) and its vector rows
-    (vector_delta.py). None: a full build, which still records what the next update compares
-    against."""
+    text units (kept_text_units.py), its extraction rows (extracted_rows.py), its reports' rows
+    (report_rows.py) and its vector rows (vector_delta.py). None: a full build, which still
+    records what the next update compares against."""
     models = fingerprints(config)
     kept_version = PreviousVersion.of(previous, config, version)
     communities = stable_communities.communities_kept(kept_version)
@@ -88,6 +89,7 @@ def kept_from(previous: Path | None, config: "GraphRagConfig", version: Path) ->
         extracted_rows.STATE: extracted_rows.ExtractedRows(
             previous, version, models[Step.EXTRACTION]
         ),
+        report_rows.STATE: report_rows.ReportRows(previous, version),
     }
     with work_carried_over(kept_version, version, models) as carried:
         state[CARRIED] = carried

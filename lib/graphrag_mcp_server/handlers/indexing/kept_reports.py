@@ -13,12 +13,17 @@ graphrag's `finalize_community_reports` is `finalized_reports`, its ids hashed w
 apply (tests/test_report_context.py compares both with graphrag's).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing import carried_reports, unchanged_communities
+from graphrag_mcp_server.handlers.indexing import (
+    carried_reports,
+    report_rows,
+    unchanged_communities,
+)
 from graphrag_mcp_server.handlers.indexing.memos import CARRIED, CarriedOver, run_state, sample
+from graphrag_mcp_server.handlers.indexing.report_rows import ReportRows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,10 +56,11 @@ async def run_workflow(
         claims = await reader.covariates()
     model = report_model(config, context)
     carried: CarriedOver | None = run_state(context, CARRIED)
+    rows: ReportRows | None = run_state(context, report_rows.STATE)
     settings = config.community_reports
     prompt = settings.resolved_prompts().graph_prompt
     nodes = community_nodes(communities, await reader.entities())
-    contexts, unchanged = local_contexts(
+    contexts, unchanged, signatures = local_contexts(
         nodes,
         community_edges(await reader.relationships()),
         None if claims is None else _with_details(claims, _CLAIM_COLUMNS, "claim_details"),
@@ -64,6 +70,7 @@ async def run_workflow(
         unchanged_communities.report_settings(
             carried_reports.CONTEXT_FORM, settings.max_input_length, prompt, settings.max_length
         ),
+        rows.previous_rows() if rows is not None else {},
     )
     reports = await community_reports(
         ReportRun(config, context, model, carried),
@@ -74,7 +81,30 @@ async def run_workflow(
         prompt,
         unchanged,
     )
+    if rows is not None:
+        reports = _with_previous_rows(reports, unchanged, rows)
+        rows.record(signatures)
     return await written(context, reports, communities)
+
+
+def _with_previous_rows(
+    reports: "pd.DataFrame", unchanged: "Unchanged", rows: ReportRows
+) -> "pd.DataFrame":
+    """`reports` with those `unchanged` holds as rows of the previous version's table, in
+    graphrag's order: level by level from the highest, by community within a level."""
+    import pandas as pd
+
+    taken = {
+        int(community): (level, row)
+        for level, found in unchanged.items()
+        for community, row in found.items()
+        if isinstance(row, int)
+    }
+    if not taken:
+        return reports
+    merged = pd.concat([reports, rows.rows(taken)], ignore_index=True)
+    order = merged.assign(_level=-merged["level"].astype(int), _community=merged["community"])
+    return merged.loc[order.sort_values(["_level", "_community"], kind="stable").index]
 
 
 def report_model(config: "GraphRagConfig", context: "PipelineRunContext") -> "LLMCompletion":
@@ -153,8 +183,9 @@ def _with_details(frame: "pd.DataFrame", columns: tuple[str, ...], name: str) ->
     return frame
 
 
-Unchanged = dict[int, dict[Any, dict[str, Any]]]
-"""By level, the communities whose records did not change -> their report as written."""
+Unchanged = dict[int, dict[Any, dict[str, Any] | int]]
+"""By level, the communities whose records did not change -> their report as written, or its row
+in the previous version's reports table (report_rows.py)."""
 
 
 def local_contexts(
@@ -165,17 +196,19 @@ def local_contexts(
     max_tokens: int,
     carried: CarriedOver | None,
     settings: tuple[Any, ...],
-) -> "tuple[pd.DataFrame, Unchanged]":
+    previous_rows: "Mapping[str, int] | None" = None,
+) -> "tuple[pd.DataFrame, Unchanged, dict[Any, str]]":
     """The records and context of every community at every level whose records changed since
     the previous version (graphrag's build_local_context, its contexts from
     carried_reports.sort_context_batch), with each one's signature key; and the reports of those
     whose records did not (unchanged_communities.py; every community is built when the run
-    carries nothing over or has claims)."""
+    carries nothing over or has claims), by `previous_rows` where it gives their row
+    (report_rows.py); and every community's signature key."""
     import graphrag.data_model.schemas as schemas
     import pandas as pd
     from graphrag.index.operations.summarize_communities.utils import get_levels
 
-    frames, unchanged = [], {}
+    frames, unchanged, signatures = [], {}, {}
     ends = EdgeEnds.of(edges)
     for level in get_levels(nodes, schemas.COMMUNITY_LEVEL):
         members, first_edge = level_members(nodes, edges, level, ends)
@@ -186,10 +219,13 @@ def local_contexts(
                 members, first_edge, edges, _NODE_COLUMNS, _EDGE_COLUMNS, settings
             )
         )
+        signatures.update(keys)
         reports = (
             {}
             if carried is None
-            else unchanged_communities.unchanged_reports(carried, list(keys.values()))
+            else unchanged_communities.unchanged_reports(
+                carried, list(keys.values()), previous_rows or {}
+            )
         )
         unchanged[level] = {
             community: reports[key] for community, key in keys.items() if key in reports
@@ -201,7 +237,7 @@ def local_contexts(
         frame[SIGNATURE] = [keys.get(community) for community in frame[schemas.COMMUNITY_ID]]
         frames.append(frame)
     built = [frame for frame in frames if len(frame)]  # an empty frame's columns have no dtype
-    return (pd.concat(built) if built else frames[0]), unchanged
+    return (pd.concat(built) if built else frames[0]), unchanged, signatures
 
 
 SIGNATURE = "signature_key"
@@ -410,6 +446,7 @@ async def community_reports(
             found += [
                 {"community": community, "level": level, **report}
                 for community, report in carried.items()
+                if not isinstance(report, int)  # a row of the previous table: added by its caller
             ]
             found.sort(key=lambda report: int(report["community"]))
         reports.extend(found)

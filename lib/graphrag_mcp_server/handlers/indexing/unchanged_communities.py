@@ -22,6 +22,7 @@ with); its rows, and so its report, are the same as a new context's.
 """
 
 import hashlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from graphrag_mcp_server.handlers.indexing.memos import CarriedOver, Step, input_hash, text_digest
@@ -108,24 +109,32 @@ def report_settings(
     return (context_form, max_tokens, text_digest(prompt), max_length)
 
 
-def unchanged_reports(carried: CarriedOver, keys: list[str]) -> dict[str, dict[str, Any]]:
+def unchanged_reports(
+    carried: CarriedOver, keys: list[str], previous_rows: Mapping[str, int]
+) -> dict[str, dict[str, Any] | int]:
     """The report written for the records whose signature is each of `keys` (its fields but
-    community and level), its stored context and report kept for the next version; keys whose
-    previous version stored none are left out. The stored entries are decoded at once
-    (Memo.peek_many): one at a time, they were a tenth of this step at 10,000 documents."""
+    community and level), or the row of the previous version's reports table that holds it
+    (`previous_rows`, report_rows.py: such a report is not decoded); its stored context and
+    report kept for the next version. Keys whose previous version stored none are left out. The
+    stored entries are decoded at once (Memo.peek_many): one at a time, they were a tenth of this
+    step at 10,000 documents."""
     entries = carried[Step.COMMUNITY].peek_many(keys)
     found = {
         key: entry
         for key, entry in zip(keys, entries, strict=True)
         if entry is not None and carried[Step.REPORT_CONTEXT].keep(entry["context"])
     }
-    wanted = [entry["report"] for entry in found.values() if entry["written"] is None]
+    wanted = [
+        entry["report"]
+        for key, entry in found.items()
+        if entry["written"] is None and key not in previous_rows
+    ]
     stored = dict(zip(wanted, carried[Step.REPORT].peek_many(wanted), strict=True))
-    reports = {}
+    reports: dict[str, dict[str, Any] | int] = {}
     for key, entry in found.items():
         written = entry["written"]
-        if written is None:  # the report as its memo entry holds it
-            written = (stored[entry["report"]] or {}).get("report")
+        if written is None:  # the report as its memo entry holds it, or as the table wrote it
+            written = previous_rows.get(key, (stored.get(entry["report"]) or {}).get("report"))
         if written is None or (
             entry["report"] is not None and not carried[Step.REPORT].keep(entry["report"])
         ):
