@@ -203,12 +203,25 @@ async def _summarized_by_parts(
 
 @dataclass
 class _Named:
-    """One kind's rows by name: their memo names (`stored_as`), the row of each name in the
-    previous version's table (`at`, -1 where none), and the rows whose names are unchanged."""
+    """One kind's rows by name: their names and the settings their memo names begin with
+    (`stored_as`), the row of each name in the previous version's table (`at`, -1 where none),
+    and the rows whose names are unchanged."""
 
-    stored_as: "pa.Array"
+    names: "pa.Array"
+    settings: str
     at: "np.ndarray"
     unchanged: "np.ndarray"
+
+    def stored_as(self, rows: "np.ndarray") -> "pa.Array":
+        """The memo names of the rows at `rows` (joined for those only: an update takes few)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        return pc.binary_join_element_wise(
+            pa.scalar(self.settings, pa.large_string()),
+            self.names.take(pa.array(rows, pa.int64())),
+            pa.scalar("\x00", pa.large_string()),
+        )
 
     @property
     def written(self) -> "np.ndarray":
@@ -227,18 +240,14 @@ class _Named:
     ) -> "_Named":
         """The names of `table`'s rows (of `kind`) and those the previous version wrote."""
         import numpy as np
-        import pyarrow as pa
         import pyarrow.compute as pc
 
         names = summary_names(table, kind)
-        stored_as = pc.binary_join_element_wise(
-            pa.scalar(settings, pa.large_string()), names, pa.scalar("\x00", pa.large_string())
-        )  # memo names
         at = np.full(len(names), -1)
         if previous is not None:
             at = pc.fill_null(pc.index_in(names, value_set=previous[0]), -1).to_numpy()
         unchanged = np.flatnonzero(_unchanged(table, kind, names, changed))
-        return cls(stored_as, at, unchanged)
+        return cls(names, settings, at, unchanged)
 
 
 STALE_SHARE, STALE_ROWS = 0.01, 16
@@ -270,10 +279,7 @@ def _kept(
     if at_once:
         found_rows = np.ones(expected, dtype=bool)
     else:
-        wanted = [
-            named.stored_as.take(pa.array(rows, pa.int64()))
-            for named, rows in zip(kinds, written, strict=True)
-        ]
+        wanted = [named.stored_as(rows) for named, rows in zip(kinds, written, strict=True)]
         found_rows = memo.keep_named(pa.concat_arrays(wanted))
     ends = np.cumsum([len(rows) for rows in written])[:-1]
     carried = []
@@ -315,9 +321,9 @@ class _Keyed:
         import numpy as np
         import pyarrow as pa
 
-        table, stored_as, at = groups.table, named.stored_as, named.at
+        table, at = groups.table, named.at
         rest = named.unchanged[~carried[named.unchanged]]
-        found = memo.previous_keys(_strings(stored_as, rest))
+        found = memo.previous_keys(named.stored_as(rest).to_pylist())
         prior = {row: key for row, key in zip(rest.tolist(), found, strict=True) if key is not None}
         written = pa.array([], pa.large_string())
         if previous is not None:
@@ -329,7 +335,7 @@ class _Keyed:
             prior.get(row) or key(identity, descriptions)
             for row, identity, descriptions in zip(others.tolist(), identities, lists, strict=True)
         ]
-        memo.identities.update(zip(keys, _strings(stored_as, others), strict=True))
+        memo.identities.update(zip(keys, named.stored_as(others).to_pylist(), strict=True))
         return cls(table, kind, np.where(carried, at, -1), written, others, identities, keys, lists)
 
     def too_long(self, missing: list[bool], model: Any, usable: int) -> list[int]:
