@@ -577,6 +577,12 @@ QUALITY_CORPORA = [
         "no: written on 2026-12-03 by a helper that had read neither the rules nor the code, to "
         "the brief of held out 20, while that day's rules were written without reading it",
     ),
+    (
+        "held out 22",
+        graph_quality.HELD_OUT_22,
+        "no: written on 2026-12-03 by a helper that had read neither the rules nor the code, to "
+        "the brief of held out 20, before the next round of rules; read by no rule's author",
+    ),
 ]
 
 

@@ -90,6 +90,9 @@ project has not used; links across sentences marked `across_sentences`; see its 
 HELD_OUT_21 = Path(__file__).resolve().parent / "corpora" / "held_out_21"
 """A twenty-first, written on 2026-12-03 to the brief of the twentieth, while the rules of that
 day's round were written without it (see its ABOUT.md)."""
+HELD_OUT_22 = Path(__file__).resolve().parent / "corpora" / "held_out_22"
+"""A twenty-second, written on 2026-12-03 (the day's second session) to the brief of the
+twentieth, before the next round of rules (see its ABOUT.md)."""
 TOP = 3
 
 
