@@ -74,11 +74,9 @@ class ReportRows:
     def rows(self, communities: Mapping[int, tuple[int, int]]) -> "pd.DataFrame":
         """The reports of `communities` (number -> its level and its row in the previous table,
         from `previous_rows`) as report records: community, level and the report's columns."""
-        import pandas as pd
         import pyarrow as pa
 
-        if not communities or self._table is None:
-            return pd.DataFrame()
+        assert self._table is not None, "rows are taken only after previous_rows found them"
         numbers = list(communities)
         taken = self._table.select(list(REPORT_COLUMNS)).take(
             pa.array([communities[number][1] for number in numbers], pa.int64())
