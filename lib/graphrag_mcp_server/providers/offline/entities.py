@@ -99,6 +99,7 @@ from graphrag_mcp_server.providers.offline.run_shapes import (
     plural_title,
     qualifies_title,
     role_as_surname,
+    two_word_title,
 )
 from graphrag_mcp_server.providers.offline.street_names import lower_case_type
 from graphrag_mcp_server.providers.offline.structure_words import (
@@ -157,6 +158,8 @@ def _run_names(words: list[str], at_start: bool, previous: str) -> list[tuple[st
     if words and words[0].lower() in DEGREES and all_common(words[1:]):
         return []  # 'MEng Civil Engineering': a degree and its subject
     titled, title = False, ""  # title: the last word left off
+    if two_word_title(words):  # 'El Hadj Oumar Sy', 'Tan Sri Lim Kok Wing'
+        titled, title, words = True, words[1].lower(), words[2:]
     while words and (
         not is_name_start(words)
         or (words[0].lower() in JOINERS and not starts_with_particle(words))

@@ -310,9 +310,39 @@ TITLES = HONORIFICS | frozenset(
         "bwana", "ato", "weyzero", "woizero",  # Swahili, Amharic
         "encik", "puan", "tuan", "datuk", "dato", "khun",  # Malay, Thai
     ]
+) | frozenset(
+    [
+        # honorifics of other regions (Wikipedia's honorifics articles by region), as written
+        # before a name; a word that is also a first name is one only before two more words.
+        # Left out: those more often a first name or surname in front ('Amir', 'Mirza',
+        # 'Sardar', 'Thakur', 'Babu'), or a name's first word ('Hajj Committee', 'Pir Panjal')
+        "nai", "nang", "nangsao", "thao", "ajarn", "achan", "ajahn",  # Thai, Lao
+        "samdech", "oknha", "daw", "sayadaw",  # Khmer, Burmese
+        "tun", "tunku", "hajjah", "pengiran", "ginoo", "ginang", "binibini",  # Malay, Filipino
+        "adi", "susuga", "afioga",  # Fijian, Samoan
+        "dasho", "lyonpo", "lopen", "aum", "ashi",  # Dzongkha
+        "thiru", "thirumathi", "selvi", "janab", "begum", "maulana", "maulvi",  # South Asia
+        "hazrat", "acharya", "mahant", "sayed", "seyed", "sayyed", "mulla", "mullah", "mawlana",
+        "ayatollah", "hojatoleslam", "hajja", "hadj", "hadja", "hadji", "elhadj", "elhadji",
+        "alhadji", "aladji", "effendi",  # Arabic, Persian, Turkic; pilgrims' titles, W. Africa
+        "oba", "ooni", "togbe", "mallam", "malam", "mwalimu", "mzee", "bibi", "dah",  # Africa
+        "weizerit", "woizerit", "dejazmach", "fitawrari", "lij", "kgosi", "inkosi", "kabaka",
+        "omukama",
+        "ña", "ño",  # Paraguayan
+        "herra", "rouva", "neiti", "ponas", "ponia", "kungs", "kundze", "domnul", "doamna",
+        "batoni", "kalbatoni", "paron", "tikin", "zoti", "zonja", "gospođa",  # European
+    ]
 )
 """Titles and roles written before a name ('Referee Gareth Pryce', 'Local MP ...'): stripped, so
 one person is one entity; those that are also names (Dean, Major) only before two more words."""
+TWO_WORD_TITLES = frozenset(
+    [
+        ("el", "hadj"), ("el", "hadji"), ("el", "haj"), ("al", "hajj"), ("al", "haj"),
+        ("tan", "sri"), ("puan", "sri"), ("toh", "puan"), ("datuk", "seri"), ("dato", "seri"),
+        ("yang", "berhormat"), ("yang", "mulia"), ("lok", "chumteav"), ("lok", "srey"),
+    ]
+)
+"""Titles of two words whose second is no title alone ('El Hadj', 'Tan Sri', 'Lok Chumteav')."""
 LIBPOSTAL_TITLES = frozenset(LIBPOSTAL["titles"])
 """libpostal's titles of some forty languages ('Doutora', 'Me' of a French lawyer, 'Kpt.'): a
 title only before a first name and one more word ('Me Anne Roux'), as many are also names of

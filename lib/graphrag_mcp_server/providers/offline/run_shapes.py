@@ -16,6 +16,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_ROLES,
     PLACE_HEADS,
     TITLES,
+    TWO_WORD_TITLES,
     is_first_name,
     is_known_place,
 )
@@ -41,6 +42,12 @@ def is_name_start(words: list[str]) -> bool:
     if lower in LIBPOSTAL_TITLES and core_count(words[1:]) >= 2 and is_first_name(words[1]):
         return False  # 'Me Anne Roux', 'Padre Luis Ortega'
     return lower not in TITLES or (core_count(words[1:]) < 2 and is_first_name(lower))
+
+
+def two_word_title(words: list[str]) -> bool:
+    """`words` open with a title of two words (TWO_WORD_TITLES) before a name of two or more."""
+    pair = tuple(word.lower() for word in words[:2])
+    return pair in TWO_WORD_TITLES and core_count(words[2:]) >= 2
 
 
 def qualifies_title(words: list[str]) -> bool:
