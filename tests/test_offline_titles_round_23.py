@@ -44,3 +44,29 @@ async def test_a_title_that_is_also_a_first_name_stays_before_one_more_word(
     )
     assert types.get("ADI MEHTA") == "PERSON"
     assert types.get("LITIA CAKOBAU") == "PERSON"
+
+
+async def test_a_title_word_before_an_ampersand_is_a_firms_name(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """'Mwalimu' is a Swahili title and a surname: before '&' it names a firm of partners."""
+    types, _ = await _extracted(
+        model,
+        "Halima Mwalimu founded Mwalimu & Kessy Advocates in Dodoma. Mwalimu & Kessy Advocates "
+        "later opened an office in Tanga.\n",
+    )
+    assert types.get("MWALIMU & KESSY ADVOCATES") == "ORGANIZATION"
+
+
+async def test_a_title_that_is_a_first_name_before_one_word_and_of_stays(
+    model: LLMCompletion,  # noqa: F811
+) -> None:
+    """'Thiru' is a Tamil title and a first name: 'Thiru Raman of the Madurai Weavers' Guild' is
+    Thiru Raman, of the guild, not a title before 'Raman of the ...'."""
+    types, _ = await _extracted(
+        model,
+        "A letter came from Thiru Raman of the Madurai Weavers' Guild on Monday. Thiru Raman "
+        "asked for the looms to be repaired.\n",
+    )
+    assert types.get("THIRU RAMAN") == "PERSON"
+    assert not any(name.startswith("RAMAN OF") for name in types)

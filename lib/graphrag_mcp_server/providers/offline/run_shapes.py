@@ -4,6 +4,8 @@ degree's subject, a title's field of work, a role's word that is a surname."""
 
 from __future__ import annotations
 
+from itertools import takewhile
+
 from graphrag_mcp_server.providers.offline.entity_types import (
     family_name_first,
     head,
@@ -35,13 +37,18 @@ from graphrag_mcp_server.providers.offline.word_frequency import zipf_frequency
 
 def is_name_start(words: list[str]) -> bool:
     """The first of `words` is not a title, role, greeting or structure word: a name can start with
-    it. A title that is also a first name ('Dean', 'Major') is one only before two more words."""
+    it. A title that is also a first name ('Dean', 'Major') is one only before two more words
+    ahead of any 'of'; an honorific ('Mr', 'Dr') is one even before '&' ('Mr & Mrs Hale'),
+    another title not ('Mwalimu & Kessy')."""
     lower = words[0].lower()
     if lower in HONORIFICS or lower in ROLE_WORDS or lower in NOT_NAMES or lower in DEGREES:
         return False
     if lower in LIBPOSTAL_TITLES and core_count(words[1:]) >= 2 and is_first_name(words[1]):
         return False  # 'Me Anne Roux', 'Padre Luis Ortega'
-    return lower not in TITLES or (core_count(words[1:]) < 2 and is_first_name(lower))
+    if words[1:2] == ["&"]:
+        return True  # a name before '&' is a firm's ('Mwalimu & Kessy'), a title never is
+    named = list(takewhile(lambda word: word != "of", words[1:]))  # 'Selvi Murugan of the ...'
+    return lower not in TITLES or (core_count(named) < 2 and is_first_name(lower))
 
 
 def two_word_title(words: list[str]) -> bool:
