@@ -22,7 +22,8 @@ def prepare_graphrag() -> None:
     log handler at WARNING (it writes lower records to stdout, the JSON-RPC stream under stdio,
     and logs while it is imported, before logs.litellm_records_as_ours can run); LanceDB's Rust
     log limited to errors; no tqdm bars (a drift search's, on stderr: an MCP client's server log
-    or under `query`'s answer; read by tqdm when it is first imported). Imports no model library:
+    or under `query`'s answer; read by tqdm when it is first imported); Arrow's buffers from an
+    allocator that keeps freed pages (_arrow_pool_that_keeps_pages). Imports no model library:
     reading an index's config and tables needs none (see prepare_models).
     """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
