@@ -587,6 +587,12 @@ QUALITY_CORPORA = [
         "its baseline was taken, and two of round 23's titles ('Aum', 'Lopen') are among those "
         "it keeps before names",
     ),
+    (
+        "held out 23",
+        graph_quality.HELD_OUT_23,
+        "no: written on 2026-12-03 by a helper that had read neither the rules nor the code, to "
+        "the brief of held out 20, before the next round of rules; read by no rule's author",
+    ),
 ]
 
 

@@ -93,6 +93,9 @@ day's round were written without it (see its ABOUT.md)."""
 HELD_OUT_22 = Path(__file__).resolve().parent / "corpora" / "held_out_22"
 """A twenty-second, written on 2026-12-03 (the day's second session) to the brief of the
 twentieth, before the next round of rules (see its ABOUT.md)."""
+HELD_OUT_23 = Path(__file__).resolve().parent / "corpora" / "held_out_23"
+"""A twenty-third, written on 2026-12-03 (the day's fourth session) to the brief of the
+twentieth, before the next round of rules (see its ABOUT.md)."""
 TOP = 3
 
 
