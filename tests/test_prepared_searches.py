@@ -513,6 +513,7 @@ def test_relationships_are_graphrags_objects(built_index: tuple[Path, dict]) -> 
     each is made once (the same object each time) and the local context's index made from the
     columns equals the one made from graphrag's objects."""
     import numpy as np
+    import pyarrow as pa
     from graphrag.query.indexer_adapters import read_indexer_relationships
 
     from graphrag_mcp_server.handlers.prepared import indexer_relationships
@@ -527,6 +528,13 @@ def test_relationships_are_graphrags_objects(built_index: tuple[Path, dict]) -> 
     for name in ("sources", "targets", "ranks"):
         assert np.array_equal(getattr(by_columns, name), getattr(by_objects, name))
     assert by_columns.positions.keys() == by_objects.positions.keys()
+    halves = pd.concat([frame.iloc[:50], frame.iloc[50:]], ignore_index=True)  # Arrow in 2 chunks
+    assert pa.chunked_array(pa.array(halves["source"].array)).num_chunks >= 2
+    assert RelationshipIndex.of_rows(indexer_relationships(halves)).codes == by_objects.codes
+    as_objects = frame.astype({"source": object, "target": object})
+    as_objects.loc[as_objects.index[1], "target"] = None  # numbered as its str, as `of` does
+    rows = indexer_relationships(as_objects)
+    assert RelationshipIndex.of_rows(rows).codes == RelationshipIndex.of(list(rows)).codes
     sparse = frame.head(3).astype({"description": object, "text_unit_ids": object})
     sparse.loc[sparse.index[0], "description"] = None
     sparse.loc[sparse.index[1], "text_unit_ids"] = None

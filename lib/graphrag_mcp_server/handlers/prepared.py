@@ -11,6 +11,7 @@ per search.
 """
 
 import threading
+import weakref
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -66,7 +67,10 @@ class Prepared:
     """One version's graphrag objects (made on first use, then kept) and short-id lookups."""
 
     def __init__(self, tables: IndexTables) -> None:
-        self._tables = tables
+        # a proxy: the tables hold this object (`derived`), and a cycle between them would leave
+        # a replaced version to the collector, whose full walk stalls a server (0.5 s at 10,000
+        # documents); without one the version is freed as soon as no search holds it
+        self._tables = weakref.proxy(tables)
         # reentrant: a lent set can come back from a generator finalised under it
         self._lock = threading.RLock()
         self._objects: dict[Hashable, Any] = {}
@@ -277,13 +281,23 @@ def indexer_relationships(frame: "pd.DataFrame") -> "RelationshipRows":
     per row checked value by value: 3 s of the first search after a new version at 10,000
     documents' 208,000 relationships, of which a search reads a few hundred;
     tests/test_prepared_searches.py compares the two)."""
+    import pandas as pd
+
     missing = {"id", "source", "target"} - set(frame.columns)
     if missing:
         msg = f"Column [{sorted(missing)[0]}] not found in data"  # graphrag's words
         raise ValueError(msg)
 
-    def column(name: str) -> list[Any]:
-        return frame[name].tolist() if name in frame.columns else [None] * len(frame)
+    def column(name: str) -> "Sequence[Any]":
+        if name not in frame.columns:
+            return [None] * len(frame)
+        values = frame[name]
+        # a column of strings is kept as its array (each read makes its str): 208,000 relationships'
+        # ids, ends and descriptions as Python strings took 0.1-0.3 s of a version's load
+        kept: Sequence[Any] = (
+            values.array if isinstance(values.dtype, pd.StringDtype) else values.tolist()
+        )
+        return kept
 
     return RelationshipRows(
         *(
@@ -306,7 +320,7 @@ class RelationshipRows(Sequence["Relationship"]):
     """A version's relationships as graphrag's query objects, made from the table's columns when
     first read and kept (the same object each time: graphrag's builders may write into it)."""
 
-    def __init__(self, *columns: list[Any]) -> None:
+    def __init__(self, *columns: "Sequence[Any]") -> None:
         (
             self.ids,
             self.numbers,

@@ -118,10 +118,10 @@ def _warm_up(root: Path | None) -> None:
     """Import what every build needs, and load what `root`'s model reads first, so a job handed to
     a waiting worker starts at once."""
     from graphrag_mcp_server.config.runtime import prepare_models
+    from graphrag_mcp_server.handlers.indexing.build import import_pipeline
 
     prepare_models()
-    import graphrag.api  # noqa: F401 - imported to be loaded, not used here
-    import graphrag_vectors.lancedb  # noqa: F401 - imported to be loaded, not used here
+    import_pipeline()
     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
     get_tokenizer()  # loads and keeps graphrag's default tiktoken encoding

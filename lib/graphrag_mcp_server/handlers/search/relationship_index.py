@@ -76,11 +76,8 @@ class RelationshipIndex:
     @classmethod
     def of_rows(cls, rows: "RelationshipRows") -> "RelationshipIndex":
         """The index of a version's relationships, from their columns (no object made)."""
-        import numpy as np
 
-        ends, titles = pd.factorize(  # codes in order of first appearance, as `of` gives them
-            np.array([str(title) for title in [*rows.sources, *rows.targets]], dtype=object)
-        )
+        ends, titles = _end_codes(rows.sources, rows.targets)
         codes = {str(title): code for code, title in enumerate(titles)}
         count = len(rows)
         return cls._indexed(rows, codes, ends[:count], ends[count:], rows.ranks())
@@ -141,3 +138,28 @@ class RelationshipIndex:
                 rel.attributes = self.attributes(position, links)
             marked.append(rel)
         return marked
+
+
+def _end_codes(sources: "Sequence[Any]", targets: "Sequence[Any]") -> "tuple[np.ndarray, Any]":
+    """A code for each end, sources then targets, in order of first appearance (as `of` numbers
+    them), and the titles coded: by Arrow's dictionary encoding where both are strings without a
+    gap (0.05 s against 0.11 s for 208,000 relationships), else by pandas over their str forms."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        columns = [
+            pa.chunked_array(pa.array(column, pa.large_string())) for column in (sources, targets)
+        ]
+        ends = pa.chunked_array([*columns[0].chunks, *columns[1].chunks]).combine_chunks()
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        ends = None
+    if ends is None or ends.null_count:
+        factorized: tuple[np.ndarray, Any] = pd.factorize(
+            np.array([str(title) for title in [*sources, *targets]], dtype=object)
+        )
+        return factorized
+    encoded = pc.dictionary_encode(ends)
+    codes: np.ndarray = encoded.indices.to_numpy(zero_copy_only=False)
+    return codes, encoded.dictionary.to_pylist()
