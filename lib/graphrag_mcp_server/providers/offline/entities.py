@@ -23,10 +23,7 @@ from graphrag_mcp_server.providers.offline.labels import (
     parties_in_capitals,
     speakers,
 )
-from graphrag_mcp_server.providers.offline.legal_forms import (
-    bracketed,
-    ends_in_legal_form,
-)
+from graphrag_mcp_server.providers.offline.legal_forms import bracketed, without_legal_form
 from graphrag_mcp_server.providers.offline.lexicon import (
     HONORIFICS,
     ORGANISATION_HEADS,
@@ -486,8 +483,9 @@ def _generic(name: str, lowercase: set[str]) -> bool:
 def typed(name: str, found: Mentions) -> tuple[str, str]:
     """The canonical type of one of `found`'s names and the evidence that gave it ('Brannock
     Salvage' is an organisation where the text also writes 'Brannock Salvage Ltd')."""
-    if any(
-        other.startswith(f"{name} ") and ends_in_legal_form(other.split()) for other in found.names
+    if any(  # not 'Bhutan' by 'Bhutan Rural Enterprise Bank Limited'
+        other.startswith(f"{name} ") and without_legal_form(other.split()) == name.split()
+        for other in found.names
     ):
         return "organization", "legal form"
     return type_and_reason(

@@ -15,6 +15,10 @@ from __future__ import annotations
 import re
 
 from graphrag_mcp_server.providers.offline.labels import score_side
+from graphrag_mcp_server.providers.offline.land_words import (
+    family_name_of_land,
+    foreign_place_first,
+)
 from graphrag_mcp_server.providers.offline.legal_forms import (
     ends_in_legal_form,
     written_as_legal_form,
@@ -333,7 +337,7 @@ def type_and_reason(
         return "event", "event word"
     if ends_in_legal_form(name.split()):
         return "organization", "legal form"
-    if (_family_name_in_s(words) or _family_name_of_land(words, place)) and not institution:
+    if (_family_name_in_s(words) or family_name_of_land(words, place)) and not institution:
         return "person", "first name"  # 'Tyrone Banks': a family name, not a bank
     if _is_head(words[-1], ORGANISATION_HEADS) or is_lower_case_body_noun(name.split()[-1]):
         return "organization", "head noun"  # 'Redwater Shipping', 'Hellevik lensmannskontor'
@@ -345,6 +349,8 @@ def type_and_reason(
         return "geo", "head noun"  # also 'Rua das Flores', 'Andrássy út', 'Mainzer Landstraße'
     if cue == TITLED:
         return "person", "title"
+    if foreign_place_first(words) and cue != "person":
+        return "geo", "head noun first"  # 'Puerto Cortés', 'Sveti Matej', 'Rio Bons Sinais'
     if len(words) == 3 and words[0] in _PEERAGES and words[1] == "of":
         return "person", "peerage"  # 'the Earl of Harewood', 'the Prince of Wales'
     if is_known_place(name) or _place_and_compass(name.split()):
@@ -444,23 +450,6 @@ def _family_name_in_s(words: list[str]) -> bool:
         and last.lower() not in ORGANISATION_HEADS | PLACE_HEADS  # 'Acme Holdings', 'X Falls'
         and (_is_head(last[:-1], ORGANISATION_HEADS) or _is_head(last[:-1], PLACE_HEADS))
     )
-
-
-LAND_SURNAMES = frozenset(
-    [
-        "marsh", "wood", "woods", "hill", "hills", "brook", "brooks", "green", "moor", "heath",
-        "dale", "field", "fields", "ford", "lake", "glen", "banks", "rivers", "forest", "shore",
-        "hall",
-    ]
-)  # fmt: skip
-"""Nouns of land, water and buildings that are also common English family names ('Helena Marsh',
-'Ann Wood', 'Stuart Hall')."""
-
-
-def _family_name_of_land(words: list[str], place: bool) -> bool:
-    """A first name and a noun of LAND_SURNAMES, not written after 'in' or 'at': a person ('Helena
-    Marsh'), not a place ('in Primrose Hill')."""
-    return len(words) == 2 and not place and is_first_name(words[0]) and words[1] in LAND_SURNAMES
 
 
 def _plural_noun(word: str) -> bool:

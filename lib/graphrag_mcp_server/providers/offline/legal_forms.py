@@ -53,7 +53,7 @@ def ends_in_legal_form(words: list[str]) -> bool:
     forms = legal_forms()
     for size in range(1, min(4, len(plain) - 1) + 1):
         tail = plain[-size:]
-        short = size == 1 and _read_as_name_word(words[-1].strip("().,"))  # 'as', not 'a.s.'
+        short = size == 1 and _read_as_name(words[-1])  # 'as', not 'a.s.'
         if not short and tuple(word.lower() for word in tail) in forms:
             return True
     return False
@@ -65,7 +65,7 @@ def without_legal_form(words: list[str]) -> list[str]:
     plain = [word.strip("().,").replace(".", "").lower() for word in words]
     for start in range(max(1, len(words) - 4), len(words)):
         if tuple(plain[start:]) in legal_forms() and not (
-            start == len(words) - 1 and _read_as_name_word(words[-1].strip("().,"))
+            start == len(words) - 1 and _read_as_name(words[-1])
         ):
             return _before_the_form(words[:start])
     return words
@@ -88,6 +88,19 @@ def written_as_legal_form(word: str) -> bool:
     """`word` by itself is a legal form, and not an English short word in lower case ('as', 'co'
     are forms only as 'AS', 'Co') nor a dotted form written as a name ('Vos', 'Ong')."""
     return is_legal_form(word) and not _read_as_name_word(word.strip("().,"))
+
+
+STOP_WRITTEN = frozenset(["teo"])
+"""Forms that are abbreviations always written with their stop ('Teo.', Ireland's 'Teoranta');
+without it the word is a name ('Marcus Teo')."""
+
+
+def _read_as_name(word: str) -> bool:
+    """The last word of a name, as written, is read as a name, not a legal form."""
+    plain = word.strip("(),")
+    return _read_as_name_word(plain.strip(".")) or (
+        plain.lower() in STOP_WRITTEN and not plain.endswith(".")
+    )
 
 
 def _read_as_name_word(word: str) -> bool:

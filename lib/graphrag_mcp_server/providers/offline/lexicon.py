@@ -47,7 +47,10 @@ ORGANISATION_HEADS = frozenset(
         "hospital", "clinic", "infirmary", "museum", "gallery", "library", "archive", "archives",
         "observatory", "laboratory", "theatre", "theater", "orchestra", "choir", "band",
         "ensemble", "hotel", "inn", "brewery", "distillery", "bakery", "dairy", "pharmacy",
-        "factory", "mill", "mills", "works", "shipyard", "studio", "studios",
+        "factory", "mill", "mills", "works", "shipyard", "studio", "studios", "administration",
+        # shops and trades by their premises (WordNet noun.artifact: mercantile establishments)
+        "shop", "store", "supermarket", "boutique", "salon", "restaurant", "cafe", "café", "pub",
+        "garage", "workshop", "gym", "motel", "hardware",
         # trades that name companies
         "airline", "airlines", "airways", "railway", "railways", "lines", "shipping", "logistics",
         "transport", "motors", "energy", "power", "utilities", "telecom", "telecoms",
@@ -249,6 +252,7 @@ PLACE_HEADS = frozenset(
         "station", "stadium", "arena", "ground", "park",
         "viaduct", "aqueduct", "tunnel", "causeway",
         "castle", "abbey", "cathedral", "palace", "tower", "fort", "room", "rooms", "hall",
+        "market", "marketplace", "bazaar",
         # places of worship besides 'church', which names a body as often
         "chapel", "priory", "convent", "monastery", "friary", "nunnery", "mosque", "synagogue",
         "basilica",
@@ -256,6 +260,7 @@ PLACE_HEADS = frozenset(
 ) | STREET_WORDS
 """Last words that make a name a place's ('Kell Estuary', 'Albion Street')."""
 PLACE_FIRST_WORDS = frozenset(["port", "point", "mount", "lake", "cape", "fort", "isle", "loch"])
+"""First words that make an English name a place's ('Port Talbot', 'Lake Tana')."""
 HONORIFICS = frozenset(
     [
         "mr", "mrs", "ms", "miss", "mx", "sir", "dame", "lord", "lady", "dr", "prof", "professor",
