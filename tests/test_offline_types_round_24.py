@@ -59,10 +59,14 @@ async def test_a_shop_an_office_and_a_market_are_typed_by_their_last_word(
 async def test_a_family_name_of_land_after_two_names_is_a_persons(
     model: LLMCompletion,  # noqa: F811
 ) -> None:
+    """'Lucia Ortega Wood' is a person; a town the gazetteer knows stays a place."""
     types, _ = await _extracted(
-        model, "The skipper, Lucia Ortega Wood, signed the manifest. She sailed at dawn.\n"
+        model,
+        "The skipper, Lucia Ortega Wood, signed the manifest. She sailed at dawn for Beau "
+        "Bassin-Rose Hill.\n",
     )
     assert types.get("LUCIA ORTEGA WOOD") == "PERSON"
+    assert types.get("BEAU BASSIN-ROSE HILL") == "GEO"
 
 
 async def test_a_place_that_starts_a_companys_name_stays_a_place(

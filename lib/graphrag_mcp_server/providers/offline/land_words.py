@@ -6,6 +6,7 @@ from graphrag_mcp_server.providers.offline.lexicon import (
     ORGANISATION_HEADS,
     PLACE_HEADS,
     is_first_name,
+    is_known_place,
 )
 
 FOREIGN_PLACE_FIRST_WORDS = frozenset(
@@ -50,8 +51,11 @@ LAND_SURNAMES = frozenset(
 def family_name_of_land(words: list[str], place: bool) -> bool:
     """A first name, perhaps a second name, and a noun of LAND_SURNAMES, not written after 'in' or
     'at': a person ('Helena Marsh', 'Denis Padilla Wood'), not a place ('in Primrose Hill'); the
-    second name no noun that names a body or a place ('Anna Lee Hall', not 'Mary Abbey Hall')."""
+    second name no noun that names a body or a place ('Anna Lee Hall', not 'Mary Abbey Hall'), and
+    the three words no place the gazetteer knows ('Beau Bassin-Rose Hill')."""
     if place or len(words) not in (2, 3) or not is_first_name(words[0]):
+        return False
+    if len(words) == 3 and is_known_place(" ".join(words)):
         return False
     middle = words[1:-1]
     return words[-1] in LAND_SURNAMES and not set(middle) & (ORGANISATION_HEADS | PLACE_HEADS)
