@@ -590,8 +590,9 @@ QUALITY_CORPORA = [
     (
         "held out 23",
         graph_quality.HELD_OUT_23,
-        "no: written on 2026-12-03 by a helper that had read neither the rules nor the code, to "
-        "the brief of held out 20, before the next round of rules; read by no rule's author",
+        "no rule from it: written on 2026-12-03 by a helper that had read neither the rules nor "
+        "the code, to the brief of held out 20, before round 24; its mistyped list, printed by "
+        "its baseline's run, was read once round 24's rules were written",
     ),
 ]
 
