@@ -41,6 +41,7 @@ from graphrag_mcp_server.errors import IndexBuildError
 from graphrag_mcp_server.handlers.indexing.local_files import LocalFileStorage
 from graphrag_mcp_server.handlers.indexing.parquet_pages import (
     arrow_table,
+    as_frame_stores,
     table_bytes,
     write_table,
 )
@@ -218,7 +219,13 @@ async def _write(
 ) -> None:
     """Write table `name` with parquet_pages' options; when kept in `written` (unless None) and
     local, by the thread of `written_tables_kept`."""
-    table = arrow_table(frame)
+    await _write_table(storage, written, name, arrow_table(frame))
+
+
+async def _write_table(
+    storage: "Storage", written: Written | None, name: str, table: "pa.Table"
+) -> None:
+    """`_write` of a table already in the form a frame's is stored in (parquet_pages)."""
     if written is None or not isinstance(storage, LocalFileStorage):
         await storage.set(f"{name}.parquet", table_bytes(table))
     else:
@@ -253,6 +260,11 @@ class RecordParquetTableProvider(ParquetTableProvider):
 
     async def write_dataframe(self, table_name: str, df: pd.DataFrame) -> None:
         await _write(self._storage, self._written, table_name, df)
+
+    async def write_arrow(self, table_name: str, table: "pa.Table") -> None:
+        """Write an Arrow table as `write_dataframe(table_name, table.to_pandas())` would, the same
+        file, without the round trip through pandas (parquet_pages.as_frame_stores)."""
+        await _write_table(self._storage, self._written, table_name, as_frame_stores(table))
 
     async def has(self, table_name: str) -> bool:
         return self._kept(table_name) is not None or await super().has(table_name)

@@ -16,7 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from graphrag_mcp_server.handlers.indexing.memos import run_state, sample
+from graphrag_mcp_server.handlers.indexing.memos import SAMPLE_ROWS, run_state, sample
+from graphrag_mcp_server.handlers.indexing.record_tables import RecordParquetTableProvider
 
 if TYPE_CHECKING:
     import numpy as np
@@ -107,13 +108,16 @@ async def finalized(tables: Any, identities: Identities) -> dict[str, list[dict[
     relationships = _identified(
         relationships, pairs[first_pairs], identities.relationships, codes, [4, 5]
     )
-    frames = {
-        "entities": entities.select(ENTITIES_FINAL_COLUMNS).to_pandas(),
-        "relationships": relationships.select(RELATIONSHIPS_FINAL_COLUMNS).to_pandas(),
+    final = {
+        "entities": entities.select(ENTITIES_FINAL_COLUMNS),
+        "relationships": relationships.select(RELATIONSHIPS_FINAL_COLUMNS),
     }
-    for name, frame in frames.items():
-        await tables.write_dataframe(name, frame)
-    return {name: sample(frame) for name, frame in frames.items()}
+    for name, table in final.items():
+        if isinstance(tables, RecordParquetTableProvider):  # no round trip through pandas
+            await tables.write_arrow(name, table)
+        else:
+            await tables.write_dataframe(name, table.to_pandas())
+    return {name: sample(table.slice(0, SAMPLE_ROWS).to_pandas()) for name, table in final.items()}
 
 
 def _taken(table: "pa.Table", rows: "np.ndarray") -> "pa.Table":
