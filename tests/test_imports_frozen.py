@@ -81,10 +81,17 @@ def test_a_paused_collector_collects_nothing_and_is_on_again_after() -> None:
 def test_a_server_loads_a_version_with_the_collector_paused(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """state._load's work runs inside collector_paused; the collector is on again after."""
+    """state._load's work runs inside collector_paused; the collector is on again after, also
+    when the load fails."""
     from graphrag_mcp_server.server import state
 
     seen: list[bool] = []
-    monkeypatch.setattr(state, "_loaded", lambda root: seen.append(gc.isenabled()))
-    state._load(tmp_path)
+
+    def pinned_config(root: Path) -> None:  # the load's first step
+        seen.append(gc.isenabled())
+        raise LookupError("stop here")
+
+    monkeypatch.setattr(state, "_pinned_config", pinned_config)
+    with pytest.raises(LookupError):
+        state._load(tmp_path)
     assert seen == [False] and gc.isenabled()

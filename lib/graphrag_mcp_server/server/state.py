@@ -47,17 +47,12 @@ PIN_TRIES = 3
 rare)."""
 
 
+@collector_paused()  # a full collection would walk the objects made once more
 def _load(root: Path) -> Snapshot:
     """Import graphrag, read settings.yaml and every table, and prepare graphrag's query objects for
     the default searches (blocking: run in a worker thread). The version is pinned once: its digest,
     config, prompts and tables all come from the folder `output` named before the config was read,
     and held (versions.hold_version: not pruned) while the snapshot or a search on it lives."""
-    with collector_paused():  # a full collection would walk the objects made once more
-        return _loaded(root)
-
-
-def _loaded(root: Path) -> Snapshot:
-    """_load's work."""
     from graphrag_mcp_server.handlers.tables import load_tables
 
     config, output = _pinned_config(root)

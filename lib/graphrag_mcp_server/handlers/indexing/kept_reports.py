@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from graphrag_mcp_server.handlers.arrow_columns import large_strings
 from graphrag_mcp_server.handlers.indexing import (
     carried_reports,
     report_rows,
@@ -285,7 +286,9 @@ class EdgeEnds:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        ends = [_strings(edges[column]) for column in (schemas.EDGE_SOURCE, schemas.EDGE_TARGET)]
+        ends = [
+            large_strings(edges[column]) for column in (schemas.EDGE_SOURCE, schemas.EDGE_TARGET)
+        ]
         encoded = pc.dictionary_encode(pa.concat_arrays(ends))
         codes = pc.fill_null(encoded.indices, -1).to_numpy()
         return cls(encoded.dictionary, codes[: len(ends[0])], codes[len(ends[0]) :])
@@ -294,17 +297,9 @@ class EdgeEnds:
         """The code of each title, -1 for a title on no relationship."""
         import pyarrow.compute as pc
 
-        found = pc.index_in(_strings(titles), value_set=self.titles)
+        found = pc.index_in(large_strings(titles), value_set=self.titles)
         codes: np.ndarray = pc.fill_null(found, -1).to_numpy()
         return codes
-
-
-def _strings(column: "pd.Series") -> "pa.Array":
-    """A column of titles as one Arrow string array (as the relationships' ends are typed)."""
-    import pyarrow as pa
-
-    strings = pa.array(column, type=pa.large_string())
-    return strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
 
 
 def member_records(

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from graphrag_mcp_server.handlers.arrow_columns import large_strings
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -76,7 +78,6 @@ class RelationshipIndex:
     @classmethod
     def of_rows(cls, rows: "RelationshipRows") -> "RelationshipIndex":
         """The index of a version's relationships, from their columns (no object made)."""
-
         ends, titles = _end_codes(rows.sources, rows.targets)
         codes = {str(title): code for code, title in enumerate(titles)}
         count = len(rows)
@@ -149,10 +150,7 @@ def _end_codes(sources: "Sequence[Any]", targets: "Sequence[Any]") -> "tuple[np.
     import pyarrow.compute as pc
 
     try:
-        columns = [
-            pa.chunked_array(pa.array(column, pa.large_string())) for column in (sources, targets)
-        ]
-        ends = pa.chunked_array([*columns[0].chunks, *columns[1].chunks]).combine_chunks()
+        ends = pa.concat_arrays([large_strings(column) for column in (sources, targets)])
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         ends = None
     if ends is None or ends.null_count:
