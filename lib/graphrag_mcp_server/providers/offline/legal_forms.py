@@ -86,8 +86,9 @@ def _before_the_form(words: list[str]) -> list[str]:
 
 def written_as_legal_form(word: str) -> bool:
     """`word` by itself is a legal form, and not an English short word in lower case ('as', 'co'
-    are forms only as 'AS', 'Co') nor a dotted form written as a name ('Vos', 'Ong')."""
-    return is_legal_form(word) and not _read_as_name_word(word.strip("().,"))
+    are forms only as 'AS', 'Co') nor a dotted form written as a name ('Vos', 'Ong'), nor one of
+    STOP_WRITTEN without its stop ('Teo')."""
+    return is_legal_form(word) and not _read_as_name(word)
 
 
 STOP_WRITTEN = frozenset(["teo"])
@@ -96,10 +97,11 @@ without it the word is a name ('Marcus Teo')."""
 
 
 def _read_as_name(word: str) -> bool:
-    """The last word of a name, as written, is read as a name, not a legal form."""
-    plain = word.strip("(),")
-    return _read_as_name_word(plain.strip(".")) or (
-        plain.lower() in STOP_WRITTEN and not plain.endswith(".")
+    """A legal form, as written (its stop and brackets too), is read as a name's word: written as
+    a word (`_read_as_name_word`), or one of STOP_WRITTEN without its stop."""
+    bare = word.strip("(),")
+    return _read_as_name_word(word.strip("().,")) or (
+        bare.lower() in STOP_WRITTEN and not bare.endswith(".")
     )
 
 
